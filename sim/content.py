@@ -1,0 +1,83 @@
+"""Immutable content blocks and messages, hashed once when they are made.
+
+A block is what a provider counts as one cache position: one tool definition, one system block,
+or one content block of a message (DESIGN.md "Content is immutable and hashed once"). Its digest
+is computed at construction from its kind, role and payload (the text when the trace carries it,
+otherwise a content key plus its size), so two blocks with the same content hash the same
+wherever they appear; position is added by the chained hash in `sim.transcript`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Final
+
+TEXT: Final = "text"
+IMAGE: Final = "image"
+TOOL_USE: Final = "tool_use"
+TOOL_RESULT: Final = "tool_result"
+THINKING: Final = "thinking"
+TOOL_DEF: Final = "tool_def"
+KINDS: Final = (TEXT, IMAGE, TOOL_USE, TOOL_RESULT, THINKING, TOOL_DEF)
+
+ROLES: Final = ("tools", "system", "user", "assistant")
+
+
+def digest64(*parts: bytes) -> int:
+    """64-bit content digest (blake2b); cheap enough to compute once per block."""
+    h = hashlib.blake2b(digest_size=8)
+    for p in parts:
+        h.update(p)
+        h.update(b"\x1f")
+    return int.from_bytes(h.digest(), "little")
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One cache position. `tokens` is the provider's true count; the harness never sees it."""
+
+    kind: str
+    role: str
+    nbytes: int
+    tokens: int
+    digest: int
+    width: int = 0
+    height: int = 0
+    pinned: bool = False
+    placeholder: bool = False
+    summary: bool = False
+    skill: bool = False
+    text: str | None = None
+    name: str = ""
+    tool_id: str = ""
+
+    @property
+    def is_image(self) -> bool:
+        return self.kind == IMAGE
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A message: a role and its blocks. `tag` says what the harness made it for
+    (prep, reply, observation, host, tool_results, summary, handoff, instruction)."""
+
+    role: str
+    blocks: tuple[Block, ...]
+    tag: str = ""
+    pinned: bool = False
+    nbytes: int = field(default=0, compare=False)
+    images: int = field(default=0, compare=False)
+
+    @staticmethod
+    def of(role: str, blocks: tuple[Block, ...] | list[Block], tag: str = "", pinned: bool = False) -> Message:
+        bl = tuple(blocks)
+        return Message(role, bl, tag, pinned, sum(b.nbytes for b in bl), sum(1 for b in bl if b.kind == IMAGE))
+
+    @property
+    def tool_use_ids(self) -> tuple[str, ...]:
+        return tuple(b.tool_id for b in self.blocks if b.kind == TOOL_USE)
+
+    @property
+    def has_tool_result(self) -> bool:
+        return any(b.kind == TOOL_RESULT for b in self.blocks)

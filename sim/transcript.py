@@ -1,0 +1,154 @@
+"""A conversation's prompt as flat arrays with a chained prefix hash, updated incrementally.
+
+Order is tools → system → messages (providers.md §1.1). For block i, `hashes[i]` is
+`H(hashes[i-1], digest_i)` seeded with a fixed constant (DESIGN.md, vLLM's block-hash chain), so
+appending a message hashes only its new blocks, and an edit re-hashes only from the first
+changed message. `cum_tokens`, `cum_bytes` and `cum_images` make every size query O(1); the image
+chain (`img_hashes`) lets a provider tell whether a request's images extend an earlier request's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+
+from sim.content import IMAGE, Block, Message
+
+CHAIN_SEED = 0x243F6A8885A308D3  # fixed seed: same content → same hashes in every run
+
+
+def chain(parent: int, digest: int) -> int:
+    data = parent.to_bytes(8, "little") + digest.to_bytes(8, "little")
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+
+
+class Transcript:
+    """Blocks of tools, system and messages with their chain hashes and running sums.
+
+    Monotonic counters (`added_bytes`, `added_images`, `added_tokens`) only ever grow, so an
+    estimator anchored at one moment can measure what was added since without ever subtracting
+    what an edit removed (H-13).
+    """
+
+    def __init__(self, tools: Sequence[Block] = (), system: Sequence[Block] = ()) -> None:
+        self.blocks: list[Block] = []
+        self.hashes: list[int] = []
+        self.cum_tokens: list[int] = []
+        self.cum_bytes: list[int] = []
+        self.cum_images: list[int] = []
+        self.img_hashes: list[int] = [CHAIN_SEED]
+        self.messages: list[Message] = []
+        self.msg_starts: list[int] = []
+        self.added_bytes = 0
+        self.added_images = 0
+        self.added_tokens = 0
+        self.changed_from: int | None = None  # first block changed since `mark_sent`
+        self._push_blocks(tools)
+        self.tools_end = len(self.blocks)
+        self._push_blocks(system)
+        self.system_end = len(self.blocks)
+
+    # ------------------------------------------------------------ reading
+    def __len__(self) -> int:
+        return len(self.blocks)
+
+    @property
+    def total_tokens(self) -> int:
+        return self.cum_tokens[-1] if self.cum_tokens else 0
+
+    @property
+    def total_bytes(self) -> int:
+        return self.cum_bytes[-1] if self.cum_bytes else 0
+
+    @property
+    def message_images(self) -> int:
+        """Images in the messages segment."""
+        return (self.cum_images[-1] if self.cum_images else 0) - self.images_before(self.system_end)
+
+    def tokens_before(self, pos: int) -> int:
+        """Tokens of blocks [0, pos)."""
+        return self.cum_tokens[pos - 1] if pos > 0 else 0
+
+    def bytes_before(self, pos: int) -> int:
+        return self.cum_bytes[pos - 1] if pos > 0 else 0
+
+    def images_before(self, pos: int) -> int:
+        return self.cum_images[pos - 1] if pos > 0 else 0
+
+    def message_end(self, m: int) -> int:
+        """Block index one past message m."""
+        return self.msg_starts[m + 1] if m + 1 < len(self.msg_starts) else len(self.blocks)
+
+    # ------------------------------------------------------------ writing
+    def _push_blocks(self, blocks: Iterable[Block]) -> None:
+        h = self.hashes[-1] if self.hashes else CHAIN_SEED
+        t = self.total_tokens
+        b = self.total_bytes
+        im = self.cum_images[-1] if self.cum_images else 0
+        for blk in blocks:
+            h = chain(h, blk.digest)
+            t += blk.tokens
+            b += blk.nbytes
+            if blk.kind == IMAGE:
+                im += 1
+                if len(self.img_hashes) <= im:
+                    self.img_hashes.append(chain(self.img_hashes[-1], blk.digest))
+                else:
+                    self.img_hashes[im] = chain(self.img_hashes[im - 1], blk.digest)
+            self.blocks.append(blk)
+            self.hashes.append(h)
+            self.cum_tokens.append(t)
+            self.cum_bytes.append(b)
+            self.cum_images.append(im)
+        del self.img_hashes[im + 1 :]
+
+    def append(self, msg: Message) -> None:
+        """Append a new message; counts towards the monotonic 'added' counters."""
+        self.msg_starts.append(len(self.blocks))
+        self.messages.append(msg)
+        self._push_blocks(msg.blocks)
+        self.added_bytes += msg.nbytes
+        self.added_images += msg.images
+        self.added_tokens += sum(b.tokens for b in msg.blocks)
+
+    def truncate_messages(self, m: int) -> None:
+        """Drop messages m.. (their blocks, hashes and sums)."""
+        if m >= len(self.messages):
+            return
+        pos = self.msg_starts[m]
+        del self.messages[m:], self.msg_starts[m:]
+        del self.blocks[pos:], self.hashes[pos:], self.cum_tokens[pos:], self.cum_bytes[pos:]
+        del self.cum_images[pos:]
+        del self.img_hashes[(self.cum_images[-1] if self.cum_images else 0) + 1 :]
+        self.changed_from = pos if self.changed_from is None else min(self.changed_from, pos)
+
+    def replace_from(self, m: int, messages: Sequence[Message]) -> None:
+        """Replace messages m.. with `messages` (an edit: placeholders, trims, a new conversation).
+
+        Messages that stay identical at the front of the replaced range are kept, so the break
+        (and the re-hashing) starts at the first message that really changed.
+        """
+        keep = 0
+        while keep < len(messages) and m + keep < len(self.messages) and messages[keep] is self.messages[m + keep]:
+            keep += 1
+        self.truncate_messages(m + keep)
+        for msg in messages[keep:]:
+            self.msg_starts.append(len(self.blocks))
+            self.messages.append(msg)
+            self._push_blocks(msg.blocks)
+
+    def pop_message(self) -> Message:
+        """Remove the last message without marking a change (undo of a transient append)."""
+        msg = self.messages[-1]
+        saved = self.changed_from
+        self.truncate_messages(len(self.messages) - 1)
+        self.changed_from = saved
+        self.added_bytes -= msg.nbytes
+        self.added_images -= msg.images
+        self.added_tokens -= sum(b.tokens for b in msg.blocks)
+        return msg
+
+    def mark_sent(self) -> int | None:
+        """Return the first block changed since the last request was sent, and reset it."""
+        c, self.changed_from = self.changed_from, None
+        return c
