@@ -66,13 +66,20 @@ class Message:
     blocks: tuple[Block, ...]
     tag: str = ""
     pinned: bool = False
-    nbytes: int = field(default=0, compare=False)
+    nbytes: int = field(default=0, compare=False)  # text bytes (images count by number, not bytes)
     images: int = field(default=0, compare=False)
 
     @staticmethod
     def of(role: str, blocks: tuple[Block, ...] | list[Block], tag: str = "", pinned: bool = False) -> Message:
         bl = tuple(blocks)
-        return Message(role, bl, tag, pinned, sum(b.nbytes for b in bl), sum(1 for b in bl if b.kind == IMAGE))
+        return Message(
+            role,
+            bl,
+            tag,
+            pinned,
+            sum(b.nbytes for b in bl if b.kind != IMAGE),
+            sum(1 for b in bl if b.kind == IMAGE),
+        )
 
     @property
     def tool_use_ids(self) -> tuple[str, ...]:

@@ -3,7 +3,7 @@
 Order is tools → system → messages (providers.md §1.1). For block i, `hashes[i]` is
 `H(hashes[i-1], digest_i)` seeded with a fixed constant (DESIGN.md, vLLM's block-hash chain), so
 appending a message hashes only its new blocks, and an edit re-hashes only from the first
-changed message. `cum_tokens`, `cum_bytes` and `cum_images` make every size query O(1); the image
+changed message. `cum_tokens`, `cum_bytes` (text bytes; images are counted, not sized) and `cum_images` make every size query O(1); the image
 chain (`img_hashes`) lets a provider tell whether a request's images extend an earlier request's.
 """
 
@@ -88,13 +88,14 @@ class Transcript:
         for blk in blocks:
             h = chain(h, blk.digest)
             t += blk.tokens
-            b += blk.nbytes
             if blk.kind == IMAGE:
                 im += 1
                 if len(self.img_hashes) <= im:
                     self.img_hashes.append(chain(self.img_hashes[-1], blk.digest))
                 else:
                     self.img_hashes[im] = chain(self.img_hashes[im - 1], blk.digest)
+            else:
+                b += blk.nbytes
             self.blocks.append(blk)
             self.hashes.append(h)
             self.cum_tokens.append(t)

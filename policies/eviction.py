@@ -1,0 +1,84 @@
+"""Image-eviction rules: which old images to replace by a short placeholder, and when."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from policies.registry import register
+from policies.view import Edit, View, rewrite_blocks
+from sim.content import IMAGE, Block, digest64
+
+PLACEHOLDER_TEXT = "[screenshot removed to save context]"
+
+
+def placeholder_for(img: Block, text: str) -> Block:
+    """A short text block standing where an image was (H-9). Its true tokens are its byte size at
+    ~4 B/token (research/ecosystem.md §1.6 prose rate), at least 1."""
+    raw = text.encode("utf-8")
+    return Block(
+        "text",
+        img.role,
+        len(raw),
+        max(1, round(len(raw) / 4.48)),
+        digest64(b"placeholder", raw),
+        placeholder=True,
+        text=text,
+    )
+
+
+def _unpinned_images_newest_first(view: View) -> list[tuple[int, int, Block]]:
+    out: list[tuple[int, int, Block]] = []
+    for m in range(len(view.tr.messages) - 1, -1, -1):
+        msg = view.tr.messages[m]
+        if msg.pinned or not msg.images:
+            continue
+        for i in range(len(msg.blocks) - 1, -1, -1):
+            b = msg.blocks[i]
+            if b.kind == IMAGE and not b.pinned:
+                out.append((m, i, b))
+    return out
+
+
+def _evict_all_but(view: View, keep: int, text: str) -> Edit | None:
+    imgs = _unpinned_images_newest_first(view)
+    return rewrite_blocks(view, {(m, i): placeholder_for(b, text) for m, i, b in imgs[keep:]}, "eviction")
+
+
+@register("eviction", "batch")
+@dataclass(frozen=True)
+class BatchEviction:
+    """H-9: only past `cap` unpinned images are the oldest replaced, in one batch, down to the
+    newest `keep`: one cache miss per batch instead of one per new image."""
+
+    cap: int = 16  # H-9
+    keep: int = 4  # H-9
+    placeholder: str = PLACEHOLDER_TEXT
+
+    def plan(self, view: View) -> Edit | None:
+        if view.unpinned_images <= self.cap:
+            return None
+        return _evict_all_but(view, self.keep, self.placeholder)
+
+
+@register("eviction", "keep-last")
+@dataclass(frozen=True)
+class KeepLastEviction:
+    """Keep only the newest `n` unpinned images: the counter-example of H-8, where each new
+    screenshot breaks the prefix and cost 20-47k uncached tokens."""
+
+    n: int = 2  # H-8 (only the two newest kept)
+    placeholder: str = PLACEHOLDER_TEXT
+
+    def plan(self, view: View) -> Edit | None:
+        if view.unpinned_images <= self.n:
+            return None
+        return _evict_all_but(view, self.n, self.placeholder)
+
+
+@register("eviction", "keep-all")
+@dataclass(frozen=True)
+class KeepAllEviction:
+    """Screenshots stay until compaction (H-8's default behaviour)."""
+
+    def plan(self, view: View) -> Edit | None:
+        return None

@@ -1,0 +1,138 @@
+"""A policy = estimator + eviction + compaction + cache marks + retry rules, from a YAML preset.
+
+Presets live in `policies/presets/*.yaml`, each citing the SPEC ids it reproduces. Unknown keys
+at any level are errors that list the valid keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from policies.registry import RegistryError, create
+
+TOP_KEYS = (
+    "name",
+    "description",
+    "spec",
+    "sources",
+    "harness",
+    "budget",
+    "budget_min",
+    "budget_max",
+    "estimator",
+    "eviction",
+    "compaction",
+    "marks",
+    "provider",
+    "retries",
+    "backoff",
+    "session_id",
+    "cache_key",
+)
+
+
+class PresetError(ValueError):
+    """A preset file that cannot be used: names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Policy:
+    name: str
+    estimator: Any
+    eviction: Any
+    compaction: Any
+    marks: Any
+    budget: int = 120_000  # H-11 default
+    budget_min: int = 32_000  # H-11
+    budget_max: int = 200_000  # H-11
+    harness: str = "H"
+    provider: str = "anthropic"
+    retries: int = 5  # H-17: transient errors retried up to 5 times
+    backoff: float = 1.0  # first retry delay (s), doubled each time unless retry-after is given
+    session_id: bool = False  # H-21: send the run id as a session id
+    cache_key: bool = False  # H-22: send a prompt_cache_key
+    description: str = ""
+    spec: tuple[str, ...] = ()
+    sources: tuple[str, ...] = field(default=())
+
+    def with_budget(self, budget: int | None) -> Policy:
+        if budget is None:
+            return self
+        if not self.budget_min <= budget <= self.budget_max:
+            raise PresetError(
+                f"budget {budget} is outside {self.budget_min}..{self.budget_max} for policy {self.name!r} (H-11)"
+            )
+        return replace(self, budget=budget)
+
+
+def _component(kind: str, spec: Any, where: str) -> Any:
+    if isinstance(spec, str):
+        spec = {"name": spec}
+    if not isinstance(spec, dict) or "name" not in spec:
+        raise PresetError(f"{where}: '{kind}' must be a name or a mapping with a 'name' key")
+    params = {k: v for k, v in spec.items() if k != "name"}
+    try:
+        return create(kind, str(spec["name"]), params, where=f"{where}: {kind}")
+    except RegistryError as exc:
+        raise PresetError(str(exc)) from exc
+
+
+def policy_from_dict(data: dict[str, Any], where: str = "<preset>") -> Policy:
+    if not isinstance(data, dict):
+        raise PresetError(f"{where}: a preset must be a mapping")
+    for key in data:
+        if key not in TOP_KEYS:
+            raise PresetError(f"{where}: unknown key {key!r}; valid keys: {', '.join(TOP_KEYS)}")
+    for req in ("name", "estimator", "eviction", "compaction", "marks"):
+        if req not in data:
+            raise PresetError(f"{where}: missing key {req!r}")
+    pol = Policy(
+        name=str(data["name"]),
+        estimator=_component("estimator", data["estimator"], where),
+        eviction=_component("eviction", data["eviction"], where),
+        compaction=_component("compaction", data["compaction"], where),
+        marks=_component("marks", data["marks"], where),
+        harness=str(data.get("harness", "H")),
+        provider=str(data.get("provider", "anthropic")),
+        retries=int(data.get("retries", 5)),
+        backoff=float(data.get("backoff", 1.0)),
+        session_id=bool(data.get("session_id", False)),
+        cache_key=bool(data.get("cache_key", False)),
+        budget_min=int(data.get("budget_min", 32_000)),
+        budget_max=int(data.get("budget_max", 200_000)),
+        description=str(data.get("description", "")),
+        spec=tuple(str(s) for s in data.get("spec", ())),
+        sources=tuple(str(s) for s in data.get("sources", ())),
+    )
+    return pol.with_budget(int(data.get("budget", 120_000)))
+
+
+def preset_names() -> list[str]:
+    folder = resources.files("policies").joinpath("presets")
+    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+
+def load_policy(name_or_path: str) -> Policy:
+    """A preset by name (`h-openrouter`) or a path to a YAML file."""
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml") or path.exists():
+        if not path.exists():
+            raise PresetError(f"{name_or_path}: no such preset file")
+        text = path.read_text(encoding="utf-8")
+        where = str(path)
+    else:
+        res = resources.files("policies").joinpath("presets", f"{name_or_path}.yaml")
+        if not res.is_file():
+            raise PresetError(f"unknown preset {name_or_path!r}; known presets: {', '.join(preset_names())}")
+        text = res.read_text(encoding="utf-8")
+        where = f"policies/presets/{name_or_path}.yaml"
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise PresetError(f"{where}: not valid YAML: {exc}") from exc
+    return policy_from_dict(data, where)

@@ -1,0 +1,74 @@
+"""What a policy component sees (a read-only view) and what it returns (edits).
+
+Components never mutate the conversation and never import simpy (DESIGN.md): they read a `View`
+and return `Edit`s, which the harness applies. An edit replaces the messages from `first` on, so
+the first edited block is exactly where the prompt cache breaks, and its `cause` is recorded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sim.content import Block, Message
+from sim.transcript import Transcript
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """The provider-reported size of the context after a reply (H-13, C-4), with the transcript's
+    monotonic counters at that moment, so only what was added since is estimated."""
+
+    tokens: int
+    added_bytes: int
+    added_images: int
+    trustworthy: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    tr: Transcript
+    anchor: Anchor | None
+    budget: int  # the harness's working budget (H-11) or the model window (C-1)
+    window: int  # the model's real context window
+    prep_msgs: int  # number of pinned messages at the start (H-2)
+    prev_end: int  # last block of the previous request, -1 if none or invalid
+    first_after_reset: bool  # no request yet since the start or the last compaction
+    pinned_images: int = 0
+    max_output: int = 0
+
+    @property
+    def unpinned_images(self) -> int:
+        return self.tr.message_images - self.pinned_images
+
+    @property
+    def prep_end(self) -> int:
+        """Last block of the pinned preparation exchange, -1 if there is none."""
+        if self.prep_msgs <= 0 or self.prep_msgs > len(self.tr.messages):
+            return -1
+        return self.tr.message_end(self.prep_msgs - 1) - 1
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """Replace messages[first:] by `messages`; `cause` names why (eviction, trim, compaction)."""
+
+    first: int
+    messages: tuple[Message, ...]
+    cause: str
+    detail: int = 0  # images evicted, tool pairs trimmed, ...
+
+
+def rewrite_blocks(view: View, replace: dict[tuple[int, int], Block], cause: str) -> Edit | None:
+    """An edit that swaps single blocks, addressed as (message index, block index)."""
+    if not replace:
+        return None
+    first = min(m for m, _ in replace)
+    msgs = view.tr.messages
+    out: list[Message] = []
+    for m in range(first, len(msgs)):
+        msg = msgs[m]
+        if any(k[0] == m for k in replace):
+            blocks = tuple(replace.get((m, i), b) for i, b in enumerate(msg.blocks))
+            msg = Message.of(msg.role, blocks, msg.tag, msg.pinned)
+        out.append(msg)
+    return Edit(first, tuple(out), cause, len(replace))

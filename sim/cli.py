@@ -1,0 +1,70 @@
+"""The `ctxbench` command line: one sub-command per module in `sim/commands/`."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from sim import __version__
+
+# Each module defines `register(subparsers)`; a sub-command's handler returns the exit status.
+COMMAND_MODULES = (
+    "sim.commands.run",
+    "sim.commands.generate",
+    "sim.commands.presets",
+    "sim.commands.providers",
+    "sim.commands.context",
+    "sim.commands.compare",
+    "sim.commands.sweep",
+    "sim.commands.plot",
+    "sim.commands.report",
+    "sim.commands.check_prefix",
+    "sim.commands.import_trace",
+    "sim.commands.fidelity",
+    "sim.commands.serve",
+    "sim.commands.proxy",
+    "sim.commands.drive",
+    "sim.commands.validate",
+)
+
+USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError, KeyError)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ctxbench",
+        description="Simulate the context policies of LLM agent harnesses against prompt-cache provider models.",
+    )
+    parser.add_argument("--version", action="version", version=f"ctxbench {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for mod in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(mod)
+        except ModuleNotFoundError as exc:
+            if exc.name == mod:
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.handler(args) or 0)
+    except USER_ERRORS as exc:
+        msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+        print(f"ctxbench: error: {msg}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""`ctxbench run`: replay one trace under one policy and print what it cost."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from policies.preset import load_policy
+from sim.records import save, write_jsonl
+from sim.runner import run_trace
+from sim.summary import format_summary, summarize
+from traces.format import read_trace
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="replay a trace under a policy preset", description=__doc__)
+    p.add_argument("trace", help="a ctxbench trace (JSONL)")
+    p.add_argument("--policy", required=True, help="preset name (see `ctxbench presets`) or YAML path")
+    p.add_argument("--budget", type=int, help="working context budget in tokens (H-11: 32000..200000)")
+    p.add_argument("--seed", type=int, default=0, help="seed for every random choice (default 0)")
+    p.add_argument("--provider", help="provider profile (default: the preset's)")
+    p.add_argument("--model", help="model (default: the trace's)")
+    p.add_argument("--records", help="write every request record to FILE (.jsonl or .csv); '-' for stdout")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    policy = load_policy(args.policy).with_budget(args.budget)
+    trace = read_trace(args.trace)
+    provider = args.provider or policy.provider
+    result = run_trace(trace, policy, provider, args.seed, args.model)
+    s = summarize(result.records, result.outcomes)
+    if args.records == "-":
+        write_jsonl(result.records, sys.stdout)
+    elif args.records:
+        save(result.records, args.records)
+    if args.json:
+        print(json.dumps({"trace": args.trace, "policy": policy.name, "provider": provider, **s.as_dict()}, indent=2))
+    elif args.records != "-":
+        title = f"{args.trace} · policy {policy.name} · budget {policy.budget:,} · provider {provider}"
+        print(format_summary(s, title))
+    return 0 if s.status == "ok" else 1

@@ -1,0 +1,343 @@
+"""The harness model: one simpy process per conversation, replaying a prepared trace under a policy.
+
+Before each model reply of the trace it applies the policy (eviction edits, the estimator, the
+compaction decision), builds the request with the policy's cache marks, calls the provider with
+retries, and writes one flat record per call, naming the cause of any cache miss. simpy holds
+time only: idle gaps from the trace, latencies, back-off; policies never see it.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+from typing import Any
+
+import simpy
+
+from policies.compaction import Summarize, Trim
+from policies.preset import Policy
+from policies.view import Anchor, Edit, View
+from sim.content import IMAGE, Message
+from sim.prepared import PreparedTrace, Step
+from sim.providers.base import Outcome, Provider, Request
+from sim.records import RequestRecord
+from sim.tokens import BlockFactory
+from sim.transcript import Transcript
+
+ProviderFor = Callable[[str], Provider]
+Proc = Generator[simpy.Event, Any, Any]
+
+
+@dataclass
+class RunOutcome:
+    """How a conversation ended: `ok`, or the failure that ended it (H-17)."""
+
+    conversation: str
+    status: str = "ok"
+    error: str = ""
+    message: str = ""
+    compactions: int = 0
+    evictions: int = 0
+    evicted_images: int = 0
+    tokens_saved: int = 0
+    failures: dict[str, int] = field(default_factory=dict)
+
+
+class _Failed(Exception):
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class Conversation:
+    def __init__(
+        self,
+        env: simpy.Environment,
+        name: str,
+        trace: PreparedTrace,
+        policy: Policy,
+        provider_for: ProviderFor,
+        factory: BlockFactory,
+        records: list[RequestRecord],
+        seed: int = 0,
+    ) -> None:
+        self.env = env
+        self.name = name
+        self.trace = trace
+        self.policy = policy
+        self.provider_for = provider_for
+        self.factory = factory
+        self.records = records
+        self.rng = random.Random(seed)
+        self.model = trace.model
+        self.tr = Transcript(trace.tools, trace.system)
+        self.outcome = RunOutcome(name)
+        self.anchor: Anchor | None = None
+        self.prep_msgs = 0
+        self.pinned_images = 0
+        self.prev_end = -1
+        self.prev_cached = (-1, 0)  # (block, tokens) left cached by the previous request
+        self.prev_model = ""
+        self.first_after_reset = True
+        self.declared: list[tuple[int, str]] = []  # (first block, cause) of edits since last send
+        self.pending_edit: tuple[str, int, int] = ("", 0, 0)  # (causes, detail, tokens saved)
+        self.index = 0
+        self.game_t = 0.0
+
+    # ------------------------------------------------------------ views and edits
+    def view(self, tr: Transcript | None = None) -> View:
+        tr = tr or self.tr
+        window = self.provider_for(self.model).model.window
+        main = tr is self.tr
+        return View(
+            tr,
+            self.anchor if main else None,
+            min(self.policy.budget, window) if self.policy.harness == "H" else window,
+            window,
+            self.prep_msgs if main else 0,
+            self.prev_end if main else -1,
+            self.first_after_reset if main else True,
+            self.pinned_images if main else 0,
+        )
+
+    def apply(self, edit: Edit) -> None:
+        before = self.tr.total_tokens
+        self.tr.replace_from(edit.first, edit.messages)
+        pos = self.tr.changed_from if self.tr.changed_from is not None else len(self.tr)
+        self.declared.append((pos, edit.cause))
+        causes, detail, saved = self.pending_edit
+        causes = edit.cause if not causes else f"{causes}+{edit.cause}"
+        self.pending_edit = (causes, detail + edit.detail, saved + max(0, before - self.tr.total_tokens))
+        if edit.cause == "eviction":
+            self.outcome.evictions += 1
+            self.outcome.evicted_images += edit.detail
+
+    # ------------------------------------------------------------ the process
+    def run(self) -> Proc:
+        last_reply_t: float | None = None
+        last_t: float | None = None
+        try:
+            for step in self.trace.steps:
+                if step.game_t is not None:
+                    self.game_t = step.game_t
+                if step.kind == "message":
+                    assert step.message is not None
+                    self._append_input(step.message)
+                    last_t = step.t if step.t is not None else last_t
+                elif step.kind == "reply":
+                    if last_reply_t is not None and last_t is not None and last_t > last_reply_t:
+                        yield self.env.timeout(last_t - last_reply_t)
+                    yield from self._turn(step)
+                    last_reply_t = step.t if step.t is not None else last_reply_t
+                    last_t = last_reply_t
+                elif step.kind == "switch":
+                    self.model = step.model
+        except _Failed as f:
+            self.outcome.status = "error"
+            self.outcome.error = f.kind
+            self.outcome.message = str(f)
+            self.outcome.failures[f.kind] = self.outcome.failures.get(f.kind, 0) + 1
+
+    def _append_input(self, msg: Message) -> None:
+        self.tr.append(msg)
+        if msg.pinned and self.prep_msgs == len(self.tr.messages) - 1:
+            self.prep_msgs += 1
+            self.pinned_images += msg.images
+
+    def _turn(self, step: Step) -> Proc:
+        assert step.message is not None
+        pinned_reply = step.message.pinned and self.prep_msgs == len(self.tr.messages)
+        kind = "preparation" if pinned_reply else "gameplay"
+        if not pinned_reply:
+            edit = self.policy.eviction.plan(self.view())
+            if edit is not None:
+                self.apply(edit)
+            est = self.policy.estimator.estimate(self.view())
+            action = self.policy.compaction.decide(self.view(), est)
+            if action is not None:
+                yield from self._compact(action, est)
+        est = self.policy.estimator.estimate(self.view())
+        out = yield from self._send(self.tr, kind, est, step.output_tokens)
+        self.tr.append(step.message)
+        if pinned_reply:
+            self.prep_msgs += 1
+        u = out.usage
+        self.anchor = Anchor(u.input_total + u.output, self.tr.added_bytes, self.tr.added_images)
+
+    # ------------------------------------------------------------ provider calls
+    def _send(self, tr: Transcript, kind: str, est: int, output: int, forced_cause: str = "") -> Proc:
+        """Call the provider, retrying transient errors with back-off (H-17); record every call."""
+        attempt = 0
+        main = tr is self.tr
+        while True:
+            provider = self.provider_for(self.model)
+            view = self.view(tr)
+            marks = self.policy.marks.place(view)
+            req = Request(
+                tr,
+                len(tr),
+                self.model,
+                output,
+                marks,
+                kind,
+                self.name,
+                self.index,
+                cache_key=self.name if self.policy.cache_key else None,
+                session_id=self.name if self.policy.session_id else None,
+            )
+            now = self.env.now
+            out = provider.call(req, now)
+            self._record(req, out, est, attempt, now, provider, main, forced_cause)
+            self.index += 1
+            yield self.env.timeout(out.duration)
+            err = out.error
+            if err is None:
+                if main:
+                    self._sent(out)
+                return out
+            self.outcome.failures[err.kind] = self.outcome.failures.get(err.kind, 0) + 1
+            if not err.transient:
+                raise _Failed(err.kind, err.message)
+            if attempt >= self.policy.retries:
+                raise _Failed("retries_exhausted", f"{err.kind} after {attempt + 1} attempts: {err.message}")
+            delay = err.retry_after if err.retry_after is not None else self.policy.backoff * (2**attempt)
+            yield self.env.timeout(delay)
+            attempt += 1
+
+    def _sent(self, out: Outcome) -> None:
+        tr = self.tr
+        self.prev_end = len(tr) - 1
+        self.prev_cached = (out.cached_pos, tr.cum_tokens[out.cached_pos] if out.cached_pos >= 0 else 0)
+        self.prev_model = self.model
+        self.first_after_reset = False
+        self.declared.clear()
+        self.pending_edit = ("", 0, 0)
+        tr.mark_sent()
+
+    def _record(
+        self,
+        req: Request,
+        out: Outcome,
+        est: int,
+        attempt: int,
+        now: float,
+        provider: Provider,
+        main: bool,
+        forced_cause: str,
+    ) -> None:
+        u = out.usage
+        total = req.input_tokens
+        cause, lost = "", 0
+        if out.error is None or out.error.billed:
+            cause, lost = self._miss(req, u.cache_read, total, provider, now, main, forced_cause)
+        edit, detail, saved = self.pending_edit if main else ("", 0, 0)
+        self.records.append(
+            RequestRecord(
+                self.name,
+                self.index,
+                req.kind,
+                attempt,
+                now,
+                self.game_t,
+                req.model,
+                total,
+                est,
+                u.uncached,
+                u.cache_read,
+                u.cache_write_5m,
+                u.cache_write_1h,
+                u.output,
+                out.cost,
+                out.ttft,
+                out.duration,
+                out.error.kind if out.error else "",
+                out.error.status if out.error else 200,
+                cause,
+                lost,
+                edit,
+                detail,
+                saved,
+                len(req.breakpoints),
+                req.images,
+                out.route,
+            )
+        )
+
+    def _miss(
+        self, req: Request, read: int, total: int, provider: Provider, now: float, main: bool, forced: str
+    ) -> tuple[str, int]:
+        """Name why tokens the previous request left cached were not read (DESIGN.md: every miss
+        has a cause): an edit declared before this call, else the provider's own diagnosis."""
+        if forced:
+            return (forced, total - read) if read < total else ("", 0)
+        pos, cached = self.prev_cached
+        if pos < 0:
+            first = self.prev_model == ""  # no successful request yet
+            return ("first_request", total - read) if first else ("", 0)
+        potential = min(cached, total)
+        if read >= potential:
+            return "", 0
+        lost = potential - read
+        if self.model != self.prev_model:
+            return "model_switch", lost
+        changed = self.tr.changed_from
+        if changed is not None and changed <= pos:
+            first = min(self.declared, default=(changed, "prefix_change"))
+            return (first[1] if first[0] <= pos else "prefix_change"), lost
+        return provider.diagnose(req, pos, now), lost
+
+    # ------------------------------------------------------------ compaction
+    def _compact(self, action: Summarize | Trim, est: int) -> Proc:
+        pol = self.policy.compaction
+        if isinstance(action, Trim):
+            self.apply(action.edit)
+            return
+        handoff_bytes = pol.handoff_bytes
+        ok = False
+        instr = self.factory.text("user", None, pol.instruction_bytes, key="handoff-instruction")
+        instr_msg = Message.of("user", (instr,), "instruction")
+        instr_est = round(pol.instruction_bytes / pol.bytes_per_token)
+        out_tokens = self.factory.counter.count_bytes(handoff_bytes, "prose")
+        if pol.summary_fits(self.view(), est):
+            self.tr.append(instr_msg)
+            try:
+                yield from self._send(self.tr, "summary", est + instr_est, out_tokens)
+                ok = self.rng.random() >= pol.tool_call_rate and handoff_bytes >= pol.handoff_min_bytes
+            except _Failed as f:
+                if f.kind != "too_long":
+                    raise
+            finally:
+                self.tr.pop_message()
+        if not ok:  # H-15: once more, the conversation as text only, no tools
+            text_tr = Transcript((), self.trace.system)
+            conv_bytes = self.tr.total_bytes - self.tr.bytes_before(self.tr.system_end)
+            conv = self.factory.text("user", None, conv_bytes, key=f"as-text-{self.index}")
+            text_tr.append(Message.of("user", (conv, instr), "instruction"))
+            try:
+                yield from self._send(text_tr, "summary_text", est, out_tokens, forced_cause="compaction")
+            except _Failed as f:
+                raise _Failed("summary_failed", f"handoff failed after the text-only retry: {f}") from f
+        if not pol.handoff_ok(handoff_bytes):
+            raise _Failed(
+                "summary_out_of_range",
+                f"handoff of {handoff_bytes} bytes is outside {pol.handoff_min_bytes}..{pol.handoff_max_bytes} (H-17)",
+            )
+        handoff = self.factory.text("user", None, handoff_bytes + pol.state_bytes, key=f"handoff-{self.index}", summary=True)
+        self.apply(pol.rebuild(self.view(), Message.of("user", (handoff,), "handoff"), self._fresh_observation()))
+        self.outcome.compactions += 1
+        self.outcome.tokens_saved += self.pending_edit[2]
+        self.anchor = None
+        self.first_after_reset = True
+        self.prev_end = -1
+        after = self.policy.estimator.estimate(self.view())
+        if after > getattr(pol, "trigger", 1.0) * self.view().budget:
+            raise _Failed("still_over_budget", f"new conversation still at ~{after} tokens after compaction (H-17)")
+
+    def _fresh_observation(self) -> Message | None:
+        for m in range(len(self.tr.messages) - 1, -1, -1):
+            for b in self.tr.messages[m].blocks:
+                if b.kind == IMAGE and not b.pinned:
+                    img = self.factory.image("user", b.width, b.height, b.nbytes, f"fresh-{self.index}")
+                    return Message.of("user", (img,), "observation")
+        return None

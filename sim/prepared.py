@@ -1,0 +1,72 @@
+"""A trace turned into blocks and messages once, ready to replay many times (sweeps, benchmarks)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sim.build import block_of, message_of, tool_block
+from sim.content import Block, Message
+from sim.tokens import BlockFactory
+from traces.model import CompactionEvent, MessageEvent, ModelSwitchEvent, SystemEvent, ToolsEvent, Trace
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One replay step: a message to append (`reply` set when it is the model's reply to a
+    request), a model switch, or a recorded compaction."""
+
+    kind: str  # message | reply | switch | compaction
+    message: Message | None = None
+    t: float | None = None
+    game_t: float | None = None
+    output_tokens: int = 0
+    model: str = ""
+    window: int = 0
+    event: object | None = None
+
+
+@dataclass(frozen=True)
+class PreparedTrace:
+    name: str
+    model: str
+    window: int
+    tools: tuple[Block, ...]
+    system: tuple[Block, ...]
+    steps: tuple[Step, ...]
+
+    @property
+    def replies(self) -> int:
+        return sum(1 for s in self.steps if s.kind == "reply")
+
+
+def prepare(trace: Trace, factory: BlockFactory, name: str = "") -> PreparedTrace:
+    tools: list[Block] = []
+    system: list[Block] = []
+    steps: list[Step] = []
+    for i, ev in enumerate(trace.events):
+        key = f"e{i}"
+        if isinstance(ev, ToolsEvent):
+            tools.extend(tool_block(factory, t) for t in ev.tools)
+        elif isinstance(ev, SystemEvent):
+            system.extend(block_of(factory, c, "system", f"{key}.{j}") for j, c in enumerate(ev.content))
+        elif isinstance(ev, MessageEvent):
+            msg = message_of(factory, ev, key)
+            if ev.role == "assistant":
+                out = ev.output_tokens
+                if out is None:
+                    out = ev.usage.output_tokens if ev.usage else sum(b.tokens for b in msg.blocks)
+                steps.append(Step("reply", msg, ev.t, ev.game_t, int(out), event=ev))
+            else:
+                steps.append(Step("message", msg, ev.t, ev.game_t))
+        elif isinstance(ev, ModelSwitchEvent):
+            steps.append(Step("switch", None, ev.t, None, model=ev.model, window=ev.window))
+        elif isinstance(ev, CompactionEvent):
+            steps.append(Step("compaction", None, ev.t, event=ev))
+    return PreparedTrace(
+        name or trace.path or trace.header.source,
+        trace.header.model,
+        trace.header.window,
+        tuple(tools),
+        tuple(system),
+        tuple(steps),
+    )

@@ -1,0 +1,1 @@
+"""Provider models: prompt caches, limits, prices, faults and latency behind one interface."""

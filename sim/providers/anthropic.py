@@ -1,0 +1,250 @@
+"""Anthropic Messages prompt cache (providers.md §1 and the §8 minimal algorithm).
+
+- tools → system → messages; an entry is the chained hash of the prefix ending at a breakpoint,
+  written only at breakpoints (≤ 4; a fifth is the API's 400) [A-PC §1.1-1.2];
+- reads walk back at most `lookback` (20) positions per breakpoint, the breakpoint itself first;
+  optionally a run of tool_use or tool_result blocks counts as one position [A-PC+ §1.3];
+- per-model minimum cacheable prefix, silently uncached below it [§1.4];
+- TTL 5m / 1h measured from the request's start, refreshed free on a read, and an entry is
+  readable only once the writing request produced its first token [§1.5];
+- adding or removing an image invalidates the messages-level cache [§1.6]: an entry inside the
+  messages segment is readable only by a request whose images extend those of the request that
+  wrote it (appending new images keeps it; replacing an old one by a placeholder breaks it);
+- billing by the A/B/C rule of mixed TTLs [§1.8]; usage in the API's exact fields [§1.9];
+- "prompt is too long: N tokens > M maximum" as a 400 invalid_request_error [§1.12].
+
+Per call the work is bounded by breakpoints × lookback dictionary probes: nothing grows with the
+prompt.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from sim.catalog import ModelInfo, Prices
+from sim.content import TOOL_RESULT, TOOL_USE
+from sim.providers.base import (
+    TTL_SECONDS,
+    Faults,
+    Latency,
+    Outcome,
+    ProviderError,
+    Request,
+    Usage,
+    price,
+)
+
+
+@dataclass(frozen=True)
+class AnthropicConfig:
+    lookback: int = 20  # A-PC 2026-08-22: "The lookback window is 20 blocks"
+    max_breakpoints: int = 4  # A-PC: "Max 4 breakpoints per request"
+    collapse_tool_runs: bool = False  # A-PC+ (after 2026-08-22): tool_use / tool_result runs = 1 position
+    image_change_invalidates_messages: bool = True  # A-PC §1.6 table, "Images added/removed anywhere"
+    max_entries: int | None = None  # best-effort capacity (LRU); None = unbounded
+    random_evict_rate: float = 0.0  # best-effort eviction noise (§1.5 observed anomaly)
+    latency: Latency = field(default_factory=Latency)
+    faults: Faults = field(default_factory=Faults)
+
+
+class _Entry:
+    __slots__ = ("expires", "img_count", "img_hash", "readable_at", "tokens", "ttl")
+
+    def __init__(self, tokens: int, expires: float, readable_at: float, ttl: float, img_count: int, img_hash: int):
+        self.tokens = tokens
+        self.expires = expires
+        self.readable_at = readable_at
+        self.ttl = ttl
+        self.img_count = img_count
+        self.img_hash = img_hash
+
+
+_FAULTS: dict[str, tuple[int, str, str]] = {
+    "rate_limit": (429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"),
+    "overloaded": (529, "overloaded_error", "Overloaded"),
+    "server_error": (500, "api_error", "Internal server error"),
+    "timeout": (504, "timeout_error", "Request timed out"),
+    "stream_error": (529, "overloaded_error", "Overloaded"),  # SSE `error` event after HTTP 200 (§1.12)
+}
+
+
+def anthropic_wire_usage(u: Usage) -> dict[str, Any]:
+    """Usage in the Messages API's own fields (§1.9): input_tokens is what follows the last breakpoint."""
+    return {
+        "input_tokens": u.uncached,
+        "cache_creation_input_tokens": u.cache_write,
+        "cache_read_input_tokens": u.cache_read,
+        "cache_creation": {
+            "ephemeral_5m_input_tokens": u.cache_write_5m,
+            "ephemeral_1h_input_tokens": u.cache_write_1h,
+        },
+        "output_tokens": u.output,
+    }
+
+
+class AnthropicCache:
+    """The cache state of one workspace and model, with the §8 lookup/write algorithm."""
+
+    def __init__(self, cfg: AnthropicConfig, min_cacheable: int, rng: random.Random) -> None:
+        self.cfg = cfg
+        self.min_cacheable = min_cacheable
+        self.rng = rng
+        self.entries: dict[int, _Entry] = {}
+        self.evicted: set[int] = set()
+
+    def _positions(self, req: Request, b: int) -> list[int]:
+        kinds = req.tr.blocks
+        out: list[int] = []
+        pos = b
+        while pos >= 0 and len(out) < self.cfg.lookback:
+            out.append(pos)
+            if self.cfg.collapse_tool_runs and kinds[pos].kind in (TOOL_USE, TOOL_RESULT):
+                k = kinds[pos].kind
+                while pos - 1 >= 0 and kinds[pos - 1].kind == k:
+                    pos -= 1
+            pos -= 1
+        return out
+
+    def _readable(self, e: _Entry, req: Request, pos: int, now: float) -> bool:
+        if e.expires <= now or e.readable_at > now:
+            return False
+        if self.cfg.image_change_invalidates_messages and pos >= req.tr.system_end:
+            imgs = req.images
+            return e.img_count <= imgs and req.tr.img_hashes[e.img_count] == e.img_hash
+        return True
+
+    def lookup(self, req: Request, now: float) -> tuple[int, int]:
+        """Longest readable entry over all breakpoints' lookback windows: (tokens, position)."""
+        best, best_pos = 0, -1
+        hashes, cum = req.tr.hashes, req.tr.cum_tokens
+        for b, _ttl in req.breakpoints:
+            for pos in self._positions(req, b):
+                e = self.entries.get(hashes[pos])
+                if e is None or not self._readable(e, req, pos, now):
+                    continue
+                if self.cfg.random_evict_rate and self.rng.random() < self.cfg.random_evict_rate:
+                    del self.entries[hashes[pos]]
+                    self.evicted.add(hashes[pos])
+                    continue
+                if cum[pos] > best:
+                    best, best_pos = cum[pos], pos
+                break
+        return best, best_pos
+
+    def commit(self, req: Request, now: float, ttft: float, read: int, read_pos: int) -> tuple[Usage, int]:
+        """Refresh the hit, write entries at breakpoints past it; bill by the A/B/C rule (§1.8)."""
+        tr, cum = req.tr, req.tr.cum_tokens
+        if read_pos >= 0:
+            e = self.entries[tr.hashes[read_pos]]
+            e.expires = now + e.ttl
+            self._touch(tr.hashes[read_pos], e)
+        img_count = req.images
+        img_hash = tr.img_hashes[img_count]
+        top_1h = read
+        top = read
+        top_pos = read_pos
+        for b, ttl in req.breakpoints:
+            tokens = cum[b]
+            if tokens <= read or tokens < self.min_cacheable:
+                continue
+            secs = TTL_SECONDS[ttl]
+            h = tr.hashes[b]
+            e = _Entry(tokens, now + secs, now + ttft, secs, img_count, img_hash)
+            self.entries.pop(h, None)
+            self.entries[h] = e
+            self.evicted.discard(h)
+            if ttl == "1h":
+                top_1h = max(top_1h, tokens)
+            if tokens > top:
+                top, top_pos = tokens, b
+        self._enforce_capacity()
+        total = req.input_tokens
+        usage = Usage(
+            uncached=total - top,
+            cache_read=read,
+            cache_write_1h=top_1h - read,
+            cache_write_5m=top - top_1h,
+            output=req.output_tokens,
+        )
+        return usage, top_pos
+
+    def _touch(self, h: int, e: _Entry) -> None:
+        if self.cfg.max_entries is not None:  # LRU order = dict insertion order
+            del self.entries[h]
+            self.entries[h] = e
+
+    def _enforce_capacity(self) -> None:
+        cap = self.cfg.max_entries
+        while cap is not None and len(self.entries) > cap:
+            h = next(iter(self.entries))
+            del self.entries[h]
+            self.evicted.add(h)
+
+    def diagnose(self, req: Request, pos: int, now: float) -> str:
+        h = req.tr.hashes[pos]
+        if h in self.evicted:
+            return "evicted"
+        e = self.entries.get(h)
+        if e is None:
+            return "below_minimum" if req.tr.cum_tokens[pos] < self.min_cacheable else "not_written"
+        if e.expires <= now:
+            return "ttl_expiry"
+        if e.readable_at > now:
+            return "not_ready"
+        if not self._readable(e, req, pos, now):
+            return "image_change"
+        return "lookback_exceeded"
+
+
+class AnthropicProvider:
+    """Claude Messages API model: cache, window, prices, faults and latency."""
+
+    def __init__(self, model: ModelInfo, prices: Prices, cfg: AnthropicConfig | None = None, seed: int = 0):
+        self.name = "anthropic"
+        self.model = model
+        self.prices = prices
+        self.cfg = cfg or AnthropicConfig()
+        self.rng = random.Random(seed)
+        self.cache = AnthropicCache(self.cfg, model.min_cacheable, self.rng)
+
+    def _error(self, req: Request, err: ProviderError) -> Outcome:
+        u = Usage(uncached=req.input_tokens, output=0) if err.billed else Usage()
+        return Outcome(u, price(self.prices, u), self.cfg.latency.base_ttft, self.cfg.latency.base_ttft, err)
+
+    def call(self, req: Request, now: float) -> Outcome:
+        if len(req.breakpoints) > self.cfg.max_breakpoints:
+            msg = f"A maximum of {self.cfg.max_breakpoints} blocks with cache_control may be provided. Found {len(req.breakpoints)}."
+            return self._error(req, ProviderError(400, "invalid_request_error", msg, "invalid", False))
+        total = req.input_tokens
+        if total > self.model.window:
+            msg = f"prompt is too long: {total} tokens > {self.model.window} maximum"
+            return self._error(req, ProviderError(400, "invalid_request_error", msg, "too_long", False))
+        fault = self.cfg.faults.draw(req.index, self.rng)
+        if fault is not None and fault != "stream_error":
+            status, etype, msg = _FAULTS[fault]
+            ra = self.cfg.faults.retry_after if fault == "rate_limit" else None
+            return self._error(req, ProviderError(status, etype, msg, fault, True, ra))
+        read, read_pos = self.cache.lookup(req, now)
+        ttft = self.cfg.latency.ttft(total - read)
+        usage, top_pos = self.cache.commit(req, now, ttft, read, read_pos)
+        lat = self.cfg.latency
+        if fault == "stream_error":  # cut off after the first token: input billed, no output
+            status, etype, msg = _FAULTS[fault]
+            err = ProviderError(200, etype, msg, fault, True, None, billed=True)
+            cut = Usage(usage.uncached, usage.cache_read, usage.cache_write_5m, usage.cache_write_1h, 0)
+            return Outcome(cut, price(self.prices, cut), ttft, ttft, err, top_pos, "", anthropic_wire_usage(cut))
+        return Outcome(
+            usage,
+            price(self.prices, usage),
+            ttft,
+            ttft + usage.output / lat.output_tps,
+            None,
+            top_pos,
+            "",
+            anthropic_wire_usage(usage),
+        )
+
+    def diagnose(self, req: Request, pos: int, now: float) -> str:
+        return self.cache.diagnose(req, pos, now)

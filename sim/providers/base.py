@@ -1,0 +1,143 @@
+"""The provider interface: a request in, usage (or an error) out, with the cause of any miss.
+
+A `Request` is a read-only window onto a conversation's `Transcript` (the first `n` blocks), so a
+provider reads hashes and running sums without copying the prompt. Providers are called
+synchronously inside one simpy step, so the transcript cannot change during a call.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from sim.catalog import ModelInfo, Prices
+from sim.transcript import Transcript
+
+TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}  # providers.md §1.5 (Anthropic ttl values)
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Provider-neutral usage: the four input parts are disjoint and sum to the true input."""
+
+    uncached: int = 0
+    cache_read: int = 0
+    cache_write_5m: int = 0
+    cache_write_1h: int = 0
+    output: int = 0
+
+    @property
+    def input_total(self) -> int:
+        return self.uncached + self.cache_read + self.cache_write_5m + self.cache_write_1h
+
+    @property
+    def cache_write(self) -> int:
+        return self.cache_write_5m + self.cache_write_1h
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderError:
+    """An error as the real API returns it: HTTP status, error type, message text."""
+
+    status: int
+    type: str
+    message: str
+    kind: str  # too_long | rate_limit | overloaded | server_error | timeout | stream_error | invalid
+    transient: bool
+    retry_after: float | None = None
+    billed: bool = False  # True when the input was processed (error after streaming started)
+
+
+@dataclass(slots=True)
+class Request:
+    """One provider call: the first `n` blocks of `tr`, with cache breakpoints and routing keys."""
+
+    tr: Transcript
+    n: int
+    model: str
+    output_tokens: int
+    breakpoints: tuple[tuple[int, str], ...] = ()  # (block index, ttl "5m" | "1h")
+    kind: str = "gameplay"
+    conversation: str = ""
+    index: int = 0
+    cache_key: str | None = None
+    session_id: str | None = None
+    max_tokens: int = 0
+
+    @property
+    def input_tokens(self) -> int:
+        return self.tr.tokens_before(self.n)
+
+    @property
+    def images(self) -> int:
+        return self.tr.images_before(self.n)
+
+
+@dataclass(slots=True)
+class Outcome:
+    usage: Usage
+    cost: float
+    ttft: float
+    duration: float
+    error: ProviderError | None = None
+    cached_pos: int = -1  # highest block whose cache entry is live after this call
+    route: str = ""
+    wire: dict[str, Any] = field(default_factory=dict)  # usage in the provider's own field names
+
+
+class Provider(Protocol):
+    """A provider model. `diagnose` names why the entry at `pos` could not be read."""
+
+    name: str
+    model: ModelInfo
+
+    def call(self, req: Request, now: float) -> Outcome: ...
+
+    def diagnose(self, req: Request, pos: int, now: float) -> str: ...
+
+
+# ---------------------------------------------------------------- latency
+@dataclass(frozen=True)
+class Latency:
+    """Time to first token = base + per uncached (prefilled) token; then output at a fixed rate.
+
+    research/ has no measured latency figures for these providers: the defaults are stated
+    assumptions (0.6 s base, 20k uncached tokens/s prefill, 60 output tokens/s), set per profile.
+    """
+
+    base_ttft: float = 0.6
+    prefill_tps: float = 20_000.0
+    output_tps: float = 60.0
+
+    def ttft(self, uncached: int) -> float:
+        return self.base_ttft + uncached / self.prefill_tps
+
+    def duration(self, uncached: int, output: int) -> float:
+        return self.ttft(uncached) + output / self.output_tps
+
+
+# ---------------------------------------------------------------- faults
+FAULT_KINDS = ("rate_limit", "overloaded", "server_error", "timeout", "stream_error")
+
+
+@dataclass(frozen=True)
+class Faults:
+    """Seeded fault injection: per-kind rates, and scripted faults at request indexes."""
+
+    rates: dict[str, float] = field(default_factory=dict)
+    scripted: dict[int, str] = field(default_factory=dict)
+    retry_after: float = 2.0
+
+    def draw(self, index: int, rng: random.Random) -> str | None:
+        if index in self.scripted:
+            return self.scripted[index]
+        for kind in FAULT_KINDS:
+            p = self.rates.get(kind, 0.0)
+            if p and rng.random() < p:
+                return kind
+        return None
+
+
+def price(prices: Prices, u: Usage) -> float:
+    return prices.cost(u.uncached, u.cache_read, u.cache_write_5m, u.cache_write_1h, u.output)

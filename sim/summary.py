@@ -1,0 +1,108 @@
+"""Run-level results computed from records afterwards (never inside the simulation loop)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from sim.harness import RunOutcome
+from sim.records import RequestRecord
+
+
+@dataclass
+class Summary:
+    requests: int = 0
+    failed_requests: int = 0
+    true_input: int = 0
+    uncached: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    output: int = 0
+    cost: float = 0.0
+    cache_read_share: float = 0.0
+    compactions: int = 0
+    tokens_saved: int = 0
+    evictions: int = 0
+    evicted_images: int = 0
+    misses: dict[str, int] = field(default_factory=dict)
+    miss_tokens: dict[str, int] = field(default_factory=dict)
+    failures: dict[str, int] = field(default_factory=dict)
+    estimate_error_mean: float = 0.0
+    estimate_error_worst: float = 0.0
+    tokens_lost_to_failures: int = 0
+    status: str = "ok"
+    by_kind: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def summarize(records: Sequence[RequestRecord], outcomes: Sequence[RunOutcome] = ()) -> Summary:
+    s = Summary()
+    misses: Counter[str] = Counter()
+    miss_tokens: Counter[str] = Counter()
+    kinds: Counter[str] = Counter()
+    errs: list[float] = []
+    for r in records:
+        s.requests += 1
+        kinds[r.kind] += 1
+        s.uncached += r.uncached
+        s.cache_read += r.cache_read
+        s.cache_write += r.cache_write_5m + r.cache_write_1h
+        s.output += r.output
+        s.cost += r.cost
+        if r.error:
+            s.failed_requests += 1
+            s.tokens_lost_to_failures += r.input_total + r.output
+        else:
+            s.true_input += r.true_input
+            if r.true_input:
+                errs.append((r.estimate - r.true_input) / r.true_input)
+        if r.miss_cause:
+            misses[r.miss_cause] += 1
+            miss_tokens[r.miss_cause] += r.miss_tokens
+    total_in = s.uncached + s.cache_read + s.cache_write
+    s.cache_read_share = s.cache_read / total_in if total_in else 0.0
+    if errs:
+        s.estimate_error_mean = sum(errs) / len(errs)
+        s.estimate_error_worst = max(errs, key=abs)
+    failures: Counter[str] = Counter()
+    for o in outcomes:
+        s.compactions += o.compactions
+        s.tokens_saved += o.tokens_saved
+        s.evictions += o.evictions
+        s.evicted_images += o.evicted_images
+        failures.update(o.failures)
+        if o.status != "ok":
+            s.status = f"error: {o.error}"
+    s.misses = dict(sorted(misses.items()))
+    s.miss_tokens = dict(sorted(miss_tokens.items()))
+    s.failures = dict(sorted(failures.items()))
+    s.by_kind = dict(sorted(kinds.items()))
+    return s
+
+
+def format_summary(s: Summary, title: str = "") -> str:
+    """A readable block of totals for a terminal."""
+    lines = [title] if title else []
+    lines += [
+        f"requests            {s.requests:>12,}   ({', '.join(f'{k} {v}' for k, v in s.by_kind.items())})",
+        f"input tokens        {s.uncached + s.cache_read + s.cache_write:>12,}   "
+        f"uncached {s.uncached:,} · cache read {s.cache_read:,} · cache write {s.cache_write:,}",
+        f"output tokens       {s.output:>12,}",
+        f"read from cache     {s.cache_read_share:>12.1%}",
+        f"cost                {'$' + format(s.cost, ',.4f'):>12}",
+        f"compactions         {s.compactions:>12,}   tokens saved {s.tokens_saved:,}",
+        f"evictions           {s.evictions:>12,}   images replaced {s.evicted_images:,}",
+        f"estimate error      {s.estimate_error_mean:>+12.1%}   worst {s.estimate_error_worst:+.1%}",
+    ]
+    if s.misses:
+        lines.append(
+            "cache misses        "
+            + " · ".join(f"{k} {v} ({s.miss_tokens.get(k, 0):,} tok)" for k, v in s.misses.items())
+        )
+    fails = ", ".join(f"{k} {v}" for k, v in s.failures.items()) or "none"
+    lines.append(f"failures            {fails}   run: {s.status}")
+    return "\n".join(lines)

@@ -1,0 +1,211 @@
+"""Strict JSONL reader and deterministic writer of trace format v1 (see `traces/FORMAT.md`).
+
+Strict because a trace that is silently misread gives wrong cache and cost numbers with no sign
+of it: every problem is a `TraceError` naming the file, the line and the field. Deterministic
+because traces are committed and compared: the same `Trace` always gives byte-identical text
+(fields in a fixed order, defaults omitted, `meta` keys sorted, UTF-8, `\\n` line ends).
+The writer checks what it writes with the reader's own rules, so it never writes a file that
+`read_trace` would reject.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from typing import IO, Any
+
+from traces.codec import FieldError, decode_line, encode_line
+from traces.model import CompactionEvent, Event, Header, MessageEvent, Trace
+
+__all__ = [
+    "TraceError",
+    "dumps_event",
+    "dumps_trace",
+    "iter_events",
+    "loads_line",
+    "read_trace",
+    "write_trace",
+]
+
+PathLike = str | os.PathLike[str]
+
+
+class TraceError(ValueError):
+    """A trace that cannot be read (or written): `path:line: field 'x': reason`."""
+
+    def __init__(self, path: str, line: int, field: str | None, reason: str) -> None:
+        where = f"{path}:{line}" if line else path
+        text = f"{where}: field '{field}': {reason}" if field else f"{where}: {reason}"
+        super().__init__(text)
+        self.path = path
+        self.line = line
+        self.field = field or None
+        self.reason = reason
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (TraceError, (self.path, self.line, self.field, self.reason))
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not allowed (numbers must be finite)")
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in d:
+            raise FieldError(k, "duplicate key in one JSON object")
+        d[k] = v
+    return d
+
+
+def _parse(line: str | bytes, path: str, lineno: int) -> Any:
+    """One line's JSON value; TraceError for bytes that are not UTF-8 or not JSON."""
+    if isinstance(line, bytes):
+        try:
+            line = line.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise TraceError(path, lineno, None, f"not valid UTF-8 (byte {e.start} of the line)") from None
+    if line.startswith("\ufeff"):
+        raise TraceError(path, lineno, None, "starts with a byte order mark (UTF-8 without BOM expected)")
+    if not line.strip():
+        raise TraceError(path, lineno, None, "empty line (one JSON object per line expected)")
+    try:
+        return json.loads(line, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
+    except FieldError as e:
+        raise TraceError(path, lineno, e.field, e.reason) from None
+    except json.JSONDecodeError as e:
+        raise TraceError(path, lineno, None, f"invalid JSON at column {e.colno}: {e.msg}") from None
+    except RecursionError:
+        raise TraceError(path, lineno, None, "invalid JSON: nested too deeply") from None
+    except ValueError as e:  # e.g. NaN, or an integer with too many digits
+        raise TraceError(path, lineno, None, f"invalid JSON: {e}") from None
+
+
+def loads_line(line: str | bytes, *, path: str = "<string>", lineno: int = 1) -> Header | Event:
+    """Decode one line on its own (no checks that need earlier lines, such as header-first)."""
+    value = _parse(line, path, lineno)
+    try:
+        return decode_line(value)
+    except FieldError as e:
+        raise TraceError(path, lineno, e.field, e.reason) from None
+    except RecursionError:
+        raise TraceError(path, lineno, None, "nested too deeply") from None
+
+
+class _Sequence:
+    """Rules that span lines: the header comes first and only once, every tool_result answers an
+    earlier tool_use, tool_use ids are unique, and `kept_from` points at an existing message."""
+
+    def __init__(self) -> None:
+        self.header_seen = False
+        self.tool_uses: dict[str, int] = {}
+        self.messages = 0
+
+    def check(self, item: Header | Event, lineno: int) -> None:
+        if isinstance(item, Header):
+            if self.header_seen:
+                raise FieldError("type", "a second header (only line 1 is the header)")
+            self.header_seen = True
+            return
+        if not self.header_seen:
+            raise FieldError("type", "expected the header (type 'header') on line 1")
+        if isinstance(item, MessageEvent):
+            for i, c in enumerate(item.content):
+                if c.kind == "tool_use":
+                    if c.tool_id in self.tool_uses:
+                        where = self.tool_uses[c.tool_id]
+                        raise FieldError(f"content[{i}].id", f"tool_use id {c.tool_id!r} already used on line {where}")
+                    self.tool_uses[c.tool_id] = lineno
+                elif c.kind == "tool_result" and c.tool_id not in self.tool_uses:
+                    raise FieldError(f"content[{i}].tool_use_id", f"no earlier tool_use has id {c.tool_id!r}")
+            self.messages += 1
+        elif isinstance(item, CompactionEvent) and item.kept_from is not None and item.kept_from > self.messages:
+            raise FieldError("kept_from", f"is {item.kept_from} but only {self.messages} messages precede it")
+
+
+def _iter_lines(lines: Iterator[bytes], path: str) -> Iterator[Header | Event]:
+    seq = _Sequence()
+    lineno = 0
+    for lineno, raw in enumerate(lines, 1):
+        item = loads_line(raw, path=path, lineno=lineno)
+        try:
+            seq.check(item, lineno)
+        except FieldError as e:
+            raise TraceError(path, lineno, e.field, e.reason) from None
+        yield item
+    if lineno == 0:
+        raise TraceError(path, 1, None, "empty file: expected the header line")
+
+
+def iter_events(path: PathLike) -> Iterator[Header | Event]:
+    """Stream a trace file: the Header, then each event, checked as `read_trace` checks them."""
+    name = os.fspath(path)
+    try:
+        f = open(path, "rb")  # noqa: SIM115 - closed by the with below, inside the generator
+    except FileNotFoundError:
+        raise TraceError(name, 0, None, "no such trace file") from None
+    except OSError as e:
+        raise TraceError(name, 0, None, f"cannot read trace file: {e.strerror or e}") from None
+    with f:
+        try:
+            yield from _iter_lines(iter(f), name)
+        except OSError as e:  # e.g. a directory, or a read error mid-file
+            raise TraceError(name, 0, None, f"cannot read trace file: {e.strerror or e}") from None
+
+
+def read_trace(path: PathLike) -> Trace:
+    """Read and check a whole trace file."""
+    items = iter_events(path)
+    header = next(items)
+    assert isinstance(header, Header)  # _Sequence guarantees it
+    return Trace(header=header, events=tuple(items), path=os.fspath(path))  # type: ignore[arg-type]
+
+
+def _dump(obj: dict[str, Any]) -> str:
+    return json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def dumps_event(event: Header | Event, *, path: str = "<event>", lineno: int = 0) -> str:
+    """One line of JSON (without the newline), checked to read back equal to `event`."""
+    try:
+        text = _dump(encode_line(event))
+    except FieldError as e:
+        raise TraceError(path, lineno, e.field, e.reason) from None
+    except (ValueError, TypeError) as e:  # NaN or a non-JSON value in meta
+        raise TraceError(path, lineno, None, f"cannot be written as JSON: {e}") from None
+    back = loads_line(text, path=path, lineno=lineno)
+    if back != event:
+        field = next(
+            (n for n in getattr(event, "__dataclass_fields__", {}) if getattr(back, n) != getattr(event, n)),
+            None,
+        )
+        raise TraceError(path, lineno, field, "value cannot be represented in format v1 (it reads back different)")
+    return text
+
+
+def dumps_trace(trace: Trace, *, path: str = "<trace>") -> str:
+    """The whole file text of `trace`, checked line by line and across lines."""
+    seq = _Sequence()
+    lines = []
+    for lineno, item in enumerate((trace.header, *trace.events), 1):
+        lines.append(dumps_event(item, path=path, lineno=lineno))
+        try:
+            seq.check(item, lineno)
+        except FieldError as e:
+            raise TraceError(path, lineno, e.field, e.reason) from None
+    return "\n".join(lines) + "\n"
+
+
+def write_trace(trace: Trace, dest: PathLike | IO[str]) -> None:
+    """Write `trace` to a path (UTF-8, `\\n` line ends) or to an open text file.
+
+    The text is built and checked in full first, so a bad trace leaves no partial file behind.
+    """
+    if isinstance(dest, str | os.PathLike):
+        text = dumps_trace(trace, path=os.fspath(dest))
+        with open(dest, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+    else:
+        dest.write(dumps_trace(trace, path=str(getattr(dest, "name", "<stream>"))))
