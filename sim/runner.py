@@ -4,7 +4,7 @@ conversation, and the flat records they produce."""
 from __future__ import annotations
 
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +14,7 @@ from policies.preset import Policy
 from sim.catalog import model_info
 from sim.harness import Conversation, RunOutcome
 from sim.prepared import PreparedTrace, prepare
-from sim.providers.base import Provider
+from sim.providers.base import Outcome, Provider, Request
 from sim.providers.registry import make_provider
 from sim.records import RequestRecord
 from sim.tokens import BlockFactory, make_counter
@@ -53,8 +53,13 @@ def run_prepared(
     provider: str = "anthropic",
     seed: int = 0,
     provider_params: dict[str, Any] | None = None,
+    on_call: Callable[[Request, Outcome], None] | None = None,
 ) -> RunResult:
-    """Replay prepared traces concurrently, sharing one provider (and so one cache) per model."""
+    """Replay prepared traces concurrently, sharing one provider (and so one cache) per model.
+
+    `on_call(request, outcome)`, when given, sees every provider call as it happens (request logs,
+    prefix checks, live validation); the request's transcript is only valid during the call.
+    """
     env = simpy.Environment()
     records: list[RequestRecord] = []
     providers: dict[str, Provider] = {}
@@ -63,8 +68,9 @@ def run_prepared(
     def provider_for(model: str) -> Provider:
         p = providers.get(model)
         if p is None:
-            p = providers[model] = make_provider(provider, model, seed, **params)
-        return p
+            p = make_provider(provider, model, seed, **params)
+            providers[model] = p if on_call is None else _Observed(p, on_call)
+        return providers[model]
 
     convs = []
     for i, tr in enumerate(traces):
@@ -79,6 +85,24 @@ def run_prepared(
     return RunResult(records, [c.outcome for c in convs], policy.name, provider, seed)
 
 
+class _Observed:
+    """A provider wrapper that reports every call to an observer."""
+
+    def __init__(self, inner: Provider, on_call: Callable[[Request, Outcome], None]) -> None:
+        self.inner = inner
+        self.on_call = on_call
+        self.name = inner.name
+        self.model = inner.model
+
+    def call(self, req: Request, now: float) -> Outcome:
+        out = self.inner.call(req, now)
+        self.on_call(req, out)
+        return out
+
+    def diagnose(self, req: Request, pos: int, now: float) -> str:
+        return self.inner.diagnose(req, pos, now)
+
+
 def run_trace(
     trace: Trace,
     policy: Policy,
@@ -86,5 +110,6 @@ def run_trace(
     seed: int = 0,
     model: str | None = None,
     provider_params: dict[str, Any] | None = None,
+    on_call: Callable[[Request, Outcome], None] | None = None,
 ) -> RunResult:
-    return run_prepared([prepare_for(trace, model)], policy, provider, seed, provider_params)
+    return run_prepared([prepare_for(trace, model)], policy, provider, seed, provider_params, on_call)
