@@ -9,7 +9,6 @@ chain (`img_hashes`) lets a provider tell whether a request's images extend an e
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Sequence
 
 from sim.content import IMAGE, Block, Message
@@ -17,9 +16,16 @@ from sim.content import IMAGE, Block, Message
 CHAIN_SEED = 0x243F6A8885A308D3  # fixed seed: same content → same hashes in every run
 
 
+_M64 = (1 << 64) - 1
+
+
 def chain(parent: int, digest: int) -> int:
-    data = parent.to_bytes(8, "little") + digest.to_bytes(8, "little")
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+    """h_i = mix(h_{i-1}·R + d_i) mod 2⁶⁴: a splitmix64 finaliser over the parent and the block's
+    content digest (performance.md B4 variant (c); ~10⁻⁹ collision odds at 3·10⁵ entries)."""
+    x = (parent * 0x9E3779B97F4A7C15 + digest) & _M64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
+    return x ^ (x >> 31)
 
 
 class Transcript:

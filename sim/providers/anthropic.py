@@ -94,18 +94,16 @@ class AnthropicCache:
         self.entries: dict[int, _Entry] = {}
         self.evicted: set[int] = set()
 
-    def _positions(self, req: Request, b: int) -> list[int]:
-        kinds = req.tr.blocks
-        out: list[int] = []
-        pos = b
-        while pos >= 0 and len(out) < self.cfg.lookback:
-            out.append(pos)
-            if self.cfg.collapse_tool_runs and kinds[pos].kind in (TOOL_USE, TOOL_RESULT):
-                k = kinds[pos].kind
-                while pos - 1 >= 0 and kinds[pos - 1].kind == k:
+    def _previous_position(self, req: Request, pos: int) -> int:
+        """The position before `pos`; a run of tool_use or tool_result blocks counts as one
+        position when `collapse_tool_runs` is on (A-PC+)."""
+        if self.cfg.collapse_tool_runs:
+            blocks = req.tr.blocks
+            k = blocks[pos].kind
+            if k in (TOOL_USE, TOOL_RESULT):
+                while pos - 1 >= 0 and blocks[pos - 1].kind == k:
                     pos -= 1
-            pos -= 1
-        return out
+        return pos - 1
 
     def _readable(self, e: _Entry, req: Request, pos: int, now: float) -> bool:
         if e.expires <= now or e.readable_at > now:
@@ -116,21 +114,30 @@ class AnthropicCache:
         return True
 
     def lookup(self, req: Request, now: float) -> tuple[int, int]:
-        """Longest readable entry over all breakpoints' lookback windows: (tokens, position)."""
+        """Longest readable entry over all breakpoints' lookback windows: (tokens, position).
+
+        Breakpoints are visited newest first; one whose own prefix is no longer than the best hit
+        so far cannot improve it and is skipped.
+        """
         best, best_pos = 0, -1
-        hashes, cum = req.tr.hashes, req.tr.cum_tokens
-        for b, _ttl in req.breakpoints:
-            for pos in self._positions(req, b):
-                e = self.entries.get(hashes[pos])
-                if e is None or not self._readable(e, req, pos, now):
-                    continue
-                if self.cfg.random_evict_rate and self.rng.random() < self.cfg.random_evict_rate:
-                    del self.entries[hashes[pos]]
-                    self.evicted.add(hashes[pos])
-                    continue
-                if cum[pos] > best:
-                    best, best_pos = cum[pos], pos
-                break
+        hashes, cum, entries = req.tr.hashes, req.tr.cum_tokens, self.entries
+        lookback, collapse = self.cfg.lookback, self.cfg.collapse_tool_runs
+        for b, _ttl in reversed(req.breakpoints):
+            if cum[b] <= best:
+                continue
+            pos, checked = b, 0
+            while pos >= 0 and checked < lookback:
+                e = entries.get(hashes[pos])
+                if e is not None and self._readable(e, req, pos, now):
+                    if self.cfg.random_evict_rate and self.rng.random() < self.cfg.random_evict_rate:
+                        del entries[hashes[pos]]
+                        self.evicted.add(hashes[pos])
+                    else:
+                        if cum[pos] > best:
+                            best, best_pos = cum[pos], pos
+                        break
+                checked += 1
+                pos = self._previous_position(req, pos) if collapse else pos - 1
         return best, best_pos
 
     def commit(self, req: Request, now: float, ttft: float, read: int, read_pos: int) -> tuple[Usage, int]:

@@ -1,0 +1,71 @@
+"""The incremental chain equals a full recomputation after any sequence of appends and edits."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sim.content import Block, Message, digest64
+from sim.transcript import CHAIN_SEED, Transcript, chain
+
+
+def _block(i: int, image: bool = False) -> Block:
+    return Block("image" if image else "text", "user", 0 if image else i, i % 97 + 1, digest64(str(i).encode()))
+
+
+def _full(tr: Transcript) -> tuple[list[int], list[int], list[int]]:
+    h, hashes, cum, t, imgs = CHAIN_SEED, [], [], 0, [CHAIN_SEED]
+    for b in tr.blocks:
+        h = chain(h, b.digest)
+        t += b.tokens
+        hashes.append(h)
+        cum.append(t)
+        if b.kind == "image":
+            imgs.append(chain(imgs[-1], b.digest))
+    return hashes, cum, imgs
+
+
+ops = st.lists(
+    st.tuples(st.sampled_from(["append", "replace", "pop"]), st.integers(0, 10_000), st.integers(1, 4), st.booleans()),
+    max_size=40,
+)
+
+
+@given(ops)
+@settings(max_examples=150, deadline=None)
+def test_incremental_chain_matches_full_recomputation(operations: list[tuple[str, int, int, bool]]) -> None:
+    tr = Transcript([_block(1)], [_block(2)])
+    for op, seed, nblocks, image in operations:
+        msg = Message.of("user", [_block(seed + k, image and k == 0) for k in range(nblocks)])
+        if op == "append" or not tr.messages:
+            tr.append(msg)
+        elif op == "replace":
+            tr.replace_from(seed % len(tr.messages), [msg])
+        else:
+            tr.pop_message()
+        hashes, cum, imgs = _full(tr)
+        assert tr.hashes == hashes
+        assert tr.cum_tokens == cum
+        assert tr.img_hashes == imgs
+        assert tr.cum_images[-1] == len(imgs) - 1
+        assert tr.msg_starts == sorted(tr.msg_starts)
+
+
+def test_edit_marks_first_changed_block_and_keeps_identical_messages() -> None:
+    tr = Transcript([_block(1)], [_block(2)])
+    msgs = [Message.of("user", [_block(10 + i)]) for i in range(5)]
+    for m in msgs:
+        tr.append(m)
+    tr.mark_sent()
+    new = Message.of("user", [_block(99)])
+    tr.replace_from(1, [msgs[1], msgs[2], new])
+    assert tr.changed_from == tr.msg_starts[3]  # messages 1 and 2 were kept as they were
+    assert len(tr.messages) == 4
+
+
+def test_added_counters_never_shrink_on_edits() -> None:
+    tr = Transcript()
+    tr.append(Message.of("user", [_block(5), _block(6, image=True)]))
+    before = (tr.added_bytes, tr.added_images)
+    tr.replace_from(0, [Message.of("user", [_block(7)])])
+    assert (tr.added_bytes, tr.added_images) == before  # removed content is never subtracted (H-13)
