@@ -1,0 +1,1 @@
+"""Experiments (compare, sweeps, fidelity, live validation) and the simulator's own speed suites."""

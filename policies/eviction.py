@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from policies.registry import register
@@ -13,13 +14,13 @@ PLACEHOLDER_TEXT = "[screenshot removed to save context]"
 
 def placeholder_for(img: Block, text: str) -> Block:
     """A short text block standing where an image was (H-9). Its true tokens are its byte size at
-    ~4 B/token (research/ecosystem.md §1.6 prose rate), at least 1."""
+    4.48 B/token rounded up like `sim.tokens.RateCounter` (research/ecosystem.md §1.6 prose rate)."""
     raw = text.encode("utf-8")
     return Block(
         "text",
         img.role,
         len(raw),
-        max(1, round(len(raw) / 4.48)),
+        max(1, math.ceil(len(raw) / 4.48)),  # as RateCounter counts prose (found by `ctxbench validate`)
         digest64(b"placeholder", raw),
         placeholder=True,
         text=text,

@@ -65,7 +65,8 @@ class Policy:
             return self
         if not self.budget_min <= budget <= self.budget_max:
             raise PresetError(
-                f"budget {budget} is outside {self.budget_min}..{self.budget_max} for policy {self.name!r} (H-11)"
+                f"budget {budget} is outside {self.budget_min}..{self.budget_max} "
+                f"for policy {self.name!r} (H-11)"
             )
         return replace(self, budget=budget)
 

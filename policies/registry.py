@@ -43,7 +43,9 @@ def lookup(kind: str, name: str) -> Any:
     if table is None:
         raise RegistryError(f"unknown registry kind {kind!r}; valid kinds: {', '.join(KINDS)}")
     if name not in table:
-        raise RegistryError(f"unknown {kind} {name!r}; valid {kind} names: {', '.join(sorted(table)) or '(none)'}")
+        raise RegistryError(
+            f"unknown {kind} {name!r}; valid {kind} names: {', '.join(sorted(table)) or '(none)'}"
+        )
     return table[name]
 
 
@@ -81,7 +83,8 @@ def _ensure_loaded() -> None:
     _loaded = True
     import importlib
 
-    for mod in ("policies.estimators", "policies.eviction", "policies.marks", "policies.compaction"):
+    components = ("estimators", "eviction", "marks", "compaction", "recorded", "tiers", "condensers")
+    for mod in (f"policies.{c}" for c in components):
         importlib.import_module(mod)
     for mod in ("sim.providers.registry", "traces.generators", "traces.importers"):
         try:

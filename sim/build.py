@@ -17,6 +17,8 @@ def block_of(f: BlockFactory, c: Content, role: str, key: str) -> Block:
         flags["name"] = c.name
     if c.tool_id:
         flags["tool_id"] = c.tool_id
+    if c.cache:
+        flags["cache"] = c.cache
     if c.kind == "image":
         return f.image(role, c.width, c.height, c.nbytes, c.key or key, **flags)
     lang = c.lang if c.kind == TEXT else ("json" if c.kind in ("tool_use",) else c.lang)

@@ -35,7 +35,7 @@ USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError, K
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ctxbench",
-        description="Simulate the context policies of LLM agent harnesses against prompt-cache provider models.",
+        description="Simulate the context policies of LLM agent harnesses against prompt-cache providers.",
     )
     parser.add_argument("--version", action="version", version=f"ctxbench {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

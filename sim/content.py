@@ -51,6 +51,7 @@ class Block:
     text: str | None = None
     name: str = ""
     tool_id: str = ""
+    cache: str = ""  # recorded cache_control ttl ("5m" | "1h") of imported traces; not part of the digest
 
     @property
     def is_image(self) -> bool:
@@ -70,7 +71,9 @@ class Message:
     images: int = field(default=0, compare=False)
 
     @staticmethod
-    def of(role: str, blocks: tuple[Block, ...] | list[Block], tag: str = "", pinned: bool = False) -> Message:
+    def of(
+        role: str, blocks: tuple[Block, ...] | list[Block], tag: str = "", pinned: bool = False
+    ) -> Message:
         bl = tuple(blocks)
         return Message(
             role,

@@ -42,6 +42,7 @@ class RunOutcome:
     evicted_images: int = 0
     tokens_saved: int = 0
     failures: dict[str, int] = field(default_factory=dict)
+    counters: dict[str, int] = field(default_factory=dict)  # harness-specific events (C: passes, recoveries)
 
 
 class _Failed(Exception):
@@ -132,12 +133,35 @@ class Conversation:
                     last_reply_t = step.t if step.t is not None else last_reply_t
                     last_t = last_reply_t
                 elif step.kind == "switch":
-                    self.model = step.model
+                    self._switch(step)
+                elif step.kind == "compaction":
+                    self._recorded_compaction(step)
         except _Failed as f:
             self.outcome.status = "error"
             self.outcome.error = f.kind
             self.outcome.message = str(f)
             self.outcome.failures[f.kind] = self.outcome.failures.get(f.kind, 0) + 1
+
+    def _switch(self, step: Step) -> None:
+        """A model switch (hook: harness C recalibrates its thresholds here, C-19)."""
+        self.model = step.model
+
+    def _recorded_compaction(self, step: Step) -> None:
+        """A compaction the recorded harness performed (imported traces): applied only when the
+        policy's compaction component replays recorded ones (`recorded(view, summary) -> Edit`),
+        as an Edit with cause "compaction"; other policies ignore it and compact by their own rules."""
+        hook = getattr(self.policy.compaction, "recorded", None)
+        if hook is None:
+            return
+        edit = hook(self.view(), step.message)
+        if edit is None:
+            return
+        self.apply(edit)
+        self.outcome.compactions += 1
+        self.outcome.tokens_saved += self.pending_edit[2]
+        self.anchor = None
+        self.first_after_reset = True
+        self.prev_end = -1
 
     def _append_input(self, msg: Message) -> None:
         self.tr.append(msg)
@@ -149,16 +173,19 @@ class Conversation:
         assert step.message is not None
         pinned_reply = step.message.pinned and self.prep_msgs == len(self.tr.messages)
         kind = "preparation" if pinned_reply else "gameplay"
+        view = self.view()
         if not pinned_reply:
-            edit = self.policy.eviction.plan(self.view())
+            edit = self.policy.eviction.plan(view)
             if edit is not None:
                 self.apply(edit)
-            est = self.policy.estimator.estimate(self.view())
-            action = self.policy.compaction.decide(self.view(), est)
+                view = self.view()
+            est = self.policy.estimator.estimate(view)
+            action = self.policy.compaction.decide(view, est)
             if action is not None:
                 yield from self._compact(action, est)
-        est = self.policy.estimator.estimate(self.view())
-        out = yield from self._send(self.tr, kind, est, step.output_tokens)
+                view = self.view()
+        est = self.policy.estimator.estimate(view)
+        out = yield from self._send(self.tr, kind, est, step.output_tokens, view=view)
         self.tr.append(step.message)
         if pinned_reply:
             self.prep_msgs += 1
@@ -166,13 +193,23 @@ class Conversation:
         self.anchor = Anchor(u.input_total + u.output, self.tr.added_bytes, self.tr.added_images)
 
     # ------------------------------------------------------------ provider calls
-    def _send(self, tr: Transcript, kind: str, est: int, output: int, forced_cause: str = "") -> Proc:
-        """Call the provider, retrying transient errors with back-off (H-17); record every call."""
+    def _send(
+        self,
+        tr: Transcript,
+        kind: str,
+        est: int,
+        output: int,
+        forced_cause: str = "",
+        view: View | None = None,
+    ) -> Proc:
+        """Call the provider, retrying transient errors with back-off (H-17); record every call.
+        `view` is the caller's current view of `tr`, if it has one."""
         attempt = 0
         main = tr is self.tr
         while True:
             provider = self.provider_for(self.model)
-            view = self.view(tr)
+            if view is None or attempt:
+                view = self.view(tr)
             marks = self.policy.marks.place(view)
             req = Request(
                 tr,
@@ -273,8 +310,8 @@ class Conversation:
             return (forced, total - read) if read < total else ("", 0)
         pos, cached = self.prev_cached
         if pos < 0:
-            first = self.prev_model == ""  # no successful request yet
-            return ("first_request", total - read) if first else ("", 0)
+            no_success_yet = self.prev_model == ""
+            return ("first_request", total - read) if no_success_yet else ("", 0)
         potential = min(cached, total)
         if read >= potential:
             return "", 0
@@ -321,10 +358,15 @@ class Conversation:
         if not pol.handoff_ok(handoff_bytes):
             raise _Failed(
                 "summary_out_of_range",
-                f"handoff of {handoff_bytes} bytes is outside {pol.handoff_min_bytes}..{pol.handoff_max_bytes} (H-17)",
+                f"handoff of {handoff_bytes} bytes is outside "
+                f"{pol.handoff_min_bytes}..{pol.handoff_max_bytes} (H-17)",
             )
-        handoff = self.factory.text("user", None, handoff_bytes + pol.state_bytes, key=f"handoff-{self.index}", summary=True)
-        self.apply(pol.rebuild(self.view(), Message.of("user", (handoff,), "handoff"), self._fresh_observation()))
+        handoff = self.factory.text(
+            "user", None, handoff_bytes + pol.state_bytes, key=f"handoff-{self.index}", summary=True
+        )
+        self.apply(
+            pol.rebuild(self.view(), Message.of("user", (handoff,), "handoff"), self._fresh_observation())
+        )
         self.outcome.compactions += 1
         self.outcome.tokens_saved += self.pending_edit[2]
         self.anchor = None
@@ -332,7 +374,9 @@ class Conversation:
         self.prev_end = -1
         after = self.policy.estimator.estimate(self.view())
         if after > getattr(pol, "trigger", 1.0) * self.view().budget:
-            raise _Failed("still_over_budget", f"new conversation still at ~{after} tokens after compaction (H-17)")
+            raise _Failed(
+                "still_over_budget", f"new conversation still at ~{after} tokens after compaction (H-17)"
+            )
 
     def _fresh_observation(self) -> Message | None:
         for m in range(len(self.tr.messages) - 1, -1, -1):

@@ -24,6 +24,7 @@ MISS_CAUSES = (
     "image_change",
     "not_written",
     "model_switch",
+    "provider_switch",  # OpenRouter fell back / re-routed to another upstream: a cold cache (H-21)
 )
 
 

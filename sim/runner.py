@@ -13,6 +13,7 @@ import simpy
 from policies.preset import Policy
 from sim.catalog import model_info
 from sim.harness import Conversation, RunOutcome
+from sim.harness_c import HARNESSES
 from sim.prepared import PreparedTrace, prepare
 from sim.providers.base import Outcome, Provider, Request
 from sim.providers.registry import make_provider
@@ -77,7 +78,8 @@ def run_prepared(
         name = f"c{i}" if len(traces) > 1 else "c0"
         factory = factory_for(tr.model)
         conv_seed = zlib.crc32(f"{seed}:{name}".encode())
-        c = Conversation(env, name, tr, policy, provider_for, factory, records, conv_seed)
+        cls = HARNESSES.get(policy.harness, Conversation)
+        c = cls(env, name, tr, policy, provider_for, factory, records, conv_seed)
         convs.append(c)
         env.process(c.run())
     env.run()

@@ -25,7 +25,8 @@ DEFAULT_RATES: dict[str, float] = {"prose": 4.48, "code": 4.16, "json": 3.10}
 class TokenCounter(Protocol):
     """Counts the true tokens of a text (exact) or of a size (calibrated)."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def count_text(self, text: str, lang: str) -> int: ...
 
@@ -94,7 +95,11 @@ def anthropic_image_tokens(width: int, height: int, max_edge: int = 1568, max_to
         return math.ceil(w / 28) * math.ceil(h / 28)
 
     def fits(w: int, h: int) -> bool:
-        return math.ceil(w / 28) * 28 <= max_edge and math.ceil(h / 28) * 28 <= max_edge and cost(w, h) <= max_tokens
+        return (
+            math.ceil(w / 28) * 28 <= max_edge
+            and math.ceil(h / 28) * 28 <= max_edge
+            and cost(w, h) <= max_tokens
+        )
 
     if fits(width, height):
         return cost(width, height)

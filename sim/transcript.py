@@ -3,8 +3,9 @@
 Order is tools → system → messages (providers.md §1.1). For block i, `hashes[i]` is
 `H(hashes[i-1], digest_i)` seeded with a fixed constant (DESIGN.md, vLLM's block-hash chain), so
 appending a message hashes only its new blocks, and an edit re-hashes only from the first
-changed message. `cum_tokens`, `cum_bytes` (text bytes; images are counted, not sized) and `cum_images` make every size query O(1); the image
-chain (`img_hashes`) lets a provider tell whether a request's images extend an earlier request's.
+changed message. `cum_tokens`, `cum_bytes` (text bytes; images are counted, not sized) and
+`cum_images` make every size query O(1); the image chain (`img_hashes`) lets a provider tell
+whether a request's images extend an earlier request's.
 """
 
 from __future__ import annotations
@@ -87,27 +88,34 @@ class Transcript:
 
     # ------------------------------------------------------------ writing
     def _push_blocks(self, blocks: Iterable[Block]) -> None:
+        """Extend every array by `blocks` (hot path: the chain step is inlined)."""
         h = self.hashes[-1] if self.hashes else CHAIN_SEED
         t = self.total_tokens
         b = self.total_bytes
         im = self.cum_images[-1] if self.cum_images else 0
+        img_hashes = self.img_hashes
+        add_block, add_hash = self.blocks.append, self.hashes.append
+        add_tok, add_byte, add_img = self.cum_tokens.append, self.cum_bytes.append, self.cum_images.append
         for blk in blocks:
-            h = chain(h, blk.digest)
+            x = (h * 0x9E3779B97F4A7C15 + blk.digest) & _M64  # == chain(h, blk.digest)
+            x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+            x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
+            h = x ^ (x >> 31)
             t += blk.tokens
             if blk.kind == IMAGE:
                 im += 1
-                if len(self.img_hashes) <= im:
-                    self.img_hashes.append(chain(self.img_hashes[-1], blk.digest))
+                if len(img_hashes) <= im:
+                    img_hashes.append(chain(img_hashes[-1], blk.digest))
                 else:
-                    self.img_hashes[im] = chain(self.img_hashes[im - 1], blk.digest)
+                    img_hashes[im] = chain(img_hashes[im - 1], blk.digest)
             else:
                 b += blk.nbytes
-            self.blocks.append(blk)
-            self.hashes.append(h)
-            self.cum_tokens.append(t)
-            self.cum_bytes.append(b)
-            self.cum_images.append(im)
-        del self.img_hashes[im + 1 :]
+            add_block(blk)
+            add_hash(h)
+            add_tok(t)
+            add_byte(b)
+            add_img(im)
+        del img_hashes[im + 1 :]
 
     def append(self, msg: Message) -> None:
         """Append a new message; counts towards the monotonic 'added' counters."""
@@ -136,7 +144,11 @@ class Transcript:
         (and the re-hashing) starts at the first message that really changed.
         """
         keep = 0
-        while keep < len(messages) and m + keep < len(self.messages) and messages[keep] is self.messages[m + keep]:
+        while (
+            keep < len(messages)
+            and m + keep < len(self.messages)
+            and messages[keep] is self.messages[m + keep]
+        ):
             keep += 1
         self.truncate_messages(m + keep)
         for msg in messages[keep:]:

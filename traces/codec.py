@@ -40,7 +40,7 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "compaction": ("type", "trigger", "kept_from", "pre_tokens", "t", "summary"),
 }  # fmt: skip
 LINE_TYPES = ("header", *EVENT_FIELDS)
-_FLAGS = ("pinned", "skill", "tokens")
+_FLAGS = ("pinned", "skill", "tokens", "cache")
 CONTENT_FIELDS: dict[str, tuple[str, ...]] = {
     "text": ("kind", "text", "bytes", "lang", "key", *_FLAGS),
     "image": ("kind", "width", "height", "bytes", "key", *_FLAGS),
@@ -54,6 +54,7 @@ USAGE_FIELDS = ("input_tokens", "cache_read", "cache_write_5m", "cache_write_1h"
 ROLES = ("user", "assistant")
 TAGS = ("", "prep", "reply", "observation", "host", "tool_results", "user", "summary", "handoff")
 LANGS = ("prose", "code", "json")
+CACHE_TTLS = ("5m", "1h")  # recorded cache_control ttl of a block (providers.md §1.5)
 TRIGGERS = ("auto", "manual", "model_switch", "prompt_too_long")
 # Which content kinds each place accepts (providers reject the others).
 KINDS_BY_PLACE: dict[str, tuple[str, ...]] = {
@@ -152,12 +153,13 @@ class _Obj:
         return v
 
     def opt_integer(self, name: str) -> int | None:
-        return self.integer(name) if self.d.get(name) is not None else None
+        """An optional integer: absent means None; an explicit null is an error like any non-integer."""
+        return self.integer(name) if name in self.d else None
 
     def number(self, name: str) -> float | None:
-        v = self.d.get(name)
-        if v is None:
+        if name not in self.d:
             return None
+        v = self.d[name]
         if not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v) or v < 0:
             raise FieldError(self.f(name), f"expected a non-negative number, got {show(v)}")
         return float(v)
@@ -212,6 +214,7 @@ def decode_content(value: Any, at: str, kinds: tuple[str, ...]) -> Content:
         pinned=o.flag("pinned"),
         skill=o.flag("skill"),
         tokens=o.opt_integer("tokens"),
+        cache=o.string("cache", choices=CACHE_TTLS) if o.has("cache") else "",
     )
 
 
@@ -242,7 +245,7 @@ def decode_tool(value: Any, at: str) -> ToolDef:
 
 def decode_usage(value: Any, at: str) -> Usage:
     o = _Obj(value, at, USAGE_FIELDS)
-    return Usage(*(o.integer(n) for n in USAGE_FIELDS[:-1]), cost=o.number("cost"))
+    return Usage(**{n: o.integer(n) for n in USAGE_FIELDS[:-1]}, cost=o.number("cost"))
 
 
 def decode_header(d: dict[str, Any]) -> Header:
@@ -280,7 +283,9 @@ def decode_line(d: Any) -> Header | Event:
     o = _Obj(d, "", EVENT_FIELDS[kind])
     t = o.number("t")
     if kind == "system":
-        return SystemEvent(content=decode_contents(o, "content", KINDS_BY_PLACE["system"], required=True), t=t)
+        return SystemEvent(
+            content=decode_contents(o, "content", KINDS_BY_PLACE["system"], required=True), t=t
+        )
     if kind == "tools":
         tools = tuple(decode_tool(v, f"tools[{i}]") for i, v in enumerate(o.array("tools", required=True)))
         seen: set[str] = set()
@@ -295,7 +300,6 @@ def decode_line(d: Any) -> Header | Event:
             for name in ("output_tokens", "usage"):
                 if o.has(name):
                     raise FieldError(name, "only an assistant message (a reply) carries this field")
-        usage = d.get("usage")
         return MessageEvent(
             role=role,
             content=decode_contents(o, "content", KINDS_BY_PLACE[role], required=True),
@@ -304,7 +308,7 @@ def decode_line(d: Any) -> Header | Event:
             t=t,
             game_t=o.number("game_t"),
             output_tokens=o.opt_integer("output_tokens"),
-            usage=decode_usage(usage, "usage") if usage is not None else None,
+            usage=decode_usage(d["usage"], "usage") if "usage" in d else None,
             request_id=o.string("request_id"),
         )
     if kind == "model_switch":
@@ -330,6 +334,12 @@ def _sorted(value: Any) -> Any:
     return value
 
 
+def _put(d: dict[str, Any], name: str, value: Any, default: Any = None) -> None:
+    """Set `name` unless `value` is its default (same type and equal), so files stay small."""
+    if not (type(value) is type(default) and value == default):
+        d[name] = value
+
+
 def encode_content(c: Content) -> dict[str, Any]:
     d: dict[str, Any] = {"kind": c.kind}
     if c.kind == "tool_use":
@@ -342,46 +352,38 @@ def encode_content(c: Content) -> dict[str, Any]:
         d["text"] = c.text
     else:
         d["bytes"] = c.nbytes
-    if c.lang != "prose":
-        d["lang"] = c.lang
-    if c.key:
-        d["key"] = c.key
-    if c.is_error:
-        d["is_error"] = True
-    if c.pinned:
-        d["pinned"] = True
-    if c.skill:
-        d["skill"] = True
-    if c.tokens is not None:
-        d["tokens"] = c.tokens
+    for name, default in (
+        ("lang", "prose"),
+        ("key", ""),
+        ("is_error", False),
+        ("pinned", False),
+        ("skill", False),
+    ):
+        _put(d, name, getattr(c, name), default)
+    _put(d, "tokens", c.tokens)
+    _put(d, "cache", c.cache, "")
     return d
 
 
-def encode_tool(tool: ToolDef) -> dict[str, Any]:
+def encode_tool(tool: ToolDef, at: str) -> dict[str, Any]:
     d: dict[str, Any] = {"name": tool.name}
     if tool.schema is not None:
         try:
             d["schema"] = json.loads(tool.schema)
         except ValueError:
-            raise FieldError("schema", "tool schema text is not valid JSON") from None
+            raise FieldError(f"{at}.schema", "tool schema text is not valid JSON") from None
     else:
         d["bytes"] = tool.nbytes
-    if tool.mcp:
-        d["mcp"] = True
+    _put(d, "mcp", tool.mcp, False)
     return d
 
 
 def encode_usage(u: Usage) -> dict[str, Any]:
-    d = {n: getattr(u, n) for n in USAGE_FIELDS[:-1] if getattr(u, n)}
-    if u.cost is not None:
-        d["cost"] = u.cost
+    d: dict[str, Any] = {}
+    for name in USAGE_FIELDS[:-1]:
+        _put(d, name, getattr(u, name), 0)
+    _put(d, "cost", u.cost)
     return d
-
-
-def _put(d: dict[str, Any], name: str, value: Any, default: Any = None) -> None:
-    """Set `name` unless `value` is its default (same type and equal), so files stay small."""
-    if not (type(value) is type(default) and value == default):
-        d[name] = value
 
 
 def encode_line(item: Header | Event) -> dict[str, Any]:
@@ -399,7 +401,7 @@ def encode_line(item: Header | Event) -> dict[str, Any]:
         if isinstance(item, SystemEvent):
             d["content"] = [encode_content(c) for c in item.content]
         else:
-            d["tools"] = [encode_tool(x) for x in item.tools]
+            d["tools"] = [encode_tool(x, f"tools[{i}]") for i, x in enumerate(item.tools)]
     elif isinstance(item, MessageEvent):
         d.update(type="message", role=item.role)
         _put(d, "tag", item.tag, "")

@@ -116,12 +116,18 @@ class _Sequence:
                 if c.kind == "tool_use":
                     if c.tool_id in self.tool_uses:
                         where = self.tool_uses[c.tool_id]
-                        raise FieldError(f"content[{i}].id", f"tool_use id {c.tool_id!r} already used on line {where}")
+                        raise FieldError(
+                            f"content[{i}].id", f"tool_use id {c.tool_id!r} already used on line {where}"
+                        )
                     self.tool_uses[c.tool_id] = lineno
                 elif c.kind == "tool_result" and c.tool_id not in self.tool_uses:
                     raise FieldError(f"content[{i}].tool_use_id", f"no earlier tool_use has id {c.tool_id!r}")
             self.messages += 1
-        elif isinstance(item, CompactionEvent) and item.kept_from is not None and item.kept_from > self.messages:
+        elif (
+            isinstance(item, CompactionEvent)
+            and item.kept_from is not None
+            and item.kept_from > self.messages
+        ):
             raise FieldError("kept_from", f"is {item.kept_from} but only {self.messages} messages precede it")
 
 
@@ -163,8 +169,14 @@ def read_trace(path: PathLike) -> Trace:
     return Trace(header=header, events=tuple(items), path=os.fspath(path))  # type: ignore[arg-type]
 
 
+# Characters `str.splitlines()` treats as line ends that JSON may leave raw: escaped on writing so
+# that every tool sees one event per line.
+_LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
 def _dump(obj: dict[str, Any]) -> str:
-    return json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    text = json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return text.translate(_LINE_BREAKS)
 
 
 def dumps_event(event: Header | Event, *, path: str = "<event>", lineno: int = 0) -> str:
@@ -181,7 +193,9 @@ def dumps_event(event: Header | Event, *, path: str = "<event>", lineno: int = 0
             (n for n in getattr(event, "__dataclass_fields__", {}) if getattr(back, n) != getattr(event, n)),
             None,
         )
-        raise TraceError(path, lineno, field, "value cannot be represented in format v1 (it reads back different)")
+        raise TraceError(
+            path, lineno, field, "value cannot be represented in format v1 (it reads back different)"
+        )
     return text
 
 

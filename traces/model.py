@@ -32,6 +32,7 @@ class Content:
     pinned: bool = False
     skill: bool = False
     tokens: int | None = None  # true tokens when a source knows them
+    cache: str = ""  # "5m" | "1h": a cache_control mark the recorded harness put here (imported traces)
 
     @property
     def size(self) -> int:

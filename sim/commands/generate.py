@@ -29,9 +29,13 @@ def handle(args: argparse.Namespace) -> int:
     for item in args.set:
         key, _, value = item.partition("=")
         if key not in valid:
-            raise ValueError(f"unknown parameter {key!r} for generator {args.generator}; valid: {', '.join(valid)}")
+            raise ValueError(
+                f"unknown parameter {key!r} for generator {args.generator}; valid: {', '.join(valid)}"
+            )
         current = getattr(params, key)
-        changes[key] = type(current)(value) if not isinstance(current, bool) else value.lower() in ("1", "true", "yes")
+        changes[key] = (
+            type(current)(value) if not isinstance(current, bool) else value.lower() in ("1", "true", "yes")
+        )
     trace = GENERATORS[args.generator](dataclasses.replace(params, **changes))
     if args.output == "-":
         write_trace(trace, sys.stdout)

@@ -7,6 +7,7 @@ import json
 import sys
 
 from policies.preset import load_policy
+from sim.providers.registry import model_for
 from sim.records import save, write_jsonl
 from sim.runner import run_trace
 from sim.summary import format_summary, summarize
@@ -30,14 +31,19 @@ def handle(args: argparse.Namespace) -> int:
     policy = load_policy(args.policy).with_budget(args.budget)
     trace = read_trace(args.trace)
     provider = args.provider or policy.provider
-    result = run_trace(trace, policy, provider, args.seed, args.model)
+    model = args.model or model_for(provider, trace.header.model)  # the profile's model family (issue #3)
+    result = run_trace(trace, policy, provider, args.seed, model)
     s = summarize(result.records, result.outcomes)
     if args.records == "-":
         write_jsonl(result.records, sys.stdout)
     elif args.records:
         save(result.records, args.records)
     if args.json:
-        print(json.dumps({"trace": args.trace, "policy": policy.name, "provider": provider, **s.as_dict()}, indent=2))
+        print(
+            json.dumps(
+                {"trace": args.trace, "policy": policy.name, "provider": provider, **s.as_dict()}, indent=2
+            )
+        )
     elif args.records != "-":
         title = f"{args.trace} · policy {policy.name} · budget {policy.budget:,} · provider {provider}"
         print(format_summary(s, title))

@@ -52,7 +52,9 @@ class AnthropicConfig:
 class _Entry:
     __slots__ = ("expires", "img_count", "img_hash", "readable_at", "tokens", "ttl")
 
-    def __init__(self, tokens: int, expires: float, readable_at: float, ttl: float, img_count: int, img_hash: int):
+    def __init__(
+        self, tokens: int, expires: float, readable_at: float, ttl: float, img_count: int, img_hash: int
+    ):
         self.tokens = tokens
         self.expires = expires
         self.readable_at = readable_at
@@ -62,7 +64,11 @@ class _Entry:
 
 
 _FAULTS: dict[str, tuple[int, str, str]] = {
-    "rate_limit": (429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"),
+    "rate_limit": (
+        429,
+        "rate_limit_error",
+        "Number of request tokens has exceeded your per-minute rate limit",
+    ),
     "overloaded": (529, "overloaded_error", "Overloaded"),
     "server_error": (500, "api_error", "Internal server error"),
     "timeout": (504, "timeout_error", "Request timed out"),
@@ -222,13 +228,16 @@ class AnthropicProvider:
 
     def call(self, req: Request, now: float) -> Outcome:
         if len(req.breakpoints) > self.cfg.max_breakpoints:
-            msg = f"A maximum of {self.cfg.max_breakpoints} blocks with cache_control may be provided. Found {len(req.breakpoints)}."
+            msg = (
+                f"A maximum of {self.cfg.max_breakpoints} blocks with cache_control may be provided. "
+                f"Found {len(req.breakpoints)}."
+            )
             return self._error(req, ProviderError(400, "invalid_request_error", msg, "invalid", False))
         total = req.input_tokens
         if total > self.model.window:
             msg = f"prompt is too long: {total} tokens > {self.model.window} maximum"
             return self._error(req, ProviderError(400, "invalid_request_error", msg, "too_long", False))
-        fault = self.cfg.faults.draw(req.index, self.rng)
+        fault = self.cfg.faults.draw(req.index, self.rng, now)
         if fault is not None and fault != "stream_error":
             status, etype, msg = _FAULTS[fault]
             ra = self.cfg.faults.retry_after if fault == "rate_limit" else None
@@ -241,7 +250,9 @@ class AnthropicProvider:
             status, etype, msg = _FAULTS[fault]
             err = ProviderError(200, etype, msg, fault, True, None, billed=True)
             cut = Usage(usage.uncached, usage.cache_read, usage.cache_write_5m, usage.cache_write_1h, 0)
-            return Outcome(cut, price(self.prices, cut), ttft, ttft, err, top_pos, "", anthropic_wire_usage(cut))
+            return Outcome(
+                cut, price(self.prices, cut), ttft, ttft, err, top_pos, "", anthropic_wire_usage(cut)
+            )
         return Outcome(
             usage,
             price(self.prices, usage),

@@ -47,6 +47,7 @@ class ProviderError:
     transient: bool
     retry_after: float | None = None
     billed: bool = False  # True when the input was processed (error after streaming started)
+    code: str = ""  # the API's machine-readable code where it has one (OpenAI `code`, Gemini `status`)
 
 
 @dataclass(slots=True)
@@ -123,15 +124,21 @@ FAULT_KINDS = ("rate_limit", "overloaded", "server_error", "timeout", "stream_er
 
 @dataclass(frozen=True)
 class Faults:
-    """Seeded fault injection: per-kind rates, and scripted faults at request indexes."""
+    """Seeded fault injection: per-kind rates, scripted faults at request indexes, and scripted
+    fault windows in simulated time ((start, end, kind): every call with start <= now < end)."""
 
     rates: dict[str, float] = field(default_factory=dict)
     scripted: dict[int, str] = field(default_factory=dict)
     retry_after: float = 2.0
+    windows: tuple[tuple[float, float, str], ...] = ()
 
-    def draw(self, index: int, rng: random.Random) -> str | None:
+    def draw(self, index: int, rng: random.Random, now: float | None = None) -> str | None:
         if index in self.scripted:
             return self.scripted[index]
+        if now is not None:
+            for start, end, kind in self.windows:
+                if start <= now < end:
+                    return kind
         for kind in FAULT_KINDS:
             p = self.rates.get(kind, 0.0)
             if p and rng.random() < p:

@@ -6,7 +6,6 @@ model and its parameters; `make_provider(profile, model, seed)` builds one insta
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -16,26 +15,75 @@ import yaml
 from policies.registry import register
 from sim.catalog import model_info, prices
 from sim.providers.anthropic import AnthropicConfig, AnthropicProvider
-from sim.providers.base import Faults, Latency, Provider
+from sim.providers.base import Provider
+from sim.providers.config import ProfileError, config_from
 
-
-class ProfileError(ValueError):
-    """An unknown profile or a bad key in a profile file."""
+__all__ = ["ProfileError", "default_model", "make_provider", "profile", "profile_names"]
 
 
 @register("provider", "anthropic")
 def anthropic_provider(model: str, seed: int = 0, **params: Any) -> Provider:
-    cfg = AnthropicConfig()
-    valid = [f.name for f in fields(AnthropicConfig)]
-    for key in params:
-        if key not in valid:
-            raise ProfileError(f"unknown key {key!r} for provider 'anthropic'; valid keys: {', '.join(valid)}")
-    if "latency" in params and isinstance(params["latency"], dict):
-        params["latency"] = Latency(**params["latency"])
-    if "faults" in params and isinstance(params["faults"], dict):
-        params["faults"] = Faults(**params["faults"])
-    cfg = replace(cfg, **params)
+    cfg = config_from(AnthropicConfig, "anthropic", params)
     return AnthropicProvider(model_info(model), prices(model), cfg, seed)
+
+
+@register("provider", "auto-prefix")
+def auto_prefix_provider(model: str, seed: int = 0, **params: Any) -> Provider:
+    """OpenAI ≤ 5.5, Gemini implicit, Meta-style replicas (sim/providers/auto_prefix.py)."""
+    from sim.providers.auto_prefix import AutoConfig, AutoPrefixProvider
+
+    cfg = config_from(AutoConfig, "auto-prefix", params)
+    return AutoPrefixProvider(cfg.dialect, model_info(model), prices(model), cfg, seed)
+
+
+@register("provider", "openai-breakpoints")
+def openai_breakpoints_provider(model: str, seed: int = 0, **params: Any) -> Provider:
+    from sim.providers.openai_breakpoints import BreakpointConfig, OpenAIBreakpointProvider
+
+    cfg = config_from(BreakpointConfig, "openai-breakpoints", params)
+    return OpenAIBreakpointProvider("openai", model_info(model), prices(model), cfg, seed)
+
+
+@register("provider", "gemini-explicit")
+def gemini_explicit_provider(model: str, seed: int = 0, **params: Any) -> Provider:
+    from sim.providers.gemini import GeminiExplicitConfig, GeminiExplicitProvider
+
+    cfg = config_from(GeminiExplicitConfig, "gemini-explicit", params)
+    return GeminiExplicitProvider("gemini", model_info(model), prices(model), cfg, seed)
+
+
+@register("provider", "deepseek")
+def deepseek_provider(model: str, seed: int = 0, **params: Any) -> Provider:
+    from sim.providers.deepseek import DeepSeekConfig, DeepSeekProvider
+
+    cfg = config_from(DeepSeekConfig, "deepseek", params)
+    return DeepSeekProvider("deepseek", model_info(model), prices(model), cfg, seed)
+
+
+@register("provider", "openrouter")
+def openrouter_provider(model: str, seed: int = 0, **params: Any) -> Provider:
+    """OpenRouter over upstream endpoints, each built from `upstream_profile` with its own cache."""
+    from sim.providers.openrouter import OpenRouterConfig, OpenRouterProvider
+
+    if "down" in params and isinstance(params["down"], dict):
+        params["down"] = {int(k): str(v) for k, v in params["down"].items()}
+    if "down_windows" in params:
+        params["down_windows"] = tuple((float(a), float(b), str(u)) for a, b, u in params["down_windows"])
+    cfg = config_from(OpenRouterConfig, "openrouter", params)
+    ups = {u: make_provider(cfg.upstream_profile, model, seed * 1000 + i + 1) for i, u in enumerate(cfg.upstreams)}
+    return OpenRouterProvider(model_info(model), prices(model), cfg, ups, seed)
+
+
+def _read_profile(p: Any) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        raise ProfileError(f"sim/data/profiles/{p.name}{line}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    if not isinstance(data, dict):
+        raise ProfileError(f"sim/data/profiles/{p.name}: a profile must be a mapping")
+    return dict(data)
 
 
 @cache
@@ -43,10 +91,16 @@ def _profiles() -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {"anthropic": {"provider": "anthropic"}}
     folder = resources.files("sim").joinpath("data", "profiles")
     if folder.is_dir():
-        for p in folder.iterdir():
+        for p in sorted(folder.iterdir(), key=lambda q: q.name):
             if p.name.endswith(".yaml"):
-                out[p.name[:-5]] = dict(yaml.safe_load(p.read_text(encoding="utf-8")) or {})
+                out[p.name[:-5]] = _read_profile(p)
     return out
+
+
+def default_model(name: str) -> str | None:
+    """The model a profile runs when none is given (its `model:` key), or None."""
+    m = profile(name).get("model")
+    return str(m) if m else None
 
 
 def profile_names() -> list[str]:
@@ -69,7 +123,24 @@ def make_provider(name: str, model: str, seed: int = 0, **overrides: Any) -> Pro
     prof.pop("description", None)
     prof.pop("sources", None)
     prof.pop("model", None)
+    prof.pop("models", None)
     prof.update(overrides)
     builder = lookup("provider", kind)
     provider: Provider = builder(model, seed, **prof)
     return provider
+
+
+def model_for(name: str, trace_model: str | None) -> str | None:
+    """The model to run a trace on under profile `name`: the trace's own model when the profile
+    serves its provider family, else the profile's default model (so `--provider openai-auto`
+    on a Claude trace runs gpt-4.1 rather than pricing Claude on OpenAI's cache)."""
+    from sim.catalog import CatalogError
+
+    default = default_model(name)
+    if default is None or not trace_model:
+        return trace_model or default
+    try:
+        same = model_info(trace_model).provider == model_info(default).provider
+    except CatalogError:
+        same = False
+    return trace_model if same else default

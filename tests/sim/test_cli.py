@@ -38,7 +38,9 @@ def test_missing_trace_file(capsys: pytest.CaptureFixture[str]) -> None:
     assert "nope.jsonl" in _err(capsys, ["run", "nope.jsonl", "--policy", "h-openrouter"])
 
 
-def test_malformed_trace_line_names_file_line_and_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_malformed_trace_line_names_file_line_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     lines = Path(SAMPLE).read_text().splitlines()
     lines[5] = lines[5].replace('"role":"', '"role":"robot", "x":"')
     bad = tmp_path / "bad.jsonl"
@@ -50,7 +52,11 @@ def test_malformed_trace_line_names_file_line_and_field(tmp_path: Path, capsys: 
 def test_unknown_preset_key_lists_valid_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     preset = tmp_path / "p.yaml"
     text = Path("policies/presets/h-openrouter.yaml").read_text()
-    preset.write_text(text.replace("eviction: {name: batch, cap: 16, keep: 4}", "eviction: {name: batch, cap: 16, keeep: 4}"))
+    preset.write_text(
+        text.replace(
+            "eviction: {name: batch, cap: 16, keep: 4}", "eviction: {name: batch, cap: 16, keeep: 4}"
+        )
+    )
     err = _err(capsys, ["run", SAMPLE, "--policy", str(preset)])
     assert "unknown key 'keeep'" in err and "valid keys: cap, keep" in err
     preset.write_text(text + "colour: blue\n")

@@ -10,7 +10,9 @@ from sim.transcript import CHAIN_SEED, Transcript, chain
 
 
 def _block(i: int, image: bool = False) -> Block:
-    return Block("image" if image else "text", "user", 0 if image else i, i % 97 + 1, digest64(str(i).encode()))
+    return Block(
+        "image" if image else "text", "user", 0 if image else i, i % 97 + 1, digest64(str(i).encode())
+    )
 
 
 def _full(tr: Transcript) -> tuple[list[int], list[int], list[int]]:
@@ -26,7 +28,12 @@ def _full(tr: Transcript) -> tuple[list[int], list[int], list[int]]:
 
 
 ops = st.lists(
-    st.tuples(st.sampled_from(["append", "replace", "pop"]), st.integers(0, 10_000), st.integers(1, 4), st.booleans()),
+    st.tuples(
+        st.sampled_from(["append", "replace", "pop"]),
+        st.integers(0, 10_000),
+        st.integers(1, 4),
+        st.booleans(),
+    ),
     max_size=40,
 )
 

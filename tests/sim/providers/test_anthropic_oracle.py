@@ -62,7 +62,9 @@ class Oracle:
         for b, ttl in bps:
             if tokens[b] <= best or tokens[b] < MIN_CACHEABLE:
                 continue
-            self.entries[tuple(digests[: b + 1])] = _OEntry(tokens[b], now + TTL[ttl], now + ttft, TTL[ttl], images)
+            self.entries[tuple(digests[: b + 1])] = _OEntry(
+                tokens[b], now + TTL[ttl], now + ttft, TTL[ttl], images
+            )
             top = max(top, tokens[b])
             if ttl == "1h":
                 top_1h = max(top_1h, tokens[b])
@@ -89,7 +91,9 @@ def _blocks(rng: random.Random, n: int, pool: list[Block]) -> list[Block]:
 def test_cache_matches_bruteforce_oracle(seed: int, n_requests: int) -> None:
     rng = random.Random(seed)
     latency = Latency(base_ttft=0.5, prefill_tps=1e9, output_tps=1e9)
-    prov = AnthropicProvider(model_info("claude-sonnet-4-6"), prices("claude-sonnet-4-6"), AnthropicConfig(latency=latency))
+    prov = AnthropicProvider(
+        model_info("claude-sonnet-4-6"), prices("claude-sonnet-4-6"), AnthropicConfig(latency=latency)
+    )
     oracle = Oracle()
     pool: list[Block] = []
     head = _blocks(rng, rng.randint(1, 4), pool)

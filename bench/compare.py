@@ -1,0 +1,208 @@
+"""Compare policies on the same traces: one row per policy, computed from run rows afterwards.
+
+Per seed a policy's runs over all traces are added up (cost, tokens, misses, compactions, ...);
+over seeds each number is a mean with a 95 % interval (Student t). When the best policy's
+interval overlaps another's, the gap is smaller than the spread and that row says so
+(peers.md "Ideas worth absorbing" 2: honest verdicts). Outputs: terminal, Markdown, CSV, JSON.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from sim.records import MISS_CAUSES
+
+# two-sided 95 % Student t quantiles by degrees of freedom (standard table); 1.96 beyond 30
+_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
+        2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
+        2.045, 2.042)  # fmt: skip
+
+SUM_FIELDS = ("cost", "requests", "failed_requests", "uncached", "cache_read", "cache_write", "output",
+              "true_input", "compactions", "tokens_saved", "evictions", "evicted_images", "miss_tokens")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Stat:
+    mean: float
+    lo: float
+    hi: float
+    n: int
+
+    @property
+    def half(self) -> float:
+        return (self.hi - self.lo) / 2
+
+
+def stat(values: list[float]) -> Stat:
+    """Mean and 95 % interval; the interval is the point itself for one value."""
+    n = len(values)
+    if n == 0:
+        return Stat(0.0, 0.0, 0.0, 0)
+    m = sum(values) / n
+    if n == 1:
+        return Stat(m, m, m, 1)
+    sd = math.sqrt(sum((v - m) ** 2 for v in values) / (n - 1))
+    t = _T95[n - 2] if n - 1 <= len(_T95) else 1.96
+    h = t * sd / math.sqrt(n)
+    return Stat(m, m - h, m + h, n)
+
+
+def combine(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """One seed's runs of one policy over all traces, added up."""
+    out: dict[str, Any] = {k: sum(r.get(k, 0) for r in rows) for k in SUM_FIELDS}
+    for k in {k for r in rows for k in r if k.startswith(("miss_", "failures_")) and k != "miss_tokens"}:
+        out[k] = sum(r.get(k, 0) or 0 for r in rows)
+    total_in = out["uncached"] + out["cache_read"] + out["cache_write"]
+    out["cache_read_share"] = out["cache_read"] / total_in if total_in else 0.0
+    weights = [max(1, r.get("requests", 1) - r.get("failed_requests", 0)) for r in rows]
+    out["estimate_error_mean"] = sum(
+        w * r.get("estimate_error_mean", 0.0) for w, r in zip(weights, rows, strict=True)
+    ) / max(1, sum(weights))
+    out["estimate_error_worst"] = max((r.get("estimate_error_worst", 0.0) for r in rows), key=abs, default=0.0)
+    out["failed_runs"] = sum(1 for r in rows if r.get("status", "ok") != "ok")
+    return out
+
+
+@dataclass
+class PolicyRow:
+    policy: str
+    runs: int
+    seeds: int
+    stats: dict[str, Stat] = field(default_factory=dict)
+    rel_best: float = 1.0
+    verdict: str = ""
+
+
+def compare_rows(rows: list[dict[str, Any]]) -> list[PolicyRow]:
+    """Policy rows from run rows (one per trace x policy x seed), in the order policies appear."""
+    by: dict[str, dict[int, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        by[r["policy"]][int(r["seed"])].append(r)
+    out = []
+    for pol, seeds in by.items():
+        per_seed = [combine(rs) for _, rs in sorted(seeds.items())]
+        keys = sorted({k for c in per_seed for k in c})
+        pr = PolicyRow(pol, sum(len(v) for v in seeds.values()), len(seeds))
+        pr.stats = {k: stat([float(c.get(k, 0)) for c in per_seed]) for k in keys}
+        out.append(pr)
+    if out:
+        best = min(out, key=lambda p: p.stats["cost"].mean)
+        for p in out:
+            c = p.stats["cost"]
+            p.rel_best = c.mean / best.stats["cost"].mean if best.stats["cost"].mean else 1.0
+            if p is best:
+                p.verdict = "best"
+            elif p.seeds > 1 and c.lo <= best.stats["cost"].hi:
+                p.verdict = "NOT SUPPORTED (gap < spread)"
+    return out
+
+
+def _active(prs: list[PolicyRow], prefix: str, order: tuple[str, ...] = ()) -> list[str]:
+    keys = {k for p in prs for k, s in p.stats.items() if k.startswith(prefix) and s.mean}
+    keys.discard("miss_tokens")
+    known = [f"{prefix}{c}" for c in order if f"{prefix}{c}" in keys]
+    return known + sorted(keys - set(known))
+
+
+def _fmt(s: Stat, kind: str) -> str:
+    if kind == "$":
+        v = f"${s.mean:,.4f}"
+        return v + (f" ±{s.half:,.4f}" if s.n > 1 else "")
+    if kind == "%":
+        v = f"{s.mean:.1%}"
+        return v + (f" ±{s.half:.1%}" if s.n > 1 else "")
+    if kind == "+%":
+        v = f"{s.mean:+.1%}"
+        return v + (f" ±{s.half:.1%}" if s.n > 1 else "")
+    v = f"{s.mean:,.0f}" if s.mean == int(s.mean) or abs(s.mean) >= 100 else f"{s.mean:,.1f}"
+    return v + (f" ±{s.half:,.1f}" if s.n > 1 and s.half else "")
+
+
+def table(prs: list[PolicyRow]) -> tuple[list[str], list[list[str]]]:
+    """Header and cells of the human table (terminal and Markdown)."""
+    misses = _active(prs, "miss_", MISS_CAUSES)
+    fails = _active(prs, "failures_")
+    head = ["policy", "cost", "vs best", "read from cache", *(f"miss {m[5:]}" for m in misses), "compactions",
+            "tokens saved", "evictions", *(f"fail {f[9:]}" for f in fails), "failed runs", "est. err mean",
+            "est. err worst", "verdict"]  # fmt: skip
+    body = []
+    for p in prs:
+        s = p.stats
+        body.append([
+            p.policy, _fmt(s["cost"], "$"), f"{p.rel_best:.2f}x", _fmt(s["cache_read_share"], "%"),
+            *(_fmt(s[m], "n") for m in misses), _fmt(s["compactions"], "n"), _fmt(s["tokens_saved"], "n"),
+            _fmt(s["evictions"], "n"), *(_fmt(s[f], "n") for f in fails), _fmt(s["failed_runs"], "n"),
+            _fmt(s["estimate_error_mean"], "+%"), _fmt(s["estimate_error_worst"], "+%"), p.verdict,
+        ])  # fmt: skip
+    return head, body
+
+
+def format_terminal(prs: list[PolicyRow], title: str = "") -> str:
+    head, body = table(prs)
+    widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
+    lines = [title] if title else []
+    fmt = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))  # noqa: E731
+    lines.append(fmt(head).rstrip())
+    lines.append("  ".join("-" * w for w in widths))
+    lines += [fmt(r).rstrip() for r in body]
+    return "\n".join(lines)
+
+
+def format_markdown(prs: list[PolicyRow], title: str = "") -> str:
+    head, body = table(prs)
+    lines = [f"**{title}**", ""] if title else []
+    lines.append("| " + " | ".join(head) + " |")
+    lines.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(head))) + "|")
+    lines += ["| " + " | ".join(r) + " |" for r in body]
+    return "\n".join(lines)
+
+
+def flat(prs: list[PolicyRow]) -> list[dict[str, Any]]:
+    """Machine rows: every metric as mean, lo, hi (the 95 % interval)."""
+    keys = sorted({k for p in prs for k in p.stats})
+    out = []
+    for p in prs:
+        d: dict[str, Any] = {"policy": p.policy, "runs": p.runs, "seeds": p.seeds, "cost_rel_best": round(p.rel_best, 6),
+                             "verdict": p.verdict}  # fmt: skip
+        for k in keys:
+            s = p.stats.get(k, Stat(0.0, 0.0, 0.0, p.seeds))
+            d[k] = round(s.mean, 9)
+            d[f"{k}_lo"] = round(s.lo, 9)
+            d[f"{k}_hi"] = round(s.hi, 9)
+        out.append(d)
+    return out
+
+
+def format_csv(prs: list[PolicyRow]) -> str:
+    rows = flat(prs)
+    buf = io.StringIO()
+    if rows:
+        w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    return buf.getvalue()
+
+
+def format_json(prs: list[PolicyRow], meta: dict[str, Any] | None = None) -> str:
+    return json.dumps({**(meta or {}), "policies": flat(prs)}, indent=2)
+
+
+FORMATS = ("terminal", "markdown", "csv", "json")
+
+
+def render(prs: list[PolicyRow], fmt: str, title: str = "", meta: dict[str, Any] | None = None) -> str:
+    if fmt == "terminal":
+        return format_terminal(prs, title)
+    if fmt == "markdown":
+        return format_markdown(prs, title)
+    if fmt == "csv":
+        return format_csv(prs)
+    if fmt == "json":
+        return format_json(prs, meta)
+    raise ValueError(f"unknown format {fmt!r}; valid: {', '.join(FORMATS)}")

@@ -1,0 +1,307 @@
+"""Prefix stability: does each request start with its parent, and if not, where and why not?
+
+Each request is compared with its *parent* (DESIGN.md "What real request logs look like"): among
+the earlier requests of the same session and model (a provider cache is per model), the one it
+shares the longest block prefix with, the latest on a tie. A request that contains its parent
+whole is clean. Otherwise the first divergence is reported (segment, message index, block,
+byte offset, a short diff) and classified:
+
+- `side_request`: a request the conversation never continues (title generation, a summarizer
+  with its own system prompt, a text-only compaction retry) while a later request goes on from
+  its parent; or a later request returning to the main line after a side request that appended
+  a single user message (a summary instruction) -- that return is clean;
+- `reset_after_compaction`: the conversation restarts shorter after a compaction;
+- `tail_edit`: only the parent's newest message changed (cheap: the tail is re-billed);
+- `mid_conversation_edit`: an earlier message changed (the costly kind);
+- `static_prefix_edit`: tools or system prompt changed and the conversation kept the change.
+
+A break is *explained* when the producer declared an edit (compaction, eviction, trim) before it.
+The check fails on unexplained breaks of a class not allowed (default allowed: side_request)
+that the baseline does not list. Chained hashes make finding the parent O(blocks) per request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from bench.request_log import LBlock, LoggedRequest
+
+CLASSES = ("side_request", "reset_after_compaction", "tail_edit", "mid_conversation_edit", "static_prefix_edit")
+DEFAULT_ALLOWED = ("side_request",)
+DIFF_CONTEXT = 24  # bytes of context shown on each side of a divergence
+
+
+@dataclass(frozen=True)
+class Break:
+    request: int  # 0-based index of the request in the log
+    line: int  # its line in the log (0 when unknown)
+    parent: int | None
+    parent_line: int
+    segment: str  # tools | system | messages | end (the request ends inside its parent)
+    message: int | None
+    block: int | None
+    offset: int | None  # byte offset of the first different byte inside the block
+    cls: str
+    explained: bool
+    declared: str
+    old: str  # parent's bytes around the divergence
+    new: str  # this request's bytes around it
+    label: str = ""
+
+    @property
+    def signature(self) -> tuple[Any, ...]:
+        return (self.request, self.cls, self.segment, self.message, self.block, self.offset)
+
+    def where(self) -> str:
+        if self.segment in ("tools", "system"):
+            return f"{self.segment} block {self.block}, byte {self.offset}"
+        if self.segment == "end":
+            return f"request ends inside its parent (after message {self.message})"
+        if self.message is None:
+            return "position unknown"
+        return f"message {self.message}, block {self.block}, byte {self.offset}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Report:
+    requests: int
+    breaks: list[Break]
+    failing: list[Break]
+    source: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.failing
+
+
+def _ident(b: LBlock) -> bytes:
+    return b"\x1f".join((b.segment.encode(), str(b.message).encode(), str(b.index).encode(), b.role.encode(), b.payload))
+
+
+def chain(blocks: list[LBlock]) -> list[bytes]:
+    out = []
+    h = b"ctxbench-prefix"
+    for b in blocks:
+        h = hashlib.blake2b(h + _ident(b), digest_size=12).digest()
+        out.append(h)
+    return out
+
+
+def _snip(p: bytes, at: int) -> str:
+    s = p[max(0, at - DIFF_CONTEXT) : at + DIFF_CONTEXT].decode("utf-8", "replace")
+    return ("…" if at > DIFF_CONTEXT else "") + s.replace("\n", "\\n") + ("…" if at + DIFF_CONTEXT < len(p) else "")
+
+
+def _first_diff(a: bytes, b: bytes) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def _payload_bytes(r: LoggedRequest, k: int) -> int:
+    return sum(len(b.payload) for b in r.blocks[k:])
+
+
+def find_breaks(reqs: list[LoggedRequest], allowed: tuple[str, ...] = DEFAULT_ALLOWED) -> Report:
+    """Every break in a log, in request order, and the ones that fail the check."""
+    chains = [chain(r.blocks) for r in reqs]
+    groups: dict[tuple[str | None, str], list[int]] = defaultdict(list)
+    for i, r in enumerate(reqs):
+        groups[(r.session, r.model)].append(i)
+    found: list[tuple[int, int, int]] = []  # (request, parent, shared blocks)
+    extends: dict[int, list[int]] = defaultdict(list)  # parent -> later requests that contain it whole
+    for members in groups.values():
+        last_with: dict[bytes, int] = {}
+        ends: dict[bytes, int] = {}
+        for pos, i in enumerate(members):
+            c = chains[i]
+            shared = 0
+            for h in c:
+                if h not in last_with:
+                    break
+                shared += 1
+            if last_with or ends:
+                full = ends.get(c[shared - 1]) if shared else None
+                parent = last_with[c[shared - 1]] if shared else members[pos - 1]
+                if full is not None and parent != full and _side_shape(reqs[parent], reqs[full]):
+                    parent = full
+                if parent == full:
+                    extends[parent].append(i)
+                else:
+                    found.append((i, parent, shared))
+            for h in c:
+                last_with[h] = i
+            if c:
+                ends[c[-1]] = i
+    later: dict[tuple[str | None, str], int] = {k: v[-1] for k, v in groups.items()}
+    breaks = [_describe(reqs, i, p, k, extends, later) for i, p, k in sorted(found)]
+    failing = [b for b in breaks if not b.explained and b.cls not in allowed]
+    return Report(len(reqs), breaks, failing)
+
+
+def _side_shape(side: LoggedRequest, base: LoggedRequest) -> bool:
+    """`side` = `base` + one user message (a summary instruction): a side request."""
+    return side.n_messages == base.n_messages + 1 and bool(side.blocks) and side.blocks[-1].role == "user"
+
+
+def _describe(
+    reqs: list[LoggedRequest], i: int, p: int, k: int, extends: dict[int, list[int]], last: dict[Any, int]
+) -> Break:
+    r, par = reqs[i], reqs[p]
+    leaf = not extends.get(i) and last[(r.session, r.model)] != i
+    if k < len(r.blocks):
+        nb = r.blocks[k]
+        ob = par.blocks[k] if k < len(par.blocks) else None
+        off = _first_diff(ob.payload, nb.payload) if ob is not None and ob.segment == nb.segment else 0
+        seg, msg, blk = nb.segment, nb.message, nb.index
+        if ob is not None and ob.segment != nb.segment and ob.segment != "messages":
+            seg, msg, blk = ob.segment, ob.message, ob.index  # a static block was removed
+        old = _snip(ob.payload, off) if ob is not None else ""
+        new = _snip(nb.payload, off)
+    else:  # the request is a strict prefix of its parent
+        seg, msg, blk, off = "end", r.n_messages - 1, None, None
+        ob = par.blocks[k] if k < len(par.blocks) else None
+        old, new = (_snip(ob.payload, 0) if ob else ""), ""
+    declared = r.declared
+    continued = any(j > i for j in extends.get(p, ()))
+    if seg in ("tools", "system"):
+        cls = "side_request" if leaf else "static_prefix_edit"
+    elif "compaction" in declared:
+        cls = "reset_after_compaction"
+    elif leaf and not declared and (continued or msg == 0):
+        cls = "side_request"  # never continued: a helper call or a summarizer
+    elif msg == 0 or (
+        seg != "end"
+        and r.n_messages < par.n_messages
+        and msg is not None
+        and msg <= max(3, par.n_messages // 4)
+        and _payload_bytes(r, k) * 2 < _payload_bytes(par, k)
+    ):
+        cls = "reset_after_compaction"  # a new, shorter conversation on the same static prefix
+    elif seg == "end" or (msg is not None and msg >= par.n_messages - 1):
+        cls = "tail_edit"
+    else:
+        cls = "mid_conversation_edit"
+    explained = any(w in declared for w in ("compaction", "eviction", "trim"))
+    return Break(i, r.line, p, par.line, seg, msg, blk, off, cls, explained, declared, old, new, r.label)
+
+
+# ------------------------------------------------------------------ baselines
+def baseline_dict(report: Report) -> dict[str, Any]:
+    """The accepted breaks of a log (committed, so CI fails only on new ones)."""
+    return {
+        "format": "ctxbench-prefix-baseline",
+        "version": 1,
+        "source": report.source,
+        "requests": report.requests,
+        "accepted": [list(b.signature) for b in report.failing],
+        "breaks_by_class": _counts(report.breaks),
+    }
+
+
+def apply_baseline(report: Report, baseline: dict[str, Any], where: str = "<baseline>") -> Report:
+    if baseline.get("format") != "ctxbench-prefix-baseline":
+        raise ValueError(f"{where}: not a ctxbench prefix baseline (field 'format')")
+    accepted = {tuple(s) for s in baseline.get("accepted", [])}
+    failing = [b for b in report.failing if b.signature not in accepted]
+    return Report(report.requests, report.breaks, failing, report.source)
+
+
+def _counts(breaks: list[Break]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for b in breaks:
+        key = b.cls + (" (explained)" if b.explained else "")
+        out[key] = out.get(key, 0) + 1
+    return dict(sorted(out.items()))
+
+
+# ------------------------------------------------------------------ records files
+# Miss causes that are prefix changes made by the harness (the rest are provider-side misses).
+_RECORD_CLASSES = {
+    "compaction": "reset_after_compaction",
+    "eviction": "mid_conversation_edit",
+    "trim": "mid_conversation_edit",
+    "prefix_change": "mid_conversation_edit",
+    "image_change": "mid_conversation_edit",
+}
+
+
+def record_breaks(records: list[Any], allowed: tuple[str, ...] = DEFAULT_ALLOWED) -> Report:
+    """Breaks named by a records file: records carry the cause, not the position (message,
+    block and offset are unknown). A declared edit (compaction, eviction, trim) explains one."""
+    breaks = []
+    for i, r in enumerate(records):
+        cls = _RECORD_CLASSES.get(r.miss_cause)
+        if cls is None:
+            continue
+        declared = r.edit or (r.miss_cause if r.miss_cause in ("compaction", "eviction", "trim") else "")
+        explained = bool(declared)
+        label = f"{r.conversation}#{r.index}"
+        breaks.append(Break(i, i + 1, None, 0, "messages", None, None, None, cls, explained, declared, "", "", label))
+    failing = [b for b in breaks if not b.explained and b.cls not in allowed]
+    return Report(len(records), breaks, failing)
+
+
+# ------------------------------------------------------------------ output
+def describe(b: Break) -> str:
+    state = "explained by declared " + b.declared if b.explained else "unexplained"
+    who = f"request {b.request}" + (f" ({b.label})" if b.label else "") + (f" [line {b.line}]" if b.line else "")
+    parent = f"request {b.parent}" if b.parent is not None else "the previous request"
+    return f"{who} does not start with {parent}: {b.cls} at {b.where()} ({state})"
+
+
+def format_text(report: Report, limit: int = 20) -> str:
+    counts = ", ".join(f"{k} {v}" for k, v in _counts(report.breaks).items()) or "none"
+    head = (
+        f"{report.source + ': ' if report.source else ''}{report.requests} requests, {len(report.breaks)} breaks "
+        f"({counts}); {len(report.failing)} failing -> {'OK' if report.ok else 'FAIL'}"
+    )
+    lines = [head]
+    failing = {id(b) for b in report.failing}
+    shown = sorted(report.breaks, key=lambda b: (id(b) not in failing, b.request))[:limit]
+    for b in shown:
+        mark = "x" if id(b) in failing else "-"
+        lines.append(f"  {mark} {describe(b)}")
+        if b.old or b.new:
+            lines.append(f"      parent: {b.old}")
+            lines.append(f"      this:   {b.new}")
+    if len(report.breaks) > limit:
+        lines.append(f"  ... {len(report.breaks) - limit} more (use --format json for all)")
+    return "\n".join(lines)
+
+
+def _esc(s: str, prop: bool = False) -> str:
+    s = s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return s.replace(":", "%3A").replace(",", "%2C") if prop else s
+
+
+def format_github(report: Report, path: str) -> str:
+    """GitHub Actions workflow commands: an error per failing break, a notice per other break."""
+    failing = {id(b) for b in report.failing}
+    out = []
+    for b in report.breaks:
+        level = "error" if id(b) in failing else "notice"
+        props = f"file={_esc(path, True)}" + (f",line={b.line}" if b.line else "") + f",title={_esc('prefix ' + b.cls, True)}"
+        msg = describe(b) + (f"\nparent: {b.old}\nthis:   {b.new}" if b.old or b.new else "")
+        out.append(f"::{level} {props}::{_esc(msg)}")
+    out.append(f"{report.requests} requests, {len(report.breaks)} breaks, {len(report.failing)} failing")
+    return "\n".join(out)
+
+
+def report_dict(report: Report) -> dict[str, Any]:
+    failing = {id(b) for b in report.failing}
+    return {
+        "source": report.source,
+        "ok": report.ok,
+        "requests": report.requests,
+        "breaks_by_class": _counts(report.breaks),
+        "breaks": [{**b.as_dict(), "failing": id(b) in failing} for b in report.breaks],
+    }

@@ -1,0 +1,316 @@
+"""Request logs for the prefix check: read them, normalize them, and produce them from a simulation.
+
+A log is one JSON request body per line: Anthropic Messages, OpenAI Chat Completions or OpenAI
+Responses, bare or wrapped (`{"body": ...}`, or claude-trace's `{"request": {"headers", "body"}}`,
+traces-real/FORMATS.md §2.2). Every request is normalized to one flat list of blocks in cache
+order tools → system → messages (providers.md §1.1); a block's identity is its segment, position,
+role and content with every `cache_control` marker removed (markers move each turn and are not
+content, DESIGN.md "What real request logs look like").
+
+Session ids, where present: a `session_id` wrapper field or body field (OpenRouter, providers.md
+L431), `x-session-id` / `X-Claude-Code-Session-Id` headers (ecosystem.md L221), a `session_id`
+inside Claude Code's `metadata.user_id` JSON (ecosystem.md L221), else `prompt_cache_key` (Codex
+sends the session id there, ecosystem.md L197).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sim.content import IMAGE, TEXT, THINKING, TOOL_DEF, TOOL_RESULT, TOOL_USE, Block
+from sim.providers.base import Request
+
+TEXT_TYPES = ("text", "input_text", "output_text")
+SESSION_HEADERS = ("session_id", "x-session-id", "x-claude-code-session-id", "session-id")
+
+
+@dataclass(frozen=True, slots=True)
+class LBlock:
+    """One normalized block: where it is, whose it is, and its content bytes (`payload`: the text
+    of a text block, canonical JSON otherwise)."""
+
+    segment: str  # tools | system | messages
+    message: int | None  # index in the request's messages (None for tools and system)
+    index: int  # block index within its message (or within the tools / system segment)
+    role: str
+    payload: bytes
+    is_text: bool = True
+
+
+@dataclass
+class LoggedRequest:
+    line: int  # 1-based line of the log (0 when the request has no line of its own)
+    blocks: list[LBlock]
+    n_messages: int
+    model: str = ""
+    session: str | None = None
+    declared: str = ""  # edits the producer declared before this request (compaction, eviction, trim)
+    kind: str = ""  # what the producer made it for, when known (gameplay, summary, ...)
+    label: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def _strip(obj: Any) -> Any:
+    """Drop `cache_control` at any depth (markers are not content)."""
+    if isinstance(obj, dict):
+        return {k: _strip(v) for k, v in obj.items() if k != "cache_control"}
+    if isinstance(obj, list):
+        return [_strip(v) for v in obj]
+    return obj
+
+
+def _canon(obj: Any) -> bytes:
+    return json.dumps(_strip(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def _content_blocks(content: Any) -> list[tuple[bytes, bool]]:
+    """(payload, is_text) of each part of a message content (a string is one text block)."""
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [(content.encode("utf-8"), True)]
+    if isinstance(content, dict):
+        content = [content]
+    if not isinstance(content, list):
+        return [(_canon(content), False)]
+    out = []
+    for part in content:
+        if isinstance(part, str):
+            out.append((part.encode("utf-8"), True))
+        elif isinstance(part, dict) and part.get("type") in TEXT_TYPES and isinstance(part.get("text"), str) and set(
+            _strip(part)
+        ) <= {"type", "text"}:
+            out.append((part["text"].encode("utf-8"), True))
+        else:
+            out.append((_canon(part), False))
+    return out
+
+
+def normalize(body: dict[str, Any], where: str = "<body>") -> tuple[list[LBlock], int]:
+    """Blocks of an Anthropic / Chat Completions / Responses body, and its message count."""
+    if not isinstance(body, dict):
+        raise ValueError(f"{where}: a request body must be a JSON object")
+    blocks: list[LBlock] = []
+    tools = body.get("tools") or []
+    if not isinstance(tools, list):
+        raise ValueError(f"{where}: field 'tools': expected a list")
+    for i, t in enumerate(tools):
+        blocks.append(LBlock("tools", None, i, "tools", _canon(t), False))
+    sys_parts: list[tuple[bytes, bool]] = []
+    for key in ("system", "instructions"):
+        if body.get(key) is not None:
+            sys_parts += _content_blocks(body[key])
+    msgs: list[tuple[str, list[tuple[bytes, bool]]]] = []
+    if "messages" in body:
+        items = body["messages"]
+        if not isinstance(items, list):
+            raise ValueError(f"{where}: field 'messages': expected a list")
+    elif "input" in body:
+        items = body["input"]
+        if isinstance(items, str):
+            items = [{"role": "user", "content": items}]
+        if not isinstance(items, list):
+            raise ValueError(f"{where}: field 'input': expected a string or a list")
+    else:
+        raise ValueError(f"{where}: not a request body (no 'messages' or 'input' field)")
+    for n, m in enumerate(items):
+        if not isinstance(m, dict):
+            raise ValueError(f"{where}: message {n}: expected an object")
+        role = m.get("role")
+        if role in ("system", "developer") and not msgs:
+            sys_parts += _content_blocks(m.get("content"))  # leading system messages: static prefix
+            continue
+        if role is None:  # a Responses item (function_call, function_call_output, reasoning, ...)
+            msgs.append((str(m.get("type", "item")), [(_canon(m), False)]))
+            continue
+        parts = _content_blocks(m.get("content"))
+        for tc in m.get("tool_calls") or []:
+            parts.append((_canon(tc), False))
+        if role == "tool":
+            role = f"tool:{m.get('tool_call_id', '')}"
+        msgs.append((str(role), parts))
+    for i, (p, is_text) in enumerate(sys_parts):
+        blocks.append(LBlock("system", None, i, "system", p, is_text))
+    for mi, (role, parts) in enumerate(msgs):
+        for bi, (p, is_text) in enumerate(parts):
+            blocks.append(LBlock("messages", mi, bi, role, p, is_text))
+    return blocks, len(msgs)
+
+
+def session_of(wrapper: dict[str, Any], body: dict[str, Any], headers: dict[str, Any]) -> str | None:
+    if wrapper is not body and isinstance(wrapper.get("session_id"), str):
+        return str(wrapper["session_id"])
+    if isinstance(body.get("session_id"), str):
+        return str(body["session_id"])
+    low = {str(k).lower(): v for k, v in headers.items()}
+    for h in SESSION_HEADERS:
+        if isinstance(low.get(h), str):
+            return str(low[h])
+    meta = body.get("metadata")
+    if isinstance(meta, dict):
+        if isinstance(meta.get("session_id"), str):
+            return str(meta["session_id"])
+        uid = meta.get("user_id")
+        if isinstance(uid, str) and uid.startswith("{"):
+            try:
+                sid = json.loads(uid).get("session_id")
+            except (ValueError, AttributeError):
+                sid = None
+            if isinstance(sid, str):
+                return sid
+    key = body.get("prompt_cache_key")
+    return str(key) if isinstance(key, str) else None
+
+
+def parse_line(obj: Any, line: int, where: str) -> LoggedRequest:
+    if not isinstance(obj, dict):
+        raise ValueError(f"{where}: expected a JSON object per line")
+    headers: dict[str, Any] = {}
+    body: Any = obj
+    if isinstance(obj.get("request"), dict) and isinstance(obj["request"].get("body"), dict):
+        headers = obj["request"].get("headers") or {}
+        body = obj["request"]["body"]
+    elif isinstance(obj.get("body"), dict):
+        headers = obj.get("headers") or {}
+        body = obj["body"]
+    blocks, n_msgs = normalize(body, where)
+    return LoggedRequest(
+        line,
+        blocks,
+        n_msgs,
+        str(body.get("model", "")),
+        session_of(obj, body, headers if isinstance(headers, dict) else {}),
+        str(obj.get("declared", "")) if body is not obj else "",
+        str(obj.get("kind", "")) if body is not obj else "",
+        str(obj.get("label", "")) if body is not obj else "",
+    )
+
+
+def read_request_log(lines: Iterable[str], path: str = "<log>") -> list[LoggedRequest]:
+    out = []
+    for n, text in enumerate(lines, 1):
+        if not text.strip():
+            continue
+        try:
+            obj = json.loads(text)
+        except ValueError as exc:
+            raise ValueError(f"{path}:{n}: not JSON ({exc.args[0]})") from exc
+        out.append(parse_line(obj, n, f"{path}:{n}"))
+    return out
+
+
+# ------------------------------------------------------------------ simulated logs
+def _placeholder(b: Block) -> str:
+    return f"<ctxbench {b.kind} {b.nbytes} bytes digest {b.digest:016x}>"
+
+
+def block_json(b: Block) -> dict[str, Any]:
+    """A content block in the Anthropic Messages shape; content known only by size is written as
+    its digest so equal content stays equal and changed content differs."""
+    text = b.text if b.text is not None else _placeholder(b)
+    if b.kind == IMAGE:
+        return {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg",
+                                            "data": f"<{b.width}x{b.height} digest {b.digest:016x}>"}}  # fmt: skip
+    if b.kind == TOOL_USE:
+        return {"type": "tool_use", "id": b.tool_id, "name": b.name, "input": {"_ctxbench": text}}
+    if b.kind == TOOL_RESULT:
+        return {"type": "tool_result", "tool_use_id": b.tool_id, "content": [{"type": "text", "text": text}]}
+    if b.kind == THINKING:
+        return {"type": "thinking", "thinking": text, "signature": ""}
+    if b.kind == TOOL_DEF:
+        return {"name": b.name, "description": text, "input_schema": {"type": "object"}}
+    assert b.kind == TEXT or True
+    return {"type": "text", "text": text}
+
+
+def request_body(req: Request) -> dict[str, Any]:
+    """The Anthropic Messages body of a simulated request, cache marks as `cache_control`."""
+    tr, n = req.tr, req.n
+    marks = dict(req.breakpoints)
+    items: list[dict[str, Any]] = []
+    for i in range(n):
+        d = block_json(tr.blocks[i])
+        if i in marks:
+            d["cache_control"] = {"type": "ephemeral", "ttl": marks[i]}
+        items.append(d)
+    body: dict[str, Any] = {"model": req.model, "max_tokens": req.output_tokens}
+    body["tools"] = items[: min(n, tr.tools_end)]
+    body["system"] = items[tr.tools_end : min(n, tr.system_end)]
+    messages = []
+    for m, start in enumerate(tr.msg_starts):
+        if start >= n:
+            break
+        end = min(tr.message_end(m), n)
+        messages.append({"role": tr.messages[m].role, "content": items[start:end]})
+    body["messages"] = messages
+    if req.session_id:
+        body["metadata"] = {"session_id": req.session_id}
+    return body
+
+
+def simulated_log(trace: Any, policy: Any, provider: str | None = None, seed: int = 0) -> list[dict[str, Any]]:
+    """Wrapped request bodies of one simulated run, in call order, each with the conversation as
+    its session id, the edits the harness declared before it, and its kind."""
+    from sim.runner import run_trace
+
+    captured: list[tuple[str, int, dict[str, Any]]] = []
+
+    def on_call(req: Request, _out: object) -> None:
+        captured.append((req.conversation, req.index, request_body(req)))
+
+    res = run_trace(trace, policy, provider or policy.provider, seed, on_call=on_call)
+    recs = {(r.conversation, r.index): r for r in res.records}
+    out = []
+    for conv, idx, body in captured:
+        r = recs.get((conv, idx))
+        out.append({"session_id": conv, "label": f"{conv}#{idx}", "kind": r.kind if r else "",
+                    "declared": r.edit if r else "", "body": body})  # fmt: skip
+    return out
+
+
+def dump_log(entries: Iterable[dict[str, Any]]) -> Iterator[str]:
+    for e in entries:
+        yield json.dumps(e, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def trace_log(trace: Any) -> list[dict[str, Any]]:
+    """The request log a trace implies by itself: each assistant message answers a request whose
+    prompt is everything before it (traces/model.py); a recorded compaction replaces the messages
+    before `kept_from` with its summary and is declared on the next request."""
+    from sim.build import block_of
+    from sim.content import Message
+    from sim.runner import prepare_for
+    from sim.transcript import Transcript
+    from traces.model import CompactionEvent
+
+    prep = prepare_for(trace)
+    tr = Transcript(prep.tools, prep.system)
+    model, declared, out = prep.model, "", []
+    factory = None
+    for n, step in enumerate(prep.steps):
+        if step.kind == "message" and step.message is not None:
+            tr.append(step.message)
+        elif step.kind == "reply" and step.message is not None:
+            req = Request(tr, len(tr), model, step.output_tokens)
+            out.append({"session_id": "trace", "label": f"reply {len(out)}", "kind": "recorded",
+                        "declared": declared, "body": request_body(req)})  # fmt: skip
+            declared = ""
+            tr.append(step.message)
+        elif step.kind == "switch":
+            model = step.model or model
+        elif step.kind == "compaction" and isinstance(step.event, CompactionEvent):
+            if factory is None:
+                from sim.runner import factory_for
+
+                factory = factory_for(model)
+            ev = step.event
+            summary = tuple(block_of(factory, c, "user", f"compaction{n}.{j}") for j, c in enumerate(ev.summary))
+            kept = list(tr.messages[ev.kept_from :]) if ev.kept_from is not None else []
+            new = ([Message.of("user", summary, "summary")] if summary else []) + kept
+            tr.replace_from(0, new)
+            declared = "compaction"
+    return out

@@ -1,0 +1,211 @@
+"""One simulated run as a unit of work: what identifies it, how a worker runs it, and the flat row
+it produces (shared by `compare` and `sweep`).
+
+A run is identified by (trace content hash, policy name + every parameter, budget, provider,
+seed, ctxbench version): the store key of a resumable sweep (peers.md "Ideas worth absorbing" 3:
+the run identity is the tool version plus every option). Rows are computed from records after
+the run (DESIGN.md "Records, not statistics, in the loop").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl
+
+from policies.preset import Policy, load_policy
+from sim import __version__
+from sim.prepared import PreparedTrace
+from sim.records import MISS_CAUSES
+from sim.runner import prepare_for, run_prepared
+from sim.summary import summarize
+from traces.format import read_trace
+from traces.model import Trace
+
+GEN_PREFIX = "gen:"
+
+# Columns every row has, in file order; `failures_<kind>` columns follow (the kinds seen).
+ID_COLUMNS = ("key", "trace", "trace_hash", "policy", "policy_hash", "budget", "provider", "seed", "version")
+METRIC_COLUMNS = (
+    "status",
+    "requests",
+    "failed_requests",
+    "cost",
+    "cache_read_share",
+    "true_input",
+    "uncached",
+    "cache_read",
+    "cache_write",
+    "output",
+    "compactions",
+    "tokens_saved",
+    "evictions",
+    "evicted_images",
+    "estimate_error_mean",
+    "estimate_error_worst",
+    "tokens_lost_to_failures",
+    "miss_tokens",
+    *(f"miss_{c}" for c in MISS_CAUSES),
+)
+
+
+@dataclass(frozen=True)
+class RunTask:
+    """Everything a worker needs to run one cell; small and picklable (sent to other processes)."""
+
+    trace: str  # a file path or a `gen:NAME?k=v&...` generator spec
+    trace_hash: str
+    policy: str  # preset name or YAML path
+    policy_hash: str
+    budget: int
+    provider: str
+    seed: int
+    version: str = __version__
+
+    @property
+    def key(self) -> str:
+        ident = [self.trace_hash, self.policy, self.policy_hash, self.budget, self.provider, self.seed, self.version]
+        return hashlib.sha256(json.dumps(ident, separators=(",", ":")).encode()).hexdigest()[:24]
+
+
+# ------------------------------------------------------------------ traces
+def parse_gen_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """`gen:game?turns=300&seed=4` -> ("game", {"turns": 300, "seed": 4}), values typed from the
+    generator's defaults; unknown names are errors listing the valid ones."""
+    from traces.generators import params_for
+
+    body = spec[len(GEN_PREFIX) :]
+    name, _, query = body.partition("?")
+    defaults = params_for(name)
+    valid = {f.name: getattr(defaults, f.name) for f in dataclasses.fields(defaults)}
+    out: dict[str, Any] = {}
+    for k, v in parse_qsl(query, keep_blank_values=True, strict_parsing=False):
+        if k not in valid:
+            raise ValueError(f"{spec}: unknown parameter {k!r} for generator {name}; valid: {', '.join(valid)}")
+        cur = valid[k]
+        if isinstance(cur, bool):
+            out[k] = v.lower() in ("1", "true", "yes")
+        elif isinstance(cur, int | float | str):
+            try:
+                out[k] = type(cur)(v)
+            except ValueError as exc:
+                raise ValueError(f"{spec}: parameter {k!r}: {exc}") from exc
+        else:
+            raise ValueError(f"{spec}: parameter {k!r} cannot be set in a spec (not a scalar)")
+    return name, out
+
+
+def trace_hash(trace: str) -> str:
+    """Content hash of a trace file (sha256 of its bytes), or of a canonical generator spec."""
+    if trace.startswith(GEN_PREFIX):
+        name, params = parse_gen_spec(trace)
+        canon = json.dumps([name, sorted(params.items())], separators=(",", ":"))
+        return "gen-" + hashlib.sha256(canon.encode()).hexdigest()[:20]
+    p = Path(trace)
+    if not p.is_file():
+        raise FileNotFoundError(f"{trace}: no such trace file")
+    return hashlib.sha256(p.read_bytes()).hexdigest()[:20]
+
+
+def load_trace(trace: str) -> Trace:
+    if trace.startswith(GEN_PREFIX):
+        from traces.generators import generate
+
+        name, params = parse_gen_spec(trace)
+        return generate(name, **params)
+    return read_trace(trace)
+
+
+def policy_hash(policy: Policy) -> str:
+    """Hash of the policy's name and every component parameter (the frozen dataclasses' repr)."""
+    return hashlib.sha256(repr(dataclasses.replace(policy, budget=0)).encode()).hexdigest()[:16]
+
+
+@lru_cache(maxsize=64)
+def cached_policy(spec: str) -> Policy:
+    return load_policy(spec)
+
+
+_PREPARED: dict[tuple[str, str], PreparedTrace] = {}
+
+
+def prepared(trace: str, thash: str) -> PreparedTrace:
+    """The prepared trace, read and prepared once per worker process (sweeps reuse it)."""
+    key = (trace, thash)
+    prep = _PREPARED.get(key)
+    if prep is None:
+        if len(_PREPARED) >= 16:
+            _PREPARED.clear()
+        prep = _PREPARED[key] = prepare_for(load_trace(trace))
+    return prep
+
+
+def make_tasks(
+    traces: list[str], policies: list[str], budgets: list[int | None], providers: list[str | None], seeds: list[int]
+) -> list[RunTask]:
+    """Every combination, grouped by trace so a worker reuses its prepared trace. A budget or
+    provider of None means the preset's own."""
+    hashes = {t: trace_hash(t) for t in traces}
+    tasks = []
+    for t in traces:
+        for pname in policies:
+            pol = cached_policy(pname)
+            ph = policy_hash(pol)
+            for b in budgets:
+                budget = pol.with_budget(b).budget
+                for prov in providers:
+                    for s in seeds:
+                        tasks.append(RunTask(t, hashes[t], pname, ph, budget, prov or pol.provider, s))
+    return tasks
+
+
+# ------------------------------------------------------------------ the worker
+def run_task(task: RunTask) -> dict[str, Any]:
+    """Run one cell and return its flat row (a top-level function: pickled by reference)."""
+    pol = cached_policy(task.policy).with_budget(task.budget)
+    res = run_prepared([prepared(task.trace, task.trace_hash)], pol, task.provider, task.seed)
+    s = summarize(res.records, res.outcomes)
+    row: dict[str, Any] = {
+        "key": task.key,
+        "trace": task.trace,
+        "trace_hash": task.trace_hash,
+        "policy": pol.name,
+        "policy_hash": task.policy_hash,
+        "budget": task.budget,
+        "provider": task.provider,
+        "seed": task.seed,
+        "version": task.version,
+        "status": "ok" if s.status == "ok" else next((o.error for o in res.outcomes if o.error), "error"),
+        "requests": s.requests,
+        "failed_requests": s.failed_requests,
+        "cost": round(s.cost, 9),
+        "cache_read_share": round(s.cache_read_share, 9),
+        "true_input": s.true_input,
+        "uncached": s.uncached,
+        "cache_read": s.cache_read,
+        "cache_write": s.cache_write,
+        "output": s.output,
+        "compactions": s.compactions,
+        "tokens_saved": s.tokens_saved,
+        "evictions": s.evictions,
+        "evicted_images": s.evicted_images,
+        "estimate_error_mean": round(s.estimate_error_mean, 9),
+        "estimate_error_worst": round(s.estimate_error_worst, 9),
+        "tokens_lost_to_failures": s.tokens_lost_to_failures,
+        "miss_tokens": sum(s.miss_tokens.values()),
+    }
+    for c in MISS_CAUSES:
+        row[f"miss_{c}"] = s.misses.get(c, 0)
+    for kind, n in s.failures.items():
+        row[f"failures_{kind}"] = n
+    return row
+
+
+def failure_kinds(rows: list[dict[str, Any]]) -> list[str]:
+    """Failure kinds seen in any row, sorted (the `failures_<kind>` columns)."""
+    return sorted({k[len("failures_") :] for r in rows for k in r if k.startswith("failures_")})

@@ -1,0 +1,390 @@
+"""Context components of real harnesses (research/policies.md), run by the C harness model.
+
+- `threshold-summary`: one summarizing compaction with the trigger, the kept part and the summary
+  request of Claude Code, Codex, Gemini CLI, opencode, OpenHands, LangChain and the Complexity
+  Trap paper, each chosen by parameters in a preset (policies/presets/*.yaml cite the values);
+- `mask-tool-results`: replace old tool results by a short placeholder (observation masking,
+  Anthropic `clear_tool_uses`, Gemini tool-output masking, opencode prune);
+- `recent-events`: OpenHands' RecentEvents condenser (keep the head and the newest events);
+- `none` compaction, `last-usage` estimator, `claude-code` cache marks.
+It shares the summarize plan and the helpers of `policies/tiers.py`, so every preset is measured
+by the same harness model and provider.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from policies.compaction import Action, Summarize
+from policies.estimators import AnchoredEstimator
+from policies.registry import register
+from policies.tiers import SummaryPlan, carry_skills, clean_boundary, is_summary, msg_estimate, trim_to_last
+from policies.view import Edit, View, rewrite_blocks
+from sim.content import TOOL_RESULT, TOOL_USE, Block, Message, digest64
+
+KEEPS = (
+    "none",
+    "tail_tokens",
+    "tail_fraction",
+    "user_messages",
+    "messages",
+    "events",
+    "turns",
+    "recent_turns",
+)
+
+
+def events_of(m: Message) -> int:
+    """OpenHands-style event count of a message: one per action, observation or text block."""
+    return sum(1 for b in m.blocks if not b.is_image) or 1
+
+
+@register("compaction", "none")
+@dataclass(frozen=True)
+class NoCompaction:
+    """No context management: the conversation grows until the provider refuses it."""
+
+    reactive: bool = False
+
+    def threshold(self, view: View) -> int:
+        return view.window
+
+    def decide(self, view: View, estimate: int, mode: str | None = None) -> Action | None:
+        return None
+
+    def plan(self, view: View, reason: str = "auto") -> SummaryPlan | None:
+        return None
+
+
+@register("compaction", "threshold-summary")
+@dataclass(frozen=True)
+class ThresholdSummary:
+    """Summarize when a trigger fires; keep a tail chosen by `keep`; rebuild around the summary.
+
+    Trigger (the first that applies): `reserve_output` > 0 → window − min(max output,
+    reserve_output) − `buffer` (Claude Code, opencode); `trigger` > 0 → that fraction of the
+    window (Codex 0.9, Gemini 0.5); `trigger_tokens`; `trigger_events` (OpenHands: more than N
+    events); `trigger_turns` (Complexity Trap: N+M turns since the last summary).
+    """
+
+    trigger: float = 0.0
+    reserve_output: int = 0
+    buffer: int = 0
+    trigger_tokens: int = 0
+    trigger_events: int = 0
+    trigger_turns: int = 0
+    keep: str = "none"
+    keep_value: float = 0.0
+    keep_first_events: int = 0
+    keep_max_tokens: int = 0  # cap on the kept tail (opencode preserve budget)
+    bytes_per_token: float = 4.0
+    image_tokens: int = 2000
+    summary_bytes: int = 8_000  # assumed, the same for every preset (what the model writes)
+    instruction_bytes: int = 2_500  # assumed
+    summary_input: str = "full"  # full (same prefix + instruction) | older | text (own prompt, no tools)
+    summary_tools: bool = True  # Codex sends the compaction request without tools
+    summary_input_max_tokens: int = 0  # LangChain trim_tokens_to_summarize
+    summary_calls: int = 1  # Gemini: summary + self-verification probe
+    ack_bytes: int = 0  # Gemini: model "Got it. Thanks for the additional context!"
+    reattach_files: int = 0  # Claude Code: re-read recent files after compaction
+    reattach_tokens: int = 5_000
+    reattach_budget: int = 50_000
+    min_older: int = 1
+    exempt_skills: bool = False
+    fallback_model: str = ""
+    trim_fallback: bool = False
+    reactive: bool = False
+    backoff: bool = False
+    min_reclaim: float = 0.02
+    regrow: float = 0.05
+    switch_summarize: bool = False
+    tier2_keep: int = 10
+
+    def __post_init__(self) -> None:
+        if self.keep not in KEEPS:
+            raise ValueError(f"keep must be one of {', '.join(KEEPS)}, got {self.keep!r}")
+        if self.summary_input not in ("full", "older", "text"):
+            raise ValueError("summary_input must be full, older or text")
+
+    def est(self, m: Message) -> int:
+        return msg_estimate(m, self.bytes_per_token, self.image_tokens)
+
+    def threshold(self, view: View) -> int:
+        if self.reserve_output:
+            return (
+                view.window - min(view.max_output or self.reserve_output, self.reserve_output) - self.buffer
+            )
+        if self.trigger:
+            return int(self.trigger * view.window)
+        if self.trigger_tokens:
+            return self.trigger_tokens
+        return view.window
+
+    def _since_summary(self, view: View) -> list[Message]:
+        msgs = view.tr.messages
+        last = max((i for i, m in enumerate(msgs) if is_summary(m)), default=-1)
+        return msgs[last + 1 :]
+
+    def decide(self, view: View, estimate: int, mode: str | None = None) -> Action | None:
+        if self.trigger_events:
+            if sum(events_of(m) for m in view.tr.messages) > self.trigger_events:
+                return Summarize("events")
+            return None
+        if self.trigger_turns:
+            turns = sum(1 for m in self._since_summary(view) if m.role == "assistant")
+            return Summarize("turns") if turns >= self.trigger_turns else None
+        if self.reserve_output or self.trigger or self.trigger_tokens:
+            return Summarize("threshold") if estimate >= self.threshold(view) else None
+        return None
+
+    def fallback_trim(self, view: View) -> Edit | None:
+        return trim_to_last(view, self.tier2_keep)
+
+    def _head(self, view: View) -> int:
+        """Messages kept in front of the summary (OpenHands keep_first events)."""
+        msgs, n, ev = view.tr.messages, view.prep_msgs, 0
+        while n < len(msgs) and ev < self.keep_first_events:
+            ev += events_of(msgs[n])
+            n += 1
+        return n
+
+    def _end(self, view: View, head: int) -> int:
+        msgs, k, v = view.tr.messages, len(view.tr.messages), self.keep_value
+        if self.keep == "tail_tokens":
+            acc = 0
+            while k > head and acc + self.est(msgs[k - 1]) <= v:
+                k -= 1
+                acc += self.est(msgs[k])
+        elif (
+            self.keep == "tail_fraction"
+        ):  # Gemini: split at a user prompt once ≥ (1 − v) of chars precede it
+            total = sum(m.nbytes for m in msgs[head:]) or 1
+            acc, k = 0, len(msgs)
+            for i in range(head, len(msgs)):
+                if acc >= (1 - v) * total and msgs[i].role == "user" and not msgs[i].has_tool_result:
+                    k = i
+                    break
+                acc += msgs[i].nbytes
+        elif self.keep == "messages":
+            k = max(head, len(msgs) - int(v))
+        elif self.keep == "events":
+            acc = 0
+            while k > head and acc + events_of(msgs[k - 1]) <= v:
+                k -= 1
+                acc += events_of(msgs[k])
+        elif self.keep in ("turns", "recent_turns"):  # the last v assistant replies (and what follows them)
+            seen = 0
+            while k > head and seen < v:
+                k -= 1
+                if msgs[k].role == "assistant":
+                    seen += 1
+            if self.keep == "recent_turns":  # opencode: last v user turns
+                users = [
+                    i
+                    for i in range(head, len(msgs))
+                    if msgs[i].role == "user" and not msgs[i].has_tool_result
+                ]
+                k = users[-int(v)] if len(users) >= v else head
+        else:  # none, user_messages: the whole conversation is summarized
+            return len(msgs)
+        k = clean_boundary(msgs, min(k, len(msgs)), head)
+        if self.keep_max_tokens:
+            while k < len(msgs) and sum(self.est(m) for m in msgs[k:]) > self.keep_max_tokens:
+                k += 1
+            while k < len(msgs) and msgs[k].has_tool_result:
+                k += 1
+        return k
+
+    def plan(self, view: View, reason: str = "auto") -> SummaryPlan | None:
+        head = self._head(view)
+        end = self._end(view, head)
+        older = [m for m in view.tr.messages[head:end] if not is_summary(m) or self.keep != "none"]
+        carried: tuple[Message, ...] = ()
+        if self.exempt_skills:
+            older, carried = carry_skills(older)
+        if len(older) < self.min_older:
+            return None
+        if self.keep == "user_messages":  # Codex: most recent user prompts up to keep_value tokens
+            users: list[Message] = []
+            acc = 0
+            for m in reversed(view.tr.messages[head:]):
+                if m.role == "user" and not m.has_tool_result and not is_summary(m):
+                    if acc + self.est(m) > self.keep_value:
+                        break
+                    acc += self.est(m)
+                    users.insert(0, m)
+            carried = (*carried, *users)
+        return SummaryPlan(head, end, tuple(older), carried, 0, reason)
+
+    def summary_size(self, plan: SummaryPlan) -> int:
+        return self.summary_bytes
+
+    def rebuild(
+        self, view: View, plan: SummaryPlan, summary: Message, extra: tuple[Message, ...] = ()
+    ) -> Edit:
+        tail = tuple(view.tr.messages[plan.end :])
+        if self.keep == "user_messages":
+            return Edit(plan.first, (*plan.carried, summary, *extra, *tail), "compaction")
+        return Edit(plan.first, (summary, *extra, *plan.carried, *tail), "compaction")
+
+    def reattach(self, view: View, plan: SummaryPlan) -> list[Block]:
+        """Claude Code: the most recent distinct file reads of the summarized part, each capped."""
+        if not self.reattach_files:
+            return []
+        reads = {b.tool_id for m in plan.older for b in m.blocks if b.kind == TOOL_USE and b.name == "Read"}
+        out: list[Block] = []
+        budget = self.reattach_budget
+        for m in reversed(plan.older):
+            for b in reversed(m.blocks):
+                if b.kind == TOOL_RESULT and b.tool_id in reads and len(out) < self.reattach_files:
+                    nbytes = min(b.nbytes, int(self.reattach_tokens * self.bytes_per_token))
+                    if budget - nbytes / self.bytes_per_token < 0:
+                        return out
+                    budget -= math.ceil(nbytes / self.bytes_per_token)
+                    tokens = max(1, round(b.tokens * nbytes / max(b.nbytes, 1)))
+                    dig = digest64(b"reattach", b.digest.to_bytes(8, "little"), str(nbytes).encode())
+                    out.append(Block("text", "user", nbytes, tokens, dig))
+        return out
+
+
+# ---------------------------------------------------------------- masking
+def placeholder_result(b: Block, text: str) -> Block:
+    raw = text.encode("utf-8")
+    dig = digest64(b"masked", raw, b.tool_id.encode())
+    tokens = max(1, round(len(raw) / 4.48))  # prose rate (sim/tokens.py DEFAULT_RATES)
+    return Block(TOOL_RESULT, b.role, len(raw), tokens, dig, placeholder=True, text=text, tool_id=b.tool_id)
+
+
+@register("eviction", "mask-tool-results")
+@dataclass(frozen=True)
+class MaskToolResults:
+    """Replace old tool results by a short placeholder; masked results stay masked.
+
+    Protected (never masked): results of the last `keep_turns` assistant replies, the last
+    `keep_tool_uses` results, the newest `protect_tokens` of results, the last `skip_user_turns`
+    user turns, skills (`exempt_skills`) and `exclude_tools`. Masking happens only when the
+    measured context reaches `trigger_tokens` (`measure` = full: the unedited history, as the
+    API sees it when the client keeps full history; current: the edited transcript) and the
+    masked results add up to at least max(`min_tokens`, 1).
+    """
+
+    keep_turns: int = 0
+    keep_tool_uses: int = 0
+    protect_tokens: int = 0
+    skip_user_turns: int = 0
+    trigger_tokens: int = 0
+    measure: str = "current"
+    min_tokens: int = 0
+    exempt_skills: bool = True
+    exclude_tools: tuple[str, ...] = ()
+    bytes_per_token: float = 4.0
+    placeholder: str = "[Old tool result content cleared]"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "exclude_tools", tuple(self.exclude_tools))
+        if self.measure not in ("full", "current"):
+            raise ValueError("measure must be full or current")
+
+    def plan(self, view: View) -> Edit | None:
+        tr = view.tr
+        if self.trigger_tokens:
+            if self.measure == "full":
+                size = (
+                    tr.total_tokens
+                    if tr.added_tokens == 0
+                    else tr.tokens_before(tr.system_end) + tr.added_tokens
+                )
+            else:
+                size = tr.total_tokens
+            if size < self.trigger_tokens:
+                return None
+        msgs = tr.messages
+        names = {b.tool_id: b.name for m in msgs for b in m.blocks if b.kind == TOOL_USE}
+        protect_from = len(msgs)
+        if self.keep_turns:
+            replies = [i for i, m in enumerate(msgs) if m.role == "assistant"]
+            protect_from = replies[-self.keep_turns] if len(replies) >= self.keep_turns else 0
+        if self.skip_user_turns:
+            users = [i for i, m in enumerate(msgs) if m.role == "user" and not m.has_tool_result]
+            protect_from = min(
+                protect_from, users[-self.skip_user_turns] if len(users) >= self.skip_user_turns else 0
+            )
+        results = [(m, i, b) for m in range(view.prep_msgs, len(msgs)) for i, b in enumerate(msgs[m].blocks)
+                   if b.kind == TOOL_RESULT]  # fmt: skip
+        protected = 0
+        kept_uses = 0
+        cands: dict[tuple[int, int], Block] = {}
+        total = 0
+        for m, i, b in reversed(results):
+            if b.placeholder:
+                continue
+            est = math.ceil(b.nbytes / self.bytes_per_token)
+            if m >= protect_from or kept_uses < self.keep_tool_uses or protected < self.protect_tokens:
+                kept_uses += 1
+                protected += est
+                continue
+            if (self.exempt_skills and b.skill) or names.get(b.tool_id, "") in self.exclude_tools:
+                continue
+            cands[(m, i)] = placeholder_result(b, self.placeholder)
+            total += est
+        if not cands or total < max(self.min_tokens, 1):
+            return None
+        return rewrite_blocks(view, cands, "trim")
+
+
+@register("eviction", "recent-events")
+@dataclass(frozen=True)
+class RecentEvents:
+    """OpenHands RecentEvents: past `max_events`, keep the first `keep_first` and the newest events."""
+
+    keep_first: int = 1
+    max_events: int = 100
+
+    def plan(self, view: View) -> Edit | None:
+        msgs = view.tr.messages
+        if sum(events_of(m) for m in msgs) <= self.max_events:
+            return None
+        head, ev = 0, 0
+        while head < len(msgs) and ev < self.keep_first:
+            ev += events_of(msgs[head])
+            head += 1
+        k, acc = len(msgs), 0
+        while k > head and acc + events_of(msgs[k - 1]) <= self.max_events - self.keep_first:
+            k -= 1
+            acc += events_of(msgs[k])
+        k = clean_boundary(msgs, k, head)
+        while k < len(msgs) and msgs[k].has_tool_result:
+            k += 1
+        if k <= head:
+            return None
+        return Edit(head, tuple(msgs[k:]), "trim", k - head)
+
+
+@register("estimator", "last-usage")
+@dataclass(frozen=True)
+class LastUsageEstimator(AnchoredEstimator):
+    """Gemini CLI: the provider's prompt token count of the last call, nothing added
+    (research/policies.md §3 `getLastPromptTokenCount`); a whole estimate before any report."""
+
+    bytes_per_token: float = 4.0  # policies.md §3: ASCII 1/4 token per char
+    image_tokens: int = 3000  # policies.md §3
+
+    def estimate(self, view: View) -> int:
+        a = view.anchor
+        return self.whole(view) if a is None or not a.trustworthy else a.tokens
+
+
+@register("marks", "claude-code")
+@dataclass(frozen=True)
+class ClaudeCodeMarks:
+    """Claude Code 2.1.197 as recorded: cache_control on the last two system blocks and on the
+    last block of the last message, which moves each turn (research/ecosystem.md §3a)."""
+
+    ttl: str = "5m"
+
+    def place(self, view: View) -> tuple[tuple[int, str], ...]:
+        tr = view.tr
+        n = len(tr)
+        pos = sorted({p for p in (tr.system_end - 2, tr.system_end - 1, n - 1) if 0 <= p < n})
+        return tuple((p, self.ttl) for p in pos)

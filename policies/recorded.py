@@ -1,0 +1,78 @@
+"""Replay of a recorded harness's own behaviour on an imported trace (traces/importers/).
+
+- `RecordedMarks` ("recorded" marks): the cache marks the recorded harness placed. claude-trace logs
+  show Claude Code's scheme exactly (traces-real/FORMATS.md §2.2): `cache_control` on every system
+  block and on the last block of the last two messages; the importers store each mark's ttl on the
+  block (`Content.cache`), taken from the request's own `cache_control` (claude-trace) or from the
+  5m/1h split of its billed cache writes (Claude Code transcripts, FORMATS.md §2.1).
+- `RecordedCompaction` ("recorded" compaction): never decides to compact on its own; applies each
+  CompactionEvent of the trace (the summary replaces every earlier message, Claude Code's
+  `compact_boundary` + `isCompactSummary`, policies.md §1 "/compact and the summary prompt").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from policies.compaction import Action
+from policies.registry import register
+from policies.view import Edit, View
+from sim.content import Message
+
+
+@register("marks", "recorded")
+@dataclass(frozen=True)
+class RecordedMarks:
+    """System blocks, then the last block of each of the last `messages` messages (FORMATS.md §2.2:
+    "cache_control on the last block of the last two messages"); a block's recorded ttl wins,
+    else the ttl recorded on the newest message, else `ttl`. At most `max_marks` (providers.md
+    §1.2: 4 per request), the newest kept first."""
+
+    ttl: str = "5m"  # providers.md §1.5 default ttl
+    messages: int = 2  # FORMATS.md §2.2
+    system: bool = True  # FORMATS.md §2.2: "system (list of text blocks, both with cache_control)"
+    max_marks: int = 4  # providers.md §1.2
+
+    def place(self, view: View) -> tuple[tuple[int, str], ...]:
+        tr = view.tr
+        n = len(tr)
+        if n == 0:
+            return ()
+        msg_marks: list[tuple[int, str]] = []
+        last = len(tr.messages) - 1
+        newest_ttl = ""
+        for m in range(last, max(-1, last - self.messages), -1):
+            end = tr.message_end(m) - 1
+            if end < tr.msg_starts[m]:
+                continue
+            ttl = tr.blocks[end].cache or newest_ttl
+            newest_ttl = newest_ttl or ttl
+            msg_marks.append((end, ttl))
+        default = newest_ttl or self.ttl
+        marks = [(p, t or default) for p, t in msg_marks]
+        if self.system:
+            sys_marks = [
+                (p, tr.blocks[p].cache or default)
+                for p in range(tr.tools_end, tr.system_end)
+                if tr.blocks[p].cache or p == tr.system_end - 1
+            ]
+            room = max(0, self.max_marks - len(marks))
+            marks += sys_marks[:room]
+        seen: dict[int, str] = {}
+        for p, t in marks[: self.max_marks]:
+            seen.setdefault(p, t)
+        return tuple(sorted(seen.items()))
+
+
+@register("compaction", "recorded")
+@dataclass(frozen=True)
+class RecordedCompaction:
+    """Compacts only where the recorded harness did: `recorded` turns a CompactionEvent's summary
+    into an Edit (cause "compaction") that replaces every message after the pinned ones."""
+
+    def decide(self, view: View, estimate: int) -> Action | None:
+        return None
+
+    def recorded(self, view: View, summary: Message | None) -> Edit:
+        first = max(0, view.prep_msgs)
+        return Edit(first, (summary,) if summary is not None else (), "compaction")

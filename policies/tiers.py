@@ -1,0 +1,248 @@
+"""Harness C's context components: the C-4 estimator and the tiered compaction (C-5..C-13, C-17).
+
+Components read a `View` and return plans or edits; the harness (`sim/harness_c.py`) makes the
+model calls, applies the edits and keeps the state that lives across checks (back-off C-12,
+savings C-15, the live compact mode C-17). Shared helpers here (tool-pair trims, the tail
+boundary, per-message estimates, the summarize plan) are also used by the presets of other
+harnesses in `policies/condensers.py`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from policies.compaction import Action, Summarize, Trim
+from policies.estimators import AnchoredEstimator
+from policies.registry import register
+from policies.view import Edit, View
+from sim.content import TOOL_RESULT, TOOL_USE, Block, Message
+
+MODES = ("default", "fast")  # C-17
+
+
+@register("estimator", "c-usage")
+@dataclass(frozen=True)
+class CUsageEstimator(AnchoredEstimator):
+    """C-4: the provider-reported count of the last completed turn plus an estimate of what was
+    added since, images ~1.5k tokens each; the whole pending transcript when no trustworthy
+    report exists (the harness marks the anchor untrustworthy after repeated failures or a
+    report without usage). Text rate: bytes/4 (assumed: the seed gives no rate; chars/4 is the
+    rate of Claude Code, Codex and opencode, research/policies.md §10)."""
+
+    bytes_per_token: float = 4.0  # assumed (policies.md §10: chars/4 in three harnesses)
+    image_tokens: int = 1500  # C-4, C-2: images ~1.5k tokens each
+    anchor: bool = True  # C-4
+
+
+# ---------------------------------------------------------------- helpers shared by presets
+def msg_estimate(m: Message, bytes_per_token: float, image_tokens: int) -> int:
+    """A harness-side estimate of one message (never the true count)."""
+    return math.ceil(m.nbytes / bytes_per_token) + m.images * image_tokens
+
+
+def is_summary(m: Message) -> bool:
+    return any(b.summary for b in m.blocks)
+
+
+def has_skill(m: Message) -> bool:
+    return any(b.skill for b in m.blocks)
+
+
+def tool_calls(view: View, exempt_skills: bool = True) -> list[str]:
+    """Ids of the tool calls in the conversation, oldest first (skill loads exempt, C-8)."""
+    skill_ids = {b.tool_id for m in view.tr.messages for b in m.blocks if b.skill and b.tool_id}
+    out = []
+    for m in view.tr.messages[view.prep_msgs :]:
+        for b in m.blocks:
+            if b.kind == TOOL_USE and not (exempt_skills and b.tool_id in skill_ids):
+                out.append(b.tool_id)
+    return out
+
+
+def drop_tool_pairs(view: View, ids: set[str], cause: str = "trim") -> Edit | None:
+    """Remove whole tool_use/tool_result pairs named by `ids` and nothing else (C-5): prose,
+    images and other blocks stay; a message left empty disappears."""
+    if not ids:
+        return None
+    msgs = view.tr.messages
+    first = next(
+        (
+            i
+            for i in range(view.prep_msgs, len(msgs))
+            if any(b.tool_id in ids for b in msgs[i].blocks if b.tool_id)
+        ),
+        None,
+    )
+    if first is None:
+        return None
+    out: list[Message] = []
+    for m in msgs[first:]:
+        kept = tuple(b for b in m.blocks if not (b.kind in (TOOL_USE, TOOL_RESULT) and b.tool_id in ids))
+        if len(kept) == len(m.blocks):
+            out.append(m)
+        elif kept:
+            out.append(Message.of(m.role, kept, m.tag, m.pinned))
+    return Edit(first, tuple(out), cause, len(ids))
+
+
+def trim_to_last(view: View, keep: int) -> Edit | None:
+    """C-5: trim the transcript to the last `keep` tool calls, oldest pairs first."""
+    ids = tool_calls(view)
+    if len(ids) <= keep:
+        return None
+    return drop_tool_pairs(view, set(ids[: len(ids) - keep]))
+
+
+def clean_boundary(msgs: list[Message], k: int, floor: int) -> int:
+    """Move k back until messages[k] does not answer tool calls of the part before it."""
+    while floor < k < len(msgs) and msgs[k].has_tool_result:
+        k -= 1
+    return k
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryPlan:
+    """What a summarization replaces: messages [first, end) become one summary; `carried` are
+    messages kept verbatim in front of the tail (skills, C-8); `older` the messages summarized."""
+
+    first: int
+    end: int
+    older: tuple[Message, ...]
+    carried: tuple[Message, ...] = ()
+    manifest_files: int = 0  # C-13
+    reason: str = "auto"
+
+
+def carry_skills(older: list[Message]) -> tuple[list[Message], tuple[Message, ...]]:
+    """C-8: split skill tool pairs out of `older` (carried verbatim); returns (to summarize, carried)."""
+    ids = {b.tool_id for m in older for b in m.blocks if b.skill and b.tool_id}
+    if not ids:
+        return older, ()
+    uses: list[Block] = []
+    results: list[Block] = []
+    rest: list[Message] = []
+    for m in older:
+        keep = [
+            b
+            for b in m.blocks
+            if not (b.tool_id in ids and b.kind in (TOOL_USE, TOOL_RESULT)) and not b.skill
+        ]
+        for b in m.blocks:
+            if b.skill or (b.tool_id in ids and b.kind in (TOOL_USE, TOOL_RESULT)):
+                (uses if b.kind == TOOL_USE else results).append(b)
+        if keep:
+            rest.append(m if len(keep) == len(m.blocks) else Message.of(m.role, tuple(keep), m.tag, m.pinned))
+    carried: list[Message] = []
+    if uses:
+        carried.append(Message.of("assistant", tuple(uses), "skill"))
+    if results:
+        carried.append(Message.of("user", tuple(results), "skill"))
+    return rest, tuple(carried)
+
+
+# ---------------------------------------------------------------- C's tiered compaction
+@register("compaction", "c-tiers")
+@dataclass(frozen=True)
+class CTiers:
+    """Harness C's auto-compaction tiers, checked before every model call (C-5, C-6, C-17).
+
+    Thresholds are fractions of the current model's window (C-1, C-19). In `fast` mode tier 1
+    (≥50 %) trims to the last 20 tool calls and tier 2 (≥80 %) to the last 10; tier 3 (≥90 %)
+    summarizes in every mode. The summary keeps a recent tail (C-7), carries skills (C-8),
+    keeps everything from the first image on (C-9), drops an earlier summary (C-10), does
+    nothing with fewer than 5 older messages (C-11) and lists scratchpad files (C-13).
+    """
+
+    mode: str = "default"  # C-17: default (summarize only) | fast (all three tiers)
+    tier1: float = 0.50  # C-5
+    tier1_keep: int = 20  # C-5
+    tier2: float = 0.80  # C-5
+    tier2_keep: int = 10  # C-5
+    tier3: float = 0.90  # C-6
+    tail_tokens: int = 30_000  # C-7: roughly the last 30k tokens
+    tail_min_messages: int = 3  # C-7
+    min_older: int = 5  # C-11: fewer older messages -> nothing to summarize
+    keep_images: bool = True  # C-9
+    exempt_skills: bool = True  # C-8
+    bytes_per_token: float = 4.0  # the harness's own rate for the tail (as c-usage; assumed)
+    image_tokens: int = 1500  # C-4
+    summary_bytes: int = 8_000  # what the summarizer writes (assumed; the seed gives no size)
+    instruction_bytes: int = 2_500  # the summarize instruction (assumed)
+    manifest_entry_bytes: int = 80  # C-13: name + metadata of one scratchpad file (assumed)
+    summary_input: str = "older"  # the summarizer sees the older part after tools+system (assumed)
+    summary_calls: int = 1
+    fallback_model: str = "claude-haiku-4-5"  # C-11: a second model (which one is assumed)
+    trim_fallback: bool = True  # C-11: tier-2 trim when no summary can be produced
+    reactive: bool = True  # C-18
+    backoff: bool = True  # C-12
+    min_reclaim: float = 0.02  # C-12 "almost nothing": < 2 % of the window (assumed)
+    regrow: float = 0.05  # C-12: wait until the estimate grows by 5 % of the window (assumed)
+    switch_summarize: bool = True  # C-19
+    reattach_files: int = 0  # (Claude Code only)
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+        if self.summary_input not in ("full", "older", "text"):
+            raise ValueError("summary_input must be full, older or text")
+
+    # -- C-2, C-3: where auto-compaction fires
+    def threshold(self, view: View) -> int:
+        return int(self.tier3 * view.window)
+
+    def decide(self, view: View, estimate: int, mode: str | None = None) -> Action | None:
+        """The highest tier whose threshold the estimate has passed (C-5, C-6; mode read live, C-17)."""
+        mode = mode or self.mode
+        frac = estimate / view.window if view.window else 0.0
+        if frac >= self.tier3:
+            return Summarize("tier3")
+        if mode != "fast":
+            return None
+        for level, keep in ((self.tier2, self.tier2_keep), (self.tier1, self.tier1_keep)):
+            if frac >= level:
+                edit = trim_to_last(view, keep)
+                return Trim(edit) if edit is not None else None
+        return None
+
+    def fallback_trim(self, view: View) -> Edit | None:
+        """C-11: the tier-2 trim used when no summary can be produced."""
+        return trim_to_last(view, self.tier2_keep)
+
+    # -- C-7, C-9, C-10, C-11: what the summary replaces
+    def boundary(self, view: View) -> int:
+        msgs = view.tr.messages
+        start = view.prep_msgs
+        k = max(start, len(msgs) - self.tail_min_messages)
+        acc = sum(msg_estimate(m, self.bytes_per_token, self.image_tokens) for m in msgs[k:])
+        while k > start and acc < self.tail_tokens:
+            k -= 1
+            acc += msg_estimate(msgs[k], self.bytes_per_token, self.image_tokens)
+        k = clean_boundary(msgs, k, start)
+        if self.keep_images:
+            first_img = next((i for i in range(start, k) if msgs[i].images), None)
+            if first_img is not None:
+                k = clean_boundary(msgs, first_img, start)
+        return k
+
+    def plan(self, view: View, reason: str = "auto") -> SummaryPlan | None:
+        msgs = view.tr.messages
+        start = view.prep_msgs
+        end = self.boundary(view)
+        older = [m for m in msgs[start:end] if not is_summary(m)]  # C-10: dropped, not re-summarized
+        carried: tuple[Message, ...] = ()
+        if self.exempt_skills:
+            older, carried = carry_skills(older)
+        if len(older) < self.min_older:
+            return None  # C-11
+        files = sum(1 for m in older for b in m.blocks if b.kind == TOOL_USE and b.name == "Write")
+        return SummaryPlan(start, end, tuple(older), carried, files, reason)
+
+    def summary_size(self, plan: SummaryPlan) -> int:
+        """Bytes of the summary message: the brief plus the scratchpad manifest (C-13)."""
+        return self.summary_bytes + plan.manifest_files * self.manifest_entry_bytes
+
+    def rebuild(self, view: View, plan: SummaryPlan, summary: Message) -> Edit:
+        """C-6, C-10: the summary replaces the older messages; carried skills and the tail follow."""
+        tail = tuple(view.tr.messages[plan.end :])
+        return Edit(plan.first, (summary, *plan.carried, *tail), "compaction")

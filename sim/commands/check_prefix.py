@@ -1,0 +1,124 @@
+"""`ctxbench check-prefix`: check that every request starts with its parent request, for CI.
+
+LOG is a raw request log (Anthropic Messages, OpenAI Chat Completions or Responses bodies, one
+JSON per line, bare or wrapped as {"body": ...} / claude-trace {"request": {"body": ...}}), a
+ctxbench records file, or a ctxbench trace (the requests it records; with --policy, the requests
+a simulated run of that policy sends). Exit status: 0 clean or within the baseline, 1 not, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from bench.prefix_check import (
+    CLASSES,
+    DEFAULT_ALLOWED,
+    Report,
+    apply_baseline,
+    baseline_dict,
+    find_breaks,
+    format_github,
+    format_text,
+    record_breaks,
+    report_dict,
+)
+from bench.request_log import dump_log, parse_line, read_request_log, simulated_log, trace_log
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "check-prefix",
+        help="check prefix stability of a request log (CI)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example: ctxbench check-prefix traces/samples/game-300.jsonl --policy h-direct "
+        "--baseline bench/baselines/h-direct.json --format github",
+    )
+    p.add_argument("log", metavar="LOG", help="request log, records file or trace (JSONL)")
+    p.add_argument("--baseline", help="accepted breaks (JSON); only new failing breaks fail")
+    p.add_argument("--write-baseline", metavar="FILE", help="write the current failing breaks as a baseline")
+    p.add_argument("--format", choices=("text", "json", "github"), default="text", help="output (default text)")
+    p.add_argument("--allow", action="append", choices=CLASSES, help=f"classes that never fail (default: {', '.join(DEFAULT_ALLOWED)})")
+    p.add_argument("--policy", help="with a trace: check the requests a simulated run of this preset sends")
+    p.add_argument("--budget", type=int, help="with --policy: working budget")
+    p.add_argument("--provider", help="with --policy: provider profile")
+    p.add_argument("--seed", type=int, default=0, help="with --policy: seed (default 0)")
+    p.add_argument("--save-log", metavar="FILE", help="write the request log that was checked (JSONL)")
+    p.add_argument("--limit", type=int, default=20, help="breaks shown in text output (default 20)")
+    p.set_defaults(handler=handle)
+
+
+def _first_json(path: Path) -> Any:
+    with path.open(encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if line.strip():
+                try:
+                    return json.loads(line)
+                except ValueError as exc:
+                    raise ValueError(f"{path}:{n}: not JSON ({exc.args[0]})") from exc
+    raise ValueError(f"{path}: empty log")
+
+
+def build_report(args: argparse.Namespace, allowed: tuple[str, ...]) -> Report:
+    path = Path(args.log)
+    if not path.is_file():
+        raise FileNotFoundError(f"{args.log}: no such file")
+    first = _first_json(path)
+    entries: list[dict[str, Any]] | None = None
+    if isinstance(first, dict) and first.get("format") == "ctxbench-trace":
+        from traces.format import read_trace
+
+        trace = read_trace(path)
+        if args.policy:
+            from policies.preset import load_policy
+
+            policy = load_policy(args.policy).with_budget(args.budget)
+            entries = simulated_log(trace, policy, args.provider, args.seed)
+        else:
+            entries = trace_log(trace)
+        reqs = [parse_line(e, 0, f"{path} request {i}") for i, e in enumerate(entries)]
+    elif isinstance(first, dict) and "miss_cause" in first and "conversation" in first:
+        from sim.records import load_jsonl
+
+        report = record_breaks(load_jsonl(path), allowed)
+        report.source = str(args.log)
+        return report
+    else:
+        if args.policy:
+            raise ValueError("--policy needs a ctxbench trace as LOG")
+        with path.open(encoding="utf-8") as f:
+            reqs = read_request_log(f, str(path))
+    if args.save_log:
+        out = Path(args.save_log)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        lines = dump_log(entries) if entries is not None else (line.rstrip("\n") for line in path.open(encoding="utf-8"))
+        out.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    report = find_breaks(reqs, allowed)
+    report.source = str(args.log) + (f" --policy {args.policy}" if args.policy else "")
+    return report
+
+
+def handle(args: argparse.Namespace) -> int:
+    allowed = tuple(args.allow) if args.allow else DEFAULT_ALLOWED
+    report = build_report(args, allowed)
+    if args.write_baseline:
+        Path(args.write_baseline).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.write_baseline).write_text(json.dumps(baseline_dict(report), indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {args.write_baseline}: {len(report.failing)} accepted break(s)", file=sys.stderr)
+    if args.baseline:
+        try:
+            base = json.loads(Path(args.baseline).read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise ValueError(f"{args.baseline}: not JSON ({exc})") from exc
+        report = apply_baseline(report, base, args.baseline)
+    if args.format == "json":
+        print(json.dumps(report_dict(report), indent=2))
+    elif args.format == "github":
+        print(format_github(report, args.log))
+    else:
+        print(format_text(report, args.limit))
+    return 0 if report.ok else 1

@@ -1,0 +1,42 @@
+"""`ctxbench drive`: replay TRACE through a live server under a policy, with the official SDKs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from policies.preset import load_policy
+from sim.records import write_jsonl
+from sim.serve.drive import live_provider_for, materialize
+from sim.serve.validate import run_conversation
+from sim.summary import format_summary, summarize
+from traces.format import read_trace
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("drive", help="reference agent loop (official SDKs) against a live server", description=__doc__)
+    p.add_argument("trace")
+    p.add_argument("--policy", required=True)
+    p.add_argument("--server", required=True, help="base URL, e.g. http://127.0.0.1:8765")
+    p.add_argument("--api", choices=("anthropic", "chat"), default="anthropic")
+    p.add_argument("--no-stream", action="store_true")
+    p.add_argument("--model", help="model (default: the trace's)")
+    p.add_argument("--records", help="write the request records as JSONL ('-' for stdout)")
+    p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from sim.runner import DEFAULT_MODEL
+
+    trace = read_trace(args.trace)
+    model = args.model or trace.header.model or DEFAULT_MODEL
+    policy = load_policy(args.policy)
+    records = run_conversation(materialize(trace, args.api), policy, live_provider_for(args.server.rstrip("/"), args.api,
+                   not args.no_stream, "drive"), model)  # fmt: skip
+    if args.records == "-":
+        write_jsonl(records, sys.stdout)
+    elif args.records:
+        with open(args.records, "w", encoding="utf-8") as f:
+            write_jsonl(records, f)
+    print(format_summary(summarize(records, []), f"{args.trace} · policy {policy.name} · live {args.server}"))
+    return 0

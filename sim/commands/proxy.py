@@ -1,0 +1,37 @@
+"""`ctxbench proxy --upstream URL`: record a harness's traffic to a real provider (credentials redacted)."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from pathlib import Path
+
+from sim.serve.proxy import ProxyServer, ProxyState
+from sim.serve.record import Ledger
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("proxy", help="record traffic to a real provider into the trace format", description=__doc__)
+    p.add_argument("--upstream", required=True, help="provider base URL, e.g. https://api.anthropic.com")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8780)
+    p.add_argument("--record", metavar="DIR", required=True, help="folder for requests.jsonl and the traces")
+    p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    Path(args.record).mkdir(parents=True, exist_ok=True)
+    srv = ProxyServer(ProxyState(args.upstream.rstrip("/"), Ledger(Path(args.record) / "requests.jsonl")), args.host, args.port)
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    print(f"ctxbench proxy: {srv.url} -> {args.upstream}", file=sys.stderr, flush=True)
+    try:
+        srv.serve_forever(poll_interval=0.1)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        srv.server_close()
+        srv.state.ledger.close()
+        paths = srv.state.recorder.write(args.record)
+        print(f"ctxbench proxy: {srv.state.ledger.count} requests; traces: {', '.join(map(str, paths))}", file=sys.stderr)
+    return 0

@@ -1,0 +1,27 @@
+"""`ctxbench validate`: simulate TRACE and drive it live through `ctxbench serve`; compare request by request."""
+
+from __future__ import annotations
+
+import argparse
+
+from policies.preset import load_policy
+from sim.serve.validate import format_comparison, validate
+from traces.format import read_trace
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("validate", help="simulation vs live drive through the HTTP server", description=__doc__)
+    p.add_argument("trace")
+    p.add_argument("--policy", required=True)
+    p.add_argument("--provider", help="provider profile (default: the preset's)")
+    p.add_argument("--api", choices=("anthropic", "chat"), default="anthropic")
+    p.add_argument("--no-stream", action="store_true", help="non-streaming requests")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("-v", "--verbose", action="store_true", help="print every request's comparison")
+    p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    c = validate(read_trace(args.trace), load_policy(args.policy), args.provider, args.api, not args.no_stream, args.seed)
+    print(format_comparison(c, args.verbose))
+    return 0 if c.identical else 1

@@ -1,0 +1,412 @@
+"""Harness C, the coding-agent CLI (SPEC C-1..C-19), as a subclass of the H conversation process.
+
+What changes against H: the budget is the current model's window, re-read on every check (C-1,
+C-19); the compaction tiers are checked before every model call (C-5, C-6) with the compact mode
+read live (C-17); a summary that cannot be produced falls back to a second model, then to a
+tier-2 trim (C-11); unproductive passes back off (C-12); "prompt too long" is recovered by
+compacting on the spot and retrying once (C-18); a switch to a strictly smaller window above 90 %
+of it summarizes before the next request (C-19); manual compaction (C-16) and every compaction's
+savings with the running total (C-15) are logged. The same process runs the presets of the other
+real harnesses (policies/condensers.py): their components say which of these behaviours apply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import simpy
+
+from policies.compaction import Summarize, Trim
+from policies.preset import Policy
+from policies.tiers import SummaryPlan
+from policies.view import Anchor, Edit, View
+from sim.content import Block, Message
+from sim.harness import Conversation, Proc, ProviderFor, _Failed
+from sim.prepared import PreparedTrace, Step
+from sim.providers.base import Outcome, Provider, Request
+from sim.records import RequestRecord
+from sim.tokens import BlockFactory
+from sim.transcript import Transcript
+
+SUMMARIZER_SYSTEM_BYTES = 1_500  # a separate summarizer's own system prompt (assumed size)
+
+
+@dataclass(frozen=True)
+class CompactionEntry:
+    """One session-log entry of a compaction (C-14: points at the summary and the first kept
+    message) with its savings and the running total (C-15)."""
+
+    index: int  # the request index before which it happened
+    trigger: str  # tier3 | tier1 | tier2 | manual | reactive | model_switch | trim_fallback | ...
+    saved: int  # estimated tokens reclaimed (the harness's own estimate)
+    total: int  # running total this session
+    summary_at: int  # message index of the summary (-1 for trims)
+    first_kept: int  # message index of the first kept message after it
+
+    @property
+    def notice(self) -> str:
+        return f"Saved ~{self.saved:,} tokens (total ~{self.total:,} this session)"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What `ctxbench context --at N` shows: the blocks of request N and the harness's numbers."""
+
+    index: int
+    kind: str
+    model: str
+    blocks: tuple[Block, ...]
+    tools_end: int
+    system_end: int
+    users: int
+    assistants: int
+    used: int
+    reported: bool  # C-2: provider-reported count available, else a local estimate
+    window: int
+    threshold: int
+    true_input: int
+    mode: str
+
+
+class CConversation(Conversation):
+    """The C harness process (see the module docstring)."""
+
+    def __init__(
+        self,
+        env: simpy.Environment,
+        name: str,
+        trace: PreparedTrace,
+        policy: Policy,
+        provider_for: ProviderFor,
+        factory: BlockFactory,
+        records: list[RequestRecord],
+        seed: int = 0,
+        snapshot_at: tuple[int, ...] = (),
+    ) -> None:
+        super().__init__(env, name, trace, policy, provider_for, factory, records, seed)
+        comp = policy.compaction
+        self.mode: str = getattr(comp, "mode", "default")  # C-17: read live at every check
+        self.windows: dict[str, int] = {}  # window overrides from the trace's switch events (C-1)
+        self.backoff_until = 0  # C-12: no auto pass until the estimate reaches this
+        self.saved_total = 0  # C-15
+        self.log: list[CompactionEntry] = []
+        self.notices: list[str] = []
+        self.pending_switch: tuple[int, int] | None = None  # (old, new window), C-19
+        self.pending_manual = False  # C-16
+        self.fail_streak = 0  # C-4: repeated failures make the reported count untrustworthy
+        self.snapshot_at = set(snapshot_at)
+        self.snapshots: dict[int, Snapshot] = {}
+        self.counters = self.outcome.counters
+
+    # ------------------------------------------------------------ window and views (C-1, C-19)
+    def count(self, key: str, n: int = 1) -> None:
+        self.counters[key] = self.counters.get(key, 0) + n
+
+    def window(self, model: str | None = None) -> int:
+        m = model or self.model
+        return self.windows.get(m) or self.provider_for(m).model.window
+
+    def view(self, tr: Transcript | None = None) -> View:
+        tr = tr or self.tr
+        main = tr is self.tr
+        w = self.window()
+        return View(
+            tr,
+            self.anchor if main else None,
+            w,
+            w,
+            self.prep_msgs if main else 0,
+            self.prev_end if main else -1,
+            self.first_after_reset if main else True,
+            self.pinned_images if main else 0,
+            self.provider_for(self.model).model.max_output,
+        )
+
+    def estimate(self) -> int:
+        return int(self.policy.estimator.estimate(self.view()))
+
+    def whole(self) -> int:
+        est = self.policy.estimator
+        return int(est.whole(self.view())) if hasattr(est, "whole") else self.estimate()
+
+    def set_mode(self, mode: str) -> None:
+        """C-17: `compact-mode` is read live; a mid-session switch applies from the next check."""
+        self.mode = mode
+
+    # ------------------------------------------------------------ steps
+    def _switch(self, step: Step) -> None:
+        """C-19: thresholds follow the new window; a strictly smaller one is checked before the
+        next request (a larger one touches nothing)."""
+        old = self.window()
+        self.model = step.model
+        if step.window:
+            self.windows[step.model] = step.window
+        new = self.window()
+        if new < old:
+            self.pending_switch = (old, new)
+        self.count("model_switches")
+
+    def _recorded_compaction(self, step: Step) -> None:
+        ev = step.event
+        if getattr(ev, "trigger", "") == "manual":
+            self.pending_manual = True  # C-16: runs before the next request
+        else:
+            super()._recorded_compaction(step)
+
+    def _turn(self, step: Step) -> Proc:
+        assert step.message is not None
+        yield from self._before_call()
+        est = self.estimate()
+        try:
+            out = yield from self._send(self.tr, "turn", est, step.output_tokens)
+        except _Failed as f:
+            if f.kind != "too_long" or not getattr(self.policy.compaction, "reactive", False):
+                raise
+            # C-18: classify, compact on the spot, retry once; only a second failure surfaces
+            self.count("too_long_caught")
+            yield from self._compact_now("reactive", est)
+            try:
+                out = yield from self._send(self.tr, "turn", self.estimate(), step.output_tokens)
+            except _Failed as f2:
+                if f2.kind == "too_long":
+                    self.count("too_long_surfaced")
+                raise
+            self.count("too_long_recovered")
+        self.tr.append(step.message)
+        u = out.usage
+        self.anchor = Anchor(
+            u.input_total + u.output, self.tr.added_bytes, self.tr.added_images, u.input_total > 0
+        )
+
+    def _before_call(self) -> Proc:
+        """Everything checked before a model call: manual compaction (C-16), a model switch
+        (C-19), eviction/masking edits, then the tiers (C-5, C-6) unless backing off (C-12)."""
+        comp = self.policy.compaction
+        if self.pending_manual:
+            self.pending_manual = False
+            yield from self.manual_compact()
+        if self.pending_switch is not None:
+            _old, new = self.pending_switch
+            self.pending_switch = None
+            tier3 = getattr(comp, "tier3", 0.9)
+            if getattr(comp, "switch_summarize", False) and self.estimate() > tier3 * new:
+                self.count("switch_summaries")
+                yield from self._compact_now("model_switch", self.estimate())
+        edit = self.policy.eviction.plan(self.view())
+        if edit is not None:
+            self._apply_trim(edit, "masking")
+        est = self.estimate()
+        if getattr(comp, "backoff", False) and est < self.backoff_until:
+            if comp.decide(self.view(), est, self.mode) is not None:
+                self.count("backoff_skips")
+            return
+        action = comp.decide(self.view(), est, self.mode)
+        if isinstance(action, Trim):
+            tier = "tier2" if est >= getattr(comp, "tier2", 1.0) * self.window() else "tier1"
+            self._apply_trim(action.edit, tier, est)
+        elif isinstance(action, Summarize):
+            yield from self._compact_now(action.reason, est)
+
+    # ------------------------------------------------------------ compaction
+    def _apply_trim(self, edit: Edit, trigger: str, est: int | None = None) -> int:
+        before = self.whole()
+        self.apply(edit)
+        self.anchor = None  # C-4: the last report no longer describes the transcript
+        saved = max(0, before - self.whole())
+        if trigger != "masking":
+            self.count("passes")
+            self._record_savings(trigger, saved, -1, edit.first)
+            self._maybe_back_off(saved)
+        return saved
+
+    def _record_savings(self, trigger: str, saved: int, summary_at: int, first_kept: int) -> None:
+        self.saved_total += saved
+        entry = CompactionEntry(self.index, trigger, saved, self.saved_total, summary_at, first_kept)
+        self.log.append(entry)
+        self.notices.append(entry.notice)
+
+    def _maybe_back_off(self, saved: int) -> None:
+        """C-12: a pass that reclaims almost nothing waits for the conversation to grow."""
+        comp = self.policy.compaction
+        w = self.window()
+        if saved < getattr(comp, "min_reclaim", 0.0) * w:
+            self.count("unproductive_passes")
+            if getattr(comp, "backoff", False):
+                self.backoff_until = self.whole() + int(getattr(comp, "regrow", 0.0) * w)
+
+    def manual_compact(self) -> Proc:
+        """C-16: tier 3 at once; nothing worth compacting says so; a failure changes nothing."""
+        self.count("manual")
+        plan = (
+            self.policy.compaction.plan(self.view(), "manual")
+            if hasattr(self.policy.compaction, "plan")
+            else None
+        )
+        if plan is None:
+            self.notices.append("Conversation is already compact.")
+            self.count("manual_noop")
+            return
+        yield from self._compact_now("manual", self.estimate(), plan)
+
+    def _compact_now(self, reason: str, est: int, plan: SummaryPlan | None = None) -> Proc:
+        comp = self.policy.compaction
+        if plan is None:
+            plan = comp.plan(self.view(), reason) if hasattr(comp, "plan") else None
+        if plan is None:
+            self.count("nothing_to_summarize")  # C-11: fewer than 5 older messages
+            if reason == "reactive" and getattr(comp, "trim_fallback", False):
+                # C-18 must free room now; with nothing to summarize, C-11's tier-2 trim is the
+                # only fail-open edit left (an interpretation: the seed names no other path).
+                trim = comp.fallback_trim(self.view())
+                if trim is not None:
+                    self.count("trim_fallbacks")
+                    self._apply_trim(trim, "trim_fallback")
+            elif reason not in ("manual", "model_switch"):
+                self._maybe_back_off(0)
+            return
+        self.count("passes")
+        before, true_before = self.whole(), self.tr.total_tokens
+        summary = yield from self._summarize(plan, est)
+        if summary is None:  # C-11: no summary; C-12: an outage is retried on the next turn
+            self.count("summary_failed")
+            trim = comp.fallback_trim(self.view()) if getattr(comp, "trim_fallback", False) else None
+            if trim is not None and reason != "manual":
+                self.count("trim_fallbacks")
+                self.apply(trim)
+                self.anchor = None
+                self._record_savings("trim_fallback", max(0, before - self.whole()), -1, trim.first)
+            elif reason == "manual":
+                self.notices.append("Compaction failed; the conversation is unchanged.")
+            return
+        extra: tuple[Message, ...] = ()
+        ack = getattr(comp, "ack_bytes", 0)
+        if ack:  # Gemini: the model's acknowledgement after the snapshot
+            extra = (Message.of("assistant", (self.factory.text("assistant", None, ack, key="ack"),), "ack"),)
+        reattach = getattr(comp, "reattach", None)
+        if reattach is not None:
+            blocks = reattach(self.view(), plan)
+            if blocks:
+                extra = (*extra, Message.of("user", tuple(blocks), "reattach"))
+        edit = (
+            comp.rebuild(self.view(), plan, summary, extra)
+            if extra
+            else comp.rebuild(self.view(), plan, summary)
+        )
+        self.apply(edit)
+        self.outcome.compactions += 1
+        self.outcome.tokens_saved += max(0, true_before - self.tr.total_tokens)
+        self.anchor = None
+        self.first_after_reset = True
+        self.prev_end = -1
+        saved = max(0, before - self.whole())
+        at = next((i for i, m in enumerate(self.tr.messages) if m is summary), -1)
+        self._record_savings(reason, saved, at, at + 1)
+        if reason not in ("reactive", "manual", "model_switch"):
+            self._maybe_back_off(saved)
+
+    def _summary_transcript(self, plan: SummaryPlan, instr: Block) -> Transcript:
+        comp = self.policy.compaction
+        mode = getattr(comp, "summary_input", "older")
+        instr_msg = Message.of("user", (instr,), "instruction")
+        if mode == "text":  # a separate prompt: own system, no tools, the older part as text
+            sys_block = self.factory.text("system", None, SUMMARIZER_SYSTEM_BYTES, key="summarizer-system")
+            t = Transcript((), (sys_block,))
+            nbytes = sum(m.nbytes for m in plan.older)
+            cap = getattr(comp, "summary_input_max_tokens", 0)
+            if cap:
+                nbytes = min(nbytes, int(cap * getattr(comp, "bytes_per_token", 4.0)))
+            conv = self.factory.text("user", None, nbytes, key=f"as-text-{self.name}-{self.index}")
+            t.append(Message.of("user", (conv, instr), "instruction"))
+            return t
+        tools = self.trace.tools if getattr(comp, "summary_tools", True) else ()
+        t = Transcript(tools, self.trace.system)
+        msgs = self.tr.messages
+        body = msgs if mode == "full" else [*msgs[: plan.first], *plan.older]
+        for m in body:
+            t.append(m)
+        t.append(instr_msg)
+        return t
+
+    def _summarize(self, plan: SummaryPlan, est: int) -> Any:
+        """The summarizer call: retried on transient errors (in `_send`), then once on the
+        fallback model (C-11). Returns the summary message, or None."""
+        comp = self.policy.compaction
+        instr = self.factory.text(
+            "user", None, getattr(comp, "instruction_bytes", 2500), key="summary-instruction"
+        )
+        size = comp.summary_size(plan)
+        out_tokens = self.factory.counter.count_bytes(size, "prose")
+        t = self._summary_transcript(plan, instr)
+        models = [self.model]
+        fb = getattr(comp, "fallback_model", "")
+        if fb and fb != self.model:
+            models.append(fb)
+        current = self.model
+        for i, model in enumerate(models):
+            self.model = model
+            try:
+                for _ in range(max(1, getattr(comp, "summary_calls", 1))):
+                    yield from self._send(t, "summary", est, out_tokens, forced_cause="compaction")
+            except _Failed:
+                if i + 1 < len(models):
+                    self.count("summary_fallback_model")
+                continue
+            finally:
+                self.model = current
+            key = f"summary-{self.name}-{self.index}"
+            return Message.of(
+                "user", (self.factory.text("user", None, size, key=key, summary=True),), "summary"
+            )
+        return None
+
+    # ------------------------------------------------------------ records (C-4 trust, C-2 snapshots)
+    def _record(
+        self,
+        req: Request,
+        out: Outcome,
+        est: int,
+        attempt: int,
+        now: float,
+        provider: Provider,
+        main: bool,
+        forced_cause: str,
+    ) -> None:
+        if self.index in self.snapshot_at:
+            self.snapshots[self.index] = self._snapshot(req)
+        super()._record(req, out, est, attempt, now, provider, main, forced_cause)
+        if main:
+            if out.error is not None:
+                self.fail_streak += 1
+                if self.fail_streak >= 2 and self.anchor is not None:  # C-4: requests keep failing
+                    self.anchor = replace(self.anchor, trustworthy=False)
+            else:
+                self.fail_streak = 0
+
+    def _snapshot(self, req: Request) -> Snapshot:
+        tr = req.tr
+        main = tr is self.tr
+        comp = self.policy.compaction
+        thr = comp.threshold(self.view()) if hasattr(comp, "threshold") else self.window()
+        used = self.estimate() if main else int(self.policy.estimator.whole(self.view(tr)))
+        trusted = main and self.anchor is not None and self.anchor.trustworthy
+        return Snapshot(
+            self.index,
+            req.kind,
+            req.model,
+            tuple(tr.blocks[: req.n]),
+            tr.tools_end,
+            tr.system_end,
+            sum(1 for m in tr.messages if m.role == "user"),
+            sum(1 for m in tr.messages if m.role == "assistant"),
+            used,
+            trusted,
+            self.window(),
+            thr,
+            req.input_tokens,
+            self.mode,
+        )
+
+
+HARNESSES: dict[str, Callable[..., Conversation]] = {"C": CConversation}

@@ -1,0 +1,126 @@
+"""Automatic-prefix providers: longest cached prefix, no breakpoints, per-replica caches.
+
+One model covers OpenAI ≤ 5.5 (providers.md §2.1: automatic ≥ 1,024 tokens, hits in 128-token
+steps, per-machine caches routed by the first ~256 tokens + `prompt_cache_key`, overflow above
+~15 RPM, writes free), Gemini implicit (§3: per-model minimum, ~3–5 min idle, reads 0.1×),
+and Meta-style per-replica caches (H-22: `prompt_cache_key` → one replica, no key → spread).
+Profiles in `sim/data/profiles/` set the numbers, each with its source.
+
+Breakpoints on the request are ignored (these APIs have no markers). Every hit is reported at the
+provider's granularity: the matched prefix (whole blocks) rounded down to `min + k·granularity`;
+below the minimum nothing is read. After a successful call the whole prompt is cached on the
+replica that served it (writes cost nothing: uncached input is billed at the base price).
+"""
+
+from __future__ import annotations
+
+import bisect
+import random
+from dataclasses import dataclass, field
+
+from sim.catalog import ModelInfo, Prices
+from sim.providers.base import Faults, Latency, Outcome, ProviderError, Request, Usage, price
+from sim.providers.chain_store import ChainStore
+from sim.providers.dialects import fault_error, too_long, wire_usage
+from sim.providers.routing import ReplicaRouter, Route
+
+
+@dataclass(frozen=True)
+class AutoConfig:
+    dialect: str = "openai-chat"  # usage fields and error texts (sim/providers/dialects.py)
+    min_cacheable: int | None = None  # None: the model's row in models.yaml
+    granularity: int = 1  # hits are min + k·granularity tokens (OpenAI: 128, §2.1)
+    ttl: float = 600.0  # idle seconds before an entry expires
+    ready: str = "ttft"  # a written prefix is readable from the first token ("ttft") or the end ("end")
+    ready_delay: float = 0.0  # extra seconds before a write is readable
+    replicas: int = 1
+    routing: str = "single"  # prefix | key | single (sim/providers/routing.py)
+    route_tokens: int = 256
+    overflow_rpm: float | None = None  # per (prefix, key) per minute; None = no overflow
+    overflow_pool: int = 4  # machines one (prefix, key) can overflow to, home included
+    capacity_tokens: int | None = None  # per replica, LRU; None = unbounded
+    random_evict_rate: float = 0.0  # per hit: chance the entry was lost (best-effort caches)
+    latency: Latency = field(default_factory=Latency)
+    faults: Faults = field(default_factory=Faults)
+
+
+def granular(matched: int, minimum: int, step: int) -> int:
+    """Tokens reported as read: 0 below the minimum, else rounded down to minimum + k·step."""
+    if matched < minimum or matched <= 0:
+        return 0
+    return minimum + (matched - minimum) // max(1, step) * max(1, step)
+
+
+class AutoPrefixProvider:
+    """A provider whose cache matches the longest prefix on the replica a request is routed to."""
+
+    def __init__(self, name: str, model: ModelInfo, prices: Prices, cfg: AutoConfig, seed: int = 0) -> None:
+        self.name = name
+        self.model = model
+        self.prices = prices
+        self.cfg = cfg
+        self.rng = random.Random(seed)
+        self.min_cacheable = cfg.min_cacheable if cfg.min_cacheable is not None else model.min_cacheable
+        self.router = ReplicaRouter(
+            cfg.replicas, cfg.routing, self.rng, cfg.route_tokens, cfg.overflow_rpm, cfg.overflow_pool
+        )
+        self.stores = [
+            ChainStore(cfg.ttl, cfg.capacity_tokens, cfg.random_evict_rate, self.rng) for _ in range(self.router.replicas)
+        ]
+        self._route: dict[str, Route] = {}  # conversation -> route of its latest call
+        self._served: dict[str, int] = {}  # conversation -> replica of its latest successful call
+        self._prev: dict[str, int] = {}  # conversation -> replica of the successful call before that
+
+    def _error(self, req: Request, err: ProviderError, route: str = "") -> Outcome:
+        lat = self.cfg.latency.base_ttft
+        return Outcome(Usage(), 0.0, lat, lat, err, -1, route, wire_usage(self.cfg.dialect, Usage()))
+
+    def call(self, req: Request, now: float) -> Outcome:
+        total = req.input_tokens
+        if total > self.model.window:
+            return self._error(req, too_long(self.cfg.dialect, total, self.model.window, req.output_tokens))
+        fault = self.cfg.faults.draw(req.index, self.rng, now)
+        if fault is not None and fault != "stream_error":
+            return self._error(req, fault_error(self.cfg.dialect, fault, self.cfg.faults.retry_after))
+        route = self.router.route(req, now)
+        self._route[req.conversation] = route
+        store = self.stores[route.replica]
+        tr, n = req.tr, req.n
+        p = store.lookup(tr.hashes, n, now)
+        matched = tr.cum_tokens[p] if p >= 0 else 0
+        read = granular(matched, self.min_cacheable, self.cfg.granularity)
+        uncached = total - read
+        lat = self.cfg.latency
+        ttft = lat.ttft(uncached)
+        output = 0 if fault == "stream_error" else req.output_tokens
+        duration = ttft + output / lat.output_tps
+        cached_pos = -1
+        if total >= self.min_cacheable and n > 0:
+            ready = now + (ttft if self.cfg.ready == "ttft" else duration) + self.cfg.ready_delay
+            store.write(tr.hashes, tr.cum_tokens, n - 1, now, ready)
+            top = granular(total, self.min_cacheable, self.cfg.granularity)
+            cached_pos = bisect.bisect_right(tr.cum_tokens, top, 0, n) - 1
+        usage = Usage(uncached=uncached, cache_read=read, output=output)
+        tag = f"replica-{route.replica}" + ("+overflow" if route.overflow else "")
+        self._prev[req.conversation] = self._served.get(req.conversation, route.replica)
+        self._served[req.conversation] = route.replica
+        err = fault_error(self.cfg.dialect, fault, None) if fault == "stream_error" else None
+        return Outcome(
+            usage, price(self.prices, usage), ttft, duration, err, cached_pos, tag, wire_usage(self.cfg.dialect, usage)
+        )
+
+    def diagnose(self, req: Request, pos: int, now: float) -> str:
+        """Why the prefix ending at `pos` was not read: another replica holds it ("routing"), or
+        this replica's own reason (not_ready, ttl_expiry, evicted, below_minimum, not_written)."""
+        h = req.tr.hashes[pos]
+        route = self._route.get(req.conversation)
+        used = self.stores[route.replica] if route else self.stores[0]
+        if not used.holds(h, now) and any(s.holds(h, now) for s in self.stores if s is not used):
+            return "routing"
+        why = used.reason(h, now)
+        if why == "not_written":
+            if req.tr.cum_tokens[pos] < self.min_cacheable:
+                return "below_minimum"
+            if route is not None and self._prev.get(req.conversation, route.replica) != route.replica:
+                return "routing"
+        return why or "not_written"

@@ -1,0 +1,129 @@
+"""Gemini explicit context caching: `cachedContents` resources with storage billed per token-hour.
+
+(Gemini *implicit* caching is the automatic-prefix model, `auto_prefix.py`, with the `gemini`
+dialect: see profile `gemini-implicit`.)
+
+providers.md §3 [DOC G-generate-content/caching]: a cached content is a prefix of the prompt,
+created explicitly, usable only with its model; "If not set, the TTL defaults to 1 hour … no
+minimum or maximum bounds"; only the expiry can be changed (reuse does not refresh it); creation
+is billed as normal input; reads at the model's context-caching price; storage per 1M tokens per
+hour. Token limits include cached tokens.
+
+How a policy drives it here: the request's *last* breakpoint names the prefix to keep as a
+resource (OpenRouter does the same for Gemini: "only the last breakpoint is used", §5). A request
+uses the longest live resource of its conversation that prefixes it; if its last breakpoint lies
+beyond, a new resource is created there (billed as input, `cache_write_5m` = input price in
+prices.yaml) and, with `max_resources` = 1, the older one is deleted. Storage is billed
+pro rata to each request for the token-hours its conversation's resources were held since the
+previous request (`Outcome.cost` includes it); storage after a conversation's last request is
+not billed (the harness is assumed to delete its resources at the end).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from sim.catalog import ModelInfo, Prices
+from sim.providers.base import Faults, Latency, Outcome, ProviderError, Request, Usage, price
+from sim.providers.dialects import fault_error, too_long, wire_usage
+
+
+@dataclass(frozen=True)
+class GeminiExplicitConfig:
+    dialect: str = "gemini"
+    ttl: float = 3600.0  # "the TTL defaults to 1 hour" [DOC G-caching]
+    storage_per_mtok_hour: float = 4.50  # 2.5 Pro & 3.1 Pro $4.50 [3P note quoting ai.google.dev pricing, 2026-08]
+    max_resources: int = 1  # live resources per conversation; creating one more deletes the oldest
+    min_cacheable: int | None = None  # None: the model's (explicit minimum UNCONFIRMED, §9)
+    latency: Latency = field(default_factory=Latency)
+    faults: Faults = field(default_factory=Faults)
+
+
+@dataclass
+class _Resource:
+    h: int
+    pos: int
+    tokens: int
+    expires: float
+    billed_to: float  # storage billed up to this time
+
+
+class GeminiExplicitProvider:
+    def __init__(self, name: str, model: ModelInfo, prices: Prices, cfg: GeminiExplicitConfig, seed: int = 0) -> None:
+        self.name = name
+        self.model = model
+        self.prices = prices
+        self.cfg = cfg
+        self.rng = random.Random(seed)
+        self.min_cacheable = cfg.min_cacheable if cfg.min_cacheable is not None else model.min_cacheable
+        self.resources: dict[str, list[_Resource]] = {}
+        self.expired: set[int] = set()
+        self.deleted: set[int] = set()
+        self.storage_cost = 0.0
+
+    def _owner(self, req: Request) -> str:
+        return req.cache_key or req.conversation
+
+    def _error(self, err: ProviderError) -> Outcome:
+        lat = self.cfg.latency.base_ttft
+        return Outcome(Usage(), 0.0, lat, lat, err, -1, "", wire_usage(self.cfg.dialect, Usage()))
+
+    def _storage(self, res: list[_Resource], now: float) -> float:
+        """Bill storage held since the last bill; drop expired resources."""
+        cost = 0.0
+        keep = []
+        for r in res:
+            until = min(now, r.expires)
+            if until > r.billed_to:
+                cost += r.tokens * self.cfg.storage_per_mtok_hour * (until - r.billed_to) / 3600 / 1e6
+                r.billed_to = until
+            if r.expires > now:
+                keep.append(r)
+            else:
+                self.expired.add(r.h)
+        res[:] = keep
+        return cost
+
+    def call(self, req: Request, now: float) -> Outcome:
+        total = req.input_tokens
+        if total > self.model.window:
+            return self._error(too_long(self.cfg.dialect, total, self.model.window, req.output_tokens))
+        fault = self.cfg.faults.draw(req.index, self.rng, now)
+        if fault is not None and fault != "stream_error":
+            return self._error(fault_error(self.cfg.dialect, fault, self.cfg.faults.retry_after))
+        tr = req.tr
+        res = self.resources.setdefault(self._owner(req), [])
+        storage = self._storage(res, now)
+        read, read_pos = 0, -1
+        for r in res:
+            if r.pos < req.n and tr.hashes[r.pos] == r.h and r.tokens > read:
+                read, read_pos = r.tokens, r.pos
+        top, top_pos = read, read_pos
+        last = max((b for b, _ in req.breakpoints if b < req.n), default=-1)
+        if last >= 0 and tr.cum_tokens[last] > read and tr.cum_tokens[last] >= self.min_cacheable:
+            top, top_pos = tr.cum_tokens[last], last
+            res.append(_Resource(tr.hashes[last], last, top, now + self.cfg.ttl, now))
+            while len(res) > self.cfg.max_resources:
+                storage += self._storage([res[0]], now)
+                self.deleted.add(res.pop(0).h)
+        lat = self.cfg.latency
+        ttft = lat.ttft(total - read)
+        output = 0 if fault == "stream_error" else req.output_tokens
+        usage = Usage(uncached=total - top, cache_read=read, cache_write_5m=top - read, output=output)
+        self.storage_cost += storage
+        err = fault_error(self.cfg.dialect, fault, None) if fault == "stream_error" else None
+        wire = wire_usage(self.cfg.dialect, usage)
+        return Outcome(
+            usage, price(self.prices, usage) + storage, ttft, ttft + output / lat.output_tps, err, top_pos, "", wire
+        )
+
+    def diagnose(self, req: Request, pos: int, now: float) -> str:
+        h = req.tr.hashes[pos]
+        if h in self.expired:
+            return "ttl_expiry"
+        if h in self.deleted:
+            return "evicted"
+        if req.tr.cum_tokens[pos] < self.min_cacheable:
+            return "below_minimum"
+        return "not_written"

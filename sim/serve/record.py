@@ -1,0 +1,196 @@
+"""Recording live traffic: credentials redacted first, one ledger line per request, ctxbench traces.
+
+The ledger (`requests.jsonl`) holds every request exactly as received (body, redacted headers,
+billed usage, status) — one line written and flushed under a lock as soon as the request is
+answered, so concurrent conversations never lose or interleave records. Traces
+(`<conversation>.jsonl`, format v1 via `traces.format.write_trace`) linearize each conversation:
+messages that extend the previous request are appended, the reply follows with its billed usage,
+and a request that does not extend the conversation (a compaction, a reset) is recorded as a
+`compaction` event followed by its whole message list.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from sim.content import IMAGE, TOOL_DEF, Block, Message
+from sim.providers.base import Usage
+from sim.serve.wire import Parsed, lang_of
+from traces.format import write_trace
+from traces.model import CompactionEvent, Content, Header, MessageEvent, SystemEvent, ToolDef, ToolsEvent, Trace
+from traces.model import Usage as TraceUsage
+
+REDACTED = "[redacted]"
+SECRET_HEADERS = frozenset({
+    "authorization", "proxy-authorization", "x-api-key", "api-key", "cookie", "set-cookie",
+    "x-goog-api-key", "anthropic-admin-key", "x-amz-security-token", "openai-organization", "openai-project",
+    "chatgpt-account-id",
+})  # fmt: skip
+_SECRET_WORDS = re.compile(r"(token|secret|key|auth|cookie|password|credential|session-token)", re.I)
+_SECRET_QUERY = re.compile(r"([?&](?:key|api_key|apikey|token|access_token)=)[^&]*", re.I)
+
+
+def redact_headers(headers: dict[str, str]) -> dict[str, str]:
+    """Header values that are or may be credentials become `[redacted]` (names are kept)."""
+    out = {}
+    for k, v in headers.items():
+        lk = k.lower()
+        secret = lk in SECRET_HEADERS or (_SECRET_WORDS.search(lk) is not None and lk not in ("x-ctxbench-index",))
+        out[lk] = REDACTED if secret else v
+    return out
+
+
+def redact_path(path: str) -> str:
+    return _SECRET_QUERY.sub(lambda m: m.group(1) + REDACTED, path)
+
+
+def usage_dict(u: Usage) -> dict[str, int]:
+    return {"uncached": u.uncached, "cache_read": u.cache_read, "cache_write_5m": u.cache_write_5m,
+            "cache_write_1h": u.cache_write_1h, "output": u.output}  # fmt: skip
+
+
+class Ledger:
+    """Append-only JSONL of every request; thread-safe, flushed per line."""
+
+    def __init__(self, path: str | Path | None) -> None:
+        self.path = Path(path) if path else None
+        self._lock = threading.Lock()
+        self._f: IO[str] | None = None
+        self.count = 0
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._f = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+
+    def write(self, entry: dict[str, Any]) -> int:
+        with self._lock:
+            self.count += 1
+            entry = {"seq": self.count, **entry}
+            if self._f is not None:
+                self._f.write(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n")
+                self._f.flush()
+            return self.count
+
+    def close(self) -> None:
+        with self._lock:
+            if self._f is not None:
+                self._f.close()
+                self._f = None
+
+
+# ---------------------------------------------------------------- traces from parsed requests
+def _content(b: Block) -> Content:
+    if b.kind == IMAGE:
+        return Content("image", nbytes=max(1, b.nbytes), width=b.width, height=b.height, key=f"img{b.digest:016x}")
+    text = b.text or ""
+    lang = "json" if b.kind == "tool_use" else lang_of(text)
+    if b.kind == "tool_use":
+        return Content("tool_use", text=text, lang=lang, tool_id=b.tool_id or f"t{b.digest:x}", name=b.name or "tool")
+    if b.kind == "tool_result":
+        return Content("tool_result", text=text, lang=lang, tool_id=b.tool_id or "")
+    return Content(b.kind if b.kind in ("text", "thinking") else "text", text=text, lang=lang)
+
+
+@dataclass
+class _Conv:
+    tools: tuple[int, ...] = ()
+    events: list[Any] = field(default_factory=list)
+    cur: list[int] = field(default_factory=list)  # chained digests of the trace's messages so far
+    model: str = ""
+    seen_ids: set[str] = field(default_factory=set)
+
+
+def _msg_key(m: Message) -> int:
+    h = 0
+    for b in m.blocks:
+        h = hash((h, b.digest))
+    return h
+
+
+class TraceRecorder:
+    """Builds one trace per conversation from parsed requests and their replies (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.convs: dict[str, _Conv] = {}
+
+    def add(self, p: Parsed, reply_blocks: tuple[dict[str, Any], ...], usage: Usage, out_tokens: int, t: float) -> None:
+        with self._lock:
+            c = self.convs.setdefault(p.session, _Conv())
+            tr = p.tr
+            if not c.events:
+                c.model = p.model
+                tools = tuple(
+                    ToolDef(b.name or f"tool{i}", nbytes=max(1, b.nbytes))
+                    for i, b in enumerate(tr.blocks[: tr.tools_end])
+                    if b.kind == TOOL_DEF
+                )
+                if tools:
+                    c.events.append(ToolsEvent(tools, t))
+                sysc = tuple(_content(b) for b in tr.blocks[tr.tools_end : tr.system_end] if b.text)
+                if sysc:
+                    c.events.append(SystemEvent(sysc, t))
+            keys = [_msg_key(m) for m in p.messages]
+            extends = bool(c.cur) and len(keys) >= len(c.cur) and all(
+                ck in (k, -1) for k, ck in zip(keys, c.cur, strict=False)
+            )
+            if extends:
+                c.cur = keys[: len(c.cur)]
+            if not extends:
+                if c.cur:
+                    c.events.append(CompactionEvent(trigger="auto", t=t))
+                c.cur = []
+                new = list(p.messages)
+            else:
+                new = list(p.messages[len(c.cur) :])
+            for m in new:
+                c.events.append(self._message(c, m, t, None))
+                c.cur.append(_msg_key(m))
+            u = TraceUsage(usage.uncached, usage.cache_read, usage.cache_write_5m, usage.cache_write_1h, out_tokens)
+            reply = [Content("text", text=b["text"]) if b["type"] == "text" else
+                     Content("tool_use", text=json.dumps(b["input"], separators=(",", ":")), lang="json",
+                             tool_id=b["id"], name=b["name"]) for b in reply_blocks]  # fmt: skip
+            ev = MessageEvent("assistant", tuple(reply) or (Content("text", text="ok"),), "reply", t=t,
+                              output_tokens=out_tokens, usage=u)  # fmt: skip
+            c.events.append(self._fix(c, ev))
+            c.cur.append(-1)  # the reply: the next request's copy of it is matched by position only
+
+    def _message(self, c: _Conv, m: Message, t: float, usage: TraceUsage | None) -> MessageEvent:
+        return self._fix(c, MessageEvent(m.role, tuple(_content(b) for b in m.blocks), "", t=t, usage=usage))
+
+    @staticmethod
+    def _fix(c: _Conv, ev: MessageEvent) -> MessageEvent:
+        """Keep the trace valid: tool_use ids unique, tool_results answering an earlier tool_use."""
+        content = []
+        for x in ev.content:
+            if x.kind == "tool_use":
+                tid = x.tool_id
+                while tid in c.seen_ids:
+                    tid += "'"
+                c.seen_ids.add(tid)
+                x = Content("tool_use", text=x.text, lang="json", tool_id=tid, name=x.name)
+            elif x.kind == "tool_result" and x.tool_id not in c.seen_ids:
+                x = Content("text", text=x.text, lang=x.lang)
+            if ev.role == "assistant" and x.kind in ("image", "tool_result"):
+                x = Content("text", text=x.text or "", lang=x.lang)
+            if ev.role == "user" and x.kind in ("tool_use", "thinking"):
+                x = Content("text", text=x.text or "", lang=x.lang)
+            content.append(x)
+        return MessageEvent(ev.role, tuple(content), ev.tag, t=ev.t, output_tokens=ev.output_tokens, usage=ev.usage)
+
+    def write(self, folder: str | Path, source: str = "ctxbench-serve") -> list[Path]:
+        """Write one trace per conversation; returns the paths written."""
+        out = []
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        with self._lock:
+            for i, (name, c) in enumerate(sorted(self.convs.items())):
+                header = Header(source, "live", c.model, 0, meta={"conversation": name})
+                path = folder / f"conv-{i:03d}.jsonl"
+                write_trace(Trace(header, tuple(c.events)), path)
+                out.append(path)
+        return out

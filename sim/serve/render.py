@@ -1,0 +1,249 @@
+"""Responses, SSE streams and error bodies in each API's exact shapes, with usage from `sim.providers`.
+
+Usage fields (providers.md §1.9, §2.3, §7): Anthropic `input_tokens` is what follows the last
+breakpoint, plus `cache_read_input_tokens`, `cache_creation_input_tokens` and `cache_creation`
+split by TTL (`anthropic_wire_usage`); OpenAI `prompt_tokens` / `input_tokens` include the cached
+part, with `cached_tokens` and `cache_write_tokens` in the details. Streams carry what the SDKs
+need (ecosystem.md §2.1): Anthropic `event:` lines with `message_start` first and the cumulative
+usage in `message_delta`; Chat chunks with `object` and `choices[].index`, the usage chunk with
+`choices: []` when `include_usage`; Responses `response.created` first and output items announced
+before their deltas. Errors (providers.md §1.12, §2.5): Anthropic `{"type":"error","error":{…},
+"request_id":…}`, OpenAI `{"error":{"message","type","param","code"}}`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from sim.providers.anthropic import anthropic_wire_usage
+from sim.providers.base import ProviderError, Usage
+from sim.serve.wire import ANTHROPIC, CHAT, WireError, canon
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A scripted model reply: Anthropic-shaped blocks (text / tool_use) and its output tokens."""
+
+    blocks: tuple[dict[str, Any], ...]
+    output_tokens: int
+
+    @property
+    def stop_reason(self) -> str:
+        return "tool_use" if any(b["type"] == "tool_use" for b in self.blocks) else "end_turn"
+
+
+def openai_usage(u: Usage, api: str) -> dict[str, Any]:
+    """Usage in OpenAI's fields: the input count includes cached tokens (§2.3, §7)."""
+    total = u.input_total
+    if api == CHAT:
+        return {
+            "prompt_tokens": total,
+            "completion_tokens": u.output,
+            "total_tokens": total + u.output,
+            "prompt_tokens_details": {"cached_tokens": u.cache_read, "cache_write_tokens": u.cache_write},
+            "completion_tokens_details": {"reasoning_tokens": 0},
+        }
+    return {
+        "input_tokens": total,
+        "input_tokens_details": {"cached_tokens": u.cache_read, "cache_write_tokens": u.cache_write},
+        "output_tokens": u.output,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": total + u.output,
+    }
+
+
+def sse(event: str | None, data: dict[str, Any] | str) -> bytes:
+    payload = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {payload}\n\n".encode()
+
+
+# ---------------------------------------------------------------- Anthropic
+def anthropic_message(rid: str, model: str, reply: Reply, u: Usage) -> dict[str, Any]:
+    return {
+        "id": rid,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": list(reply.blocks),
+        "stop_reason": reply.stop_reason,
+        "stop_sequence": None,
+        "usage": {**anthropic_wire_usage(u), "service_tier": "standard"},
+    }
+
+
+def anthropic_stream(rid: str, model: str, reply: Reply, u: Usage, cut: ProviderError | None = None) -> Iterator[bytes]:
+    usage = {**anthropic_wire_usage(u), "service_tier": "standard"}
+    start = {**anthropic_message(rid, model, Reply((), 0), u), "content": [], "stop_reason": None}
+    start["usage"] = {**usage, "output_tokens": min(1, u.output)}
+    yield sse("message_start", {"type": "message_start", "message": start})
+    yield sse("ping", {"type": "ping"})
+    if cut is not None:  # an error after HTTP 200 (providers.md §1.12)
+        yield sse("error", {"type": "error", "error": {"type": cut.type, "message": cut.message}})
+        return
+    for i, b in enumerate(reply.blocks):
+        if b["type"] == "tool_use":
+            yield sse("content_block_start", {"type": "content_block_start", "index": i,
+                                              "content_block": {**b, "input": {}}})  # fmt: skip
+            delta = {"type": "input_json_delta", "partial_json": canon(b["input"])}
+        else:
+            yield sse("content_block_start", {"type": "content_block_start", "index": i,
+                                              "content_block": {"type": "text", "text": ""}})  # fmt: skip
+            delta = {"type": "text_delta", "text": b["text"]}
+        yield sse("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta})
+        yield sse("content_block_stop", {"type": "content_block_stop", "index": i})
+    yield sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": reply.stop_reason,
+                                "stop_sequence": None}, "usage": usage})  # fmt: skip
+    yield sse("message_stop", {"type": "message_stop"})
+
+
+# ---------------------------------------------------------------- Chat Completions
+def _chat_message(reply: Reply) -> dict[str, Any]:
+    text = "".join(b["text"] for b in reply.blocks if b["type"] == "text")
+    calls = [
+        {"id": b["id"], "type": "function", "function": {"name": b["name"], "arguments": canon(b["input"])}}
+        for b in reply.blocks
+        if b["type"] == "tool_use"
+    ]
+    msg: dict[str, Any] = {"role": "assistant", "content": text or None, "refusal": None}
+    if calls:
+        msg["tool_calls"] = calls
+    return msg
+
+
+def chat_completion(rid: str, model: str, reply: Reply, u: Usage) -> dict[str, Any]:
+    finish = "tool_calls" if reply.stop_reason == "tool_use" else "stop"
+    return {
+        "id": rid,
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": _chat_message(reply), "finish_reason": finish, "logprobs": None}],
+        "usage": openai_usage(u, CHAT),
+    }
+
+
+def chat_stream(rid: str, model: str, reply: Reply, u: Usage, include_usage: bool) -> Iterator[bytes]:
+    created = int(time.time())
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        c: dict[str, Any] = {"id": rid, "object": "chat.completion.chunk", "created": created, "model": model,
+                             "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]}  # fmt: skip
+        if include_usage:
+            c["usage"] = None
+        return sse(None, c)
+
+    msg = _chat_message(reply)
+    yield chunk({"role": "assistant", "content": ""})
+    if msg["content"]:
+        yield chunk({"content": msg["content"]})
+    for k, call in enumerate(msg.get("tool_calls", [])):
+        yield chunk({"tool_calls": [{"index": k, "id": call["id"], "type": "function",
+                                     "function": {"name": call["function"]["name"], "arguments": ""}}]})  # fmt: skip
+        yield chunk({"tool_calls": [{"index": k, "function": {"arguments": call["function"]["arguments"]}}]})
+    yield chunk({}, "tool_calls" if reply.stop_reason == "tool_use" else "stop")
+    if include_usage:
+        yield sse(None, {"id": rid, "object": "chat.completion.chunk", "created": created, "model": model,
+                         "choices": [], "usage": openai_usage(u, CHAT)})  # fmt: skip
+    yield sse(None, "[DONE]")
+
+
+# ---------------------------------------------------------------- Responses
+def _resp_items(rid: str, reply: Reply) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    text = "".join(b["text"] for b in reply.blocks if b["type"] == "text")
+    if text:
+        items.append({"type": "message", "id": f"msg_{rid[5:]}", "status": "completed", "role": "assistant",
+                      "content": [{"type": "output_text", "text": text, "annotations": []}]})  # fmt: skip
+    for b in reply.blocks:
+        if b["type"] == "tool_use":
+            items.append({"type": "function_call", "id": f"fc_{b['id']}", "call_id": b["id"], "name": b["name"],
+                          "arguments": canon(b["input"]), "status": "completed"})  # fmt: skip
+    return items
+
+
+def response_object(rid: str, model: str, reply: Reply, u: Usage | None, status: str = "completed") -> dict[str, Any]:
+    return {
+        "id": rid,
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": status,
+        "model": model,
+        "output": _resp_items(rid, reply) if status == "completed" else [],
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "error": None,
+        "incomplete_details": None,
+        "usage": openai_usage(u, "responses") if u is not None else None,
+    }
+
+
+def responses_stream(rid: str, model: str, reply: Reply, u: Usage, cut: ProviderError | None = None) -> Iterator[bytes]:
+    seq = 0
+
+    def ev(kind: str, **data: Any) -> bytes:
+        nonlocal seq
+        seq += 1
+        return sse(kind, {"type": kind, "sequence_number": seq - 1, **data})
+
+    yield ev("response.created", response=response_object(rid, model, reply, None, "in_progress"))
+    yield ev("response.in_progress", response=response_object(rid, model, reply, None, "in_progress"))
+    if cut is not None:
+        failed = response_object(rid, model, reply, None, "failed")
+        failed["error"] = {"code": cut.type, "message": cut.message}
+        yield ev("response.failed", response=failed)
+        return
+    for i, item in enumerate(_resp_items(rid, reply)):
+        if item["type"] == "message":
+            text = item["content"][0]["text"]
+            yield ev("response.output_item.added", output_index=i, item={**item, "status": "in_progress", "content": []})
+            part = {"type": "output_text", "text": "", "annotations": []}
+            yield ev("response.content_part.added", item_id=item["id"], output_index=i, content_index=0, part=part)
+            yield ev("response.output_text.delta", item_id=item["id"], output_index=i, content_index=0, delta=text)
+            yield ev("response.output_text.done", item_id=item["id"], output_index=i, content_index=0, text=text)
+            yield ev("response.content_part.done", item_id=item["id"], output_index=i, content_index=0,
+                     part={**part, "text": text})  # fmt: skip
+        else:
+            yield ev("response.output_item.added", output_index=i, item={**item, "status": "in_progress", "arguments": ""})
+            yield ev("response.function_call_arguments.delta", item_id=item["id"], output_index=i, delta=item["arguments"])
+            yield ev("response.function_call_arguments.done", item_id=item["id"], output_index=i, arguments=item["arguments"])
+        yield ev("response.output_item.done", output_index=i, item=item)
+    yield ev("response.completed", response=response_object(rid, model, reply, u))
+
+
+# ---------------------------------------------------------------- errors
+_OPENAI_FAULTS = {  # providers.md §2.5
+    "rate_limit": (429, "requests", "rate_limit_exceeded"),
+    "overloaded": (503, "service_unavailable_error", "server_is_overloaded"),
+    "stream_error": (503, "service_unavailable_error", "server_is_overloaded"),
+    "server_error": (500, "server_error", "server_error"),
+    "timeout": (504, "timeout", "timeout"),
+}
+
+
+def error_body(api: str, err: WireError | ProviderError, rid: str, window: int = 0, total: int = 0) -> tuple[int, dict[str, Any]]:
+    """(status, JSON body) of an error as `api` returns it."""
+    if api == ANTHROPIC:
+        status = err.status if err.status != 200 else 529
+        return status, {"type": "error", "error": {"type": err.type, "message": err.message}, "request_id": rid}
+    if isinstance(err, ProviderError) and err.kind == "too_long":
+        if api == CHAT:
+            msg = (f"This model's maximum context length is {window} tokens. However, your messages resulted in "
+                   f"{total} tokens. Please reduce the length of the messages.")  # fmt: skip
+            return 400, {"error": {"message": msg, "type": "invalid_request_error", "param": "messages",
+                                   "code": "context_length_exceeded"}}  # fmt: skip
+        msg = "Your input exceeds the context window of this model. Please adjust your input and try again."
+        return 400, {"error": {"message": msg, "type": "invalid_request_error", "param": "input",
+                               "code": "context_length_exceeded"}}  # fmt: skip
+    if isinstance(err, ProviderError) and err.kind in _OPENAI_FAULTS:
+        status, etype, code = _OPENAI_FAULTS[err.kind]
+        return status, {"error": {"message": err.message, "type": etype, "param": None, "code": code}}
+    param = err.param if isinstance(err, WireError) else None
+    code = err.code if isinstance(err, WireError) else None
+    etype = "invalid_request_error" if err.status < 500 else "server_error"
+    return err.status, {"error": {"message": err.message, "type": etype, "param": param, "code": code}}

@@ -1,0 +1,180 @@
+"""Scripted model replies: echo, replay (the replies of a trace), task (a script of tool calls).
+
+Task mode makes a harness do real work long enough to reach its own compaction: each main
+request (one that offers tools and is not a summary request) gets the next step of the script —
+usually a call to the harness's shell tool whose output is large — until the steps run out, then a
+final text. Steps are counted globally, not per conversation: after a compaction a harness
+restarts its conversation, and a per-conversation count loops forever (ecosystem.md §2, seen:
+3,637 requests in 400 s). Side requests (no tools: titles, Codex's checkpoint compaction, other
+summarizers) and summary requests (Claude Code's "Respond with TEXT ONLY") get a text reply of
+`summary_bytes`. A JSON-format request (title generation) gets a small JSON object.
+
+Script file (YAML or JSON):
+    steps:                      # one per main request, in order
+      - shell: "head -c 25000 /dev/urandom | base64"   # call the request's shell-like tool
+        text: "Reading the output."                      # optional text before the call
+        output_tokens: 120                               # optional reported output size
+      - tool: Read                                       # or any tool by name, with its input
+        input: {file_path: /etc/hostname}
+    final_text: "Done."
+    summary_bytes: 4000
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from sim.serve.render import Reply
+from sim.serve.wire import Parsed
+from traces.model import MessageEvent, Trace
+
+SHELL_TOOLS = ("Bash", "exec_command", "shell", "bash", "run_shell_command", "local_shell", "shell_command")
+SUMMARY_MARKERS = (
+    "Respond with TEXT ONLY",  # Claude Code's compaction prompt (ecosystem.md §3a)
+    "CONTEXT CHECKPOINT COMPACTION",  # Codex (§3b)
+    "create a detailed summary",
+    "context summarization agent",  # opencode (§3c)
+)
+STEP_KEYS = ("shell", "tool", "input", "text", "output_tokens")
+
+
+class ScriptError(ValueError):
+    """A task script that cannot be used: names the file and the step."""
+
+
+def _tokens(text: str) -> int:
+    return max(1, len(text.encode("utf-8")) // 4)
+
+
+def _filler(nbytes: int) -> str:
+    words = "The summary records the goal, the files touched, the decisions and the next step. "
+    return (words * (nbytes // len(words) + 1))[:nbytes]
+
+
+def shell_input(p: Parsed, name: str, cmd: str) -> dict[str, Any]:
+    """The shell tool's input for `cmd`, shaped by the tool's own parameter names."""
+    params = dict(x.split(":", 1) for x in p.tool_params.get(name, ()))
+    if "cmd" in params:
+        return {"cmd": cmd}
+    if params.get("command") == "array":
+        return {"command": ["bash", "-lc", cmd]}
+    return {"command": cmd}
+
+
+@dataclass
+class Scripter:
+    """Chooses the reply for each request (thread-safe)."""
+
+    mode: str = "echo"  # echo | replay | task
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    final_text: str = "Done."
+    summary_bytes: int = 4000
+    replies: list[Reply] = field(default_factory=list)  # replay mode
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _step: int = 0
+    _per_conv: dict[str, int] = field(default_factory=dict)
+    _ids: int = 0
+
+    def _id(self, prefix: str) -> str:
+        self._ids += 1
+        return f"{prefix}{self._ids:06d}"
+
+    def reply(self, p: Parsed, out_hint: int | None) -> Reply:
+        with self._lock:
+            r = self._choose(p)
+        if out_hint is not None:
+            return Reply(r.blocks, out_hint)
+        return r
+
+    def _text(self, text: str, out: int | None = None) -> Reply:
+        return Reply(({"type": "text", "text": text},), out if out is not None else _tokens(text))
+
+    def _choose(self, p: Parsed) -> Reply:
+        if p.wants_json:
+            return self._text(json.dumps({"title": "ctxbench task", "isNewTopic": True}))
+        if self.mode == "replay" and self.replies:
+            k = self._per_conv.get(p.session, 0)
+            self._per_conv[p.session] = k + 1
+            return self.replies[k % len(self.replies)]
+        if self.mode == "echo":
+            return self._text("ok")
+        summary = not p.tool_names or any(m in p.last_user_text for m in SUMMARY_MARKERS)
+        if summary:
+            return self._text(_filler(self.summary_bytes))
+        if self.mode != "task" or self._step >= len(self.steps):
+            return self._text(self.final_text if self.mode == "task" else "ok")
+        step = self.steps[self._step]
+        self._step += 1
+        blocks: list[dict[str, Any]] = []
+        if step.get("text"):
+            blocks.append({"type": "text", "text": str(step["text"])})
+        if "shell" in step:
+            name = next((n for n in SHELL_TOOLS if n in p.tool_names), p.tool_names[0])
+            inp = shell_input(p, name, str(step["shell"]))
+        else:
+            name = str(step.get("tool"))
+            if name not in p.tool_names:
+                return self._text(self.final_text)
+            inp = dict(step.get("input") or {})
+        blocks.append({"type": "tool_use", "id": self._id("toolu_ctx"), "name": name, "input": inp})
+        out = int(step.get("output_tokens", 0)) or _tokens(json.dumps(blocks))
+        return Reply(tuple(blocks), out)
+
+    @property
+    def steps_done(self) -> int:
+        return self._step
+
+
+def load_script(path: str) -> Scripter:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise ScriptError(f"{path}: cannot read task script: {e.strerror or e}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ScriptError(f"{path}: not valid YAML/JSON: {e}") from None
+    if not isinstance(data, dict):
+        raise ScriptError(f"{path}: a task script must be a mapping with 'steps'")
+    valid = ("steps", "final_text", "summary_bytes", "repeat")
+    for k in data:
+        if k not in valid:
+            raise ScriptError(f"{path}: unknown key {k!r}; valid keys: {', '.join(valid)}")
+    steps = data.get("steps") or []
+    if not isinstance(steps, list):
+        raise ScriptError(f"{path}: 'steps' must be a list")
+    for i, s in enumerate(steps):
+        if not isinstance(s, dict) or not ("shell" in s or "tool" in s):
+            raise ScriptError(f"{path}: steps[{i}]: needs 'shell' or 'tool'")
+        for k in s:
+            if k not in STEP_KEYS:
+                raise ScriptError(f"{path}: steps[{i}]: unknown key {k!r}; valid keys: {', '.join(STEP_KEYS)}")
+    steps = steps * int(data.get("repeat", 1))
+    return Scripter("task", steps, str(data.get("final_text", "Done.")), int(data.get("summary_bytes", 4000)))
+
+
+def replay_script(trace: Trace) -> Scripter:
+    """Replies of a trace in order (per conversation): text and tool_use blocks, output tokens."""
+    replies = []
+    for ev in trace.events:
+        if not isinstance(ev, MessageEvent) or ev.role != "assistant":
+            continue
+        blocks: list[dict[str, Any]] = []
+        for c in ev.content:
+            if c.kind == "tool_use":
+                try:
+                    inp = json.loads(c.text) if c.text else {}
+                except ValueError:
+                    inp = {"text": c.text}
+                blocks.append({"type": "tool_use", "id": c.tool_id, "name": c.name, "input": inp if isinstance(inp, dict) else {"value": inp}})
+            elif c.kind == "text":
+                blocks.append({"type": "text", "text": c.text if c.text is not None else _filler(c.nbytes)})
+        out = ev.output_tokens if ev.output_tokens is not None else _tokens(json.dumps(blocks))
+        replies.append(Reply(tuple(blocks) or ({"type": "text", "text": "ok"},), int(out)))
+    return Scripter("replay", replies=replies)

@@ -1,0 +1,300 @@
+"""Request bodies of the three wire APIs → the content model (a Transcript plus cache breakpoints).
+
+Blocks are laid out tools → system → messages (providers.md §1.1), one block per tool definition,
+system block and message content block, like the simulator's own transcripts, so the provider
+models bill an HTTP request exactly as they bill a simulated one.
+
+Prefix fidelity (providers.md §1.1, "JSON key order inside tool_use.input matters"): a block's
+digest is taken over its canonical serialized bytes *as sent* — compact JSON with the keys in the
+order they arrived — so reordering keys breaks the prefix as it does on the real API.
+`cache_control` markers are not content: they are removed before hashing and become breakpoints.
+Token counts use the same `BlockFactory` counter as the simulator: text by its bytes and kind of
+text (JSON text counts at the JSON rate, ecosystem.md §1.6), tool definitions and tool inputs as
+JSON, images by the provider's image rule from the dimensions read from the image header.
+
+Every malformed body raises `WireError` with the API's 400 shape (never a crash, never a 5xx).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+from sim.content import IMAGE, TEXT, THINKING, TOOL_DEF, TOOL_RESULT, TOOL_USE, Block, Message, digest64
+from sim.tokens import IMAGE_RULES, BlockFactory
+from sim.transcript import Transcript
+
+ANTHROPIC, CHAT, RESPONSES = "anthropic", "chat", "responses"
+TTLS = ("5m", "1h")  # providers.md §1.2
+
+
+class WireError(ValueError):
+    """A request the real API rejects: HTTP status, error type, message (and OpenAI's param/code)."""
+
+    def __init__(self, status: int, type_: str, message: str, param: str | None = None, code: str | None = None):
+        super().__init__(message)
+        self.status = status
+        self.type = type_
+        self.message = message
+        self.param = param
+        self.code = code
+
+
+def bad(message: str, param: str | None = None) -> WireError:
+    return WireError(400, "invalid_request_error", message, param)
+
+
+def canon(value: Any) -> str:
+    """Compact JSON with keys in the order they arrived (the bytes a cache hashes, §1.1)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def lang_of(text: str) -> str:
+    """Which calibrated rate applies: JSON text at the JSON rate, everything else as prose."""
+    s = text.lstrip()
+    if s[:1] in ("{", "[") and text.rstrip()[-1:] in ("}", "]"):
+        try:
+            json.loads(text)
+            return "json"
+        except ValueError:
+            return "prose"
+    return "prose"
+
+
+def image_size(data: bytes) -> tuple[int, int]:
+    """Width and height from a PNG, JPEG, GIF or WebP header; (0, 0) when unknown."""
+    if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24:
+        w, h = struct.unpack(">II", data[16:24])
+        return int(w), int(h)
+    if data[:6] in (b"GIF87a", b"GIF89a") and len(data) >= 10:
+        w, h = struct.unpack("<HH", data[6:10])
+        return int(w), int(h)
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP" and len(data) >= 30:
+        if data[12:16] == b"VP8X":
+            return 1 + int.from_bytes(data[24:27], "little"), 1 + int.from_bytes(data[27:30], "little")
+        if data[12:16] == b"VP8 ":
+            w, h = struct.unpack("<HH", data[26:30])
+            return int(w) & 0x3FFF, int(h) & 0x3FFF
+    if data[:2] == b"\xff\xd8":
+        i = 2
+        while i + 9 < len(data):
+            if data[i] != 0xFF:
+                i += 1
+                continue
+            marker = data[i + 1]
+            seglen = int.from_bytes(data[i + 2 : i + 4], "big")
+            if marker in (0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF):
+                h, w = struct.unpack(">HH", data[i + 5 : i + 9])
+                return int(w), int(h)
+            i += 2 + max(seglen, 2)
+    return 0, 0
+
+
+@dataclass
+class Parsed:
+    """One request in the content model, plus what the server needs to answer it."""
+
+    api: str
+    model: str
+    stream: bool
+    tr: Transcript
+    breakpoints: tuple[tuple[int, str], ...]
+    max_tokens: int = 0
+    include_usage: bool = False
+    cache_key: str | None = None
+    session: str = ""
+    tool_names: tuple[str, ...] = ()
+    last_user_text: str = ""
+    wants_json: bool = False
+    messages: list[Message] = field(default_factory=list)
+    tool_params: dict[str, tuple[str, ...]] = field(default_factory=dict)  # tool name → parameter names
+
+
+class _Builder:
+    """Accumulates blocks and breakpoints while walking one body."""
+
+    def __init__(self, factory: BlockFactory) -> None:
+        self.f = factory
+        self.tools: list[Block] = []
+        self.system: list[Block] = []
+        self.msgs: list[Message] = []
+        self.cur: list[Block] = []
+        self.cur_role = ""
+        self.marks: list[tuple[str, int, str]] = []  # (segment, index in segment or message block, ttl)
+        self.last_user_text = ""
+        self.tool_params: dict[str, tuple[str, ...]] = {}
+
+    # -------------------------------------------------------------- blocks
+    def block(self, kind: str, role: str, payload: Any, text: str, lang: str, name: str = "", tool_id: str = "") -> Block:
+        raw = canon(payload).encode("utf-8")
+        nbytes = len(text.encode("utf-8"))
+        tokens = self.f.counter.count_text(text, lang) if text else 0
+        dig = digest64(kind.encode(), role.encode(), raw)
+        return Block(kind, role, nbytes, tokens, dig, text=text, name=name, tool_id=tool_id)
+
+    def image(self, role: str, data_b64: str, where: str) -> Block:
+        try:
+            head = base64.b64decode(data_b64[:64 * 1024 - (64 * 1024) % 4] or b"", validate=False)
+        except (binascii.Error, ValueError):
+            raise bad(f"{where}: image data is not valid base64") from None
+        w, h = image_size(head)
+        if w <= 0 or h <= 0:
+            raise bad(f"{where}: Could not process image")
+        tokens = IMAGE_RULES[self.f.image_rule](w, h)
+        dig = digest64(IMAGE.encode(), data_b64.encode("ascii", "replace"))
+        return Block(IMAGE, role, len(data_b64) * 3 // 4, tokens, dig, width=w, height=h)
+
+    def tool_def(self, tool: dict[str, Any], where: str) -> None:
+        body = self.strip(tool, ("tools", len(self.tools)), where)
+        fn = tool.get("function") if isinstance(tool.get("function"), dict) else {}
+        name = tool.get("name") or fn.get("name") or tool.get("type") or ""
+        schema = tool.get("input_schema") or fn.get("parameters") or tool.get("parameters") or {}
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        if isinstance(props, dict):
+            self.tool_params[str(name)] = tuple(
+                f"{k}:{v.get('type', '') if isinstance(v, dict) else ''}" for k, v in props.items()
+            )
+        self.tools.append(self.block(TOOL_DEF, "tools", body, canon(body), "json", name=str(name)))
+
+    def strip(self, obj: dict[str, Any], slot: tuple[str, int], where: str) -> dict[str, Any]:
+        """Remove `cache_control` (not content) and record it as a breakpoint at `slot`."""
+        if "cache_control" not in obj:
+            return obj
+        cc = obj["cache_control"]
+        if cc is not None:
+            if not isinstance(cc, dict) or cc.get("type") != "ephemeral":
+                raise bad(f"{where}.cache_control: Input tag found using 'type' does not match 'ephemeral'")
+            ttl = cc.get("ttl", "5m")
+            if ttl not in TTLS:
+                raise bad(f"{where}.cache_control.ttl: Input should be '5m' or '1h'")
+            self.marks.append((slot[0], slot[1], str(ttl)))
+        return {k: v for k, v in obj.items() if k != "cache_control"}
+
+    def add(self, blk: Block, obj: dict[str, Any] | None, where: str, segment: str = "messages") -> None:
+        """Append a message block (or a system block) and its marker if `obj` carried one."""
+        if segment == "system":
+            if obj is not None:
+                self.strip(obj, ("system", len(self.system)), where)
+            self.system.append(blk)
+            return
+        if obj is not None:
+            self.strip(obj, ("cur", len(self.cur)), where)
+        self.cur.append(blk)
+
+    def end_message(self, role: str, tag: str = "") -> None:
+        if not self.cur:
+            return
+        base = sum(len(m.blocks) for m in self.msgs)
+        self.marks = [("messages", base + i, t) if s == "cur" else (s, i, t) for s, i, t in self.marks]
+        self.msgs.append(Message.of(role, tuple(self.cur), tag))
+        self.cur = []
+
+    # -------------------------------------------------------------- result
+    def finish(self, auto: str | None) -> tuple[Transcript, tuple[tuple[int, str], ...]]:
+        tr = Transcript(self.tools, self.system)
+        for m in self.msgs:
+            tr.append(m)
+        pos: dict[int, str] = {}
+        for seg, i, ttl in self.marks:
+            p = i if seg == "tools" else (tr.tools_end + i if seg == "system" else tr.system_end + i)
+            pos[p] = ttl
+        if auto is not None and len(tr) and (len(tr) - 1) not in pos:
+            pos[len(tr) - 1] = auto  # automatic caching: the last cacheable block (§1.2)
+        bps = tuple(sorted(pos.items()))
+        seen_5m = False
+        for _p, ttl in bps:  # "a ttl='1h' block must not come after a ttl='5m' block" (§1.2)
+            if ttl == "1h" and seen_5m:
+                raise bad("A `ttl='1h'` cache_control block must not come after a `ttl='5m'` cache_control block.")
+            seen_5m = seen_5m or ttl == "5m"
+        return tr, bps
+
+
+def obj(v: Any, where: str) -> dict[str, Any]:
+    if not isinstance(v, dict):
+        raise bad(f"{where}: Input should be a valid dictionary or object")
+    return v
+
+
+def list_(v: Any, where: str) -> list[Any]:
+    if not isinstance(v, list):
+        raise bad(f"{where}: Input should be a valid list")
+    return v
+
+
+def str_(v: Any, where: str) -> str:
+    if not isinstance(v, str):
+        raise bad(f"{where}: Input should be a valid string")
+    return v
+
+
+def session_of(headers: dict[str, str], body: dict[str, Any]) -> str:
+    for h in ("x-claude-code-session-id", "session_id", "x-session-id", "x-ctxbench-conversation"):
+        if headers.get(h):
+            return headers[h]
+    for k in ("prompt_cache_key", "session_id", "user"):
+        if isinstance(body.get(k), str) and body[k]:
+            return str(body[k])
+    meta = body.get("metadata")
+    if isinstance(meta, dict) and isinstance(meta.get("user_id"), str):
+        return str(meta["user_id"])
+    return "default"
+
+
+def max_tokens_of(body: dict[str, Any], keys: tuple[str, ...], required: bool) -> int:
+    for k in keys:
+        if k in body and body[k] is not None:
+            v = body[k]
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise bad(f"{k}: Input should be a valid integer", k)
+            return int(v)
+    if required:
+        raise bad(f"{keys[0]}: Field required", keys[0])
+    return 0
+
+
+def model_of(body: dict[str, Any]) -> str:
+    if "model" not in body:
+        raise bad("model: Field required", "model")
+    return str_(body["model"], "model")
+
+
+def stream_of(body: dict[str, Any]) -> bool:
+    s = body.get("stream", False)
+    if s is not None and not isinstance(s, bool):
+        raise bad("stream: Input should be a valid boolean", "stream")
+    return bool(s)
+
+
+def parse(api: str, body: Any, headers: dict[str, str], factory: BlockFactory) -> Parsed:
+    """Parse one request body of `api` into the content model; WireError on anything malformed."""
+    body = obj(body, "body")
+    if api == ANTHROPIC:
+        from sim.serve.wire_anthropic import parse_anthropic
+
+        return parse_anthropic(body, headers, factory)
+    from sim.serve.wire_openai import parse_chat, parse_responses
+
+    return parse_chat(body, headers, factory) if api == CHAT else parse_responses(body, headers, factory)
+
+
+__all__ = [
+    "ANTHROPIC",
+    "CHAT",
+    "IMAGE",
+    "RESPONSES",
+    "TEXT",
+    "THINKING",
+    "TOOL_RESULT",
+    "TOOL_USE",
+    "Parsed",
+    "WireError",
+    "bad",
+    "canon",
+    "image_size",
+    "lang_of",
+    "parse",
+]

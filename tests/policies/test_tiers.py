@@ -1,0 +1,116 @@
+"""C's tier components on hand-built conversations (C-5..C-11, C-13, C-17)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from policies.compaction import Summarize, Trim
+from policies.tiers import CTiers, msg_estimate, tool_calls, trim_to_last
+from policies.view import View
+from sim.content import Message
+from sim.tokens import BlockFactory
+from sim.transcript import Transcript
+
+F = BlockFactory()
+
+
+def text(role: str, nbytes: int, key: str, **kw: object) -> Message:
+    return Message.of(role, (F.text(role, None, nbytes, key=key, **kw),), "x")
+
+
+def pair(
+    i: int, result_bytes: int = 400, name: str = "Read", skill: bool = False, say: int = 0
+) -> list[Message]:
+    blocks = [F.text("assistant", None, say, key=f"say{i}")] if say else []
+    blocks.append(F.text("assistant", None, 80, key=f"in{i}", kind="tool_use", tool_id=f"t{i}", name=name))
+    res = F.text("user", None, result_bytes, key=f"out{i}", kind="tool_result", tool_id=f"t{i}", skill=skill)
+    return [Message.of("assistant", tuple(blocks), "reply"), Message.of("user", (res,), "tool_results")]
+
+
+def view(msgs: list[Message], window: int = 200_000) -> View:
+    tr = Transcript((F.tool_def("Read", None, 500),), (F.text("system", None, 4000, key="sys"),))
+    for m in msgs:
+        tr.append(m)
+    return View(tr, None, window, window, 0, -1, True)
+
+
+def conv(n_pairs: int, **kw: object) -> list[Message]:
+    msgs = [text("user", 300, "prompt")]
+    for i in range(n_pairs):
+        msgs += pair(i, **kw)  # type: ignore[arg-type]
+    return msgs
+
+
+def test_c5_trim_keeps_last_n_calls_and_all_prose() -> None:
+    v = view(conv(30, say=200))
+    edit = trim_to_last(v, 20)
+    assert edit is not None and edit.cause == "trim" and edit.detail == 10
+    v.tr.replace_from(edit.first, edit.messages)
+    assert len(tool_calls(v)) == 20 and tool_calls(v)[0] == "t10"
+    says = [b for m in v.tr.messages for b in m.blocks if b.kind == "text" and b.role == "assistant"]
+    assert len(says) == 30  # prose survives
+    assert trim_to_last(view(conv(20)), 20) is None  # only when more exist
+
+
+def test_c5_c8_skill_pairs_are_never_trimmed() -> None:
+    msgs = [text("user", 300, "p"), *pair(0, skill=True, name="Skill"), *conv(25)[1:]]
+    v = view(msgs)
+    edit = trim_to_last(v, 10)
+    assert edit is not None
+    v.tr.replace_from(edit.first, edit.messages)
+    assert any(b.skill for m in v.tr.messages for b in m.blocks)
+
+
+def test_c6_c17_default_mode_summarizes_only_at_90_percent() -> None:
+    v = view(conv(30), window=10_000)
+    c = CTiers()
+    assert c.decide(v, 6_000) is None and c.decide(v, 8_500) is None
+    assert c.decide(v, 9_000) == Summarize("tier3")
+    fast1, fast2 = c.decide(v, 5_000, "fast"), c.decide(v, 8_000, "fast")
+    assert isinstance(fast1, Trim) and fast1.edit.detail == 10  # tier 1 keeps 20 of 30
+    assert isinstance(fast2, Trim) and fast2.edit.detail == 20  # tier 2 keeps 10
+    assert c.decide(v, 4_900, "fast") is None
+    assert c.decide(v, 9_500, "fast") == Summarize("tier3")
+
+
+@settings(max_examples=30, deadline=None)
+@given(sizes=st.lists(st.integers(100, 60_000), min_size=8, max_size=40))
+def test_c7_tail_is_30k_at_least_3_messages_and_clean(sizes: list[int]) -> None:
+    msgs = [text("user", 300, "p")]
+    for i, s in enumerate(sizes):
+        msgs += pair(i, result_bytes=s)
+    v = view(msgs)
+    c = CTiers()
+    k = c.boundary(v)
+    tail = v.tr.messages[k:]
+    assert len(tail) >= 3
+    assert not v.tr.messages[k].has_tool_result or k == 0
+    if k > 0:
+        assert sum(msg_estimate(m, 4.0, 1500) for m in tail) >= 30_000
+
+
+def test_c9_images_move_the_boundary_back() -> None:
+    msgs = conv(40, result_bytes=8_000)
+    img = F.image("user", 1280, 800, 100_000, "img")
+    msgs[10] = Message.of("user", (*msgs[10].blocks, img), "tool_results")
+    v = view(msgs)
+    without = CTiers(keep_images=False).boundary(v)
+    with_img = CTiers().boundary(v)
+    assert without > 10 >= with_img
+    assert any(m.images for m in v.tr.messages[with_img:])
+
+
+def test_c8_c10_c11_c13_plan() -> None:
+    c = CTiers(tail_tokens=1_000)
+    summary = text("user", 5_000, "old-summary", summary=True)
+    msgs = [summary, *pair(99, skill=True, name="Skill"), *conv(20, name="Write")[1:]]
+    plan = c.plan(view(msgs))
+    assert plan is not None
+    assert all(not any(b.summary for b in m.blocks) for m in plan.older)  # C-10: not re-summarized
+    assert [m.tag for m in plan.carried] == ["skill", "skill"]  # C-8: carried verbatim
+    assert all(not b.skill for m in plan.older for b in m.blocks)
+    assert plan.manifest_files > 0 and c.summary_size(plan) == 8_000 + 80 * plan.manifest_files  # C-13
+    edit = c.rebuild(view(msgs), plan, text("user", 8_000, "new", summary=True))
+    assert sum(1 for m in edit.messages if any(b.summary for b in m.blocks)) == 1  # C-10: replaced
+    assert c.plan(view(conv(2))) is None  # C-11: fewer than 5 older messages

@@ -1,0 +1,32 @@
+"""Helpers to build conversations directly with Transcript/BlockFactory."""
+
+from __future__ import annotations
+
+from sim.catalog import model_info, prices
+from sim.content import Message
+from sim.providers.base import Latency, Request
+from sim.tokens import BlockFactory
+from sim.transcript import Transcript
+
+F = BlockFactory()
+ZERO_LATENCY = Latency(base_ttft=0.0, prefill_tps=1e18, output_tps=1e18)
+
+
+def transcript(tools: int = 500, system: int = 2000, key: str = "s") -> Transcript:
+    return Transcript(
+        [F.text("tools", None, 0, key=f"tools-{key}", tokens=tools)],
+        [F.text("system", None, 0, key=f"system-{key}", tokens=system)],
+    )
+
+
+def say(tr: Transcript, role: str, key: str, tokens: int) -> None:
+    tr.append(Message.of(role, (F.text(role, None, 0, key=key, tokens=tokens),)))
+
+
+def request(tr: Transcript, index: int = 0, conv: str = "c", key: str | None = None, session: str | None = None,
+            output: int = 100, breakpoints: tuple[tuple[int, str], ...] = ()) -> Request:
+    return Request(tr, len(tr), "m", output, breakpoints, "gameplay", conv, index, cache_key=key, session_id=session)
+
+
+def catalog(model: str):  # noqa: ANN201
+    return model_info(model), prices(model)

@@ -1,0 +1,180 @@
+"""Harness C end to end, with numbers: every C-* behaviour of the harness and its failure modes."""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import replace
+
+import simpy
+
+from policies.estimators import AnchoredEstimator
+from policies.preset import Policy, load_policy
+from policies.tiers import CUsageEstimator
+from sim.catalog import model_info, prices
+from sim.harness_c import CConversation
+from sim.prepared import PreparedTrace, Step
+from sim.providers.anthropic import AnthropicConfig, AnthropicProvider
+from sim.providers.base import Faults, Provider
+from sim.records import RequestRecord
+from sim.runner import factory_for, prepare_for, run_prepared
+from traces.generators.coding import CodingParams, generate
+
+SMALL = dict(read_bytes=(200, 800), edit_input_bytes=(60, 200), final_bytes=(100, 300), say_bytes=(40, 100),
+             image_share=0.0, skill_share=0.0, switch_share=0.0, idle_seconds=(5.0, 10.0))  # fmt: skip
+
+
+def run(prep: PreparedTrace, policy: Policy, windows: dict[str, int] | None = None,
+        faults: Faults | None = None) -> tuple[CConversation, list[RequestRecord]]:  # fmt: skip
+    env = simpy.Environment()
+    providers: dict[str, Provider] = {}
+
+    def provider_for(m: str) -> Provider:
+        if m not in providers:
+            info = model_info(m)
+            if windows and m in windows:
+                info = replace(info, window=windows[m])
+            providers[m] = AnthropicProvider(info, prices(m), AnthropicConfig(faults=faults or Faults()), 0)
+        return providers[m]
+
+    records: list[RequestRecord] = []
+    c = CConversation(
+        env, "c0", prep, policy, provider_for, factory_for(prep.model), records, zlib.crc32(b"0:c0")
+    )
+    env.process(c.run())
+    env.run()
+    return c, records
+
+
+def with_comp(policy: Policy, **kw: object) -> Policy:
+    return replace(policy, compaction=replace(policy.compaction, **kw))
+
+
+def long_prep(turns: int = 8, **kw: object) -> PreparedTrace:
+    params = dict(user_turns=turns, seed=3, image_share=0.0, switch_share=0.0)
+    params.update(kw)
+    return prepare_for(generate(CodingParams(**params)))  # type: ignore[arg-type]
+
+
+def test_c1_c6_default_compacts_at_90_percent_of_the_window_and_run_completes() -> None:
+    c, recs = run(long_prep(8), load_policy("c-default"))
+    assert c.outcome.status == "ok" and c.outcome.compactions >= 2
+    for r in recs:
+        if r.kind == "turn" and not r.error:
+            assert r.true_input <= 200_000
+    # every compaction fired at >= 90 % of the window by the harness's estimate
+    before = [recs[i - 1] for i, r in enumerate(recs) if r.kind == "summary" and i > 0]
+    assert before and all(r.true_input > 0.8 * 200_000 for r in before)
+
+
+def test_c5_c17_fast_mode_trims_and_mode_is_read_live() -> None:
+    prep = long_prep(8)
+    fast, _ = run(prep, load_policy("c-fast"))
+    default, _ = run(prep, load_policy("c-default"))
+    assert fast.counters.get("passes", 0) > default.counters.get("passes", 0)
+    assert any(e.trigger in ("tier1", "tier2") for e in fast.log) and not any(
+        e.trigger in ("tier1", "tier2") for e in default.log
+    )
+    c = CConversation.__new__(CConversation)
+    c.mode = "default"
+    c.set_mode("fast")
+    assert c.mode == "fast"
+
+
+def test_c12_compaction_loop_backs_off() -> None:
+    # irreducible context (a huge system prompt) above 90 %: every summary reclaims almost nothing
+    prep = prepare_for(
+        generate(CodingParams(user_turns=12, seed=1, system_bytes=(760_000, 760_000), **SMALL))
+    )  # type: ignore[arg-type]
+    pol = load_policy("c-default")
+    off, off_recs = run(prep, with_comp(pol, backoff=False))
+    on, on_recs = run(prep, pol)
+    off_sum = sum(1 for r in off_recs if r.kind == "summary")
+    on_sum = sum(1 for r in on_recs if r.kind == "summary")
+    assert off.counters["unproductive_passes"] >= 10
+    assert on_sum * 3 <= off_sum and on.counters["backoff_skips"] > 0
+    assert sum(r.cost for r in on_recs) < sum(r.cost for r in off_recs)
+
+
+def test_c18_undercounting_estimator_recovers_on_first_retry() -> None:
+    pol = replace(load_policy("c-default"), estimator=CUsageEstimator(bytes_per_token=4.0, anchor=False))
+    blind = replace(pol, estimator=AnchoredEstimator(bytes_per_token=40.0, image_tokens=150, anchor=False))
+    c, recs = run(long_prep(8), blind)
+    assert c.counters["too_long_caught"] >= 1
+    assert c.counters["too_long_recovered"] == c.counters["too_long_caught"]
+    assert c.counters.get("too_long_surfaced", 0) == 0 and c.outcome.status == "ok"
+    for i, r in enumerate(recs):
+        if r.error == "too_long":  # the retry of the same turn succeeded right after the compaction
+            nxt = next(x for x in recs[i + 1 :] if x.kind == "turn")
+            assert nxt.error == ""
+    off = with_comp(blind, reactive=False)
+    c2, _ = run(long_prep(8), off)
+    assert c2.outcome.status == "error" and c2.outcome.error == "too_long"
+
+
+def test_c19_switch_to_smaller_window_above_90_percent_summarizes_first() -> None:
+    prep = long_prep(3)
+    n = next(i for i, s in enumerate(prep.steps) if s.kind == "reply" and i > len(prep.steps) * 0.7)
+    steps = (*prep.steps[:n], Step("switch", model="claude-haiku-4-5"), *prep.steps[n:])
+    small = replace(prep, steps=steps)
+    c, recs = run(small, load_policy("c-default"), windows={"claude-haiku-4-5": 60_000})
+    assert c.counters["switch_summaries"] == 1 and any(e.trigger == "model_switch" for e in c.log)
+    first_haiku = next(r for r in recs if r.model == "claude-haiku-4-5" and r.kind == "turn")
+    assert first_haiku.error == "" and first_haiku.true_input <= 60_000
+    big, _ = run(small, load_policy("c-default"), windows={"claude-haiku-4-5": 1_000_000})
+    assert big.counters.get("switch_summaries", 0) == 0  # a larger window touches nothing
+
+
+def test_c11_outage_falls_back_to_second_model_then_to_trim() -> None:
+    prep = long_prep(8)
+    _, base = run(prep, load_policy("c-default"))
+    first_summary = next(r.index for r in base if r.kind == "summary")
+    outage = Faults(scripted={first_summary + i: "overloaded" for i in range(6)})
+    c, recs = run(prep, load_policy("c-default"), faults=outage)
+    assert c.counters["summary_fallback_model"] >= 1
+    assert any(r.kind == "summary" and r.model == "claude-haiku-4-5" and not r.error for r in recs)
+    total = Faults(scripted={first_summary + i: "overloaded" for i in range(12)})
+    c2, _ = run(prep, load_policy("c-default"), faults=total)
+    assert c2.counters["summary_failed"] >= 1 and c2.counters["trim_fallbacks"] >= 1
+    assert c2.outcome.status == "ok"  # a failure never loses the conversation
+
+
+def test_c15_c16_manual_compaction_and_savings() -> None:
+    prep = long_prep(4)
+    k = max(i for i, s in enumerate(prep.steps) if s.kind == "message")
+    manual = Step("compaction", event=type("E", (), {"trigger": "manual"})())
+    c, _ = run(replace(prep, steps=(*prep.steps[:k], manual, *prep.steps[k:])), load_policy("c-default"))
+    assert c.counters["manual"] == 1 and any(e.trigger == "manual" for e in c.log)
+    totals = [e.total for e in c.log]
+    assert totals == sorted(totals) and c.log[-1].total == sum(e.saved for e in c.log)
+    assert c.notices[0].startswith("Saved ~") and "this session)" in c.notices[0]
+    tiny = prepare_for(generate(CodingParams(user_turns=1, seed=0, replies_per_turn=(2, 2), **SMALL)))  # type: ignore[arg-type]
+    k = max(i for i, s in enumerate(tiny.steps) if s.kind == "reply")
+    c2, recs2 = run(replace(tiny, steps=(*tiny.steps[:k], manual, *tiny.steps[k:])), load_policy("c-default"))
+    assert "Conversation is already compact." in c2.notices and not any(r.kind == "summary" for r in recs2)
+
+
+def test_c4_whole_estimate_without_trustworthy_report() -> None:
+    prep = long_prep(4)
+    c, recs = run(prep, load_policy("c-default"))
+    first = recs[0]
+    est = CUsageEstimator()
+    assert first.estimate == est.whole(c.view()) or first.estimate > 0  # before any report: whole transcript
+    turns = [r for r in recs if r.kind == "turn"]
+    errs = [abs(r.estimate - r.true_input) / r.true_input for r in turns[1:]]
+    assert max(errs) < 0.25  # anchored on reported usage, close to the truth
+
+
+def test_runner_dispatches_c_and_presets_run() -> None:
+    prep = long_prep(3)
+    names = ("c-default", "claude-code", "codex", "gemini-cli", "opencode", "masking-10", "llm-summary")
+    for name in (
+        *names,
+        "openhands-llm",
+        "openhands-recent",
+        "anthropic-clear-tool-uses",
+        "langchain-summarization",
+    ):
+        pol = load_policy(name)
+        r = run_prepared([prep], pol, pol.provider, 0)
+        assert r.outcomes[0].status == "ok", name
+        assert r.records and all(rec.true_input > 0 for rec in r.records)

@@ -1,0 +1,56 @@
+"""Importers of real recorded sessions (traces-real/FORMATS.md), one module per format.
+
+Each importer keeps the recorded usage as ground truth on the trace (`MessageEvent.usage`), derives
+true block sizes from it where it can (`tokens.py`), and lists in its report what the source format
+cannot provide. `IMPORTERS` maps a format name to its function; each is also registered as an
+`importer` in policies/registry.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from policies.registry import register
+from traces.importers.base import ImportFailure, ImportReport, ImportResult
+from traces.importers.claude_code import import_claude_code
+from traces.importers.claude_trace import import_claude_trace
+from traces.importers.detect import FORMATS, detect
+from traces.importers.others import (
+    import_cline,
+    import_codex,
+    import_inspect_ai,
+    import_openhands,
+    import_swe_agent,
+)
+
+Importer = Callable[[list[Path]], ImportResult]
+
+IMPORTERS: dict[str, Importer] = {
+    "claude-code": import_claude_code,
+    "claude-trace": import_claude_trace,
+    "codex": import_codex,
+    "cline": import_cline,
+    "inspect-ai": import_inspect_ai,
+    "openhands": import_openhands,
+    "swe-agent": import_swe_agent,
+}
+for _name, _fn in IMPORTERS.items():
+    register("importer", _name)(_fn)
+
+__all__ = ["FORMATS", "IMPORTERS", "ImportFailure", "ImportReport", "ImportResult", "detect", "import_paths"]
+
+
+def import_paths(paths: list[Path], fmt: str | None = None) -> ImportResult:
+    """Import files of one format (auto-detected from the first file unless `fmt` is given)."""
+    if not paths:
+        raise ImportFailure("<none>", "no input files")
+    name = fmt or detect(paths[0])
+    if name not in IMPORTERS:
+        raise ImportFailure(str(paths[0]), f"unknown format {name!r}; known formats: {', '.join(IMPORTERS)}")
+    if fmt is None:
+        for p in paths[1:]:
+            other = detect(p)
+            if other != name:
+                raise ImportFailure(str(p), f"is {other}, but {paths[0]} is {name}: import one format at a time")
+    return IMPORTERS[name](paths)

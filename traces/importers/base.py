@@ -1,0 +1,234 @@
+"""Shared pieces of the importers: the result and report types, tolerant line reading, token
+allocation from billed usage, image sizes, timestamps.
+
+Bad input never crashes an importer and is never dropped silently: a line that cannot be used is
+counted under a reason in `ImportReport.skipped` (with the first few locations), and input with
+nothing usable is an `ImportFailure` naming the file and why.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import json
+import math
+import struct
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from traces.model import Trace
+
+
+class ImportFailure(ValueError):
+    """Input an importer cannot turn into a trace: `path[:line]: reason`."""
+
+    def __init__(self, path: str, reason: str, line: int = 0) -> None:
+        super().__init__(f"{path}:{line}: {reason}" if line else f"{path}: {reason}")
+        self.path = path
+        self.line = line
+        self.reason = reason
+
+
+@dataclass
+class ImportReport:
+    """What an import did: counted skips by reason, notes on what the format cannot provide."""
+
+    source: str
+    format: str
+    skipped: Counter[str] = field(default_factory=Counter)
+    where: dict[str, list[str]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    cannot_provide: list[str] = field(default_factory=list)
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def skip(self, reason: str, where: str = "") -> None:
+        self.skipped[reason] += 1
+        locs = self.where.setdefault(reason, [])
+        if where and len(locs) < 3:
+            locs.append(where)
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def format_text(self) -> str:
+        lines = [f"{self.source} ({self.format})"]
+        if self.counts:
+            lines.append("  " + ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items())))
+        for reason, n in sorted(self.skipped.items()):
+            locs = self.where.get(reason, [])
+            at = f" (e.g. {', '.join(locs)})" if locs else ""
+            lines.append(f"  skipped {n} × {reason}{at}")
+        lines += [f"  note: {n}" for n in self.notes]
+        lines += [f"  not in this format: {c}" for c in self.cannot_provide]
+        return "\n".join(lines)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "format": self.format,
+            "counts": dict(sorted(self.counts.items())),
+            "skipped": dict(sorted(self.skipped.items())),
+            "notes": list(self.notes),
+            "cannot_provide": list(self.cannot_provide),
+        }
+
+
+@dataclass
+class ImportResult:
+    """Traces made from one source: `traces[0]` is the main conversation; the others are its
+    sub-agents or side requests (named by `names`)."""
+
+    traces: list[Trace]
+    names: list[str]
+    report: ImportReport
+
+    @property
+    def main(self) -> Trace:
+        return self.traces[0]
+
+
+# ---------------------------------------------------------------- reading
+def read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise ImportFailure(str(path), "no such file") from None
+    except OSError as e:
+        raise ImportFailure(str(path), f"cannot read: {e.strerror or e}") from None
+
+
+def jsonl_objects(path: Path, report: ImportReport) -> list[tuple[int, dict[str, Any]]]:
+    """Every JSON object line of a JSONL file, with its line number. Lines that are not UTF-8, not
+    JSON (a truncated last line included) or not objects are counted skips."""
+    data = read_bytes(path)
+    out: list[tuple[int, dict[str, Any]]] = []
+    raw_lines = data.split(b"\n")
+    for n, raw in enumerate(raw_lines, 1):
+        if not raw.strip():
+            continue
+        where = f"{path.name}:{n}"
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            report.skip("line not valid UTF-8", f"{where} byte {e.start}")
+            continue
+        try:
+            obj = json.loads(text)
+        except (ValueError, RecursionError):
+            last = n == len(raw_lines) and not data.endswith(b"\n")
+            report.skip("truncated last line" if last else "line not valid JSON", where)
+            continue
+        if not isinstance(obj, dict):
+            report.skip("line not a JSON object", where)
+            continue
+        out.append((n, obj))
+    return out
+
+
+def json_document(path: Path) -> Any:
+    data = read_bytes(path)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ImportFailure(str(path), f"not valid UTF-8 (byte {e.start})") from None
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        raise ImportFailure(str(path), f"not valid JSON ({e}); truncated file?") from None
+
+
+def parse_time(value: Any) -> float | None:
+    """Epoch seconds from an ISO 8601 string, epoch seconds or epoch milliseconds."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        v = float(value)
+        return v / 1000.0 if v > 1e11 else v
+    if isinstance(value, str) and value:
+        try:
+            return _dt.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
+def canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def normalize_model(name: str) -> str:
+    """`claude-sonnet-4-5-20250929` → `claude-sonnet-4-5` (catalog names carry no date)."""
+    parts = name.split("-")
+    if len(parts) > 1 and parts[-1].isdigit() and len(parts[-1]) == 8:
+        parts = parts[:-1]
+    return "-".join(parts)
+
+
+# ---------------------------------------------------------------- token allocation
+def allocate(total: int, weights: list[int]) -> list[int]:
+    """Split `total` tokens over blocks in proportion to `weights` (largest remainder): integers
+    that sum to exactly `total` (0 for every block when total ≤ 0)."""
+    if not weights:
+        return []
+    if total <= 0:
+        return [0] * len(weights)
+    w = [max(0, x) for x in weights]
+    s = sum(w)
+    if s == 0:
+        w, s = [1] * len(w), len(w)
+    raw = [total * x / s for x in w]
+    out = [math.floor(r) for r in raw]
+    rest = total - sum(out)
+    order = sorted(range(len(w)), key=lambda i: (out[i] - raw[i], i))
+    for i in order[:rest]:
+        out[i] += 1
+    return out
+
+
+# ---------------------------------------------------------------- images
+def image_size(data: bytes) -> tuple[int, int]:
+    """Width and height of a PNG, JPEG, GIF or WebP image from its header; (0, 0) if unknown."""
+    try:
+        if data[:8] == b"\x89PNG\r\n\x1a\n":
+            w, h = struct.unpack(">II", data[16:24])
+            return int(w), int(h)
+        if data[:6] in (b"GIF87a", b"GIF89a"):
+            w, h = struct.unpack("<HH", data[6:10])
+            return int(w), int(h)
+        if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+            if data[12:16] == b"VP8X":
+                return 1 + int.from_bytes(data[24:27], "little"), 1 + int.from_bytes(data[27:30], "little")
+            if data[12:16] == b"VP8 ":
+                w, h = struct.unpack("<HH", data[26:30])
+                return int(w) & 0x3FFF, int(h) & 0x3FFF
+        if data[:2] == b"\xff\xd8":
+            i = 2
+            while i + 9 < len(data):
+                if data[i] != 0xFF:
+                    i += 1
+                    continue
+                marker = data[i + 1]
+                if marker in (0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF):
+                    h, w = struct.unpack(">HH", data[i + 5 : i + 9])
+                    return int(w), int(h)
+                if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
+                    i += 2
+                    continue
+                seg = struct.unpack(">H", data[i + 2 : i + 4])[0]
+                i += 2 + seg
+    except (struct.error, IndexError):
+        return 0, 0
+    return 0, 0
+
+
+def b64_image(data: str) -> tuple[int, int, int]:
+    """(width, height, bytes) of a base64 image; zeros when it cannot be decoded."""
+    try:
+        raw = base64.b64decode(data, validate=False)
+    except (ValueError, TypeError):
+        return 0, 0, 0
+    w, h = image_size(raw)
+    return w, h, len(raw)

@@ -1,0 +1,356 @@
+"""Claude Code session transcripts (`~/.claude/projects/<dir>/<session>.jsonl`, FORMATS.md §2.1).
+
+- One API response is spread over several lines (one per content block): lines are grouped by
+  `requestId` (or `message.id` where absent, Agent SDK files); usage input/cache fields are the
+  same on every line, `output_tokens` is taken from the LAST line (FORMATS.md "Pitfalls").
+- `<synthetic>` responses (no API call) and bookkeeping lines are skipped and counted.
+- Sub-agents become their own traces: inline sidechains (1.0.x, grouped by the root of their
+  `parentUuid` chain), `agent-<id>.jsonl` files next to the session, `<session>/subagents/`.
+  Sub-agent usage echoed into `progress` lines is never counted (the sub-agent's own file is).
+- The compaction summariser (`agent-acompact-*.jsonl`) is merged into the main trace as the summary
+  request (its last user message = the instruction, and its reply), followed by a CompactionEvent
+  whose summary is the `isCompactSummary` message after the `compact_boundary`.
+- `attachment` lines and `isMeta` messages are sent by Claude Code as `<system-reminder>` text; they
+  are imported as user text (their exact rendering is not recorded: sizes come from usage).
+
+True tokens (see `tokens.py`): the transcript has no system prompt nor tool schemas, and the exact
+rendering of reminders is not logged, so block sizes are derived from the billed usage.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from traces.importers.base import (
+    ImportReport,
+    ImportResult,
+    b64_image,
+    canonical,
+    jsonl_objects,
+    normalize_model,
+    parse_time,
+)
+from traces.importers.tokens import Item, build_traces
+from traces.model import Content, Usage
+
+BOOKKEEPING = (
+    "summary",
+    "file-history-snapshot",
+    "progress",
+    "queue-operation",
+    "last-prompt",
+    "permission-mode",
+    "custom-title",
+    "tag",
+)
+CANNOT = [
+    "system prompt and tool schemas (sizes inferred from billed usage, see traces/importers/tokens.py)",
+    "the exact text of injected reminders/attachments (sizes come from billed usage)",
+    "the uncached 1-10 tokens after the last cache mark (input_tokens): not part of any block",
+    "final output_tokens in some versions (a streaming snapshot: FORMATS.md §2.1 caveat)",
+]
+_AGENT_FILE = re.compile(r"agent-(.+)\.jsonl$")
+
+
+@dataclass
+class _Conv:
+    key: str
+    name: str
+    items: list[Item] = field(default_factory=list)
+    replies: dict[str, Item] = field(default_factory=dict)
+    model: str = ""
+    version: str = ""
+    session: str = ""
+
+
+def related_files(path: Path) -> list[Path]:
+    """The session file plus its sub-agent files (2.0.x `agent-*.jsonl` siblings that name this
+    session are not guessed; 2.1.x `<session>/subagents/agent-*.jsonl` are)."""
+    out = [path]
+    sub = path.with_suffix("") / "subagents"
+    if sub.is_dir():
+        out += sorted(p for p in sub.iterdir() if _AGENT_FILE.search(p.name))
+    return out
+
+
+def _tool_result(block: dict[str, Any], report: ImportReport, where: str) -> list[Content]:
+    inner = block.get("content")
+    texts: list[str] = []
+    images: list[Content] = []
+    if isinstance(inner, str):
+        texts.append(inner)
+    elif isinstance(inner, list):
+        for part in inner:
+            if not isinstance(part, dict):
+                continue
+            if part.get("type") == "text":
+                texts.append(str(part.get("text", "")))
+            elif part.get("type") == "image":
+                img = _image(part, report, where)
+                if img is not None:
+                    images.append(img)
+            else:
+                texts.append(canonical(part))
+    out = [
+        Content(
+            "tool_result",
+            text="\n".join(texts),
+            tool_id=str(block.get("tool_use_id", "")),
+            is_error=bool(block.get("is_error", False)),
+        )
+    ]
+    return out + images
+
+
+def _image(block: dict[str, Any], report: ImportReport, where: str) -> Content | None:
+    src = block.get("source") or {}
+    data = src.get("data") if isinstance(src, dict) else None
+    if not isinstance(data, str):
+        report.skip("image without inline data (kept as a text placeholder)", where)
+        return None
+    w, h, n = b64_image(data)
+    if not (w and h and n):
+        report.skip("image whose size cannot be read (kept as a text placeholder)", where)
+        return None
+    import hashlib
+
+    key = "img-" + hashlib.blake2b(data.encode("ascii", "replace"), digest_size=8).hexdigest()
+    return Content("image", nbytes=n, key=key, width=w, height=h)
+
+
+def user_contents(content: Any, report: ImportReport, where: str) -> list[Content]:
+    if isinstance(content, str):
+        return [Content("text", text=content)]
+    out: list[Content] = []
+    if not isinstance(content, list):
+        report.skip("user message content neither text nor a list", where)
+        return out
+    for b in content:
+        if not isinstance(b, dict):
+            continue
+        t = b.get("type")
+        if t == "text":
+            out.append(Content("text", text=str(b.get("text", ""))))
+        elif t == "tool_result":
+            out += _tool_result(b, report, where)
+        elif t == "image":
+            img = _image(b, report, where)
+            out.append(img if img is not None else Content("text", text="[image]"))
+        else:
+            out.append(Content("text", text=canonical(b)))
+            report.counts[f"user block {t} kept as text"] += 1
+    return out
+
+
+def assistant_contents(content: Any, report: ImportReport) -> list[Content]:
+    out: list[Content] = []
+    for b in content if isinstance(content, list) else []:
+        if not isinstance(b, dict):
+            continue
+        t = b.get("type")
+        if t == "text":
+            out.append(Content("text", text=str(b.get("text", ""))))
+        elif t == "thinking":
+            out.append(Content("thinking", text=str(b.get("thinking", ""))))
+        elif t == "redacted_thinking":
+            out.append(Content("thinking", text=str(b.get("data", ""))))
+        elif t == "tool_use":
+            out.append(
+                Content(
+                    "tool_use",
+                    text=canonical(b.get("input", {})),
+                    lang="json",
+                    tool_id=str(b.get("id", "")),
+                    name=str(b.get("name", "")) or "tool",
+                )
+            )
+        else:
+            out.append(Content("text", text=canonical(b)))
+            report.counts[f"assistant block {t} kept as text"] += 1
+    return out
+
+
+def _usage(u: Any) -> Usage | None:
+    if not isinstance(u, dict) or "input_tokens" not in u:
+        return None
+    write = int(u.get("cache_creation_input_tokens") or 0)
+    split = u.get("cache_creation") if isinstance(u.get("cache_creation"), dict) else {}
+    w1h = int(split.get("ephemeral_1h_input_tokens") or 0)
+    return Usage(
+        input_tokens=int(u.get("input_tokens") or 0),
+        cache_read=int(u.get("cache_read_input_tokens") or 0),
+        cache_write_5m=max(0, write - w1h),
+        cache_write_1h=min(w1h, write),
+        output_tokens=int(u.get("output_tokens") or 0),
+    )
+
+
+class _Reader:
+    def __init__(self, report: ImportReport) -> None:
+        self.report = report
+        self.convs: dict[str, _Conv] = {}
+        self.seen: set[str] = set()
+        self.parents: dict[str, tuple[str | None, bool]] = {}
+        self.main_session = ""
+
+    def conv(self, key: str, name: str) -> _Conv:
+        c = self.convs.get(key)
+        if c is None:
+            c = self.convs[key] = _Conv(key, name)
+        return c
+
+    def side_root(self, uuid: str) -> str:
+        cur, hops = uuid, 0
+        while hops < 100_000:
+            parent, _ = self.parents.get(cur, (None, False))
+            if parent is None or not self.parents.get(parent, (None, False))[1]:
+                return cur
+            cur, hops = parent, hops + 1
+        return cur
+
+    def read(self, path: Path, agent: str | None) -> None:
+        lines = jsonl_objects(path, self.report)
+        for _, o in lines:
+            u = o.get("uuid")
+            if isinstance(u, str):
+                p = o.get("parentUuid")
+                self.parents[u] = (p if isinstance(p, str) else None, bool(o.get("isSidechain")))
+        for n, o in lines:
+            self.line(o, f"{path.name}:{n}", agent)
+
+    def key_of(self, o: dict[str, Any], agent: str | None) -> tuple[str, str]:
+        if agent is not None:
+            return f"agent:{agent}", f"agent-{agent}"
+        sid = str(o.get("sessionId", ""))
+        if o.get("isSidechain"):
+            if o.get("agentId"):
+                return f"agent:{o['agentId']}", f"agent-{o['agentId']}"
+            root = self.side_root(str(o.get("uuid", "")))
+            return f"side:{root}", f"sidechain-{root[:8]}"
+        if not self.main_session:
+            self.main_session = sid
+        if sid != self.main_session:
+            self.report.note("the file mixes sessions: each other sessionId is imported as its own trace")
+            return f"main:{sid}", f"session-{sid[:8]}"
+        return "main", "main"
+
+    def line(self, o: dict[str, Any], where: str, agent: str | None) -> None:
+        typ = o.get("type")
+        rep = self.report
+        if typ in BOOKKEEPING:
+            rep.counts["bookkeeping lines (never sent)"] += 1
+            return
+        if typ not in ("user", "assistant", "system", "attachment"):
+            rep.skip(f"unknown line type {typ!r}", where)
+            return
+        uuid = o.get("uuid")
+        if isinstance(uuid, str):
+            if uuid in self.seen:
+                rep.skip("duplicate line (same uuid)", where)
+                return
+            self.seen.add(uuid)
+        key, name = self.key_of(o, agent)
+        c = self.conv(key, name)
+        c.version = c.version or str(o.get("version", ""))
+        c.session = c.session or str(o.get("sessionId", ""))
+        t = parse_time(o.get("timestamp"))
+        if typ == "system":
+            if o.get("subtype") == "compact_boundary":
+                meta = o.get("compactMetadata") or {}
+                trig = meta.get("trigger", "auto") if isinstance(meta, dict) else "auto"
+                pre = meta.get("preTokens") if isinstance(meta, dict) else None
+                c.items.append(Item("compact", t=t, trigger=str(trig), pre_tokens=pre, where=where))
+            else:
+                rep.counts["system lines (not sent)"] += 1
+            return
+        if typ == "attachment":
+            att = o.get("attachment")
+            text = f"<system-reminder>{canonical(att)}</system-reminder>"
+            c.items.append(Item("user", [Content("text", text=text)], t=t, where=where))
+            rep.counts["attachments (imported as reminder text)"] += 1
+            return
+        msg = o.get("message")
+        if not isinstance(msg, dict):
+            rep.skip(f"{typ} line without a message object", where)
+            return
+        if typ == "user":
+            contents = user_contents(msg.get("content"), rep, where)
+            if not contents:
+                rep.skip("empty user message", where)
+                return
+            kind = "summary" if o.get("isCompactSummary") else "user"
+            c.items.append(Item(kind, contents, t=t, where=where))
+            return
+        model = str(msg.get("model", ""))
+        if model == "<synthetic>":
+            rep.skip("synthetic response (no API call)", where)
+            return
+        rid = str(o.get("requestId") or msg.get("id") or where)
+        item = c.replies.get(rid)
+        if item is None:
+            item = Item("reply", [], t=t, where=where, request_id=rid, model=model)
+            c.replies[rid] = item
+            c.items.append(item)
+            c.model = c.model or model
+        item.contents += assistant_contents(msg.get("content"), rep)
+        usage = _usage(msg.get("usage"))
+        if usage is not None:
+            if item.usage is None:
+                item.usage = usage
+            else:  # input/cache fields from message_start (all lines); output from the LAST line
+                from dataclasses import replace
+
+                item.usage = replace(item.usage, output_tokens=usage.output_tokens)
+        item.t_end = t if t is not None else item.t_end
+
+
+def import_claude_code(paths: list[Path], report: ImportReport | None = None) -> ImportResult:
+    """Import one session (its sub-agent files are found next to it) or explicit files."""
+    first = paths[0]
+    report = report or ImportReport(str(first), "claude-code")
+    report.cannot_provide = list(CANNOT)
+    files: list[Path] = []
+    for p in paths:
+        files += [f for f in related_files(p) if f not in files]
+    r = _Reader(report)
+    for f in files:
+        m = _AGENT_FILE.search(f.name)
+        r.read(f, m.group(1) if m else None)
+    convs = list(r.convs.values())
+    main = r.convs.get("main") or next((c for c in convs if c.key.startswith("main")), None)
+    compacts = [c for c in convs if c.key.startswith("agent:acompact")]
+    if main is not None:
+        for ac in compacts:
+            _merge_compaction_request(main, ac, report)
+            convs.remove(ac)
+    convs.sort(key=lambda c: (c is not main, c.items[0].t or 0.0 if c.items else 0.0, c.key))
+    meta_common = {"format": "claude-code", "version": (main or convs[0]).version if convs else ""}
+    return build_traces(
+        [(c.name, c.items, normalize_model(c.model), c.model, {**meta_common, "session": c.session}) for c in convs],
+        str(first),
+        "claude-code",
+        report,
+    )
+
+
+def _merge_compaction_request(main: _Conv, ac: _Conv, report: ImportReport) -> None:
+    """The summariser request = the main prompt + its instruction (its last user message): insert
+    the instruction and the reply just before the next compact_boundary of the main trace."""
+    reply = next((i for i in ac.items if i.kind == "reply"), None)
+    users = [i for i in ac.items if i.kind == "user" and (reply is None or (i.t or 0) <= (reply.t or 0))]
+    if reply is None or not users:
+        report.skip("compaction sub-agent file without a request", ac.name)
+        return
+    t = reply.t or 0.0
+    at = next(
+        (k for k, i in enumerate(main.items) if i.kind == "compact" and (i.t or 0.0) >= t),
+        len(main.items),
+    )
+    instr = users[-1]
+    instr.tag = "summary"
+    reply.tag = "summary"
+    main.items[at:at] = [instr, reply]
+    report.counts["compaction requests merged from sub-agent files"] += 1

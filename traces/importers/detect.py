@@ -1,0 +1,57 @@
+"""Which importer reads a file: decided from its name and its first bytes (never from a guess
+that could silently misread: an unknown format is an error listing the known ones)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from traces.importers.base import ImportFailure
+
+FORMATS = ("claude-code", "claude-trace", "codex", "cline", "inspect-ai", "openhands", "swe-agent")
+
+
+def _first_object(head: bytes) -> dict[str, object] | None:
+    for raw in head.split(b"\n")[:20]:
+        try:
+            obj = json.loads(raw.decode("utf-8", "replace"))
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            return obj
+    return None
+
+
+def detect(path: Path) -> str:
+    """The format name of `path` (one of FORMATS)."""
+    if path.suffix == ".traj":
+        return "swe-agent"
+    if path.name.endswith(".messages.json") or path.name.endswith(".compaction.json"):
+        return "cline"
+    try:
+        with path.open("rb") as f:
+            head = f.read(256_000)
+    except OSError as e:
+        raise ImportFailure(str(path), f"cannot read: {e.strerror or e}") from None
+    text = head.decode("utf-8", "replace")
+    obj = _first_object(head)
+    if obj is not None:
+        if "request" in obj and "response" in obj:
+            return "claude-trace"
+        if obj.get("kind") in ("session_start", "codex_event") or ("dir" in obj and "kind" in obj):
+            return "codex"
+        if obj.get("type") in ("session_meta", "turn_context", "response_item", "event_msg"):
+            return "codex"
+        if "instance_id" in obj and "history" in obj:
+            return "openhands"
+        if "sessionId" in obj or obj.get("type") in ("file-history-snapshot", "summary", "queue-operation"):
+            return "claude-code"
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        if '"samples"' in text and '"eval"' in text:
+            return "inspect-ai"
+        if '"trajectory"' in text and '"history"' in text:
+            return "swe-agent"
+        if '"system_prompt"' in text and '"messages"' in text:
+            return "cline"
+    raise ImportFailure(str(path), f"unknown trace format; give --format (known: {', '.join(FORMATS)})")

@@ -1,0 +1,349 @@
+"""Turn importer items into traces whose true token sizes reproduce the billed usage.
+
+Why: the simulator predicts cache reads from block sizes, so a replay can only match a bill if the
+prompt of every request has the billed size. Where the source has per-request Anthropic usage, the
+cached part of request k is C_k = cache_read + cache_write (the 1-10 `input_tokens` after the last
+mark belong to no block, providers.md §1.9). Between two requests the prompt grows by the previous
+reply and the new user messages, so those blocks get C_k - C_{k-1} tokens, split in proportion to
+their bytes (images keep their provider-rule tokens). After a compaction the prompt restarts at the
+system prompt: the summary and what follows get C_k - S.
+
+System prompt + tools size S (not in Claude Code transcripts, FORMATS.md §2.1), in this order:
+1. the cache read of the first request after a recorded compaction (only system + tools survive it:
+   ≈21.4k in spotter);
+2. else the smallest non-zero cache read that is at most C_1 (a read that falls back to the shared
+   static prefix: 21,217 in cua, 12,317 in coderabbit);
+3. else C_1 minus the first prompt's messages at the calibrated byte rate (sim/tokens.py).
+The first request's own cache read W (> 0 when an earlier session left the prefix cached) is kept
+as `meta.warm_tokens`; when W < S the system is two blocks (W tokens of static prefix, S - W of
+session-specific prompt), matching Claude Code's separately marked system blocks (FORMATS.md §2.2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from sim.catalog import CatalogError, model_info
+from sim.tokens import IMAGE_RULES, RateCounter
+from traces.importers.base import ImportFailure, ImportReport, ImportResult, allocate
+from traces.model import CompactionEvent, Content, Event, Header, MessageEvent, SystemEvent, Trace, Usage
+
+ASSUMED_BYTES_PER_TOKEN = 4  # sizes of inferred blocks, for byte-based estimators only (assumed)
+
+
+@dataclass
+class Item:
+    """One importer-level thing in time order: a user message, a model reply (one request), a
+    compaction boundary or the summary message that follows it."""
+
+    kind: str  # user | reply | summary | compact
+    contents: list[Content] = field(default_factory=list)
+    t: float | None = None
+    t_end: float | None = None
+    where: str = ""
+    request_id: str = ""
+    model: str = ""
+    usage: Usage | None = None
+    tag: str = ""
+    trigger: str = "auto"
+    pre_tokens: Any = None
+
+
+def _summary_text(c: Content) -> Content:
+    if c.kind == "text":
+        return c
+    return Content("text", text=c.text if c.text is not None else f"[{c.kind}]")
+
+
+def _events(items: list[Item], report: ImportReport, name: str) -> list[Event]:
+    """Items → trace events: consecutive user items merge into one message; a compact boundary
+    becomes a CompactionEvent carrying the summary message that follows it."""
+    events: list[Event] = []
+    pending: list[Content] = []
+    pending_t: float | None = None
+    pending_tag = ""
+    last_t = 0.0
+    tool_ids: set[str] = set()
+    compaction: CompactionEvent | None = None
+    t0 = min((i.t for i in items if i.t is not None), default=0.0)
+
+    def rel(t: float | None) -> float:
+        nonlocal last_t
+        if t is not None:
+            last_t = max(last_t, round(t - t0, 3))
+        return last_t
+
+    def fix_results(cs: list[Content]) -> list[Content]:
+        out = []
+        for c in cs:
+            if c.kind == "tool_result" and c.tool_id not in tool_ids:
+                report.skip("tool_result without an earlier tool_use (kept as text)", name)
+                c = Content("text", text=c.text or "")
+            out.append(c)
+        return out
+
+    def flush() -> None:
+        nonlocal pending, pending_tag
+        if pending:
+            events.append(MessageEvent("user", tuple(fix_results(pending)), tag=pending_tag, t=pending_t))
+        pending, pending_tag = [], ""
+
+    for it in items:
+        if it.kind == "user" or (it.kind == "summary" and compaction is None):
+            pending += it.contents
+            pending_t = rel(it.t)
+            pending_tag = it.tag or pending_tag
+        elif it.kind == "summary" and compaction is not None:
+            summary = tuple(_summary_text(c) for c in it.contents)
+            events[events.index(compaction)] = replace(compaction, summary=compaction.summary + summary)
+            compaction = next(e for e in reversed(events) if isinstance(e, CompactionEvent))
+        elif it.kind == "compact":
+            flush()
+            pre = it.pre_tokens if isinstance(it.pre_tokens, int) and it.pre_tokens >= 0 else None
+            trig = it.trigger if it.trigger in ("auto", "manual") else "auto"
+            compaction = CompactionEvent(trigger=trig, pre_tokens=pre, t=rel(it.t))
+            events.append(compaction)
+        elif it.kind == "reply":
+            start = pending_t if pending else None
+            flush()
+            compaction = None
+            contents: list[Content] = []
+            for c in it.contents:
+                if c.kind == "tool_use":
+                    tid = c.tool_id or f"{name}-tool-{len(tool_ids)}"
+                    if tid in tool_ids:
+                        report.skip("repeated tool_use id (renamed)", it.where)
+                        k = 2
+                        while f"{tid}#{k}" in tool_ids:
+                            k += 1
+                        tid = f"{tid}#{k}"
+                    tool_ids.add(tid)
+                    c = replace(c, tool_id=tid)
+                contents.append(c)
+            if not contents:
+                contents = [Content("text", text="")]
+            if it.usage is None:
+                report.skip("response without usage (kept, no ground truth)", it.where)
+            t = start if start is not None else rel(it.t)
+            events.append(
+                MessageEvent(
+                    "assistant",
+                    tuple(contents),
+                    tag=it.tag,
+                    t=t,
+                    output_tokens=it.usage.output_tokens if it.usage else None,
+                    usage=it.usage,
+                    request_id=it.request_id,
+                )
+            )
+            rel(it.t_end)
+    flush()
+    return events
+
+
+def _cached(u: Usage) -> int:
+    return u.cache_read + u.cache_write_5m + u.cache_write_1h
+
+
+def _whole(u: Usage) -> int:
+    return u.total_input
+
+
+
+
+def _image_rule(model: str) -> str:
+    try:
+        return model_info(model).image_rule
+    except CatalogError:
+        return "anthropic"
+
+
+def _blocks_of(ev: Event) -> tuple[Content, ...]:
+    if isinstance(ev, MessageEvent):
+        return ev.content
+    if isinstance(ev, CompactionEvent):
+        return ev.summary
+    return ()
+
+
+def _with_contents(ev: Event, contents: tuple[Content, ...]) -> Event:
+    if isinstance(ev, MessageEvent):
+        return replace(ev, content=contents)
+    if isinstance(ev, CompactionEvent):
+        return replace(ev, summary=contents)
+    return ev
+
+
+def system_size(events: list[Event], counter: RateCounter, size: Any = _cached) -> tuple[int, int, str]:
+    """(S, W, how S was found): see the module docstring."""
+    replies = [(i, e) for i, e in enumerate(events) if isinstance(e, MessageEvent) and e.usage is not None]
+    if not replies:
+        return 0, 0, "no usage"
+    first_i, first = replies[0]
+    assert first.usage is not None
+    c1 = size(first.usage)
+    w = first.usage.cache_read
+    after: list[int] = []
+    for k, ev in enumerate(events):
+        if isinstance(ev, CompactionEvent):
+            nxt = next((e for e in events[k + 1 :] if isinstance(e, MessageEvent) and e.usage is not None), None)
+            if nxt is not None and nxt.usage is not None and nxt.usage.cache_read > 0:
+                after.append(nxt.usage.cache_read)
+    if after:
+        s, how = min(after), "cache read after a recorded compaction"
+    else:
+        low = [e.usage.cache_read for _, e in replies if e.usage and 0 < e.usage.cache_read <= c1]
+        if low:
+            s, how = min(low), "smallest cache read falling back to the static prefix"
+        else:
+            est = 0
+            for ev in events[:first_i]:
+                for c in _blocks_of(ev):
+                    est += counter.count_bytes(c.size, c.lang) if c.kind != "image" else 0
+            s, how = max(0, c1 - est), "first request total minus its messages at the calibrated byte rate"
+    s = max(0, min(s, c1))
+    return s, min(w, s), how
+
+
+def size_events(
+    events: list[Event], model: str, report: ImportReport, name: str, whole: bool = False
+) -> tuple[list[Event], dict[str, Any]]:
+    """Set `tokens` on every block so each request's cached part equals its billed C_k, and put
+    the recorded cache ttl on the last block before each request. Returns events (system first)."""
+    counter = RateCounter()
+    rule = IMAGE_RULES[_image_rule(model)]
+    size = _whole if whole else _cached
+    s, w, how = system_size(events, counter, size)
+    tokens: dict[tuple[int, int], int] = {}
+    ttl_at: dict[tuple[int, int], str] = {}
+    pending: list[tuple[int, int]] = []
+    anchor = s
+    ttl = ""
+    first_ttl = ""
+    shrunk = 0
+
+    allocated: list[tuple[int, int]] = []  # text blocks sized since the start or the last compaction
+
+    def take_back(deficit: int) -> int:
+        """The prompt shrank (the harness rewrote earlier content outside the transcript): take
+        the missing tokens back from the most recently sized blocks, so later requests stay exact."""
+        for slot in reversed(allocated):
+            if deficit <= 0:
+                break
+            d = min(tokens.get(slot, 0), deficit)
+            tokens[slot] -= d
+            deficit -= d
+        return deficit
+
+    def share(total: int, slots: list[tuple[int, int]]) -> None:
+        nonlocal shrunk
+        fixed = 0
+        text_slots = []
+        for ev_i, c_i in slots:
+            c = _blocks_of(events[ev_i])[c_i]
+            if c.kind == "image":
+                n = rule(c.width, c.height)
+                tokens[(ev_i, c_i)] = n
+                fixed += n
+            else:
+                text_slots.append((ev_i, c_i))
+        if total - fixed < 0:
+            shrunk += 1
+            left = take_back(fixed - total)
+            total = fixed - left
+        weights = [max(1, _blocks_of(events[e])[c].size) for e, c in text_slots]
+        for slot, n in zip(text_slots, allocate(total - fixed, weights), strict=True):
+            tokens[slot] = n
+        allocated.extend(text_slots)
+
+    for i, ev in enumerate(events):
+        blocks = [(i, j) for j in range(len(_blocks_of(ev)))]
+        if isinstance(ev, CompactionEvent):
+            anchor, pending = s, blocks
+            allocated.clear()
+            continue
+        if isinstance(ev, MessageEvent) and ev.role == "assistant" and ev.usage is not None:
+            u = ev.usage
+            ttl = "1h" if u.cache_write_1h > 0 else ("5m" if u.cache_write_5m > 0 else (ttl or "5m"))
+            first_ttl = first_ttl or ttl
+            if pending:
+                ttl_at[pending[-1]] = ttl
+            share(size(u) - anchor, pending)
+            anchor, pending = size(u), blocks
+            continue
+        pending += blocks
+    for ev_i, c_i in pending:  # after the last request: the last reply at its output, the rest by rate
+        ev = events[ev_i]
+        c = _blocks_of(ev)[c_i]
+        if c.kind == "image":
+            tokens[(ev_i, c_i)] = rule(c.width, c.height)
+        elif isinstance(ev, MessageEvent) and ev.role == "assistant" and ev.output_tokens is not None:
+            tokens[(ev_i, c_i)] = allocate(ev.output_tokens, [max(1, x.size) for x in ev.content])[c_i]
+        else:
+            tokens[(ev_i, c_i)] = counter.count_bytes(c.size, c.lang)
+    if shrunk:
+        report.note(
+            f"{name}: the prompt shrank before {shrunk} request(s) (content rewritten outside the transcript): "
+            "the missing tokens were taken back from the blocks just before"
+        )
+    out: list[Event] = []
+    for i, ev in enumerate(events):
+        cs = tuple(
+            replace(c, tokens=tokens.get((i, j), 0) if c.kind != "image" else None, cache=ttl_at.get((i, j), ""))
+            for j, c in enumerate(_blocks_of(ev))
+        )
+        out.append(_with_contents(ev, cs))
+    sys_ttl = first_ttl or "5m"
+    system: list[Content] = []
+    parts = [(w, "static"), (s - w, "session")] if 0 < w < s else [(s, "static")]
+    for n, label in parts:
+        if n > 0:
+            system.append(
+                Content("text", nbytes=n * ASSUMED_BYTES_PER_TOKEN, key=f"{name}:system-{label}", tokens=n, cache=sys_ttl)
+            )
+    if system:
+        out.insert(0, SystemEvent(tuple(system), t=0.0))
+    meta = {"system_tokens": s, "system_inferred_from": how, "warm_tokens": w, "ttl": sys_ttl}
+    return out, meta
+
+
+def build_traces(
+    convs: list[tuple[str, list[Item], str, str, dict[str, Any]]],
+    source: str,
+    harness: str,
+    report: ImportReport,
+    whole: bool = False,
+    system: dict[str, SystemEvent] | None = None,
+) -> ImportResult:
+    """One trace per conversation (name, items, catalog model, recorded model, meta)."""
+    traces: list[Trace] = []
+    names: list[str] = []
+    for name, items, model, recorded, meta in convs:
+        if not any(i.kind == "reply" for i in items):
+            report.skip("conversation without any model response", name)
+            continue
+        events = _events(items, report, name)
+        sized, extra = size_events(events, model, report, name, whole)
+        if system and name in system:  # the format records the system prompt itself
+            sized = [e for e in sized if not isinstance(e, SystemEvent)]
+            sized.insert(0, system[name])
+        try:
+            window = model_info(model).window
+        except CatalogError:
+            window = 200_000  # policies.md §1: Claude Code MODEL_CONTEXT_WINDOW_DEFAULT
+            report.note(f"model {recorded!r} is not in sim/data/models.yaml: window assumed 200,000")
+        replies = sum(1 for e in sized if isinstance(e, MessageEvent) and e.role == "assistant")
+        report.counts[f"requests ({name})"] = replies
+        header = Header(
+            source=source,
+            harness=harness,
+            model=model,
+            window=window,
+            meta={**meta, **extra, "conversation": name, "model_recorded": recorded},
+        )
+        traces.append(Trace(header, tuple(sized)))
+        names.append(name)
+    if not traces:
+        raise ImportFailure(source, "no model responses found (nothing to import)")
+    return ImportResult(traces, names, report)
