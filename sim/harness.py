@@ -224,8 +224,11 @@ class Conversation:
                 session_id=self.name if self.policy.session_id else None,
             )
             now = self.env.now
+            found = self._entry_state(req, provider, now) if main else ""
             out = provider.call(req, now)
-            self._record(req, out, est, attempt, now, provider, main, forced_cause)
+            if found == "lookback_exceeded" and provider.diagnose(req, self.prev_cached[0], now) == "evicted":
+                found = "evicted"  # dropped by best-effort eviction during this very lookup
+            self._record(req, out, est, attempt, now, found, main, forced_cause)
             self.index += 1
             yield self.env.timeout(out.duration)
             err = out.error
@@ -259,7 +262,7 @@ class Conversation:
         est: int,
         attempt: int,
         now: float,
-        provider: Provider,
+        found: str,
         main: bool,
         forced_cause: str,
     ) -> None:
@@ -267,7 +270,7 @@ class Conversation:
         total = req.input_tokens
         cause, lost = "", 0
         if out.error is None or out.error.billed:
-            cause, lost = self._miss(req, u.cache_read, total, provider, now, main, forced_cause)
+            cause, lost = self._miss(u.cache_read, total, found, forced_cause)
         edit, detail, saved = self.pending_edit if main else ("", 0, 0)
         self.records.append(
             RequestRecord(
@@ -301,9 +304,16 @@ class Conversation:
             )
         )
 
-    def _miss(
-        self, req: Request, read: int, total: int, provider: Provider, now: float, main: bool, forced: str
-    ) -> tuple[str, int]:
+    def _entry_state(self, req: Request, provider: Provider, now: float) -> str:
+        """Before the call: what the provider holds for the previous request's cached prefix, if
+        this request still starts with it (the call itself may rewrite that entry)."""
+        pos = self.prev_cached[0]
+        changed = self.tr.changed_from
+        if pos < 0 or pos >= req.n or (changed is not None and changed <= pos):
+            return ""
+        return provider.diagnose(req, pos, now)
+
+    def _miss(self, read: int, total: int, found: str, forced: str) -> tuple[str, int]:
         """Name why tokens the previous request left cached were not read (DESIGN.md: every miss
         has a cause): an edit declared before this call, else the provider's own diagnosis."""
         if forced:
@@ -322,7 +332,7 @@ class Conversation:
         if changed is not None and changed <= pos:
             first = min(self.declared, default=(changed, "prefix_change"))
             return (first[1] if first[0] <= pos else "prefix_change"), lost
-        return provider.diagnose(req, pos, now), lost
+        return found or "prefix_change", lost
 
     # ------------------------------------------------------------ compaction
     def _compact(self, action: Summarize | Trim, est: int) -> Proc:
