@@ -19,6 +19,7 @@ def _trace(turns: int, calls_per_turn: int = 1, gap_at: int = -1, gap: float = 0
         MessageEvent("assistant", (Content("text", text="BEGIN"),), "reply", True, t=1.0, output_tokens=2),
     ]
     t = 1.0
+    prev_results: tuple[Content, ...] = ()
     for k in range(turns):
         t += gap if k == gap_at else 5.0
         uses = tuple(
