@@ -189,6 +189,7 @@ class Conversation:
         self.tr.append(step.message)
         if pinned_reply:
             self.prep_msgs += 1
+            self.first_after_reset = True  # H-23: the pinned exchange's end stands for the previous end
         u = out.usage
         self.anchor = Anchor(u.input_total + u.output, self.tr.added_bytes, self.tr.added_images)
 
