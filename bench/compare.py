@@ -133,7 +133,7 @@ def table(prs: list[PolicyRow]) -> tuple[list[str], list[list[str]]]:
             "est. err worst", "verdict"]  # fmt: skip
     body = []
     for p in prs:
-        s = p.stats
+        s = defaultdict(lambda: Stat(0.0, 0.0, 0.0, p.seeds), p.stats)
         body.append([
             p.policy, _fmt(s["cost"], "$"), f"{p.rel_best:.2f}x", _fmt(s["cache_read_share"], "%"),
             *(_fmt(s[m], "n") for m in misses), _fmt(s["compactions"], "n"), _fmt(s["tokens_saved"], "n"),

@@ -46,9 +46,12 @@ class RunOutcome:
 
 
 class _Failed(Exception):
-    def __init__(self, kind: str, message: str) -> None:
+    """A failure that ends the run. `counted`: the failed call already counted it by kind."""
+
+    def __init__(self, kind: str, message: str, counted: bool = False) -> None:
         super().__init__(message)
         self.kind = kind
+        self.counted = counted
 
 
 class Conversation:
@@ -140,7 +143,8 @@ class Conversation:
             self.outcome.status = "error"
             self.outcome.error = f.kind
             self.outcome.message = str(f)
-            self.outcome.failures[f.kind] = self.outcome.failures.get(f.kind, 0) + 1
+            if not f.counted:
+                self.outcome.failures[f.kind] = self.outcome.failures.get(f.kind, 0) + 1
 
     def _switch(self, step: Step) -> None:
         """A model switch (hook: harness C recalibrates its thresholds here, C-19)."""
@@ -239,7 +243,7 @@ class Conversation:
                 return out
             self.outcome.failures[err.kind] = self.outcome.failures.get(err.kind, 0) + 1
             if not err.transient:
-                raise _Failed(err.kind, err.message)
+                raise _Failed(err.kind, err.message, counted=True)
             if attempt >= self.policy.retries:
                 raise _Failed("retries_exhausted", f"{err.kind} after {attempt + 1} attempts: {err.message}")
             delay = err.retry_after if err.retry_after is not None else self.policy.backoff * (2**attempt)

@@ -25,7 +25,7 @@ from policies.view import Anchor, Edit, View
 from sim.content import Block, Message
 from sim.harness import Conversation, Proc, ProviderFor, _Failed
 from sim.prepared import PreparedTrace, Step
-from sim.providers.base import Outcome, Provider, Request
+from sim.providers.base import Outcome, Request
 from sim.records import RequestRecord
 from sim.tokens import BlockFactory
 from sim.transcript import Transcript
@@ -362,21 +362,13 @@ class CConversation(Conversation):
         return None
 
     # ------------------------------------------------------------ records (C-4 trust, C-2 snapshots)
-    def _record(
-        self,
-        req: Request,
-        out: Outcome,
-        est: int,
-        attempt: int,
-        now: float,
-        provider: Provider,
-        main: bool,
-        forced_cause: str,
-    ) -> None:
+    def _record(self, req: Request, out: Outcome, *args: Any, **kwargs: Any) -> None:
+        """Snapshot request N for `ctxbench context` (C-2), then record as H does; repeated main
+        failures make the reported count untrustworthy (C-4)."""
         if self.index in self.snapshot_at:
             self.snapshots[self.index] = self._snapshot(req)
-        super()._record(req, out, est, attempt, now, provider, main, forced_cause)
-        if main:
+        super()._record(req, out, *args, **kwargs)
+        if req.tr is self.tr:
             if out.error is not None:
                 self.fail_streak += 1
                 if self.fail_streak >= 2 and self.anchor is not None:  # C-4: requests keep failing

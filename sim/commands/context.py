@@ -130,9 +130,7 @@ def tips(snap: Snapshot, rows: list[Row], images: int) -> list[str]:
         )
     mcp = by.get("MCP", 0)
     if mcp >= 0.05 * snap.window:
-        out.append(
-            f"MCP tool schemas are a fixed cost of ~{k(mcp)} tokens on every request; disconnect unused servers"
-        )
+        out.append(f"MCP tool schemas cost ~{k(mcp)} tokens on every request; disconnect unused servers")
     if images:
         out.append(f"{images} image(s) in context, ~1.5k tokens each, never summarized away")
     if snap.assistants >= 150:

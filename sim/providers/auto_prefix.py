@@ -69,7 +69,8 @@ class AutoPrefixProvider:
         ]
         self._route: dict[str, Route] = {}  # conversation -> route of its latest call
         self._served: dict[str, int] = {}  # conversation -> replica of its latest successful call
-        self._prev: dict[str, int] = {}  # conversation -> replica of the successful call before that
+        self._left: dict[str, int] = {}  # conversation -> hash of the prefix its last call left cached
+        self._why: dict[str, tuple[int, str]] = {}  # conversation -> (that hash, reason before this call's write)
 
     def _error(self, req: Request, err: ProviderError, route: str = "") -> Outcome:
         lat = self.cfg.latency.base_ttft
@@ -89,6 +90,9 @@ class AutoPrefixProvider:
         p = store.lookup(tr.hashes, n, now)
         matched = tr.cum_tokens[p] if p >= 0 else 0
         read = granular(matched, self.min_cacheable, self.cfg.granularity)
+        left = self._left.get(req.conversation)
+        if left is not None:  # diagnose against the state before this call writes (harness asks after)
+            self._why[req.conversation] = (left, self._reason(left, req.conversation, route, now))
         uncached = total - read
         lat = self.cfg.latency
         ttft = lat.ttft(uncached)
@@ -100,9 +104,10 @@ class AutoPrefixProvider:
             store.write(tr.hashes, tr.cum_tokens, n - 1, now, ready)
             top = granular(total, self.min_cacheable, self.cfg.granularity)
             cached_pos = bisect.bisect_right(tr.cum_tokens, top, 0, n) - 1
+            if cached_pos >= 0:
+                self._left[req.conversation] = tr.hashes[cached_pos]
         usage = Usage(uncached=uncached, cache_read=read, output=output)
         tag = f"replica-{route.replica}" + ("+overflow" if route.overflow else "")
-        self._prev[req.conversation] = self._served.get(req.conversation, route.replica)
         self._served[req.conversation] = route.replica
         err = fault_error(self.cfg.dialect, fault, None) if fault == "stream_error" else None
         return Outcome(
@@ -113,14 +118,18 @@ class AutoPrefixProvider:
         """Why the prefix ending at `pos` was not read: another replica holds it ("routing"), or
         this replica's own reason (not_ready, ttl_expiry, evicted, below_minimum, not_written)."""
         h = req.tr.hashes[pos]
-        route = self._route.get(req.conversation)
+        if req.tr.cum_tokens[pos] < self.min_cacheable:
+            return "below_minimum"
+        snap = self._why.get(req.conversation)
+        if snap is not None and snap[0] == h:
+            return snap[1]
+        return self._reason(h, req.conversation, self._route.get(req.conversation), now)
+
+    def _reason(self, h: int, conv: str, route: Route | None, now: float) -> str:
         used = self.stores[route.replica] if route else self.stores[0]
         if not used.holds(h, now) and any(s.holds(h, now) for s in self.stores if s is not used):
             return "routing"
         why = used.reason(h, now)
-        if why == "not_written":
-            if req.tr.cum_tokens[pos] < self.min_cacheable:
-                return "below_minimum"
-            if route is not None and self._prev.get(req.conversation, route.replica) != route.replica:
-                return "routing"
+        if why == "not_written" and route is not None and self._served.get(conv, route.replica) != route.replica:
+            return "routing"
         return why or "not_written"

@@ -76,6 +76,8 @@ class OpenAIBreakpointProvider:
         self.entries: OrderedDict[int, _Entry] = OrderedDict()
         self.gone: dict[int, str] = {}
         self.recent: dict[str, deque[int]] = {}  # cache key -> hashes of its latest writes
+        self._left: dict[str, int] = {}  # conversation -> hash its last call left cached
+        self._why: dict[str, tuple[int, str]] = {}  # conversation -> (that hash, reason before this call's writes)
 
     def _error(self, err: ProviderError) -> Outcome:
         lat = self.cfg.latency.base_ttft
@@ -134,6 +136,9 @@ class OpenAIBreakpointProvider:
             e = self.entries[tr.hashes[read_pos]]
             e.expires = now + self.cfg.ttl
             self.entries.move_to_end(tr.hashes[read_pos])
+        left = self._left.get(req.conversation)
+        if left is not None:
+            self._why[req.conversation] = (left, self._reason(left, now))
         top, top_pos = read, read_pos
         writes = [p for p in points if tr.cum_tokens[p] > read and tr.cum_tokens[p] >= self.min_cacheable]
         if writes:
@@ -155,6 +160,8 @@ class OpenAIBreakpointProvider:
             h = next(iter(self.entries))
             del self.entries[h]
             self.gone[h] = "evicted"
+        if top_pos >= 0:
+            self._left[req.conversation] = tr.hashes[top_pos]
         usage = Usage(uncached=uncached, cache_read=read, cache_write_5m=top - read, output=output)
         err = fault_error(self.cfg.dialect, fault, None) if fault == "stream_error" else None
         return Outcome(
@@ -164,11 +171,17 @@ class OpenAIBreakpointProvider:
 
     def diagnose(self, req: Request, pos: int, now: float) -> str:
         h = req.tr.hashes[pos]
+        if req.tr.cum_tokens[pos] < self.min_cacheable:
+            return "below_minimum"
+        snap = self._why.get(req.conversation)
+        if snap is not None and snap[0] == h:
+            return snap[1]
+        return self._reason(h, now)
+
+    def _reason(self, h: int, now: float) -> str:
         e = self.entries.get(h)
         if e is None:
-            if h in self.gone:
-                return self.gone[h]
-            return "below_minimum" if req.tr.cum_tokens[pos] < self.min_cacheable else "not_written"
+            return self.gone.get(h, "not_written")
         if e.expires <= now:
             return "ttl_expiry"
         if e.ready > now:

@@ -15,8 +15,8 @@ from sim.transcript import Transcript
 F = BlockFactory()
 
 
-def text(role: str, nbytes: int, key: str, **kw: object) -> Message:
-    return Message.of(role, (F.text(role, None, nbytes, key=key, **kw),), "x")
+def text(role: str, nbytes: int, key: str, summary: bool = False) -> Message:
+    return Message.of(role, (F.text(role, None, nbytes, key=key, summary=summary),), "x")
 
 
 def pair(

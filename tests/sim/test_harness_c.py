@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import replace
+from typing import Any
 
 import simpy
 
@@ -19,8 +20,16 @@ from sim.records import RequestRecord
 from sim.runner import factory_for, prepare_for, run_prepared
 from traces.generators.coding import CodingParams, generate
 
-SMALL = dict(read_bytes=(200, 800), edit_input_bytes=(60, 200), final_bytes=(100, 300), say_bytes=(40, 100),
-             image_share=0.0, skill_share=0.0, switch_share=0.0, idle_seconds=(5.0, 10.0))  # fmt: skip
+SMALL: dict[str, Any] = {
+    "read_bytes": (200, 800),
+    "edit_input_bytes": (60, 200),
+    "final_bytes": (100, 300),
+    "say_bytes": (40, 100),
+    "image_share": 0.0,
+    "skill_share": 0.0,
+    "switch_share": 0.0,
+    "idle_seconds": (5.0, 10.0),
+}
 
 
 def run(prep: PreparedTrace, policy: Policy, windows: dict[str, int] | None = None,
@@ -50,14 +59,14 @@ def with_comp(policy: Policy, **kw: object) -> Policy:
 
 
 def long_prep(turns: int = 8, **kw: object) -> PreparedTrace:
-    params = dict(user_turns=turns, seed=3, image_share=0.0, switch_share=0.0)
+    params: dict[str, Any] = dict(user_turns=turns, seed=3, image_share=0.0, switch_share=0.0)
     params.update(kw)
-    return prepare_for(generate(CodingParams(**params)))  # type: ignore[arg-type]
+    return prepare_for(generate(CodingParams(**params)))
 
 
 def test_c1_c6_default_compacts_at_90_percent_of_the_window_and_run_completes() -> None:
-    c, recs = run(long_prep(8), load_policy("c-default"))
-    assert c.outcome.status == "ok" and c.outcome.compactions >= 2
+    c, recs = run(long_prep(12), load_policy("c-default"))
+    assert c.outcome.status == "ok" and c.outcome.compactions >= 1
     for r in recs:
         if r.kind == "turn" and not r.error:
             assert r.true_input <= 200_000
@@ -83,14 +92,14 @@ def test_c5_c17_fast_mode_trims_and_mode_is_read_live() -> None:
 def test_c12_compaction_loop_backs_off() -> None:
     # irreducible context (a huge system prompt) above 90 %: every summary reclaims almost nothing
     prep = prepare_for(
-        generate(CodingParams(user_turns=12, seed=1, system_bytes=(760_000, 760_000), **SMALL))
-    )  # type: ignore[arg-type]
+        generate(CodingParams(user_turns=12, seed=1, system_bytes=(560_000, 560_000), **SMALL))
+    )
     pol = load_policy("c-default")
     off, off_recs = run(prep, with_comp(pol, backoff=False))
     on, on_recs = run(prep, pol)
     off_sum = sum(1 for r in off_recs if r.kind == "summary")
     on_sum = sum(1 for r in on_recs if r.kind == "summary")
-    assert off.counters["unproductive_passes"] >= 10
+    assert off.counters["unproductive_passes"] >= 20 and off_sum >= 20
     assert on_sum * 3 <= off_sum and on.counters["backoff_skips"] > 0
     assert sum(r.cost for r in on_recs) < sum(r.cost for r in off_recs)
 
@@ -112,14 +121,19 @@ def test_c18_undercounting_estimator_recovers_on_first_retry() -> None:
 
 
 def test_c19_switch_to_smaller_window_above_90_percent_summarizes_first() -> None:
-    prep = long_prep(3)
-    n = next(i for i, s in enumerate(prep.steps) if s.kind == "reply" and i > len(prep.steps) * 0.7)
+    prep = long_prep(6)
+    size = sum(b.tokens for b in (*prep.tools, *prep.system))
+    n = 0
+    for n, s in enumerate(prep.steps):  # noqa: B007 - the first reply once the context passes 120k
+        size += sum(b.tokens for b in s.message.blocks) if s.message else 0
+        if s.kind == "reply" and size > 120_000:
+            break
     steps = (*prep.steps[:n], Step("switch", model="claude-haiku-4-5"), *prep.steps[n:])
     small = replace(prep, steps=steps)
-    c, recs = run(small, load_policy("c-default"), windows={"claude-haiku-4-5": 60_000})
+    c, recs = run(small, load_policy("c-default"), windows={"claude-haiku-4-5": 100_000})
     assert c.counters["switch_summaries"] == 1 and any(e.trigger == "model_switch" for e in c.log)
     first_haiku = next(r for r in recs if r.model == "claude-haiku-4-5" and r.kind == "turn")
-    assert first_haiku.error == "" and first_haiku.true_input <= 60_000
+    assert first_haiku.error == "" and first_haiku.true_input <= 100_000
     big, _ = run(small, load_policy("c-default"), windows={"claude-haiku-4-5": 1_000_000})
     assert big.counters.get("switch_summaries", 0) == 0  # a larger window touches nothing
 
@@ -147,7 +161,7 @@ def test_c15_c16_manual_compaction_and_savings() -> None:
     totals = [e.total for e in c.log]
     assert totals == sorted(totals) and c.log[-1].total == sum(e.saved for e in c.log)
     assert c.notices[0].startswith("Saved ~") and "this session)" in c.notices[0]
-    tiny = prepare_for(generate(CodingParams(user_turns=1, seed=0, replies_per_turn=(2, 2), **SMALL)))  # type: ignore[arg-type]
+    tiny = prepare_for(generate(CodingParams(user_turns=1, seed=0, replies_per_turn=(2, 2), **SMALL)))
     k = max(i for i, s in enumerate(tiny.steps) if s.kind == "reply")
     c2, recs2 = run(replace(tiny, steps=(*tiny.steps[:k], manual, *tiny.steps[k:])), load_policy("c-default"))
     assert "Conversation is already compact." in c2.notices and not any(r.kind == "summary" for r in recs2)
@@ -178,3 +192,21 @@ def test_runner_dispatches_c_and_presets_run() -> None:
         r = run_prepared([prep], pol, pol.provider, 0)
         assert r.outcomes[0].status == "ok", name
         assert r.records and all(rec.true_input > 0 for rec in r.records)
+
+
+def test_c2_c3_context_breakdown() -> None:
+    from sim.commands.context import buckets, render, snapshot
+    from traces.model import SystemEvent
+
+    tr = generate(CodingParams(user_turns=6, seed=0, switch_share=0.0))
+    snap = snapshot(tr, load_policy("c-default"), 30)
+    assert snap is not None and snap.reported
+    keys = [c.key for ev in tr.events if isinstance(ev, SystemEvent) for c in ev.content]
+    rows = buckets(snap, keys)
+    assert [r.tokens for r in rows] == sorted((r.tokens for r in rows), reverse=True)
+    assert {r.bucket for r in rows} >= {"Messages", "System tools", "MCP", "Memory", "Skills", "Sub-agents"}
+    assert abs(sum(r.tokens for r in rows) - snap.used) <= len(rows)  # scaled to the reported count
+    out = render(snap, rows, 0)
+    pct = snap.used / snap.window
+    assert ("until auto-compact" in out) == (pct >= 0.4)
+    assert ("warning" in out.splitlines()[1]) == (0.5 <= pct < 0.8)

@@ -102,6 +102,14 @@ def requests(path: Path, report: ImportReport) -> list[Exchange]:
     return out
 
 
+def _key(m: Any) -> str:
+    """A message's content without cache_control (marks move every turn and are not content)."""
+    c = m.get("content") if isinstance(m, dict) else m
+    if isinstance(c, list):
+        c = [{k: v for k, v in b.items() if k != "cache_control"} if isinstance(b, dict) else b for b in c]
+    return canonical(c)
+
+
 def _marked(contents: list[Content], raw: Any) -> list[Content]:
     if not isinstance(raw, list) or not contents or not isinstance(raw[-1], dict):
         return contents
@@ -125,9 +133,7 @@ def import_claude_trace(paths: list[Path], report: ImportReport | None = None) -
     prev: list[Any] = []
     for e in main:
         msgs = list(e.body.get("messages") or [])
-        extends = len(msgs) > len(prev) and [canonical(m.get("content")) for m in msgs[: len(prev) - 1]] == [
-            canonical(m.get("content")) for m in prev[:-1]
-        ]
+        extends = len(msgs) > len(prev) and [_key(m) for m in msgs[: len(prev) - 1]] == [_key(m) for m in prev[:-1]]
         if not extends and prev:
             summary = user_contents(msgs[0].get("content"), report, f"line {e.line}") if msgs else []
             items.append(Item("compact", t=e.t, trigger="manual"))

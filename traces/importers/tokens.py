@@ -325,9 +325,16 @@ def build_traces(
             continue
         events = _events(items, report, name)
         sized, extra = size_events(events, model, report, name, whole)
-        if system and name in system:  # the format records the system prompt itself
+        if system and name in system:  # the format records the system prompt: it gets the size S
+            rec = system[name].content
+            s = int(extra.get("system_tokens", 0))
+            if s <= 0:
+                s = sum(RateCounter().count_bytes(c.size, c.lang) for c in rec)
+            shares = allocate(s, [max(1, c.size) for c in rec])
+            rec = tuple(replace(c, tokens=n) for c, n in zip(rec, shares, strict=True))
             sized = [e for e in sized if not isinstance(e, SystemEvent)]
-            sized.insert(0, system[name])
+            sized.insert(0, SystemEvent(rec, t=0.0))
+            extra["warm_tokens"] = 0 if extra.get("warm_tokens") != s else s
         try:
             window = model_info(model).window
         except CatalogError:

@@ -10,6 +10,7 @@ from sim.transcript import Transcript
 
 F = BlockFactory()
 ZERO_LATENCY = Latency(base_ttft=0.0, prefill_tps=1e18, output_tps=1e18)
+EPS_LATENCY = Latency(base_ttft=1e-6, prefill_tps=1e18, output_tps=1e18)  # writes readable just after
 
 
 def transcript(tools: int = 500, system: int = 2000, key: str = "s") -> Transcript:

@@ -1,0 +1,169 @@
+"""Run Claude Code or Codex CLI against `ctxbench serve` in task mode until it auto-compacts.
+
+    python -m bench.live.run_harness claude-code --out reports/live/claude-code
+    python -m bench.live.run_harness codex --out reports/live/codex
+
+Install (local prefix, npm registry): `npm install --prefix PREFIX @anthropic-ai/claude-code @openai/codex`;
+pass `--prefix PREFIX` (default $CTXBENCH_NPM_PREFIX or /tmp/ctxnpm). Settings from ecosystem.md §3a/§3b:
+Claude Code with CLAUDE_CODE_AUTO_COMPACT_WINDOW=100000 and CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
+(loopback only); Codex with model_auto_compact_token_limit=30000, model_context_window=100000,
+wire_api=responses. Each harness runs under `env -i` with a fresh HOME, a dummy key, a timeout, and
+is killed by PID (its process group) if it overruns. The server is bound to 127.0.0.1.
+
+Afterwards (`analyze`): the ledger is read back; every request's first divergence from its parent
+(bench.prefix_check), compaction requests, and the usage *predicted* for each recorded request by
+replaying the recorded requests through a fresh provider model (same profile, recorded times) vs
+the usage the server billed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from sim.providers.base import Request
+from sim.providers.registry import make_provider
+from sim.runner import factory_for
+from sim.serve.script import SUMMARY_MARKERS, load_script
+from sim.serve.server import ZERO_LATENCY, ServeConfig, start_background, stop
+from sim.serve.wire import parse
+
+HERE = Path(__file__).parent
+PROMPT = ("Review the build logs: run the shell command I give you each time with your shell tool, read its "
+          "output, and keep going until I say stop. Start now.")  # fmt: skip
+
+
+def npm_prefix(arg: str | None) -> Path:
+    return Path(arg or os.environ.get("CTXBENCH_NPM_PREFIX", "/tmp/ctxnpm"))
+
+
+def harness_available(name: str, prefix: Path) -> str | None:
+    """Why the harness cannot run here, or None."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        return "node/npm not installed"
+    binary = prefix / "node_modules" / ".bin" / ("claude" if name == "claude-code" else "codex")
+    if not binary.exists():
+        return f"{binary} missing (npm install --prefix {prefix} @anthropic-ai/claude-code @openai/codex)"
+    return None
+
+
+def _run(cmd: list[str], env: dict[str, str], cwd: Path, timeout: float, log: Path) -> int:
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+        try:
+            return proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+            return -9
+
+
+def run(name: str, out: Path, prefix: Path, timeout: float = 300.0) -> dict[str, Any]:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "requests.jsonl").unlink(missing_ok=True)
+    home, work = out / "home", out / "work"
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir()
+    work.mkdir(exist_ok=True)
+    script = load_script(str(HERE / ("claude_code_task.yaml" if name == "claude-code" else "codex_task.yaml")))
+    model = "claude-sonnet-4-6"
+    cfg = ServeConfig(model=model, ledger=str(out / "requests.jsonl"))
+    srv, _th = start_background(cfg, script)
+    base = {"PATH": f"{prefix / 'node_modules' / '.bin'}:/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "TERM": "dumb"}
+    t0 = time.monotonic()
+    try:
+        if name == "claude-code":
+            env = {**base, "ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "sk-ant-dummy",
+                   "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000",
+                   "DISABLE_AUTOUPDATER": "1"}  # fmt: skip
+            cmd = ["claude", "-p", PROMPT, "--output-format", "json", "--allowedTools", "Bash",
+                   "--model", "claude-sonnet-4-5"]  # fmt: skip
+        else:
+            codex_home = home / ".codex"
+            codex_home.mkdir()
+            (codex_home / "config.toml").write_text(
+                'model = "gpt-5.1-codex"\nmodel_provider = "mock"\napproval_policy = "never"\n'
+                'sandbox_mode = "danger-full-access"\nmodel_auto_compact_token_limit = 30000\n'
+                "model_context_window = 100000\n\n[model_providers.mock]\nname = \"mock\"\n"
+                f'base_url = "{srv.url}/v1"\nwire_api = "responses"\nenv_key = "MOCK_API_KEY"\n',
+                encoding="utf-8",
+            )
+            env = {**base, "CODEX_HOME": str(codex_home), "MOCK_API_KEY": "dummy"}
+            cmd = ["codex", "exec", "--skip-git-repo-check", PROMPT]
+        rc = _run(cmd, env, work, timeout, out / "harness.log")
+    finally:
+        stop(srv)
+        srv.state.recorder.write(out / "traces")
+    return {"harness": name, "rc": rc, "seconds": round(time.monotonic() - t0, 1), "requests": srv.state.ledger.count,
+            "steps_done": script.steps_done}  # fmt: skip
+
+
+def analyze(out: Path, profile: str = "anthropic", model: str = "claude-sonnet-4-6") -> dict[str, Any]:
+    """Prefix findings, compactions, and predicted vs billed usage per request."""
+    lines = [json.loads(x) for x in (out / "requests.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+    served = [x for x in lines if x.get("usage") is not None]
+    provider = make_provider(profile, model, 0, latency=dict(ZERO_LATENCY))
+    f = factory_for(model)
+    rows, diffs, compactions = [], 0, []
+    for x in sorted(served, key=lambda e: e["seq"]):
+        p = parse(x["api"], x["body"], x["headers"], f)
+        req = Request(p.tr, len(p.tr), model, x["usage"]["output"], p.breakpoints, "live", p.session, x["index"],
+                      p.cache_key, p.session)  # fmt: skip
+        pred = provider.call(req, x["t"]).usage
+        pu = {"uncached": pred.uncached, "cache_read": pred.cache_read, "cache_write_5m": pred.cache_write_5m,
+              "cache_write_1h": pred.cache_write_1h, "output": pred.output}  # fmt: skip
+        kind = "summary" if any(m in p.last_user_text for m in SUMMARY_MARKERS) else ("side" if not p.tool_names else "main")
+        if kind == "summary":
+            compactions.append(x["seq"])
+        same = pu == x["usage"]
+        diffs += not same
+        rows.append({"seq": x["seq"], "kind": kind, "messages": len(p.messages), "blocks": len(p.tr),
+                     "input": p.tr.total_tokens, "billed": x["usage"], "predicted": pu, "identical": same})  # fmt: skip
+    findings: list[str] = []
+    try:
+        from bench.prefix_check import find_breaks, format_text
+        from bench.request_log import read_request_log
+
+        reqs = read_request_log([json.dumps(x) for x in served], str(out / "requests.jsonl"))
+        findings = format_text(find_breaks(reqs, allowed=("side_request", "reset_after_compaction"))).splitlines()
+    except Exception as e:  # the prefix checker is another module; report instead of failing the run
+        findings = [f"prefix check unavailable: {e}"]
+    result = {"requests": len(lines), "served": len(served), "compaction_requests": compactions,
+              "usage_mismatches": diffs, "rows": rows, "prefix_findings": findings}  # fmt: skip
+    (out / "analysis.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("harness", choices=("claude-code", "codex"))
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--prefix", default=None)
+    ap.add_argument("--timeout", type=float, default=300.0)
+    a = ap.parse_args(argv)
+    prefix = npm_prefix(a.prefix)
+    why = harness_available(a.harness, prefix)
+    if why:
+        print(f"skip: {why}")
+        return 0
+    out = Path(a.out or f"reports/live/{a.harness}")
+    info = run(a.harness, out, prefix, a.timeout)
+    res = analyze(out)
+    print(json.dumps({**info, **{k: v for k, v in res.items() if k != "rows"}}, indent=1))
+    for r in res["rows"]:
+        print(f"{r['seq']:4d} {r['kind']:8s} msgs {r['messages']:3d} in {r['input']:7d} billed {r['billed']} "
+              f"{'=' if r['identical'] else '!= predicted ' + str(r['predicted'])}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

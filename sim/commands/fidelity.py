@@ -1,0 +1,60 @@
+"""`ctxbench fidelity`: replay imported traces with the recorded harness's behaviour and compare
+every request's predicted usage with the bill (bench/fidelity.py); `--all-real` regenerates the
+report over every real session in traces-real/."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from bench.fidelity import compare
+from traces.format import read_trace
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("fidelity", help="predicted vs billed usage of an imported trace", description=__doc__)
+    p.add_argument("traces", nargs="*", help="imported ctxbench traces (see `ctxbench import`)")
+    p.add_argument("--policy", default="recorded", help="preset (default: recorded = the recorded harness)")
+    p.add_argument("--provider", default="anthropic", help="provider profile (default anthropic)")
+    p.add_argument("--no-warm", action="store_true", help="start with an empty cache")
+    p.add_argument("--all-real", nargs="?", const="", metavar="DIR", help="report over traces-real/ (default dir)")
+    p.add_argument("-o", "--output", help="write the report to FILE (markdown)")
+    p.add_argument("--requests", action="store_true", help="print every request, not only mismatches")
+    p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    if args.all_real is not None:
+        from bench.fidelity_report import DEFAULT_DIR, render
+
+        text = render(Path(args.all_real) if args.all_real else DEFAULT_DIR)
+        if args.output:
+            Path(args.output).write_text(text, encoding="utf-8")
+            print(f"wrote {args.output}")
+        else:
+            print(text, end="")
+        return 0
+    if not args.traces:
+        raise ValueError("give trace files or --all-real")
+    out: list[str] = []
+    for path in args.traces:
+        tr = read_trace(path)
+        sf = compare(tr, Path(path).stem, args.policy, args.provider, warm=not args.no_warm)
+        out.append(
+            f"{path}: {sf.n} requests · policy {sf.policy} · read match {sf.share_ok:.1%} (naive {sf.share_naive_ok:.1%})"
+        )
+        out.append(
+            f"  cache read billed {sf.total('billed'):,} predicted {sf.total('predicted'):,} · "
+            f"cost billed ${sf.cost_billed:.4f} predicted ${sf.cost_predicted:.4f}"
+        )
+        for r in sf.requests if args.requests else sf.mismatches:
+            out.append(
+                f"  #{r.index} t={r.t:.0f}s read {r.billed.cache_read:,}/{r.predicted.cache_read:,} "
+                f"write {r.billed.cache_write_5m + r.billed.cache_write_1h:,}/{r.predicted.cache_write:,} "
+                f"uncached {r.billed.input_tokens:,}/{r.predicted.uncached:,}" + (f" — {r.cause}" if r.cause else "")
+            )
+    text = "\n".join(out) + "\n"
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    print(text, end="")
+    return 0

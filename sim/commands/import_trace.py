@@ -1,0 +1,40 @@
+"""`ctxbench import PATH... [--format F] -o TRACE`: turn a real recorded session into a ctxbench trace.
+
+The main conversation goes to TRACE; sub-agents and other conversations of the same source go next
+to it as `<TRACE stem>.<name>.jsonl`. The import report (counted skips, what the format cannot
+provide) is printed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from traces.format import write_trace
+from traces.importers import FORMATS, import_paths
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("import", help="import a real recorded session as a trace", description=__doc__)
+    p.add_argument("paths", nargs="+", help="recorded session file(s) of one format")
+    p.add_argument("--format", choices=FORMATS, help="source format (default: detected)")
+    p.add_argument("-o", "--output", required=True, help="trace file to write (JSONL)")
+    p.add_argument("--json", action="store_true", help="print the import report as JSON")
+    p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    res = import_paths([Path(p) for p in args.paths], args.format)
+    out = Path(args.output)
+    written = []
+    for i, (tr, name) in enumerate(zip(res.traces, res.names, strict=True)):
+        dest = out if i == 0 else out.with_name(f"{out.stem}.{name}{out.suffix or '.jsonl'}")
+        write_trace(tr, dest)
+        written.append(str(dest))
+    if args.json:
+        print(json.dumps({**res.report.as_dict(), "written": written}, indent=2))
+    else:
+        print(res.report.format_text())
+        for w in written:
+            print(f"wrote {w}")
+    return 0

@@ -1,0 +1,101 @@
+"""compare table (stats, formats, verdicts), plots and the HTML report, and the commands on samples."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.compare import compare_rows, render, stat
+from bench.plots import plot_results
+from bench.report import write_report
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "traces" / "samples").glob("*.jsonl"))
+
+
+def row(policy: str, seed: int, cost: float, budget: int = 64000, trace: str = "t", **kw: object) -> dict:
+    base = {"key": f"{policy}{seed}{budget}{trace}", "trace": trace, "policy": policy, "budget": budget, "seed": seed,
+            "status": "ok", "cost": cost, "requests": 10, "failed_requests": 0, "uncached": 10, "cache_read": 80,
+            "cache_write": 10, "output": 5, "true_input": 100, "compactions": 1, "tokens_saved": 50, "evictions": 2,
+            "evicted_images": 8, "estimate_error_mean": 0.1, "estimate_error_worst": 0.5, "miss_tokens": 3,
+            "miss_eviction": 2, "cache_read_share": 0.8}  # fmt: skip
+    return {**base, **kw}
+
+
+def test_stat_interval() -> None:
+    s = stat([1.0, 2.0, 3.0])
+    assert s.mean == 2.0 and s.lo == pytest.approx(2 - 4.303 / 3**0.5) and s.n == 3
+    assert stat([5.0]).lo == stat([5.0]).hi == 5.0
+
+
+def test_compare_sums_traces_per_seed_and_gives_verdicts() -> None:
+    rows = [row("a", s, 1.0 + s * 0.01, trace=t) for s in range(3) for t in ("t1", "t2")]
+    rows += [row("b", s, 1.005 + s * 0.01, trace=t) for s in range(3) for t in ("t1", "t2")]
+    rows += [row("c", s, 3.0, trace=t, status="too_long" if s == 0 else "ok", failures_too_long=int(s == 0))
+             for s in range(3) for t in ("t1", "t2")]  # fmt: skip
+    prs = {p.policy: p for p in compare_rows(rows)}
+    assert prs["a"].stats["cost"].mean == pytest.approx(2.02)
+    assert prs["a"].verdict == "best"
+    assert prs["b"].verdict.startswith("NOT SUPPORTED")
+    assert prs["c"].verdict == "" and prs["c"].rel_best == pytest.approx(6.0 / 2.02)
+    assert prs["a"].stats["cache_read_share"].mean == pytest.approx(0.8)
+    assert prs["c"].stats["failures_too_long"].mean == pytest.approx(2 / 3)
+    lst = list(prs.values())
+    md = render(lst, "markdown")
+    assert "| policy |" in md and "fail too_long" in md and "miss eviction" in md
+    parsed = list(csv.DictReader(io.StringIO(render(lst, "csv"))))
+    assert [p["policy"] for p in parsed] == ["a", "b", "c"] and "cost_lo" in parsed[0]
+    assert json.loads(render(lst, "json"))["policies"][0]["policy"] == "a"
+    assert "best" in render(lst, "terminal").splitlines()[2]
+
+
+def test_plots_and_report_are_deterministic(tmp_path: Path) -> None:
+    rows = [row(p, s, c * (1 + s / 50) * b / 64000, budget=b) for p, c in (("a", 1.0), ("b", 2.0))
+            for b in (32000, 64000, 96000) for s in range(3)]  # fmt: skip
+    files = plot_results(rows, tmp_path / "p1")
+    assert {f.name for f in files} >= {"cost_vs_budget.png", "cost_vs_budget.svg", "cache_share_vs_budget.svg"}
+    plot_results(rows, tmp_path / "p2")
+    for f in files:
+        assert f.read_bytes() == (tmp_path / "p2" / f.name).read_bytes(), f.name
+    page = write_report(rows, tmp_path / "rep", "demo")
+    text = page.read_text()
+    assert "cost_vs_budget.svg" in text and "budget 96,000" in text and "<td>a</td>" in text
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "sim.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+def test_commands_on_the_sample_traces(tmp_path: Path) -> None:
+    assert SAMPLES, "sample traces missing"
+    r = cli("compare", *SAMPLES, "--policy", "h-openrouter", "--policy", "h-keep-last-2", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    pols = json.loads(r.stdout)["policies"]
+    assert [p["policy"] for p in pols] == ["h-openrouter", "h-keep-last-2"]
+    assert pols[1]["cost"] > pols[0]["cost"]  # H-8: keeping only two screenshots costs more
+    out = tmp_path / "s.csv"
+    r = cli("sweep", *SAMPLES, "--policy", "h-direct", "--budgets", "48k:112k:32k", "--seeds", "2", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert len(out.read_text().splitlines()) == 1 + 3 * 3 * 2
+    assert cli("plot", str(out), "-o", str(tmp_path / "plots")).returncode == 0
+    assert (tmp_path / "plots" / "cost_vs_budget.png").stat().st_size > 1000
+    assert cli("report", str(out), "-o", str(tmp_path / "rep")).returncode == 0
+    assert (tmp_path / "rep" / "index.html").exists()
+    for s in SAMPLES:
+        r = cli("check-prefix", s, "--policy", "h-direct")
+        assert r.returncode == 0, r.stdout
+
+
+def test_bad_inputs_give_one_line_errors(tmp_path: Path) -> None:
+    for args in (("compare", "nope.jsonl"), ("sweep", "nope.jsonl", "--policy", "h-direct", "-o", str(tmp_path / "x.csv")),
+                 ("compare", SAMPLES[0], "--policy", "no-such-preset"), ("plot", "nope.csv", "-o", str(tmp_path)),
+                 ("sweep", SAMPLES[0], "--policy", "h-direct", "--budgets", "1k:2k:1k", "-o", str(tmp_path / "y.csv"))):  # fmt: skip
+        r = cli(*args)
+        assert r.returncode == 2, (args, r.stderr)
+        assert "Traceback" not in r.stderr and r.stderr.startswith("ctxbench: error:"), r.stderr

@@ -1,0 +1,103 @@
+"""Claude Code importer: grouping by request id, usage from the last line, bad input counted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from traces.format import dumps_trace
+from traces.importers import ImportFailure, import_paths
+from traces.model import MessageEvent
+
+REAL = Path(__file__).resolve().parents[4] / "shared" / "traces-real"
+
+
+def _line(**kw: object) -> str:
+    return json.dumps({"sessionId": "s1", "timestamp": "2026-01-01T00:00:00Z", **kw})
+
+
+def _session(tmp_path: Path, extra: list[bytes] = ()) -> Path:  # type: ignore[assignment]
+    usage = {"input_tokens": 3, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 5000, "output_tokens": 1}
+    last = dict(usage, output_tokens=40)
+    lines = [
+        _line(type="user", uuid="u1", message={"role": "user", "content": "hello"}),
+        _line(type="assistant", uuid="a1", requestId="r1",
+              message={"id": "m1", "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": "hi"}], "usage": usage}),
+        _line(type="assistant", uuid="a2", requestId="r1",
+              message={"id": "m1", "model": "claude-sonnet-4-5",
+                       "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"c": 1}}], "usage": last}),
+        _line(type="user", uuid="u2", timestamp="2026-01-01T00:00:10Z",
+              message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}),
+        _line(type="assistant", uuid="a3", requestId="r2", timestamp="2026-01-01T00:00:11Z",
+              message={"id": "m2", "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": "done"}],
+                       "usage": {"input_tokens": 1, "cache_read_input_tokens": 5000, "cache_creation_input_tokens": 300,
+                                 "output_tokens": 9}}),
+    ]  # fmt: skip
+    p = tmp_path / "s1.jsonl"
+    p.write_bytes("\n".join(lines).encode() + b"\n" + b"".join(extra))
+    return p
+
+
+def test_groups_lines_by_request_and_takes_output_from_last_line(tmp_path: Path) -> None:
+    res = import_paths([_session(tmp_path)])
+    replies = [e for e in res.main.events if isinstance(e, MessageEvent) and e.role == "assistant"]
+    assert len(replies) == 2
+    assert replies[0].usage is not None and replies[0].usage.output_tokens == 40
+    assert [c.kind for c in replies[0].content] == ["text", "tool_use"]
+    dumps_trace(res.main)  # writable
+
+
+def test_sizes_reproduce_billed_cached_part(tmp_path: Path) -> None:
+    res = import_paths([_session(tmp_path)])
+    total = 0
+    for ev in res.main.events:
+        if isinstance(ev, MessageEvent) and ev.role == "assistant" and ev.usage is not None:
+            u = ev.usage
+            assert total == 0 or total == u.cache_read + u.cache_write_5m + u.cache_write_1h
+        total += sum(c.tokens or 0 for c in getattr(ev, "content", ()))
+    assert res.main.header.meta["system_tokens"] >= 0
+
+
+@pytest.mark.parametrize(
+    ("extra", "reason"),
+    [
+        (b'{"type":"user","uuid":"x', "truncated last line"),
+        (b'{"type":"mystery","uuid":"z"}\n', "unknown line type 'mystery'"),
+        (b'{"type":"user","message":{"content":"\xff\xfe"}}\n', "line not valid UTF-8"),
+        (b'{"type":"assistant","uuid":"q","message":{"model":"<synthetic>","content":[]}}\n', "synthetic response (no API call)"),
+    ],
+)
+def test_bad_lines_are_counted_not_dropped(tmp_path: Path, extra: bytes, reason: str) -> None:
+    res = import_paths([_session(tmp_path, [extra])])
+    assert res.report.skipped[reason] == 1
+    assert reason in res.report.format_text()
+
+
+def test_missing_usage_is_reported(tmp_path: Path) -> None:
+    line = _line(type="assistant", uuid="a9", requestId="r9", message={"id": "m9", "model": "m", "content": []})
+    res = import_paths([_session(tmp_path, [line.encode() + b"\n"])])
+    assert res.report.skipped["response without usage (kept, no ground truth)"] == 1
+
+
+def test_mixed_sessions_become_separate_traces(tmp_path: Path) -> None:
+    other = _line(type="user", uuid="o1", sessionId="s2", message={"role": "user", "content": "x"})
+    rep = _line(type="assistant", uuid="o2", sessionId="s2", requestId="r7",
+                message={"id": "m7", "model": "m", "content": [], "usage": {"input_tokens": 5}})  # fmt: skip
+    res = import_paths([_session(tmp_path, [other.encode() + b"\n", rep.encode() + b"\n"])])
+    assert len(res.traces) == 2 and any("mixes sessions" in n for n in res.report.notes)
+
+
+def test_nothing_usable_is_a_clear_error(tmp_path: Path) -> None:
+    p = tmp_path / "e.jsonl"
+    p.write_text('{"type":"summary","sessionId":"s"}\n')
+    with pytest.raises(ImportFailure, match="no model responses"):
+        import_paths([p], "claude-code")
+
+
+@pytest.mark.skipif(not REAL.is_dir(), reason="traces-real not present")
+def test_real_spotter_session_imports_with_compaction() -> None:
+    res = import_paths([REAL / "spotter/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl"])
+    assert res.main.header.meta["system_tokens"] == 21445
+    assert res.report.counts["compaction requests merged from sub-agent files"] == 1

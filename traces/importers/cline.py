@@ -1,0 +1,76 @@
+"""Cline SDK sessions (`*.messages.json`, FORMATS.md §2.4): system prompt and messages with per-reply
+metrics (`inputTokens` = the whole prompt, `cacheReadTokens`; the gateway reports no cache writes).
+Compacted variants are imported as they are (already compacted); their compaction messages are
+counted and noted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from traces.importers.base import ImportFailure, ImportReport, ImportResult, canonical, json_document, parse_time
+from traces.importers.tokens import Item, build_traces
+from traces.model import Content, SystemEvent, Usage
+
+CANNOT = ["tool schemas", "cache writes (the Cline gateway reports 0)"]
+
+
+def _contents(raw: Any, role: str) -> list[Content]:
+    out: list[Content] = []
+    for b in raw if isinstance(raw, list) else [{"type": "text", "text": str(raw)}]:
+        if not isinstance(b, dict):
+            continue
+        t = b.get("type")
+        if t == "text":
+            out.append(Content("text", text=str(b.get("text", ""))))
+        elif t == "file":
+            out.append(Content("text", text=f"{b.get('path', '')}\n{b.get('content', '')}"))
+        elif t == "tool_use" and role == "assistant":
+            out.append(Content("tool_use", text=canonical(b.get("input", {})), lang="json",
+                               tool_id=str(b.get("id", "")), name=str(b.get("name", "tool"))))  # fmt: skip
+        elif t == "tool_result" and role == "user":
+            c = b.get("content")
+            text = c if isinstance(c, str) else canonical(c)
+            out.append(Content("tool_result", text=text, tool_id=str(b.get("tool_use_id", ""))))
+        else:
+            out.append(Content("text", text=canonical(b)))
+    return out
+
+
+def import_cline(paths: list[Path], report: ImportReport | None = None) -> ImportResult:
+    path = paths[0]
+    report = report or ImportReport(str(path), "cline")
+    report.cannot_provide = list(CANNOT)
+    doc = json_document(path)
+    if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
+        raise ImportFailure(str(path), "not a Cline session: no 'messages' list")
+    items: list[Item] = []
+    model = ""
+    for i, m in enumerate(doc["messages"]):
+        if not isinstance(m, dict):
+            report.skip("message not an object", f"messages[{i}]")
+            continue
+        role = m.get("role")
+        kind = (m.get("metadata") or {}).get("kind") if isinstance(m.get("metadata"), dict) else None
+        if kind:
+            report.counts[f"{kind} messages (file already compacted)"] += 1
+        t = parse_time(m.get("ts"))
+        if role == "assistant":
+            met = m.get("metrics") if isinstance(m.get("metrics"), dict) else None
+            usage = None
+            if met is not None and "inputTokens" in met:
+                total, read = int(met.get("inputTokens") or 0), int(met.get("cacheReadTokens") or 0)
+                usage = Usage(max(0, total - read), read, int(met.get("cacheWriteTokens") or 0), 0,
+                              int(met.get("outputTokens") or 0), met.get("cost"))  # fmt: skip
+            info = m.get("modelInfo") if isinstance(m.get("modelInfo"), dict) else {}
+            model = model or str(info.get("id", ""))
+            items.append(Item("reply", _contents(m.get("content"), "assistant"), t=t, usage=usage))
+        elif role == "user":
+            items.append(Item("user", _contents(m.get("content"), "user"), t=t))
+        else:
+            report.skip(f"message with role {role!r}", f"messages[{i}]")
+    sys_text = doc.get("system_prompt")
+    system = {"main": SystemEvent((Content("text", text=str(sys_text)),), t=0.0)} if sys_text else None
+    name = model.split("/")[-1]
+    return build_traces([("main", items, name, model, {"format": "cline"})], str(path), "cline", report,
+                        whole=True, system=system)  # fmt: skip
