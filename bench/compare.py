@@ -19,12 +19,54 @@ from typing import Any
 from sim.records import MISS_CAUSES
 
 # two-sided 95 % Student t quantiles by degrees of freedom (standard table); 1.96 beyond 30
-_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
-        2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
-        2.045, 2.042)  # fmt: skip
+_T95 = (
+    12.706,
+    4.303,
+    3.182,
+    2.776,
+    2.571,
+    2.447,
+    2.365,
+    2.306,
+    2.262,
+    2.228,
+    2.201,
+    2.179,
+    2.160,
+    2.145,
+    2.131,
+    2.120,
+    2.110,
+    2.101,
+    2.093,
+    2.086,
+    2.080,
+    2.074,
+    2.069,
+    2.064,
+    2.060,
+    2.056,
+    2.052,
+    2.048,
+    2.045,
+    2.042,
+)
 
-SUM_FIELDS = ("cost", "requests", "failed_requests", "uncached", "cache_read", "cache_write", "output",
-              "true_input", "compactions", "tokens_saved", "evictions", "evicted_images", "miss_tokens")  # fmt: skip
+SUM_FIELDS = (
+    "cost",
+    "requests",
+    "failed_requests",
+    "uncached",
+    "cache_read",
+    "cache_write",
+    "output",
+    "true_input",
+    "compactions",
+    "tokens_saved",
+    "evictions",
+    "evicted_images",
+    "miss_tokens",
+)
 
 
 @dataclass(frozen=True)
@@ -64,7 +106,9 @@ def combine(rows: list[dict[str, Any]]) -> dict[str, Any]:
     out["estimate_error_mean"] = sum(
         w * r.get("estimate_error_mean", 0.0) for w, r in zip(weights, rows, strict=True)
     ) / max(1, sum(weights))
-    out["estimate_error_worst"] = max((r.get("estimate_error_worst", 0.0) for r in rows), key=abs, default=0.0)
+    out["estimate_error_worst"] = max(
+        (r.get("estimate_error_worst", 0.0) for r in rows), key=abs, default=0.0
+    )
     out["failed_runs"] = sum(1 for r in rows if r.get("status", "ok") != "ok")
     return out
 
@@ -124,22 +168,51 @@ def _fmt(s: Stat, kind: str) -> str:
     return v + (f" ±{s.half:,.1f}" if s.n > 1 and s.half else "")
 
 
+def _with_zeros(p: PolicyRow) -> dict[str, Stat]:
+    """The policy's stats, with a zero for metrics only other policies have."""
+    zero = Stat(0.0, 0.0, 0.0, p.seeds)
+    return defaultdict(lambda: zero, p.stats)
+
+
 def table(prs: list[PolicyRow]) -> tuple[list[str], list[list[str]]]:
     """Header and cells of the human table (terminal and Markdown)."""
     misses = _active(prs, "miss_", MISS_CAUSES)
     fails = _active(prs, "failures_")
-    head = ["policy", "cost", "vs best", "read from cache", *(f"miss {m[5:]}" for m in misses), "compactions",
-            "tokens saved", "evictions", *(f"fail {f[9:]}" for f in fails), "failed runs", "est. err mean",
-            "est. err worst", "verdict"]  # fmt: skip
+    head = [
+        "policy",
+        "cost",
+        "vs best",
+        "read from cache",
+        *(f"miss {m[5:]}" for m in misses),
+        "compactions",
+        "tokens saved",
+        "evictions",
+        *(f"fail {f[9:]}" for f in fails),
+        "failed runs",
+        "est. err mean",
+        "est. err worst",
+        "verdict",
+    ]
     body = []
     for p in prs:
-        s = defaultdict(lambda: Stat(0.0, 0.0, 0.0, p.seeds), p.stats)
-        body.append([
-            p.policy, _fmt(s["cost"], "$"), f"{p.rel_best:.2f}x", _fmt(s["cache_read_share"], "%"),
-            *(_fmt(s[m], "n") for m in misses), _fmt(s["compactions"], "n"), _fmt(s["tokens_saved"], "n"),
-            _fmt(s["evictions"], "n"), *(_fmt(s[f], "n") for f in fails), _fmt(s["failed_runs"], "n"),
-            _fmt(s["estimate_error_mean"], "+%"), _fmt(s["estimate_error_worst"], "+%"), p.verdict,
-        ])  # fmt: skip
+        s = _with_zeros(p)
+        body.append(
+            [
+                p.policy,
+                _fmt(s["cost"], "$"),
+                f"{p.rel_best:.2f}x",
+                _fmt(s["cache_read_share"], "%"),
+                *(_fmt(s[m], "n") for m in misses),
+                _fmt(s["compactions"], "n"),
+                _fmt(s["tokens_saved"], "n"),
+                _fmt(s["evictions"], "n"),
+                *(_fmt(s[f], "n") for f in fails),
+                _fmt(s["failed_runs"], "n"),
+                _fmt(s["estimate_error_mean"], "+%"),
+                _fmt(s["estimate_error_worst"], "+%"),
+                p.verdict,
+            ]
+        )
     return head, body
 
 
@@ -147,7 +220,11 @@ def format_terminal(prs: list[PolicyRow], title: str = "") -> str:
     head, body = table(prs)
     widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
     lines = [title] if title else []
-    fmt = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))  # noqa: E731
+
+    def fmt(r: list[str]) -> str:
+        cells = zip(r, widths, strict=True)
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(cells))
+
     lines.append(fmt(head).rstrip())
     lines.append("  ".join("-" * w for w in widths))
     lines += [fmt(r).rstrip() for r in body]
@@ -168,8 +245,13 @@ def flat(prs: list[PolicyRow]) -> list[dict[str, Any]]:
     keys = sorted({k for p in prs for k in p.stats})
     out = []
     for p in prs:
-        d: dict[str, Any] = {"policy": p.policy, "runs": p.runs, "seeds": p.seeds, "cost_rel_best": round(p.rel_best, 6),
-                             "verdict": p.verdict}  # fmt: skip
+        d: dict[str, Any] = {
+            "policy": p.policy,
+            "runs": p.runs,
+            "seeds": p.seeds,
+            "cost_rel_best": round(p.rel_best, 6),
+            "verdict": p.verdict,
+        }
         for k in keys:
             s = p.stats.get(k, Stat(0.0, 0.0, 0.0, p.seeds))
             d[k] = round(s.mean, 9)

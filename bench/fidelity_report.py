@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from bench.fidelity import SessionFidelity, compare, replay
 from sim.tokens import RateCounter, make_counter, toktok_available

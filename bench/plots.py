@@ -11,9 +11,9 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from bench.compare import Stat, stat  # noqa: E402
+from bench.compare import Stat, stat
 
 PLOTS = ("cost_vs_budget", "cache_share_vs_budget", "compactions_failures_vs_budget")
 
@@ -46,8 +46,14 @@ def _line(ax: Any, data: dict[str, list[tuple[int, Stat]]], scale: float = 1.0, 
         ys = [s.mean * scale for _, s in pts]
         (ln,) = ax.plot(xs, ys, style, marker="o", markersize=3, label=pol)
         if any(s.n > 1 for _, s in pts):
-            ax.fill_between(xs, [s.lo * scale for _, s in pts], [s.hi * scale for _, s in pts],
-                            color=ln.get_color(), alpha=0.2, linewidth=0)  # fmt: skip
+            ax.fill_between(
+                xs,
+                [s.lo * scale for _, s in pts],
+                [s.hi * scale for _, s in pts],
+                color=ln.get_color(),
+                alpha=0.2,
+                linewidth=0,
+            )
 
 
 def _save(fig: Any, out: Path, name: str) -> list[Path]:
@@ -72,14 +78,20 @@ def plot_results(rows: list[dict[str, Any]], out_dir: str | Path, title: str = "
 
     fig, ax = plt.subplots(figsize=(7, 4.2))
     _line(ax, series(rows, "cost"))
-    ax.set(xlabel="working budget (k tokens)", ylabel="cost ($, all traces)", title="Cost versus budget" + suffix)
+    ax.set(
+        xlabel="working budget (k tokens)", ylabel="cost ($, all traces)", title="Cost versus budget" + suffix
+    )
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     written += _save(fig, out, "cost_vs_budget")
 
     fig, ax = plt.subplots(figsize=(7, 4.2))
     _line(ax, series(rows, "cache_read_share"), 100.0)
-    ax.set(xlabel="working budget (k tokens)", ylabel="input read from cache (%)", title="Cache reads versus budget" + suffix)
+    ax.set(
+        xlabel="working budget (k tokens)",
+        ylabel="input read from cache (%)",
+        title="Cache reads versus budget" + suffix,
+    )
     ax.set_ylim(0, 100)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)

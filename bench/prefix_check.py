@@ -29,7 +29,13 @@ from typing import Any
 
 from bench.request_log import LBlock, LoggedRequest
 
-CLASSES = ("side_request", "reset_after_compaction", "tail_edit", "mid_conversation_edit", "static_prefix_edit")
+CLASSES = (
+    "side_request",
+    "reset_after_compaction",
+    "tail_edit",
+    "mid_conversation_edit",
+    "static_prefix_edit",
+)
 DEFAULT_ALLOWED = ("side_request",)
 DIFF_CONTEXT = 24  # bytes of context shown on each side of a divergence
 
@@ -81,7 +87,9 @@ class Report:
 
 
 def _ident(b: LBlock) -> bytes:
-    return b"\x1f".join((b.segment.encode(), str(b.message).encode(), str(b.index).encode(), b.role.encode(), b.payload))
+    return b"\x1f".join(
+        (b.segment.encode(), str(b.message).encode(), str(b.index).encode(), b.role.encode(), b.payload)
+    )
 
 
 def chain(blocks: list[LBlock]) -> list[bytes]:
@@ -95,7 +103,11 @@ def chain(blocks: list[LBlock]) -> list[bytes]:
 
 def _snip(p: bytes, at: int) -> str:
     s = p[max(0, at - DIFF_CONTEXT) : at + DIFF_CONTEXT].decode("utf-8", "replace")
-    return ("…" if at > DIFF_CONTEXT else "") + s.replace("\n", "\\n") + ("…" if at + DIFF_CONTEXT < len(p) else "")
+    return (
+        ("…" if at > DIFF_CONTEXT else "")
+        + s.replace("\n", "\\n")
+        + ("…" if at + DIFF_CONTEXT < len(p) else "")
+    )
 
 
 def _first_diff(a: bytes, b: bytes) -> int:
@@ -245,7 +257,9 @@ def record_breaks(records: list[Any], allowed: tuple[str, ...] = DEFAULT_ALLOWED
         declared = r.edit or (r.miss_cause if r.miss_cause in ("compaction", "eviction", "trim") else "")
         explained = bool(declared)
         label = f"{r.conversation}#{r.index}"
-        breaks.append(Break(i, i + 1, None, 0, "messages", None, None, None, cls, explained, declared, "", "", label))
+        breaks.append(
+            Break(i, i + 1, None, 0, "messages", None, None, None, cls, explained, declared, "", "", label)
+        )
     failing = [b for b in breaks if not b.explained and b.cls not in allowed]
     return Report(len(records), breaks, failing)
 
@@ -253,7 +267,11 @@ def record_breaks(records: list[Any], allowed: tuple[str, ...] = DEFAULT_ALLOWED
 # ------------------------------------------------------------------ output
 def describe(b: Break) -> str:
     state = "explained by declared " + b.declared if b.explained else "unexplained"
-    who = f"request {b.request}" + (f" ({b.label})" if b.label else "") + (f" [line {b.line}]" if b.line else "")
+    who = (
+        f"request {b.request}"
+        + (f" ({b.label})" if b.label else "")
+        + (f" [line {b.line}]" if b.line else "")
+    )
     parent = f"request {b.parent}" if b.parent is not None else "the previous request"
     return f"{who} does not start with {parent}: {b.cls} at {b.where()} ({state})"
 
@@ -261,7 +279,8 @@ def describe(b: Break) -> str:
 def format_text(report: Report, limit: int = 20) -> str:
     counts = ", ".join(f"{k} {v}" for k, v in _counts(report.breaks).items()) or "none"
     head = (
-        f"{report.source + ': ' if report.source else ''}{report.requests} requests, {len(report.breaks)} breaks "
+        f"{report.source + ': ' if report.source else ''}{report.requests} requests, "
+        f"{len(report.breaks)} breaks "
         f"({counts}); {len(report.failing)} failing -> {'OK' if report.ok else 'FAIL'}"
     )
     lines = [head]
@@ -289,7 +308,11 @@ def format_github(report: Report, path: str) -> str:
     out = []
     for b in report.breaks:
         level = "error" if id(b) in failing else "notice"
-        props = f"file={_esc(path, True)}" + (f",line={b.line}" if b.line else "") + f",title={_esc('prefix ' + b.cls, True)}"
+        props = (
+            f"file={_esc(path, True)}"
+            + (f",line={b.line}" if b.line else "")
+            + f",title={_esc('prefix ' + b.cls, True)}"
+        )
         msg = describe(b) + (f"\nparent: {b.old}\nthis:   {b.new}" if b.old or b.new else "")
         out.append(f"::{level} {props}::{_esc(msg)}")
     out.append(f"{report.requests} requests, {len(report.breaks)} breaks, {len(report.failing)} failing")

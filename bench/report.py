@@ -49,17 +49,39 @@ def write_report(rows: list[dict[str, Any]], out_dir: str | Path, name: str = ""
     for p in plots:
         if p.suffix == ".svg":
             parts.append(f"<img src='{html.escape(p.name)}' alt='{html.escape(p.stem)}'>")
-    parts.append("<h2>Policies per budget</h2><p class='note'>Costs add up all traces; with several seeds, "
-                 "mean ± 95 % interval. A verdict 'NOT SUPPORTED' means the gap to the best is smaller than the spread.</p>")  # fmt: skip
+    parts.append(
+        "<h2>Policies per budget</h2><p class='note'>Costs add up all traces; with several seeds, "
+        "mean ± 95 % interval. A verdict 'NOT SUPPORTED' means the gap to the best is smaller than the "
+        "spread. A run that ended in a failure stops early: its cost is that of the part it ran.</p>"
+    )
     for budget in sorted(by_budget):
         head, body = table(compare_rows(by_budget[budget]))
         parts.append(f"<h3>budget {budget:,}</h3>" + _table(head, body))
-    run_head = ["trace", "policy", "budget", "seed", "status", "cost", "read from cache", "compactions", "evictions"]
+    run_head = [
+        "trace",
+        "policy",
+        "budget",
+        "seed",
+        "status",
+        "cost",
+        "read from cache",
+        "compactions",
+        "evictions",
+    ]
     run_body = [
-        [str(r["trace"]), str(r["policy"]), f"{int(r['budget']):,}", str(r["seed"]), str(r["status"]),
-         f"${float(r['cost']):.4f}", f"{float(r['cache_read_share']):.1%}", str(r["compactions"]), str(r["evictions"])]
+        [
+            str(r["trace"]),
+            str(r["policy"]),
+            f"{int(r['budget']):,}",
+            str(r["seed"]),
+            str(r["status"]),
+            f"${float(r['cost']):.4f}",
+            f"{float(r['cache_read_share']):.1%}",
+            str(r["compactions"]),
+            str(r["evictions"]),
+        ]
         for r in rows
-    ]  # fmt: skip
+    ]
     parts.append("<details><summary>All runs</summary>" + _table(run_head, run_body) + "</details>")
     parts.append("</body></html>\n")
     page = out / "index.html"

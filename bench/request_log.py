@@ -18,10 +18,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from sim.content import IMAGE, TEXT, THINKING, TOOL_DEF, TOOL_RESULT, TOOL_USE, Block
+from sim.content import IMAGE, THINKING, TOOL_DEF, TOOL_RESULT, TOOL_USE, Block
 from sim.providers.base import Request
 
 TEXT_TYPES = ("text", "input_text", "output_text")
@@ -81,9 +80,12 @@ def _content_blocks(content: Any) -> list[tuple[bytes, bool]]:
     for part in content:
         if isinstance(part, str):
             out.append((part.encode("utf-8"), True))
-        elif isinstance(part, dict) and part.get("type") in TEXT_TYPES and isinstance(part.get("text"), str) and set(
-            _strip(part)
-        ) <= {"type", "text"}:
+        elif (
+            isinstance(part, dict)
+            and part.get("type") in TEXT_TYPES
+            and isinstance(part.get("text"), str)
+            and set(_strip(part)) <= {"type", "text"}
+        ):
             out.append((part["text"].encode("utf-8"), True))
         else:
             out.append((_canon(part), False))
@@ -213,8 +215,14 @@ def block_json(b: Block) -> dict[str, Any]:
     its digest so equal content stays equal and changed content differs."""
     text = b.text if b.text is not None else _placeholder(b)
     if b.kind == IMAGE:
-        return {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg",
-                                            "data": f"<{b.width}x{b.height} digest {b.digest:016x}>"}}  # fmt: skip
+        return {
+            "type": "image",
+            "source": {
+                "type": "base64",
+                "media_type": "image/jpeg",
+                "data": f"<{b.width}x{b.height} digest {b.digest:016x}>",
+            },
+        }
     if b.kind == TOOL_USE:
         return {"type": "tool_use", "id": b.tool_id, "name": b.name, "input": {"_ctxbench": text}}
     if b.kind == TOOL_RESULT:
@@ -223,7 +231,6 @@ def block_json(b: Block) -> dict[str, Any]:
         return {"type": "thinking", "thinking": text, "signature": ""}
     if b.kind == TOOL_DEF:
         return {"name": b.name, "description": text, "input_schema": {"type": "object"}}
-    assert b.kind == TEXT or True
     return {"type": "text", "text": text}
 
 
@@ -252,7 +259,9 @@ def request_body(req: Request) -> dict[str, Any]:
     return body
 
 
-def simulated_log(trace: Any, policy: Any, provider: str | None = None, seed: int = 0) -> list[dict[str, Any]]:
+def simulated_log(
+    trace: Any, policy: Any, provider: str | None = None, seed: int = 0
+) -> list[dict[str, Any]]:
     """Wrapped request bodies of one simulated run, in call order, each with the conversation as
     its session id, the edits the harness declared before it, and its kind."""
     from sim.runner import run_trace
@@ -267,8 +276,15 @@ def simulated_log(trace: Any, policy: Any, provider: str | None = None, seed: in
     out = []
     for conv, idx, body in captured:
         r = recs.get((conv, idx))
-        out.append({"session_id": conv, "label": f"{conv}#{idx}", "kind": r.kind if r else "",
-                    "declared": r.edit if r else "", "body": body})  # fmt: skip
+        out.append(
+            {
+                "session_id": conv,
+                "label": f"{conv}#{idx}",
+                "kind": r.kind if r else "",
+                "declared": r.edit if r else "",
+                "body": body,
+            }
+        )
     return out
 
 
@@ -289,15 +305,23 @@ def trace_log(trace: Any) -> list[dict[str, Any]]:
 
     prep = prepare_for(trace)
     tr = Transcript(prep.tools, prep.system)
-    model, declared, out = prep.model, "", []
+    model, declared = prep.model, ""
+    out: list[dict[str, Any]] = []
     factory = None
     for n, step in enumerate(prep.steps):
         if step.kind == "message" and step.message is not None:
             tr.append(step.message)
         elif step.kind == "reply" and step.message is not None:
             req = Request(tr, len(tr), model, step.output_tokens)
-            out.append({"session_id": "trace", "label": f"reply {len(out)}", "kind": "recorded",
-                        "declared": declared, "body": request_body(req)})  # fmt: skip
+            out.append(
+                {
+                    "session_id": "trace",
+                    "label": f"reply {len(out)}",
+                    "kind": "recorded",
+                    "declared": declared,
+                    "body": request_body(req),
+                }
+            )
             declared = ""
             tr.append(step.message)
         elif step.kind == "switch":
@@ -308,7 +332,9 @@ def trace_log(trace: Any) -> list[dict[str, Any]]:
 
                 factory = factory_for(model)
             ev = step.event
-            summary = tuple(block_of(factory, c, "user", f"compaction{n}.{j}") for j, c in enumerate(ev.summary))
+            summary = tuple(
+                block_of(factory, c, "user", f"compaction{n}.{j}") for j, c in enumerate(ev.summary)
+            )
             kept = list(tr.messages[ev.kept_from :]) if ev.kept_from is not None else []
             new = ([Message.of("user", summary, "summary")] if summary else []) + kept
             tr.replace_from(0, new)

@@ -69,7 +69,15 @@ class RunTask:
 
     @property
     def key(self) -> str:
-        ident = [self.trace_hash, self.policy, self.policy_hash, self.budget, self.provider, self.seed, self.version]
+        ident = [
+            self.trace_hash,
+            self.policy,
+            self.policy_hash,
+            self.budget,
+            self.provider,
+            self.seed,
+            self.version,
+        ]
         return hashlib.sha256(json.dumps(ident, separators=(",", ":")).encode()).hexdigest()[:24]
 
 
@@ -86,7 +94,9 @@ def parse_gen_spec(spec: str) -> tuple[str, dict[str, Any]]:
     out: dict[str, Any] = {}
     for k, v in parse_qsl(query, keep_blank_values=True, strict_parsing=False):
         if k not in valid:
-            raise ValueError(f"{spec}: unknown parameter {k!r} for generator {name}; valid: {', '.join(valid)}")
+            raise ValueError(
+                f"{spec}: unknown parameter {k!r} for generator {name}; valid: {', '.join(valid)}"
+            )
         cur = valid[k]
         if isinstance(cur, bool):
             out[k] = v.lower() in ("1", "true", "yes")
@@ -146,7 +156,11 @@ def prepared(trace: str, thash: str) -> PreparedTrace:
 
 
 def make_tasks(
-    traces: list[str], policies: list[str], budgets: list[int | None], providers: list[str | None], seeds: list[int]
+    traces: list[str],
+    policies: list[str],
+    budgets: list[int | None],
+    providers: list[str | None],
+    seeds: list[int],
 ) -> list[RunTask]:
     """Every combination, grouped by trace so a worker reuses its prepared trace. A budget or
     provider of None means the preset's own."""

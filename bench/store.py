@@ -122,7 +122,23 @@ def read_results(path: str | Path) -> list[dict[str, Any]]:
         if missing:
             raise ValueError(f"{path}: not a ctxbench results file (missing columns: {', '.join(missing)})")
         return [
-            {k: (v if k in ("key", "trace", "trace_hash", "policy", "policy_hash", "provider", "version", "status")
-                 else _typed(v)) for k, v in row.items()}
+            {
+                k: (
+                    v
+                    if k
+                    in (
+                        "key",
+                        "trace",
+                        "trace_hash",
+                        "policy",
+                        "policy_hash",
+                        "provider",
+                        "version",
+                        "status",
+                    )
+                    else _typed(v)
+                )
+                for k, v in row.items()
+            }
             for row in reader
         ]

@@ -103,7 +103,8 @@ class Progress:
                 w = 30
                 fill = int(w * self.done / max(1, self.total))
                 self.stream.write(
-                    f"\r{self.label} [{'#' * fill}{'.' * (w - fill)}] {self.done}/{self.total} ETA {self._eta()} "
+                    f"\r{self.label} [{'#' * fill}{'.' * (w - fill)}] {self.done}/{self.total} "
+                    f"ETA {self._eta()} "
                 )
                 self.stream.flush()
                 self.last = now
@@ -171,7 +172,9 @@ def execute(
                 except Exception as exc:
                     for p in pending:
                         p.cancel()
-                    raise ValueError(f"run failed: {t.trace} · {t.policy} · budget {t.budget} · seed {t.seed}: {exc}") from exc
+                    raise ValueError(
+                        f"run failed: {t.trace} · {t.policy} · budget {t.budget} · seed {t.seed}: {exc}"
+                    ) from exc
                 on_row(row)
                 if progress:
                     progress.update()
@@ -209,4 +212,6 @@ def run_sweep(
         progress.close()
     rows = load_ledger(lpath)
     write_results([rows[k] for k in keys if k in rows], results)
-    return SweepStats(len(keys), len(keys) - len(todo), len(todo), time.monotonic() - t0, str(results), str(lpath))
+    return SweepStats(
+        len(keys), len(keys) - len(todo), len(todo), time.monotonic() - t0, str(results), str(lpath)
+    )

@@ -20,7 +20,7 @@ from policies.compaction import Action, Summarize
 from policies.estimators import AnchoredEstimator
 from policies.registry import register
 from policies.tiers import SummaryPlan, carry_skills, clean_boundary, is_summary, msg_estimate, trim_to_last
-from policies.view import Edit, View, rewrite_blocks
+from policies.view import Edit, View, rewrite_blocks, text_block
 from sim.content import TOOL_RESULT, TOOL_USE, Block, Message, digest64
 
 KEEPS = (
@@ -249,11 +249,9 @@ class ThresholdSummary:
 
 
 # ---------------------------------------------------------------- masking
-def placeholder_result(b: Block, text: str) -> Block:
-    raw = text.encode("utf-8")
-    dig = digest64(b"masked", raw, b.tool_id.encode())
-    tokens = max(1, round(len(raw) / 4.48))  # prose rate (sim/tokens.py DEFAULT_RATES)
-    return Block(TOOL_RESULT, b.role, len(raw), tokens, dig, placeholder=True, text=text, tool_id=b.tool_id)
+def placeholder_result(view: View, b: Block, text: str) -> Block:
+    """The masked form of a tool result: a short text that keeps its tool_use id."""
+    return text_block(view, b, text, kind=TOOL_RESULT, tool_id=b.tool_id)
 
 
 @register("eviction", "mask-tool-results")
@@ -326,7 +324,7 @@ class MaskToolResults:
                 continue
             if (self.exempt_skills and b.skill) or names.get(b.tool_id, "") in self.exclude_tools:
                 continue
-            cands[(m, i)] = placeholder_result(b, self.placeholder)
+            cands[(m, i)] = placeholder_result(view, b, self.placeholder)
             total += est
         if not cands or total < max(self.min_tokens, 1):
             return None

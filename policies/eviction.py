@@ -2,29 +2,18 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from policies.registry import register
-from policies.view import Edit, View, rewrite_blocks
-from sim.content import IMAGE, Block, digest64
+from policies.view import Edit, View, rewrite_blocks, text_block
+from sim.content import IMAGE, Block
 
 PLACEHOLDER_TEXT = "[screenshot removed to save context]"
 
 
-def placeholder_for(img: Block, text: str) -> Block:
-    """A short text block standing where an image was (H-9). Its true tokens are its byte size at
-    4.48 B/token rounded up like `sim.tokens.RateCounter` (research/ecosystem.md §1.6 prose rate)."""
-    raw = text.encode("utf-8")
-    return Block(
-        "text",
-        img.role,
-        len(raw),
-        max(1, math.ceil(len(raw) / 4.48)),  # as RateCounter counts prose (found by `ctxbench validate`)
-        digest64(b"placeholder", raw),
-        placeholder=True,
-        text=text,
-    )
+def placeholder_for(view: View, img: Block, text: str) -> Block:
+    """A short text block standing where an image was (H-9), counted by the provider's tokenizer."""
+    return text_block(view, img, text)
 
 
 def _unpinned_images_newest_first(view: View) -> list[tuple[int, int, Block]]:
@@ -42,7 +31,8 @@ def _unpinned_images_newest_first(view: View) -> list[tuple[int, int, Block]]:
 
 def _evict_all_but(view: View, keep: int, text: str) -> Edit | None:
     imgs = _unpinned_images_newest_first(view)
-    return rewrite_blocks(view, {(m, i): placeholder_for(b, text) for m, i, b in imgs[keep:]}, "eviction")
+    replace = {(m, i): placeholder_for(view, b, text) for m, i, b in imgs[keep:]}
+    return rewrite_blocks(view, replace, "eviction")
 
 
 @register("eviction", "batch")

@@ -10,7 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sim.content import Block, Message
+from sim.tokens import BlockFactory
 from sim.transcript import Transcript
+
+_DEFAULT_FACTORY = BlockFactory()
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +38,7 @@ class View:
     first_after_reset: bool  # no request yet since the start or the last compaction
     pinned_images: int = 0
     max_output: int = 0
+    factory: BlockFactory = _DEFAULT_FACTORY  # the provider's tokenizer, for blocks a policy makes
 
     @property
     def unpinned_images(self) -> int:
@@ -46,6 +50,12 @@ class View:
         if self.prep_msgs <= 0 or self.prep_msgs > len(self.tr.messages):
             return -1
         return self.tr.message_end(self.prep_msgs - 1) - 1
+
+
+def text_block(view: View, like: Block, text: str, kind: str = "text", **flags: object) -> Block:
+    """A short text block a policy puts in place of `like` (a placeholder), with true tokens from
+    the provider's tokenizer, so a policy never guesses the truth."""
+    return view.factory.text(like.role, text, kind=kind, placeholder=True, **flags)
 
 
 @dataclass(frozen=True, slots=True)

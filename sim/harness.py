@@ -103,6 +103,7 @@ class Conversation:
             self.prev_end if main else -1,
             self.first_after_reset if main else True,
             self.pinned_images if main else 0,
+            factory=self.factory,
         )
 
     def apply(self, edit: Edit) -> None:

@@ -122,6 +122,7 @@ class CConversation(Conversation):
             self.first_after_reset if main else True,
             self.pinned_images if main else 0,
             self.provider_for(self.model).model.max_output,
+            self.factory,
         )
 
     def estimate(self) -> int:

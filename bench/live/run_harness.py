@@ -37,8 +37,15 @@ from sim.serve.server import ZERO_LATENCY, ServeConfig, start_background, stop
 from sim.serve.wire import parse
 
 HERE = Path(__file__).parent
-PROMPT = ("Review the build logs: run the shell command I give you each time with your shell tool, read its "
-          "output, and keep going until I say stop. Start now.")  # fmt: skip
+# The provider model each harness is billed by: Claude Code speaks the Anthropic API (explicit
+# breakpoints); Codex speaks Responses with no cache_control, so it gets OpenAI automatic caching
+# (profile openai-auto; gpt-4.1 = the catalog's nearest priced OpenAI model, an assumed stand-in
+# for gpt-5.1-codex).
+PROFILES = {"claude-code": ("anthropic", "claude-sonnet-4-6"), "codex": ("openai-auto", "gpt-4.1")}
+PROMPT = (
+    "Review the build logs: run the shell command I give you each time with your shell tool, read its "
+    "output, and keep going until I say stop. Start now."
+)
 
 
 def npm_prefix(arg: str | None) -> Path:
@@ -57,8 +64,15 @@ def harness_available(name: str, prefix: Path) -> str | None:
 
 def _run(cmd: list[str], env: dict[str, str], cwd: Path, timeout: float, log: Path) -> int:
     with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+        proc = subprocess.Popen(
+            cmd,
+            env=env,
+            cwd=cwd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         try:
             return proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -74,26 +88,46 @@ def run(name: str, out: Path, prefix: Path, timeout: float = 300.0) -> dict[str,
     shutil.rmtree(home, ignore_errors=True)
     home.mkdir()
     work.mkdir(exist_ok=True)
-    script = load_script(str(HERE / ("claude_code_task.yaml" if name == "claude-code" else "codex_task.yaml")))
-    model = "claude-sonnet-4-6"
-    cfg = ServeConfig(model=model, ledger=str(out / "requests.jsonl"))
+    script = load_script(
+        str(HERE / ("claude_code_task.yaml" if name == "claude-code" else "codex_task.yaml"))
+    )
+    profile, model = PROFILES[name]
+    cfg = ServeConfig(profile=profile, model=model, ledger=str(out / "requests.jsonl"))
     srv, _th = start_background(cfg, script)
-    base = {"PATH": f"{prefix / 'node_modules' / '.bin'}:/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "TERM": "dumb"}
+    base = {
+        "PATH": f"{prefix / 'node_modules' / '.bin'}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(home),
+        "TERM": "dumb",
+    }
     t0 = time.monotonic()
     try:
         if name == "claude-code":
-            env = {**base, "ANTHROPIC_BASE_URL": srv.url, "ANTHROPIC_API_KEY": "sk-ant-dummy",
-                   "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000",
-                   "DISABLE_AUTOUPDATER": "1"}  # fmt: skip
-            cmd = ["claude", "-p", PROMPT, "--output-format", "json", "--allowedTools", "Bash",
-                   "--model", "claude-sonnet-4-5"]  # fmt: skip
+            env = {
+                **base,
+                "ANTHROPIC_BASE_URL": srv.url,
+                "ANTHROPIC_API_KEY": "sk-ant-dummy",
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                "CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000",
+                "DISABLE_AUTOUPDATER": "1",
+            }
+            cmd = [
+                "claude",
+                "-p",
+                PROMPT,
+                "--output-format",
+                "json",
+                "--allowedTools",
+                "Bash",
+                "--model",
+                "claude-sonnet-4-5",
+            ]
         else:
             codex_home = home / ".codex"
             codex_home.mkdir()
             (codex_home / "config.toml").write_text(
                 'model = "gpt-5.1-codex"\nmodel_provider = "mock"\napproval_policy = "never"\n'
                 'sandbox_mode = "danger-full-access"\nmodel_auto_compact_token_limit = 30000\n'
-                "model_context_window = 100000\n\n[model_providers.mock]\nname = \"mock\"\n"
+                'model_context_window = 100000\n\n[model_providers.mock]\nname = "mock"\n'
                 f'base_url = "{srv.url}/v1"\nwire_api = "responses"\nenv_key = "MOCK_API_KEY"\n',
                 encoding="utf-8",
             )
@@ -103,42 +137,87 @@ def run(name: str, out: Path, prefix: Path, timeout: float = 300.0) -> dict[str,
     finally:
         stop(srv)
         srv.state.recorder.write(out / "traces")
-    return {"harness": name, "rc": rc, "seconds": round(time.monotonic() - t0, 1), "requests": srv.state.ledger.count,
-            "steps_done": script.steps_done}  # fmt: skip
+    return {
+        "harness": name,
+        "rc": rc,
+        "seconds": round(time.monotonic() - t0, 1),
+        "requests": srv.state.ledger.count,
+        "steps_done": script.steps_done,
+    }
 
 
-def analyze(out: Path, profile: str = "anthropic", model: str = "claude-sonnet-4-6") -> dict[str, Any]:
+def analyze(out: Path, harness: str = "claude-code") -> dict[str, Any]:
     """Prefix findings, compactions, and predicted vs billed usage per request."""
-    lines = [json.loads(x) for x in (out / "requests.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+    profile, model = PROFILES[harness]
+    lines = [
+        json.loads(x) for x in (out / "requests.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()
+    ]
     served = [x for x in lines if x.get("usage") is not None]
     provider = make_provider(profile, model, 0, latency=dict(ZERO_LATENCY))
     f = factory_for(model)
     rows, diffs, compactions = [], 0, []
     for x in sorted(served, key=lambda e: e["seq"]):
         p = parse(x["api"], x["body"], x["headers"], f)
-        req = Request(p.tr, len(p.tr), model, x["usage"]["output"], p.breakpoints, "live", p.session, x["index"],
-                      p.cache_key, p.session)  # fmt: skip
+        req = Request(
+            p.tr,
+            len(p.tr),
+            model,
+            x["usage"]["output"],
+            p.breakpoints,
+            "live",
+            p.session,
+            x["index"],
+            p.cache_key,
+            p.session,
+        )
         pred = provider.call(req, x["t"]).usage
-        pu = {"uncached": pred.uncached, "cache_read": pred.cache_read, "cache_write_5m": pred.cache_write_5m,
-              "cache_write_1h": pred.cache_write_1h, "output": pred.output}  # fmt: skip
-        kind = "summary" if any(m in p.last_user_text for m in SUMMARY_MARKERS) else ("side" if not p.tool_names else "main")
+        pu = {
+            "uncached": pred.uncached,
+            "cache_read": pred.cache_read,
+            "cache_write_5m": pred.cache_write_5m,
+            "cache_write_1h": pred.cache_write_1h,
+            "output": pred.output,
+        }
+        kind = (
+            "summary"
+            if any(m in p.last_user_text for m in SUMMARY_MARKERS)
+            else ("side" if not p.tool_names else "main")
+        )
         if kind == "summary":
             compactions.append(x["seq"])
         same = pu == x["usage"]
         diffs += not same
-        rows.append({"seq": x["seq"], "kind": kind, "messages": len(p.messages), "blocks": len(p.tr),
-                     "input": p.tr.total_tokens, "billed": x["usage"], "predicted": pu, "identical": same})  # fmt: skip
+        rows.append(
+            {
+                "seq": x["seq"],
+                "kind": kind,
+                "messages": len(p.messages),
+                "blocks": len(p.tr),
+                "input": p.tr.total_tokens,
+                "billed": x["usage"],
+                "predicted": pu,
+                "identical": same,
+            }
+        )
     findings: list[str] = []
     try:
         from bench.prefix_check import find_breaks, format_text
         from bench.request_log import read_request_log
 
         reqs = read_request_log([json.dumps(x) for x in served], str(out / "requests.jsonl"))
-        findings = format_text(find_breaks(reqs, allowed=("side_request", "reset_after_compaction"))).splitlines()
+        findings = format_text(
+            find_breaks(reqs, allowed=("side_request", "reset_after_compaction"))
+        ).splitlines()
     except Exception as e:  # the prefix checker is another module; report instead of failing the run
         findings = [f"prefix check unavailable: {e}"]
-    result = {"requests": len(lines), "served": len(served), "compaction_requests": compactions,
-              "usage_mismatches": diffs, "rows": rows, "prefix_findings": findings}  # fmt: skip
+    result = {
+        "requests": len(lines),
+        "served": len(served),
+        "compaction_requests": compactions,
+        "usage_mismatches": diffs,
+        "rows": rows,
+        "prefix_findings": findings,
+    }
     (out / "analysis.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
     return result
 
@@ -157,11 +236,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     out = Path(a.out or f"reports/live/{a.harness}")
     info = run(a.harness, out, prefix, a.timeout)
-    res = analyze(out)
+    res = analyze(out, a.harness)
     print(json.dumps({**info, **{k: v for k, v in res.items() if k != "rows"}}, indent=1))
     for r in res["rows"]:
-        print(f"{r['seq']:4d} {r['kind']:8s} msgs {r['messages']:3d} in {r['input']:7d} billed {r['billed']} "
-              f"{'=' if r['identical'] else '!= predicted ' + str(r['predicted'])}")  # fmt: skip
+        print(
+            f"{r['seq']:4d} {r['kind']:8s} msgs {r['messages']:3d} in {r['input']:7d} billed {r['billed']} "
+            f"{'=' if r['identical'] else '!= predicted ' + str(r['predicted'])}"
+        )
     return 0
 
 

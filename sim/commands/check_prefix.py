@@ -41,8 +41,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("log", metavar="LOG", help="request log, records file or trace (JSONL)")
     p.add_argument("--baseline", help="accepted breaks (JSON); only new failing breaks fail")
     p.add_argument("--write-baseline", metavar="FILE", help="write the current failing breaks as a baseline")
-    p.add_argument("--format", choices=("text", "json", "github"), default="text", help="output (default text)")
-    p.add_argument("--allow", action="append", choices=CLASSES, help=f"classes that never fail (default: {', '.join(DEFAULT_ALLOWED)})")
+    p.add_argument(
+        "--format", choices=("text", "json", "github"), default="text", help="output (default text)"
+    )
+    p.add_argument(
+        "--allow",
+        action="append",
+        choices=CLASSES,
+        help=f"classes that never fail (default: {', '.join(DEFAULT_ALLOWED)})",
+    )
     p.add_argument("--policy", help="with a trace: check the requests a simulated run of this preset sends")
     p.add_argument("--budget", type=int, help="with --policy: working budget")
     p.add_argument("--provider", help="with --policy: provider profile")
@@ -95,7 +102,11 @@ def build_report(args: argparse.Namespace, allowed: tuple[str, ...]) -> Report:
     if args.save_log:
         out = Path(args.save_log)
         out.parent.mkdir(parents=True, exist_ok=True)
-        lines = dump_log(entries) if entries is not None else (line.rstrip("\n") for line in path.open(encoding="utf-8"))
+        lines = (
+            dump_log(entries)
+            if entries is not None
+            else (line.rstrip("\n") for line in path.open(encoding="utf-8"))
+        )
         out.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     report = find_breaks(reqs, allowed)
     report.source = str(args.log) + (f" --policy {args.policy}" if args.policy else "")
@@ -107,7 +118,9 @@ def handle(args: argparse.Namespace) -> int:
     report = build_report(args, allowed)
     if args.write_baseline:
         Path(args.write_baseline).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.write_baseline).write_text(json.dumps(baseline_dict(report), indent=2) + "\n", encoding="utf-8")
+        Path(args.write_baseline).write_text(
+            json.dumps(baseline_dict(report), indent=2) + "\n", encoding="utf-8"
+        )
         print(f"wrote {args.write_baseline}: {len(report.failing)} accepted break(s)", file=sys.stderr)
     if args.baseline:
         try:

@@ -21,10 +21,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         "compare",
         help="compare policies on traces (one table)",
         description=__doc__,
-        epilog="example: ctxbench compare traces/samples/game-300.jsonl --policy h-openrouter --policy h-keep-last-2",
+        epilog="example: ctxbench compare traces/samples/game-300.jsonl "
+        "--policy h-openrouter --policy h-keep-last-2",
     )
-    p.add_argument("traces", nargs="+", metavar="TRACE", help="trace files, or generator specs like gen:game?turns=300")
-    p.add_argument("--policy", action="append", help="preset name or YAML path (repeat; default: every preset)")
+    p.add_argument(
+        "traces", nargs="+", metavar="TRACE", help="trace files, or generator specs like gen:game?turns=300"
+    )
+    p.add_argument(
+        "--policy", action="append", help="preset name or YAML path (repeat; default: every preset)"
+    )
     p.add_argument("--provider", help="provider profile (default: each preset's)")
     p.add_argument("--budget", type=int, help="working budget for every policy (default: each preset's)")
     p.add_argument("--seeds", type=int, default=1, help="seeds per policy and trace (default 1)")
@@ -49,7 +54,13 @@ def handle(args: argparse.Namespace) -> int:
     prs = compare_rows(rows)
     provider = args.provider or "each preset's"
     title = f"{len(args.traces)} trace(s) · {len(seeds)} seed(s) · provider {provider}"
-    meta = {"traces": args.traces, "seeds": seeds, "provider": args.provider, "budget": args.budget, "runs": rows}
+    meta = {
+        "traces": args.traces,
+        "seeds": seeds,
+        "provider": args.provider,
+        "budget": args.budget,
+        "runs": rows,
+    }
     text = render(prs, args.format, title, meta)
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
@@ -61,4 +72,3 @@ def handle(args: argparse.Namespace) -> int:
     if failed and args.format == "terminal":
         print(f"note: {failed} run(s) ended in an error (see the failure columns)", file=sys.stderr)
     return 0
-

@@ -14,7 +14,9 @@ from traces.format import read_trace
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("drive", help="reference agent loop (official SDKs) against a live server", description=__doc__)
+    p = sub.add_parser(
+        "drive", help="reference agent loop (official SDKs) against a live server", description=__doc__
+    )
     p.add_argument("trace")
     p.add_argument("--policy", required=True)
     p.add_argument("--server", required=True, help="base URL, e.g. http://127.0.0.1:8765")
@@ -31,8 +33,8 @@ def handle(args: argparse.Namespace) -> int:
     trace = read_trace(args.trace)
     model = args.model or trace.header.model or DEFAULT_MODEL
     policy = load_policy(args.policy)
-    records = run_conversation(materialize(trace, args.api), policy, live_provider_for(args.server.rstrip("/"), args.api,
-                   not args.no_stream, "drive"), model)  # fmt: skip
+    live = live_provider_for(args.server.rstrip("/"), args.api, not args.no_stream, "drive")
+    records = run_conversation(materialize(trace, args.api), policy, live, model)
     if args.records == "-":
         write_jsonl(records, sys.stdout)
     elif args.records:

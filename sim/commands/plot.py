@@ -10,9 +10,15 @@ from bench.store import read_results
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("plot", help="plot sweep results (PNG and SVG)", description=__doc__,
-                       epilog="example: ctxbench plot reports/sweep.csv -o reports/sweep-plots")  # fmt: skip
-    p.add_argument("results", metavar="RESULTS", help="results CSV from `ctxbench sweep` (or its .runs.jsonl ledger)")
+    p = sub.add_parser(
+        "plot",
+        help="plot sweep results (PNG and SVG)",
+        description=__doc__,
+        epilog="example: ctxbench plot reports/sweep.csv -o reports/sweep-plots",
+    )
+    p.add_argument(
+        "results", metavar="RESULTS", help="results CSV from `ctxbench sweep` (or its .runs.jsonl ledger)"
+    )
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="directory for the plots")
     p.add_argument("--title", default="", help="added to every plot title")
     p.set_defaults(handler=handle)

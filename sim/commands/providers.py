@@ -10,7 +10,9 @@ from sim.providers.registry import ProfileError, default_model, profile, profile
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("providers", help="list provider profiles with their parameters and sources", description=__doc__)
+    p = sub.add_parser(
+        "providers", help="list provider profiles with their parameters and sources", description=__doc__
+    )
     p.add_argument("name", nargs="?", help="show one profile in full")
     p.add_argument("--json", action="store_true", help="print profiles as JSON")
     p.set_defaults(handler=handle)
@@ -22,8 +24,14 @@ def _row(name: str) -> dict[str, Any]:
     desc = " ".join(str(prof.pop("description", "")).split())
     kind = str(prof.pop("provider", name))
     prof.pop("model", None)
-    return {"profile": name, "provider": kind, "model": default_model(name), "description": desc,
-            "params": prof, "sources": sources}
+    return {
+        "profile": name,
+        "provider": kind,
+        "model": default_model(name),
+        "description": desc,
+        "params": prof,
+        "sources": sources,
+    }
 
 
 def handle(args: argparse.Namespace) -> int:

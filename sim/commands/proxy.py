@@ -12,7 +12,9 @@ from sim.serve.record import Ledger
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("proxy", help="record traffic to a real provider into the trace format", description=__doc__)
+    p = sub.add_parser(
+        "proxy", help="record traffic to a real provider into the trace format", description=__doc__
+    )
     p.add_argument("--upstream", required=True, help="provider base URL, e.g. https://api.anthropic.com")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8780)
@@ -22,7 +24,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     Path(args.record).mkdir(parents=True, exist_ok=True)
-    srv = ProxyServer(ProxyState(args.upstream.rstrip("/"), Ledger(Path(args.record) / "requests.jsonl")), args.host, args.port)
+    srv = ProxyServer(
+        ProxyState(args.upstream.rstrip("/"), Ledger(Path(args.record) / "requests.jsonl")),
+        args.host,
+        args.port,
+    )
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     print(f"ctxbench proxy: {srv.url} -> {args.upstream}", file=sys.stderr, flush=True)
     try:
@@ -33,5 +39,8 @@ def handle(args: argparse.Namespace) -> int:
         srv.server_close()
         srv.state.ledger.close()
         paths = srv.state.recorder.write(args.record)
-        print(f"ctxbench proxy: {srv.state.ledger.count} requests; traces: {', '.join(map(str, paths))}", file=sys.stderr)
+        print(
+            f"ctxbench proxy: {srv.state.ledger.count} requests; traces: {', '.join(map(str, paths))}",
+            file=sys.stderr,
+        )
     return 0

@@ -9,9 +9,15 @@ from bench.store import read_results
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("report", help="HTML report of sweep results", description=__doc__,
-                       epilog="example: ctxbench report reports/sweep.csv -o reports/game-300")  # fmt: skip
-    p.add_argument("results", metavar="RESULTS", help="results CSV from `ctxbench sweep` (or its .runs.jsonl ledger)")
+    p = sub.add_parser(
+        "report",
+        help="HTML report of sweep results",
+        description=__doc__,
+        epilog="example: ctxbench report reports/sweep.csv -o reports/game-300",
+    )
+    p.add_argument(
+        "results", metavar="RESULTS", help="results CSV from `ctxbench sweep` (or its .runs.jsonl ledger)"
+    )
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="directory, e.g. reports/NAME")
     p.add_argument("--name", default="", help="report title (default: the directory name)")
     p.set_defaults(handler=handle)

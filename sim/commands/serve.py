@@ -13,7 +13,9 @@ from traces.format import read_trace
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("serve", help="serve the provider models over HTTP (Anthropic / OpenAI APIs)", description=__doc__)
+    p = sub.add_parser(
+        "serve", help="serve the provider models over HTTP (Anthropic / OpenAI APIs)", description=__doc__
+    )
     add_server_args(p)
     p.set_defaults(handler=handle)
 
@@ -24,14 +26,26 @@ def add_server_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--provider", default="anthropic", help="provider profile (default anthropic)")
     p.add_argument("--model", default="claude-sonnet-4-6", help="model for requests naming an unknown model")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--clock", choices=("wall", "header"), default="wall",
-                   help="wall: seconds since start; header: the x-ctxbench-now header (reference driver)")
-    p.add_argument("--latency", choices=("auto", "none", "profile"), default="auto",
-                   help="provider latency model: auto = none with the wall clock (replies are instant)")
+    p.add_argument(
+        "--clock",
+        choices=("wall", "header"),
+        default="wall",
+        help="wall: seconds since start; header: the x-ctxbench-now header (reference driver)",
+    )
+    p.add_argument(
+        "--latency",
+        choices=("auto", "none", "profile"),
+        default="auto",
+        help="provider latency model: auto = none with the wall clock (replies are instant)",
+    )
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--replay", metavar="TRACE", help="reply with the replies of TRACE, per conversation")
     mode.add_argument("--task", metavar="SCRIPT", help="task mode: YAML/JSON script of tool calls")
-    p.add_argument("--record", metavar="DIR", help="write requests.jsonl (redacted) and one trace per conversation to DIR")
+    p.add_argument(
+        "--record",
+        metavar="DIR",
+        help="write requests.jsonl (redacted) and one trace per conversation to DIR",
+    )
 
 
 def scripter_from(args: argparse.Namespace) -> Scripter:
@@ -44,7 +58,9 @@ def scripter_from(args: argparse.Namespace) -> Scripter:
 
 def handle(args: argparse.Namespace) -> int:
     ledger = str(Path(args.record) / "requests.jsonl") if args.record else None
-    cfg = ServeConfig(args.host, args.port, args.provider, args.model, args.seed, args.clock, args.latency, ledger=ledger)
+    cfg = ServeConfig(
+        args.host, args.port, args.provider, args.model, args.seed, args.clock, args.latency, ledger=ledger
+    )
     srv = make_server(cfg, scripter_from(args))
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     print(f"ctxbench serve: listening on {srv.url} (provider {args.provider})", file=sys.stderr, flush=True)
@@ -57,5 +73,8 @@ def handle(args: argparse.Namespace) -> int:
         srv.state.ledger.close()
         if args.record:
             paths = srv.state.recorder.write(args.record)
-            print(f"ctxbench serve: {srv.state.ledger.count} requests; traces: {', '.join(map(str, paths))}", file=sys.stderr)
+            print(
+                f"ctxbench serve: {srv.state.ledger.count} requests; traces: {', '.join(map(str, paths))}",
+                file=sys.stderr,
+            )
     return 0

@@ -1,4 +1,4 @@
-"""`ctxbench validate`: simulate TRACE and drive it live through `ctxbench serve`; compare request by request."""
+"""`ctxbench validate`: simulate TRACE, drive it live through `ctxbench serve`, compare per request."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from traces.format import read_trace
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("validate", help="simulation vs live drive through the HTTP server", description=__doc__)
+    p = sub.add_parser(
+        "validate", help="simulation vs live drive through the HTTP server", description=__doc__
+    )
     p.add_argument("trace")
     p.add_argument("--policy", required=True)
     p.add_argument("--provider", help="provider profile (default: the preset's)")
@@ -22,6 +24,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    c = validate(read_trace(args.trace), load_policy(args.policy), args.provider, args.api, not args.no_stream, args.seed)
+    c = validate(
+        read_trace(args.trace),
+        load_policy(args.policy),
+        args.provider,
+        args.api,
+        not args.no_stream,
+        args.seed,
+    )
     print(format_comparison(c, args.verbose))
     return 0 if c.identical else 1

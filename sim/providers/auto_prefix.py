@@ -65,12 +65,17 @@ class AutoPrefixProvider:
             cfg.replicas, cfg.routing, self.rng, cfg.route_tokens, cfg.overflow_rpm, cfg.overflow_pool
         )
         self.stores = [
-            ChainStore(cfg.ttl, cfg.capacity_tokens, cfg.random_evict_rate, self.rng) for _ in range(self.router.replicas)
+            ChainStore(cfg.ttl, cfg.capacity_tokens, cfg.random_evict_rate, self.rng)
+            for _ in range(self.router.replicas)
         ]
+        self._planned: dict[tuple[str, int, float], Route] = {}  # route fixed by a pre-call diagnose
+        self._called: tuple[str, int, float] | None = None  # (conversation, index, time) of the latest call
         self._route: dict[str, Route] = {}  # conversation -> route of its latest call
         self._served: dict[str, int] = {}  # conversation -> replica of its latest successful call
         self._left: dict[str, int] = {}  # conversation -> hash of the prefix its last call left cached
-        self._why: dict[str, tuple[int, str]] = {}  # conversation -> (that hash, reason before this call's write)
+        self._why: dict[
+            str, tuple[int, str]
+        ] = {}  # conversation -> (that hash, reason before this call's write)
 
     def _error(self, req: Request, err: ProviderError, route: str = "") -> Outcome:
         lat = self.cfg.latency.base_ttft
@@ -83,7 +88,9 @@ class AutoPrefixProvider:
         fault = self.cfg.faults.draw(req.index, self.rng, now)
         if fault is not None and fault != "stream_error":
             return self._error(req, fault_error(self.cfg.dialect, fault, self.cfg.faults.retry_after))
-        route = self.router.route(req, now)
+        route = self._plan(req, now)
+        self._planned.clear()
+        self._called = (req.conversation, req.index, now)
         self._route[req.conversation] = route
         store = self.stores[route.replica]
         tr, n = req.tr, req.n
@@ -111,8 +118,24 @@ class AutoPrefixProvider:
         self._served[req.conversation] = route.replica
         err = fault_error(self.cfg.dialect, fault, None) if fault == "stream_error" else None
         return Outcome(
-            usage, price(self.prices, usage), ttft, duration, err, cached_pos, tag, wire_usage(self.cfg.dialect, usage)
+            usage,
+            price(self.prices, usage),
+            ttft,
+            duration,
+            err,
+            cached_pos,
+            tag,
+            wire_usage(self.cfg.dialect, usage),
         )
+
+    def _plan(self, req: Request, now: float) -> Route:
+        """The route of this request, decided once: a diagnosis before the call must see the
+        replica the call will use."""
+        key = (req.conversation, req.index, now)
+        route = self._planned.get(key)
+        if route is None:
+            route = self._planned[key] = self.router.route(req, now)
+        return route
 
     def diagnose(self, req: Request, pos: int, now: float) -> str:
         """Why the prefix ending at `pos` was not read: another replica holds it ("routing"), or
@@ -120,6 +143,8 @@ class AutoPrefixProvider:
         h = req.tr.hashes[pos]
         if req.tr.cum_tokens[pos] < self.min_cacheable:
             return "below_minimum"
+        if self._called != (req.conversation, req.index, now):  # asked before the call
+            return self._reason(h, req.conversation, self._plan(req, now), now)
         snap = self._why.get(req.conversation)
         if snap is not None and snap[0] == h:
             return snap[1]
@@ -130,6 +155,10 @@ class AutoPrefixProvider:
         if not used.holds(h, now) and any(s.holds(h, now) for s in self.stores if s is not used):
             return "routing"
         why = used.reason(h, now)
-        if why == "not_written" and route is not None and self._served.get(conv, route.replica) != route.replica:
+        if (
+            why == "not_written"
+            and route is not None
+            and self._served.get(conv, route.replica) != route.replica
+        ):
             return "routing"
         return why or "not_written"

@@ -78,7 +78,9 @@ class ChainStore:
                 break
             self._drop(seg, "ttl_expiry")
 
-    def longest(self, hashes: Sequence[int], n: int, now: float, ready_only: bool = True, live_only: bool = True) -> int:
+    def longest(
+        self, hashes: Sequence[int], n: int, now: float, ready_only: bool = True, live_only: bool = True
+    ) -> int:
         """Largest p < n whose prefix is cached (live and readable at `now`), or -1. Binary
         search: presence, liveness and readiness are all monotone along a chain."""
         nodes = self.nodes

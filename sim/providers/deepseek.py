@@ -53,7 +53,9 @@ class _Unit:
 
 
 class DeepSeekProvider:
-    def __init__(self, name: str, model: ModelInfo, prices: Prices, cfg: DeepSeekConfig, seed: int = 0) -> None:
+    def __init__(
+        self, name: str, model: ModelInfo, prices: Prices, cfg: DeepSeekConfig, seed: int = 0
+    ) -> None:
         self.name = name
         self.model = model
         self.prices = prices
@@ -64,7 +66,10 @@ class DeepSeekProvider:
         self.units: dict[int, _Unit] = {}
         self.gone: dict[int, str] = {}
         self.pending: dict[str, tuple[int, int, float]] = {}  # conv -> (hash at input end, n, output ready)
-        self.before: dict[str, tuple[int, int, float]] = {}  # conv -> the pending entry before the latest call
+        self._called: tuple[str, int, float] | None = None
+        self.before: dict[
+            str, tuple[int, int, float]
+        ] = {}  # conv -> the pending entry before the latest call
 
     def _error(self, err: ProviderError) -> Outcome:
         lat = self.cfg.latency.base_ttft
@@ -84,7 +89,7 @@ class DeepSeekProvider:
         self.units[h] = _Unit(tokens, ready, now)
         self.gone.pop(h, None)
 
-    def _output_unit(self, req: Request) -> None:
+    def _output_unit(self, req: Request, now: float) -> None:
         """Persist the end of the previous reply once its blocks are visible (rule 1)."""
         pend = self.pending.get(req.conversation)
         if pend is None:
@@ -96,6 +101,7 @@ class DeepSeekProvider:
         m = bisect.bisect_left(tr.msg_starts, n_prev)
         if m < len(tr.messages) and tr.msg_starts[m] == n_prev and tr.messages[m].role == "assistant":
             end = min(tr.message_end(m), req.n) - 1
+            self.seen.write(tr.hashes, tr.cum_tokens, end, now, now)  # the output was seen, too
             self._add(tr.hashes[end], tr.cum_tokens[end], ready, ready)
 
     def _candidates(self, req: Request, p: int) -> list[int]:
@@ -141,8 +147,9 @@ class DeepSeekProvider:
         fault = self.cfg.faults.draw(req.index, self.rng, now)
         if fault is not None and fault != "stream_error":
             return self._error(fault_error(self.cfg.dialect, fault, self.cfg.faults.retry_after))
+        self._called = (req.conversation, req.index, now)
         self.seen.expire(now)
-        self._output_unit(req)
+        self._output_unit(req, now)
         tr, n = req.tr, req.n
         matched, _pos, seen_p = self.lookup(req, now)
         step = max(1, self.cfg.unit_tokens)
@@ -172,7 +179,8 @@ class DeepSeekProvider:
 
     def diagnose(self, req: Request, pos: int, now: float) -> str:
         h = req.tr.hashes[pos]
-        pend = self.before.get(req.conversation)
+        after = self._called == (req.conversation, req.index, now)  # asked after the call (else before)
+        pend = (self.before if after else self.pending).get(req.conversation)
         if h not in self.units and pend is not None and pend[1] > pos and pend[1] <= req.n:
             h = pend[0] if req.tr.hashes[pend[1] - 1] == pend[0] else h  # the unit ending that input
         u = self.units.get(h)

@@ -19,7 +19,8 @@ def wire_usage(dialect: str, u: Usage) -> dict[str, Any]:
     inp = u.input_total
     if dialect in ("openai-chat", "meta"):
         # §2.3 Chat: prompt_tokens includes cached; cached_tokens "is present even when no tokens
-        # were cached"; cache_write_tokens only on 5.6+ (written tokens > 0). meta: OpenAI-compatible (assumed).
+        # were cached"; cache_write_tokens only on 5.6+ (written tokens > 0).
+        # meta: OpenAI-compatible (assumed).
         details: dict[str, Any] = {"cached_tokens": u.cache_read, "audio_tokens": 0}
         if u.cache_write:
             details["cache_write_tokens"] = u.cache_write
@@ -64,7 +65,11 @@ def wire_usage(dialect: str, u: Usage) -> dict[str, Any]:
             "prompt_tokens": inp,
             "completion_tokens": u.output,
             "total_tokens": inp + u.output,
-            "prompt_tokens_details": {"cached_tokens": u.cache_read, "cache_write_tokens": u.cache_write, "audio_tokens": 0},
+            "prompt_tokens_details": {
+                "cached_tokens": u.cache_read,
+                "cache_write_tokens": u.cache_write,
+                "audio_tokens": 0,
+            },
             "completion_tokens_details": {"reasoning_tokens": 0},
         }
     raise ValueError(f"unknown dialect {dialect!r}; valid: {', '.join(DIALECTS)}")
@@ -78,11 +83,15 @@ def too_long(dialect: str, tokens: int, window: int, output: int = 0) -> Provide
             f"This model's maximum context length is {window} tokens. However, your messages resulted in "
             f"{tokens} tokens. Please reduce the length of the messages."
         )
-        return ProviderError(400, "invalid_request_error", msg, "too_long", False, code="context_length_exceeded")
+        return ProviderError(
+            400, "invalid_request_error", msg, "too_long", False, code="context_length_exceeded"
+        )
     if dialect == "openai-responses":
         # §2.5 [3P codex fixtures]
         msg = "Your input exceeds the context window of this model. Please adjust your input and try again."
-        return ProviderError(400, "invalid_request_error", msg, "too_long", False, code="context_length_exceeded")
+        return ProviderError(
+            400, "invalid_request_error", msg, "too_long", False, code="context_length_exceeded"
+        )
     if dialect == "gemini":
         # §3 [3P verbatim body]: 400 INVALID_ARGUMENT
         msg = f"The input token count ({tokens}) exceeds the maximum number of tokens allowed ({window})."
@@ -94,13 +103,16 @@ def too_long(dialect: str, tokens: int, window: int, output: int = 0) -> Provide
             f"{tokens + output} tokens ({tokens} in the messages, {output} in the completion). "
             "Please reduce the length of the messages or completion."
         )
-        return ProviderError(400, "invalid_request_error", msg, "too_long", False, code="invalid_request_error")
+        return ProviderError(
+            400, "invalid_request_error", msg, "too_long", False, code="invalid_request_error"
+        )
     if dialect == "openrouter":
         # §5 [3P verbatim probe]; the doc's text continues past "plugin" (elided in research/)
         msg = (
             f"This endpoint's maximum context length is {window} tokens. However, you requested about "
             f"{tokens + output} tokens ({tokens} of text input, {output} in the output). Please reduce the "
-            "length of either one, or use the context-compression plugin to compress your prompt automatically."
+            "length of either one, or use the context-compression plugin to compress your prompt "
+            "automatically."
         )
         return ProviderError(400, "invalid_request_error", msg, "too_long", False, code="400")
     raise ValueError(f"unknown dialect {dialect!r}; valid: {', '.join(DIALECTS)}")
@@ -108,18 +120,43 @@ def too_long(dialect: str, tokens: int, window: int, output: int = 0) -> Provide
 
 # (status, type, message, code) per fault kind; kinds as in base.FAULT_KINDS.
 _OPENAI_FAULTS = {  # §2.5 [3P summaries of the error-codes page]; message texts abbreviated (UNCONFIRMED)
-    "rate_limit": (429, "requests", "Rate limit reached for requests. Please try again in 2s.", "rate_limit_exceeded"),
-    "overloaded": (503, "service_unavailable_error", "The server is overloaded. Please try again later.", "server_is_overloaded"),
-    "server_error": (500, "server_error", "The server had an error while processing your request.", "server_error"),
+    "rate_limit": (
+        429,
+        "requests",
+        "Rate limit reached for requests. Please try again in 2s.",
+        "rate_limit_exceeded",
+    ),
+    "overloaded": (
+        503,
+        "service_unavailable_error",
+        "The server is overloaded. Please try again later.",
+        "server_is_overloaded",
+    ),
+    "server_error": (
+        500,
+        "server_error",
+        "The server had an error while processing your request.",
+        "server_error",
+    ),
     "timeout": (408, "timeout", "Request timed out.", "timeout"),  # client-side in the SDK (assumed 408)
-    "stream_error": (200, "server_error", "The server had an error while processing your request.", "server_error"),
+    "stream_error": (
+        200,
+        "server_error",
+        "The server had an error while processing your request.",
+        "server_error",
+    ),
 }
 FAULT_TEXT: dict[str, dict[str, tuple[int, str, str, str]]] = {
     "openai-chat": _OPENAI_FAULTS,
     "openai-responses": _OPENAI_FAULTS,
     "meta": _OPENAI_FAULTS,  # OpenAI-compatible (assumed)
     "gemini": {  # §3 [3P verbatim bodies]; 503 text UNCONFIRMED
-        "rate_limit": (429, "RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota).", "RESOURCE_EXHAUSTED"),
+        "rate_limit": (
+            429,
+            "RESOURCE_EXHAUSTED",
+            "Resource has been exhausted (e.g. check quota).",
+            "RESOURCE_EXHAUSTED",
+        ),
         "overloaded": (503, "UNAVAILABLE", "The model is overloaded. Please try again later.", "UNAVAILABLE"),
         "server_error": (500, "INTERNAL", "An internal error has occurred.", "INTERNAL"),
         "timeout": (504, "DEADLINE_EXCEEDED", "Deadline exceeded.", "DEADLINE_EXCEEDED"),

@@ -33,7 +33,9 @@ from sim.providers.dialects import fault_error, too_long, wire_usage
 class GeminiExplicitConfig:
     dialect: str = "gemini"
     ttl: float = 3600.0  # "the TTL defaults to 1 hour" [DOC G-caching]
-    storage_per_mtok_hour: float = 4.50  # 2.5 Pro & 3.1 Pro $4.50 [3P note quoting ai.google.dev pricing, 2026-08]
+    storage_per_mtok_hour: float = (
+        4.50  # 2.5 Pro & 3.1 Pro $4.50 [3P note quoting ai.google.dev pricing, 2026-08]
+    )
     max_resources: int = 1  # live resources per conversation; creating one more deletes the oldest
     min_cacheable: int | None = None  # None: the model's (explicit minimum UNCONFIRMED, §9)
     latency: Latency = field(default_factory=Latency)
@@ -50,7 +52,9 @@ class _Resource:
 
 
 class GeminiExplicitProvider:
-    def __init__(self, name: str, model: ModelInfo, prices: Prices, cfg: GeminiExplicitConfig, seed: int = 0) -> None:
+    def __init__(
+        self, name: str, model: ModelInfo, prices: Prices, cfg: GeminiExplicitConfig, seed: int = 0
+    ) -> None:
         self.name = name
         self.model = model
         self.prices = prices
@@ -115,7 +119,14 @@ class GeminiExplicitProvider:
         err = fault_error(self.cfg.dialect, fault, None) if fault == "stream_error" else None
         wire = wire_usage(self.cfg.dialect, usage)
         return Outcome(
-            usage, price(self.prices, usage) + storage, ttft, ttft + output / lat.output_tps, err, top_pos, "", wire
+            usage,
+            price(self.prices, usage) + storage,
+            ttft,
+            ttft + output / lat.output_tps,
+            err,
+            top_pos,
+            "",
+            wire,
         )
 
     def diagnose(self, req: Request, pos: int, now: float) -> str:

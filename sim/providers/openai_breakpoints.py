@@ -66,7 +66,9 @@ def implicit_breakpoint(req: Request) -> int:
 
 
 class OpenAIBreakpointProvider:
-    def __init__(self, name: str, model: ModelInfo, prices: Prices, cfg: BreakpointConfig, seed: int = 0) -> None:
+    def __init__(
+        self, name: str, model: ModelInfo, prices: Prices, cfg: BreakpointConfig, seed: int = 0
+    ) -> None:
         self.name = name
         self.model = model
         self.prices = prices
@@ -77,7 +79,9 @@ class OpenAIBreakpointProvider:
         self.gone: dict[int, str] = {}
         self.recent: dict[str, deque[int]] = {}  # cache key -> hashes of its latest writes
         self._left: dict[str, int] = {}  # conversation -> hash its last call left cached
-        self._why: dict[str, tuple[int, str]] = {}  # conversation -> (that hash, reason before this call's writes)
+        self._why: dict[
+            str, tuple[int, str]
+        ] = {}  # conversation -> (that hash, reason before this call's writes)
 
     def _error(self, err: ProviderError) -> Outcome:
         lat = self.cfg.latency.base_ttft
@@ -88,7 +92,9 @@ class OpenAIBreakpointProvider:
         if self.cfg.mode == "explicit":
             return explicit[-self.cfg.max_writes :]
         imp = implicit_breakpoint(req)
-        rest = [b for b in explicit if b != imp][-(self.cfg.max_writes - 1) :] if self.cfg.max_writes > 1 else []
+        rest = (
+            [b for b in explicit if b != imp][-(self.cfg.max_writes - 1) :] if self.cfg.max_writes > 1 else []
+        )
         return sorted({*rest, *([imp] if imp >= 0 else [])})
 
     def _live(self, h: int, now: float) -> _Entry | None:
@@ -165,7 +171,13 @@ class OpenAIBreakpointProvider:
         usage = Usage(uncached=uncached, cache_read=read, cache_write_5m=top - read, output=output)
         err = fault_error(self.cfg.dialect, fault, None) if fault == "stream_error" else None
         return Outcome(
-            usage, price(self.prices, usage), ttft, ttft + output / lat.output_tps, err, top_pos, "",
+            usage,
+            price(self.prices, usage),
+            ttft,
+            ttft + output / lat.output_tps,
+            err,
+            top_pos,
+            "",
             wire_usage(self.cfg.dialect, usage),
         )
 

@@ -27,7 +27,11 @@ from sim.providers.dialects import fault_error, too_long, wire_usage
 
 @dataclass(frozen=True)
 class OpenRouterConfig:
-    upstreams: tuple[str, ...] = ("anthropic", "amazon-bedrock", "google-vertex")  # allow-list (provider.only)
+    upstreams: tuple[str, ...] = (
+        "anthropic",
+        "amazon-bedrock",
+        "google-vertex",
+    )  # allow-list (provider.only)
     upstream_profile: str = "anthropic"  # the cache model each upstream endpoint runs
     order: tuple[str, ...] = ()  # provider.order: tried in order, disables stickiness
     allow_fallbacks: bool = True  # provider.allow_fallbacks (default true)
@@ -44,16 +48,18 @@ class OpenRouterConfig:
 def conversation_id(req: Request) -> str:
     """OR-PC default: hash of the first system message + the first non-system message."""
     tr = req.tr
-    if tr.messages:
-        end = min(tr.message_end(0), req.n) - 1
-    else:
-        end = req.n - 1
+    end = min(tr.message_end(0), req.n) - 1 if tr.messages else req.n - 1
     return f"conv:{tr.hashes[end]:016x}" if end >= 0 else "conv:empty"
 
 
 class OpenRouterProvider:
     def __init__(
-        self, model: ModelInfo, prices: Prices, cfg: OpenRouterConfig, upstreams: dict[str, Provider], seed: int = 0
+        self,
+        model: ModelInfo,
+        prices: Prices,
+        cfg: OpenRouterConfig,
+        upstreams: dict[str, Provider],
+        seed: int = 0,
     ) -> None:
         self.name = "openrouter"
         self.model = model
@@ -65,6 +71,8 @@ class OpenRouterProvider:
         self._route: dict[str, str] = {}
         self._served: dict[str, str] = {}
         self._prev: dict[str, str] = {}
+        self._planned: dict[tuple[str, int, float], tuple[str | None, str]] = {}
+        self._called: tuple[str, int, float] | None = None
 
     def _error(self, err: ProviderError, route: str = "") -> Outcome:
         lat = self.cfg.latency.base_ttft
@@ -73,8 +81,11 @@ class OpenRouterProvider:
     def _wire(self, u: Usage, cost: float, upstream: str) -> dict[str, Any]:
         w = wire_usage(self.cfg.dialect, u)
         p = self.prices
-        saved = (u.cache_read * (p.input - p.cache_read) + u.cache_write_5m * (p.input - p.cache_write_5m)
-                 + u.cache_write_1h * (p.input - p.cache_write_1h)) / 1e6
+        saved = (
+            u.cache_read * (p.input - p.cache_read)
+            + u.cache_write_5m * (p.input - p.cache_write_5m)
+            + u.cache_write_1h * (p.input - p.cache_write_1h)
+        ) / 1e6
         w["cost"] = round(cost, 10)
         w["is_byok"] = False
         w["cost_details"] = {"upstream_inference_cost": None}
@@ -117,7 +128,9 @@ class OpenRouterProvider:
         fault = self.cfg.faults.draw(req.index, self.rng, now)
         if fault is not None and fault != "stream_error":
             return self._error(fault_error(self.cfg.dialect, fault, self.cfg.faults.retry_after))
-        up, sid = self.choose(req, now)
+        up, sid = self._plan(req, now)
+        self._planned.clear()
+        self._called = (req.conversation, req.index, now)
         if up is None:
             return self._error(fault_error(self.cfg.dialect, "overloaded", self.cfg.faults.retry_after))
         self._route[req.conversation] = up
@@ -141,10 +154,25 @@ class OpenRouterProvider:
             if req.session_id is not None or out.usage.cache_read > 0 or (st is not None and st[0] == up):
                 self.sticky[sid] = (up, now)
         cost = out.cost if err is None or err.billed else 0.0
-        return Outcome(out.usage, cost, out.ttft, out.duration, err, out.cached_pos, up, self._wire(out.usage, cost, up))
+        return Outcome(
+            out.usage, cost, out.ttft, out.duration, err, out.cached_pos, up, self._wire(out.usage, cost, up)
+        )
+
+    def _plan(self, req: Request, now: float) -> tuple[str | None, str]:
+        """The routing choice for this request, made once (a diagnosis before the call sees it)."""
+        key = (req.conversation, req.index, now)
+        if key not in self._planned:
+            self._planned[key] = self.choose(req, now)
+        return self._planned[key]
 
     def diagnose(self, req: Request, pos: int, now: float) -> str:
         """A switch of upstream provider is a cold cache: `provider_switch`; else the upstream's reason."""
+        if self._called != (req.conversation, req.index, now):  # asked before the call
+            up_next = self._plan(req, now)[0]
+            served = self._served.get(req.conversation)
+            if up_next is None or served is None:
+                return "not_written"
+            return "provider_switch" if up_next != served else self.upstreams[up_next].diagnose(req, pos, now)
         up = self._route.get(req.conversation)
         if up is None:
             return "not_written"

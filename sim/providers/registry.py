@@ -70,7 +70,8 @@ def openrouter_provider(model: str, seed: int = 0, **params: Any) -> Provider:
     if "down_windows" in params:
         params["down_windows"] = tuple((float(a), float(b), str(u)) for a, b, u in params["down_windows"])
     cfg = config_from(OpenRouterConfig, "openrouter", params)
-    ups = {u: make_provider(cfg.upstream_profile, model, seed * 1000 + i + 1) for i, u in enumerate(cfg.upstreams)}
+    upstream_seeds = {u: seed * 1000 + i + 1 for i, u in enumerate(cfg.upstreams)}
+    ups = {u: make_provider(cfg.upstream_profile, model, s) for u, s in upstream_seeds.items()}
     return OpenRouterProvider(model_info(model), prices(model), cfg, ups, seed)
 
 
@@ -80,7 +81,8 @@ def _read_profile(p: Any) -> dict[str, Any]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
-        raise ProfileError(f"sim/data/profiles/{p.name}{line}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+        why = getattr(exc, "problem", exc)
+        raise ProfileError(f"sim/data/profiles/{p.name}{line}: not valid YAML ({why})") from None
     if not isinstance(data, dict):
         raise ProfileError(f"sim/data/profiles/{p.name}: a profile must be a mapping")
     return dict(data)

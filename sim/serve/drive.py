@@ -53,7 +53,12 @@ def png_bytes(width: int, height: int, nbytes: int, seed: int) -> bytes:
     ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
 
     def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+        return (
+            struct.pack(">I", len(data))
+            + kind
+            + data
+            + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+        )
 
     head = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr)
     pad = max(0, nbytes - len(head) - 24)
@@ -67,7 +72,9 @@ def _tool_object(t: ToolDef, api: str) -> str:
     desc = str(spec.get("description", "")) or filler(max(1, t.nbytes - 60), t.name)
     params = spec.get("input_schema") or spec.get("parameters") or {"type": "object", "properties": {}}
     if api == CHAT:
-        return canonical_json({"type": "function", "function": {"name": t.name, "description": desc, "parameters": params}})
+        return canonical_json(
+            {"type": "function", "function": {"name": t.name, "description": desc, "parameters": params}}
+        )
     return canonical_json({"name": t.name, "description": desc, "input_schema": params})
 
 
@@ -94,11 +101,21 @@ def materialize(trace: Trace, api: str = ANTHROPIC) -> Trace:
     events: list[Any] = []
     for i, ev in enumerate(trace.events):
         if isinstance(ev, ToolsEvent):
-            events.append(replace(ev, tools=tuple(replace(t, schema=_tool_object(t, api), nbytes=0) for t in ev.tools)))
+            events.append(
+                replace(ev, tools=tuple(replace(t, schema=_tool_object(t, api), nbytes=0) for t in ev.tools))
+            )
         elif isinstance(ev, SystemEvent):
-            events.append(replace(ev, content=tuple(_content(c, c.key or f"s{i}.{j}") for j, c in enumerate(ev.content))))
+            events.append(
+                replace(
+                    ev, content=tuple(_content(c, c.key or f"s{i}.{j}") for j, c in enumerate(ev.content))
+                )
+            )
         elif isinstance(ev, MessageEvent):
-            events.append(replace(ev, content=tuple(_content(c, c.key or f"m{i}.{j}") for j, c in enumerate(ev.content))))
+            events.append(
+                replace(
+                    ev, content=tuple(_content(c, c.key or f"m{i}.{j}") for j, c in enumerate(ev.content))
+                )
+            )
         else:
             events.append(ev)
     return replace(trace, events=tuple(events))
@@ -120,20 +137,32 @@ def render_anthropic(req: Request) -> dict[str, Any]:
 
     def cc(pos: int, obj: dict[str, Any]) -> dict[str, Any]:
         if pos in marks:
-            obj["cache_control"] = {"type": "ephemeral", "ttl": marks[pos]} if marks[pos] != "5m" else {"type": "ephemeral"}
+            obj["cache_control"] = (
+                {"type": "ephemeral", "ttl": marks[pos]} if marks[pos] != "5m" else {"type": "ephemeral"}
+            )
         return obj
 
     tools = [cc(i, json.loads(tr.blocks[i].text or "{}")) for i in range(tr.tools_end)]
-    system = [cc(i, {"type": "text", "text": _text(tr.blocks[i])}) for i in range(tr.tools_end, tr.system_end)]
+    system = [
+        cc(i, {"type": "text", "text": _text(tr.blocks[i])}) for i in range(tr.tools_end, tr.system_end)
+    ]
     messages = []
     for m, msg in enumerate(tr.messages):
         start = tr.msg_starts[m]
         content = []
         for j, b in enumerate(msg.blocks):
             if b.kind == IMAGE:
-                wb: dict[str, Any] = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": _image_b64(b)}}
+                wb: dict[str, Any] = {
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": "image/png", "data": _image_b64(b)},
+                }
             elif b.kind == TOOL_USE:
-                wb = {"type": "tool_use", "id": b.tool_id, "name": b.name, "input": json.loads(b.text or "{}")}
+                wb = {
+                    "type": "tool_use",
+                    "id": b.tool_id,
+                    "name": b.name,
+                    "input": json.loads(b.text or "{}"),
+                }
             elif b.kind == TOOL_RESULT:
                 wb = {"type": "tool_result", "tool_use_id": b.tool_id, "content": _text(b)}
             elif b.kind == THINKING:
@@ -156,22 +185,31 @@ def render_chat(req: Request) -> dict[str, Any]:
 
     def cc(pos: int, obj: dict[str, Any]) -> dict[str, Any]:
         if pos in marks:
-            obj["cache_control"] = {"type": "ephemeral", "ttl": marks[pos]} if marks[pos] != "5m" else {"type": "ephemeral"}
+            obj["cache_control"] = (
+                {"type": "ephemeral", "ttl": marks[pos]} if marks[pos] != "5m" else {"type": "ephemeral"}
+            )
         return obj
 
     tools = [cc(i, json.loads(tr.blocks[i].text or "{}")) for i in range(tr.tools_end)]
     messages: list[dict[str, Any]] = []
     if tr.system_end > tr.tools_end:
-        messages.append({"role": "system", "content": [cc(i, {"type": "text", "text": _text(tr.blocks[i])})
-                                                        for i in range(tr.tools_end, tr.system_end)]})  # fmt: skip
+        messages.append(
+            {
+                "role": "system",
+                "content": [
+                    cc(i, {"type": "text", "text": _text(tr.blocks[i])})
+                    for i in range(tr.tools_end, tr.system_end)
+                ],
+            }
+        )
     for m, msg in enumerate(tr.messages):
         start = tr.msg_starts[m]
         parts: list[dict[str, Any]] = []
         calls: list[dict[str, Any]] = []
 
-        def flush() -> None:
+        def flush(role: str, parts: list[dict[str, Any]], calls: list[dict[str, Any]]) -> None:
             if parts or calls:
-                d: dict[str, Any] = {"role": msg.role, "content": list(parts)}
+                d: dict[str, Any] = {"role": role, "content": list(parts)}
                 if calls:
                     d["tool_calls"] = list(calls)
                 messages.append(d)
@@ -181,16 +219,35 @@ def render_chat(req: Request) -> dict[str, Any]:
         for j, b in enumerate(msg.blocks):
             pos = start + j
             if b.kind == TOOL_RESULT:
-                flush()
-                messages.append({"role": "tool", "tool_call_id": b.tool_id,
-                                 "content": [cc(pos, {"type": "text", "text": _text(b)})]})  # fmt: skip
+                flush(msg.role, parts, calls)
+                messages.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": b.tool_id,
+                        "content": [cc(pos, {"type": "text", "text": _text(b)})],
+                    }
+                )
             elif b.kind == TOOL_USE:
-                calls.append(cc(pos, {"id": b.tool_id, "type": "function", "function": {"name": b.name, "arguments": b.text or "{}"}}))
+                calls.append(
+                    cc(
+                        pos,
+                        {
+                            "id": b.tool_id,
+                            "type": "function",
+                            "function": {"name": b.name, "arguments": b.text or "{}"},
+                        },
+                    )
+                )
             elif b.kind == IMAGE:
-                parts.append(cc(pos, {"type": "image_url", "image_url": {"url": "data:image/png;base64," + _image_b64(b)}}))
+                parts.append(
+                    cc(
+                        pos,
+                        {"type": "image_url", "image_url": {"url": "data:image/png;base64," + _image_b64(b)}},
+                    )
+                )
             elif b.kind in (TEXT, THINKING, TOOL_DEF):
                 parts.append(cc(pos, {"type": "text", "text": _text(b)}))
-        flush()
+        flush(msg.role, parts, calls)
     body: dict[str, Any] = {"model": req.model, "max_tokens": max(1, req.output_tokens), "messages": messages}
     if tools:
         body["tools"] = tools
@@ -217,15 +274,24 @@ class LiveProvider:
         if self.api == ANTHROPIC:
             import anthropic
 
-            self._a = anthropic.Anthropic(api_key="sk-ant-ctxbench", base_url=self.url, max_retries=0, timeout=self.timeout)
+            self._a = anthropic.Anthropic(
+                api_key="sk-ant-ctxbench", base_url=self.url, max_retries=0, timeout=self.timeout
+            )
         else:
             import openai
 
-            self._o = openai.OpenAI(api_key="sk-ctxbench", base_url=self.url + "/v1", max_retries=0, timeout=self.timeout)
+            self._o = openai.OpenAI(
+                api_key="sk-ctxbench", base_url=self.url + "/v1", max_retries=0, timeout=self.timeout
+            )
 
     def call(self, req: Request, now: float) -> Outcome:
-        headers = {"x-ctxbench-now": repr(now), "x-ctxbench-index": str(req.index), "x-ctxbench-kind": req.kind,
-                   "x-ctxbench-output-tokens": str(req.output_tokens), "x-ctxbench-conversation": self.conversation}  # fmt: skip
+        headers = {
+            "x-ctxbench-now": repr(now),
+            "x-ctxbench-index": str(req.index),
+            "x-ctxbench-kind": req.kind,
+            "x-ctxbench-output-tokens": str(req.output_tokens),
+            "x-ctxbench-conversation": self.conversation,
+        }
         try:
             if self.api == ANTHROPIC:
                 u, h = self._call_anthropic(render_anthropic(req), headers)
@@ -238,14 +304,26 @@ class LiveProvider:
             body = getattr(e, "body", None) or {}
             err = body.get("error", body) if isinstance(body, dict) else {}
             msg = str(err.get("message", e)) if isinstance(err, dict) else str(e)
-            kind = "too_long" if ("too long" in msg or "context length" in msg or "context window" in msg) else _KINDS.get(status, "invalid")
+            kind = (
+                "too_long"
+                if ("too long" in msg or "context length" in msg or "context window" in msg)
+                else _KINDS.get(status, "invalid")
+            )
             resp = getattr(e, "response", None)
             ra = resp.headers.get("retry-after") if resp is not None else None
-            perr = ProviderError(status, str(err.get("type", "")) if isinstance(err, dict) else "", msg, kind,
-                                 kind not in ("too_long", "invalid"), float(ra) if ra else None)  # fmt: skip
+            perr = ProviderError(
+                status,
+                str(err.get("type", "")) if isinstance(err, dict) else "",
+                msg,
+                kind,
+                kind not in ("too_long", "invalid"),
+                float(ra) if ra else None,
+            )
             return Outcome(Usage(), 0.0, 0.0, 0.0, perr)
         ttft, dur = float(h.get("x-ctxbench-ttft", 0)), float(h.get("x-ctxbench-duration", 0))
-        return Outcome(u, float(h.get("x-ctxbench-cost", 0)), ttft, dur, None, int(h.get("x-ctxbench-cached-pos", -1)))
+        return Outcome(
+            u, float(h.get("x-ctxbench-cost", 0)), ttft, dur, None, int(h.get("x-ctxbench-cached-pos", -1))
+        )
 
     def _call_anthropic(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[Usage, Any]:
         if self.stream:
@@ -263,8 +341,9 @@ class LiveProvider:
 
     def _call_chat(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[Usage, Any]:
         if self.stream:
-            raw = self._o.chat.completions.with_raw_response.create(**body, stream=True, stream_options={"include_usage": True},
-                                                                    extra_headers=headers)  # fmt: skip
+            raw = self._o.chat.completions.with_raw_response.create(
+                **body, stream=True, stream_options={"include_usage": True}, extra_headers=headers
+            )
             usage = None
             for chunk in raw.parse():
                 if chunk.usage is not None:

@@ -26,8 +26,20 @@ from sim.serve.record import Ledger, TraceRecorder, redact_headers, redact_path
 from sim.serve.server import ROUTES
 from sim.serve.wire import ANTHROPIC, WireError, parse
 
-HOP = frozenset({"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade", "host",
-                 "content-length", "accept-encoding"})  # fmt: skip
+HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "transfer-encoding",
+        "te",
+        "trailer",
+        "upgrade",
+        "host",
+        "content-length",
+        "accept-encoding",
+    }
+)
 
 
 def usage_from(api: str, data: bytes, sse: bool) -> Usage | None:
@@ -49,7 +61,9 @@ def usage_from(api: str, data: bytes, sse: bool) -> Usage | None:
     for o in objs:
         if not isinstance(o, dict):
             continue
-        cand = o.get("usage") or (o.get("message") or {}).get("usage") or (o.get("response") or {}).get("usage")
+        cand = (
+            o.get("usage") or (o.get("message") or {}).get("usage") or (o.get("response") or {}).get("usage")
+        )
         if isinstance(cand, dict):
             u.update({k: v for k, v in cand.items() if v is not None})
     if not u:
@@ -58,8 +72,13 @@ def usage_from(api: str, data: bytes, sse: bool) -> Usage | None:
         cc = u.get("cache_creation") or {}
         w1 = int(cc.get("ephemeral_1h_input_tokens", 0) or 0)
         w = int(u.get("cache_creation_input_tokens", 0) or 0)
-        return Usage(int(u.get("input_tokens", 0) or 0), int(u.get("cache_read_input_tokens", 0) or 0), w - w1, w1,
-                     int(u.get("output_tokens", 0) or 0))  # fmt: skip
+        return Usage(
+            int(u.get("input_tokens", 0) or 0),
+            int(u.get("cache_read_input_tokens", 0) or 0),
+            w - w1,
+            w1,
+            int(u.get("output_tokens", 0) or 0),
+        )
     total = int(u.get("prompt_tokens", u.get("input_tokens", 0)) or 0)
     det = u.get("prompt_tokens_details") or u.get("input_tokens_details") or {}
     read, write = int(det.get("cached_tokens", 0) or 0), int(det.get("cache_write_tokens", 0) or 0)
@@ -103,8 +122,11 @@ class ProxyHandler(BaseHTTPRequestHandler):
         conn_cls = http.client.HTTPSConnection if up.scheme == "https" else http.client.HTTPConnection
         conn = conn_cls(up.hostname or "127.0.0.1", up.port, timeout=st.timeout)
         path = (up.path.rstrip("/") + self.path) if up.path not in ("", "/") else self.path
-        entry: dict[str, Any] = {"t": round(t, 6), "path": redact_path(self.path),
-                                 "headers": redact_headers({k.lower(): v for k, v in self.headers.items()})}  # fmt: skip
+        entry: dict[str, Any] = {
+            "t": round(t, 6),
+            "path": redact_path(self.path),
+            "headers": redact_headers({k.lower(): v for k, v in self.headers.items()}),
+        }
         captured = bytearray()
         try:
             conn.request(self.command, path, body=body or None, headers=headers)
@@ -128,7 +150,9 @@ class ProxyHandler(BaseHTTPRequestHandler):
         except (OSError, http.client.HTTPException) as e:
             entry["status"] = 502
             entry["error"] = f"upstream: {e}"
-            err = json.dumps({"type": "error", "error": {"type": "api_error", "message": f"upstream unreachable: {e}"}}).encode()
+            err = json.dumps(
+                {"type": "error", "error": {"type": "api_error", "message": f"upstream unreachable: {e}"}}
+            ).encode()
             try:
                 self.send_response(502)
                 self.send_header("content-type", "application/json")
@@ -154,11 +178,18 @@ class ProxyHandler(BaseHTTPRequestHandler):
         entry["body"] = parsed_body
         u = usage_from(api, captured, sse) if api else None
         if u is not None:
-            entry["usage"] = {"uncached": u.uncached, "cache_read": u.cache_read, "cache_write_5m": u.cache_write_5m,
-                              "cache_write_1h": u.cache_write_1h, "output": u.output}  # fmt: skip
+            entry["usage"] = {
+                "uncached": u.uncached,
+                "cache_read": u.cache_read,
+                "cache_write_5m": u.cache_write_5m,
+                "cache_write_1h": u.cache_write_1h,
+                "output": u.output,
+            }
         if api and parsed_body is not None and entry.get("status") == 200 and u is not None:
             try:
-                p = parse(api, parsed_body, {k.lower(): v for k, v in self.headers.items()}, factory_for(st.model))
+                p = parse(
+                    api, parsed_body, {k.lower(): v for k, v in self.headers.items()}, factory_for(st.model)
+                )
                 entry["conversation"] = p.session
                 st.recorder.add(p, (), u, u.output, t)
             except WireError:
@@ -181,7 +212,9 @@ class ProxyServer(ThreadingHTTPServer):
         return f"http://{host!s}:{port}"
 
 
-def start_proxy(upstream: str, ledger: str | None, host: str = "127.0.0.1", port: int = 0) -> tuple[ProxyServer, threading.Thread]:
+def start_proxy(
+    upstream: str, ledger: str | None, host: str = "127.0.0.1", port: int = 0
+) -> tuple[ProxyServer, threading.Thread]:
     srv = ProxyServer(ProxyState(upstream.rstrip("/"), Ledger(ledger)), host, port)
     th = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     th.start()

@@ -22,15 +22,35 @@ from sim.content import IMAGE, TOOL_DEF, Block, Message
 from sim.providers.base import Usage
 from sim.serve.wire import Parsed, lang_of
 from traces.format import write_trace
-from traces.model import CompactionEvent, Content, Header, MessageEvent, SystemEvent, ToolDef, ToolsEvent, Trace
+from traces.model import (
+    CompactionEvent,
+    Content,
+    Header,
+    MessageEvent,
+    SystemEvent,
+    ToolDef,
+    ToolsEvent,
+    Trace,
+)
 from traces.model import Usage as TraceUsage
 
 REDACTED = "[redacted]"
-SECRET_HEADERS = frozenset({
-    "authorization", "proxy-authorization", "x-api-key", "api-key", "cookie", "set-cookie",
-    "x-goog-api-key", "anthropic-admin-key", "x-amz-security-token", "openai-organization", "openai-project",
-    "chatgpt-account-id",
-})  # fmt: skip
+SECRET_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "api-key",
+        "cookie",
+        "set-cookie",
+        "x-goog-api-key",
+        "anthropic-admin-key",
+        "x-amz-security-token",
+        "openai-organization",
+        "openai-project",
+        "chatgpt-account-id",
+    }
+)
 _SECRET_WORDS = re.compile(r"(token|secret|key|auth|cookie|password|credential|session-token)", re.I)
 _SECRET_QUERY = re.compile(r"([?&](?:key|api_key|apikey|token|access_token)=)[^&]*", re.I)
 
@@ -40,7 +60,9 @@ def redact_headers(headers: dict[str, str]) -> dict[str, str]:
     out = {}
     for k, v in headers.items():
         lk = k.lower()
-        secret = lk in SECRET_HEADERS or (_SECRET_WORDS.search(lk) is not None and lk not in ("x-ctxbench-index",))
+        secret = lk in SECRET_HEADERS or (
+            _SECRET_WORDS.search(lk) is not None and lk not in ("x-ctxbench-index",)
+        )
         out[lk] = REDACTED if secret else v
     return out
 
@@ -50,8 +72,13 @@ def redact_path(path: str) -> str:
 
 
 def usage_dict(u: Usage) -> dict[str, int]:
-    return {"uncached": u.uncached, "cache_read": u.cache_read, "cache_write_5m": u.cache_write_5m,
-            "cache_write_1h": u.cache_write_1h, "output": u.output}  # fmt: skip
+    return {
+        "uncached": u.uncached,
+        "cache_read": u.cache_read,
+        "cache_write_5m": u.cache_write_5m,
+        "cache_write_1h": u.cache_write_1h,
+        "output": u.output,
+    }
 
 
 class Ledger:
@@ -85,11 +112,15 @@ class Ledger:
 # ---------------------------------------------------------------- traces from parsed requests
 def _content(b: Block) -> Content:
     if b.kind == IMAGE:
-        return Content("image", nbytes=max(1, b.nbytes), width=b.width, height=b.height, key=f"img{b.digest:016x}")
+        return Content(
+            "image", nbytes=max(1, b.nbytes), width=b.width, height=b.height, key=f"img{b.digest:016x}"
+        )
     text = b.text or ""
     lang = "json" if b.kind == "tool_use" else lang_of(text)
     if b.kind == "tool_use":
-        return Content("tool_use", text=text, lang=lang, tool_id=b.tool_id or f"t{b.digest:x}", name=b.name or "tool")
+        return Content(
+            "tool_use", text=text, lang=lang, tool_id=b.tool_id or f"t{b.digest:x}", name=b.name or "tool"
+        )
     if b.kind == "tool_result":
         return Content("tool_result", text=text, lang=lang, tool_id=b.tool_id or "")
     return Content(b.kind if b.kind in ("text", "thinking") else "text", text=text, lang=lang)
@@ -118,7 +149,9 @@ class TraceRecorder:
         self._lock = threading.Lock()
         self.convs: dict[str, _Conv] = {}
 
-    def add(self, p: Parsed, reply_blocks: tuple[dict[str, Any], ...], usage: Usage, out_tokens: int, t: float) -> None:
+    def add(
+        self, p: Parsed, reply_blocks: tuple[dict[str, Any], ...], usage: Usage, out_tokens: int, t: float
+    ) -> None:
         with self._lock:
             c = self.convs.setdefault(p.session, _Conv())
             tr = p.tr
@@ -135,8 +168,10 @@ class TraceRecorder:
                 if sysc:
                     c.events.append(SystemEvent(sysc, t))
             keys = [_msg_key(m) for m in p.messages]
-            extends = bool(c.cur) and len(keys) >= len(c.cur) and all(
-                ck in (k, -1) for k, ck in zip(keys, c.cur, strict=False)
+            extends = (
+                bool(c.cur)
+                and len(keys) >= len(c.cur)
+                and all(ck in (k, -1) for k, ck in zip(keys, c.cur, strict=False))
             )
             if extends:
                 c.cur = keys[: len(c.cur)]
@@ -150,12 +185,29 @@ class TraceRecorder:
             for m in new:
                 c.events.append(self._message(c, m, t, None))
                 c.cur.append(_msg_key(m))
-            u = TraceUsage(usage.uncached, usage.cache_read, usage.cache_write_5m, usage.cache_write_1h, out_tokens)
-            reply = [Content("text", text=b["text"]) if b["type"] == "text" else
-                     Content("tool_use", text=json.dumps(b["input"], separators=(",", ":")), lang="json",
-                             tool_id=b["id"], name=b["name"]) for b in reply_blocks]  # fmt: skip
-            ev = MessageEvent("assistant", tuple(reply) or (Content("text", text="ok"),), "reply", t=t,
-                              output_tokens=out_tokens, usage=u)  # fmt: skip
+            u = TraceUsage(
+                usage.uncached, usage.cache_read, usage.cache_write_5m, usage.cache_write_1h, out_tokens
+            )
+            reply = [
+                Content("text", text=b["text"])
+                if b["type"] == "text"
+                else Content(
+                    "tool_use",
+                    text=json.dumps(b["input"], separators=(",", ":")),
+                    lang="json",
+                    tool_id=b["id"],
+                    name=b["name"],
+                )
+                for b in reply_blocks
+            ]
+            ev = MessageEvent(
+                "assistant",
+                tuple(reply) or (Content("text", text="ok"),),
+                "reply",
+                t=t,
+                output_tokens=out_tokens,
+                usage=u,
+            )
             c.events.append(self._fix(c, ev))
             c.cur.append(-1)  # the reply: the next request's copy of it is matched by position only
 
@@ -180,7 +232,9 @@ class TraceRecorder:
             if ev.role == "user" and x.kind in ("tool_use", "thinking"):
                 x = Content("text", text=x.text or "", lang=x.lang)
             content.append(x)
-        return MessageEvent(ev.role, tuple(content), ev.tag, t=ev.t, output_tokens=ev.output_tokens, usage=ev.usage)
+        return MessageEvent(
+            ev.role, tuple(content), ev.tag, t=ev.t, output_tokens=ev.output_tokens, usage=ev.usage
+        )
 
     def write(self, folder: str | Path, source: str = "ctxbench-serve") -> list[Path]:
         """Write one trace per conversation; returns the paths written."""

@@ -76,7 +76,9 @@ def anthropic_message(rid: str, model: str, reply: Reply, u: Usage) -> dict[str,
     }
 
 
-def anthropic_stream(rid: str, model: str, reply: Reply, u: Usage, cut: ProviderError | None = None) -> Iterator[bytes]:
+def anthropic_stream(
+    rid: str, model: str, reply: Reply, u: Usage, cut: ProviderError | None = None
+) -> Iterator[bytes]:
     usage = {**anthropic_wire_usage(u), "service_tier": "standard"}
     start = {**anthropic_message(rid, model, Reply((), 0), u), "content": [], "stop_reason": None}
     start["usage"] = {**usage, "output_tokens": min(1, u.output)}
@@ -87,17 +89,27 @@ def anthropic_stream(rid: str, model: str, reply: Reply, u: Usage, cut: Provider
         return
     for i, b in enumerate(reply.blocks):
         if b["type"] == "tool_use":
-            yield sse("content_block_start", {"type": "content_block_start", "index": i,
-                                              "content_block": {**b, "input": {}}})  # fmt: skip
+            yield sse(
+                "content_block_start",
+                {"type": "content_block_start", "index": i, "content_block": {**b, "input": {}}},
+            )
             delta = {"type": "input_json_delta", "partial_json": canon(b["input"])}
         else:
-            yield sse("content_block_start", {"type": "content_block_start", "index": i,
-                                              "content_block": {"type": "text", "text": ""}})  # fmt: skip
+            yield sse(
+                "content_block_start",
+                {"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}},
+            )
             delta = {"type": "text_delta", "text": b["text"]}
         yield sse("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta})
         yield sse("content_block_stop", {"type": "content_block_stop", "index": i})
-    yield sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": reply.stop_reason,
-                                "stop_sequence": None}, "usage": usage})  # fmt: skip
+    yield sse(
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": reply.stop_reason, "stop_sequence": None},
+            "usage": usage,
+        },
+    )
     yield sse("message_stop", {"type": "message_stop"})
 
 
@@ -131,8 +143,13 @@ def chat_stream(rid: str, model: str, reply: Reply, u: Usage, include_usage: boo
     created = int(time.time())
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-        c: dict[str, Any] = {"id": rid, "object": "chat.completion.chunk", "created": created, "model": model,
-                             "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]}  # fmt: skip
+        c: dict[str, Any] = {
+            "id": rid,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+        }
         if include_usage:
             c["usage"] = None
         return sse(None, c)
@@ -142,13 +159,32 @@ def chat_stream(rid: str, model: str, reply: Reply, u: Usage, include_usage: boo
     if msg["content"]:
         yield chunk({"content": msg["content"]})
     for k, call in enumerate(msg.get("tool_calls", [])):
-        yield chunk({"tool_calls": [{"index": k, "id": call["id"], "type": "function",
-                                     "function": {"name": call["function"]["name"], "arguments": ""}}]})  # fmt: skip
+        yield chunk(
+            {
+                "tool_calls": [
+                    {
+                        "index": k,
+                        "id": call["id"],
+                        "type": "function",
+                        "function": {"name": call["function"]["name"], "arguments": ""},
+                    }
+                ]
+            }
+        )
         yield chunk({"tool_calls": [{"index": k, "function": {"arguments": call["function"]["arguments"]}}]})
     yield chunk({}, "tool_calls" if reply.stop_reason == "tool_use" else "stop")
     if include_usage:
-        yield sse(None, {"id": rid, "object": "chat.completion.chunk", "created": created, "model": model,
-                         "choices": [], "usage": openai_usage(u, CHAT)})  # fmt: skip
+        yield sse(
+            None,
+            {
+                "id": rid,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+                "choices": [],
+                "usage": openai_usage(u, CHAT),
+            },
+        )
     yield sse(None, "[DONE]")
 
 
@@ -157,16 +193,33 @@ def _resp_items(rid: str, reply: Reply) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     text = "".join(b["text"] for b in reply.blocks if b["type"] == "text")
     if text:
-        items.append({"type": "message", "id": f"msg_{rid[5:]}", "status": "completed", "role": "assistant",
-                      "content": [{"type": "output_text", "text": text, "annotations": []}]})  # fmt: skip
+        items.append(
+            {
+                "type": "message",
+                "id": f"msg_{rid[5:]}",
+                "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
+        )
     for b in reply.blocks:
         if b["type"] == "tool_use":
-            items.append({"type": "function_call", "id": f"fc_{b['id']}", "call_id": b["id"], "name": b["name"],
-                          "arguments": canon(b["input"]), "status": "completed"})  # fmt: skip
+            items.append(
+                {
+                    "type": "function_call",
+                    "id": f"fc_{b['id']}",
+                    "call_id": b["id"],
+                    "name": b["name"],
+                    "arguments": canon(b["input"]),
+                    "status": "completed",
+                }
+            )
     return items
 
 
-def response_object(rid: str, model: str, reply: Reply, u: Usage | None, status: str = "completed") -> dict[str, Any]:
+def response_object(
+    rid: str, model: str, reply: Reply, u: Usage | None, status: str = "completed"
+) -> dict[str, Any]:
     return {
         "id": rid,
         "object": "response",
@@ -183,7 +236,9 @@ def response_object(rid: str, model: str, reply: Reply, u: Usage | None, status:
     }
 
 
-def responses_stream(rid: str, model: str, reply: Reply, u: Usage, cut: ProviderError | None = None) -> Iterator[bytes]:
+def responses_stream(
+    rid: str, model: str, reply: Reply, u: Usage, cut: ProviderError | None = None
+) -> Iterator[bytes]:
     seq = 0
 
     def ev(kind: str, **data: Any) -> bytes:
@@ -201,17 +256,46 @@ def responses_stream(rid: str, model: str, reply: Reply, u: Usage, cut: Provider
     for i, item in enumerate(_resp_items(rid, reply)):
         if item["type"] == "message":
             text = item["content"][0]["text"]
-            yield ev("response.output_item.added", output_index=i, item={**item, "status": "in_progress", "content": []})
+            yield ev(
+                "response.output_item.added",
+                output_index=i,
+                item={**item, "status": "in_progress", "content": []},
+            )
             part = {"type": "output_text", "text": "", "annotations": []}
-            yield ev("response.content_part.added", item_id=item["id"], output_index=i, content_index=0, part=part)
-            yield ev("response.output_text.delta", item_id=item["id"], output_index=i, content_index=0, delta=text)
-            yield ev("response.output_text.done", item_id=item["id"], output_index=i, content_index=0, text=text)
-            yield ev("response.content_part.done", item_id=item["id"], output_index=i, content_index=0,
-                     part={**part, "text": text})  # fmt: skip
+            yield ev(
+                "response.content_part.added", item_id=item["id"], output_index=i, content_index=0, part=part
+            )
+            yield ev(
+                "response.output_text.delta", item_id=item["id"], output_index=i, content_index=0, delta=text
+            )
+            yield ev(
+                "response.output_text.done", item_id=item["id"], output_index=i, content_index=0, text=text
+            )
+            yield ev(
+                "response.content_part.done",
+                item_id=item["id"],
+                output_index=i,
+                content_index=0,
+                part={**part, "text": text},
+            )
         else:
-            yield ev("response.output_item.added", output_index=i, item={**item, "status": "in_progress", "arguments": ""})
-            yield ev("response.function_call_arguments.delta", item_id=item["id"], output_index=i, delta=item["arguments"])
-            yield ev("response.function_call_arguments.done", item_id=item["id"], output_index=i, arguments=item["arguments"])
+            yield ev(
+                "response.output_item.added",
+                output_index=i,
+                item={**item, "status": "in_progress", "arguments": ""},
+            )
+            yield ev(
+                "response.function_call_arguments.delta",
+                item_id=item["id"],
+                output_index=i,
+                delta=item["arguments"],
+            )
+            yield ev(
+                "response.function_call_arguments.done",
+                item_id=item["id"],
+                output_index=i,
+                arguments=item["arguments"],
+            )
         yield ev("response.output_item.done", output_index=i, item=item)
     yield ev("response.completed", response=response_object(rid, model, reply, u))
 
@@ -226,23 +310,43 @@ _OPENAI_FAULTS = {  # providers.md §2.5
 }
 
 
-def error_body(api: str, err: WireError | ProviderError, rid: str, window: int = 0, total: int = 0) -> tuple[int, dict[str, Any]]:
+def error_body(
+    api: str, err: WireError | ProviderError, rid: str, window: int = 0, total: int = 0
+) -> tuple[int, dict[str, Any]]:
     """(status, JSON body) of an error as `api` returns it."""
     if api == ANTHROPIC:
         status = err.status if err.status != 200 else 529
-        return status, {"type": "error", "error": {"type": err.type, "message": err.message}, "request_id": rid}
+        return status, {
+            "type": "error",
+            "error": {"type": err.type, "message": err.message},
+            "request_id": rid,
+        }
     if isinstance(err, ProviderError) and err.kind == "too_long":
         if api == CHAT:
-            msg = (f"This model's maximum context length is {window} tokens. However, your messages resulted in "
-                   f"{total} tokens. Please reduce the length of the messages.")  # fmt: skip
-            return 400, {"error": {"message": msg, "type": "invalid_request_error", "param": "messages",
-                                   "code": "context_length_exceeded"}}  # fmt: skip
+            msg = (
+                f"This model's maximum context length is {window} tokens. However, your messages resulted in "
+                f"{total} tokens. Please reduce the length of the messages."
+            )
+            return 400, {
+                "error": {
+                    "message": msg,
+                    "type": "invalid_request_error",
+                    "param": "messages",
+                    "code": "context_length_exceeded",
+                }
+            }
         msg = "Your input exceeds the context window of this model. Please adjust your input and try again."
-        return 400, {"error": {"message": msg, "type": "invalid_request_error", "param": "input",
-                               "code": "context_length_exceeded"}}  # fmt: skip
+        return 400, {
+            "error": {
+                "message": msg,
+                "type": "invalid_request_error",
+                "param": "input",
+                "code": "context_length_exceeded",
+            }
+        }
     if isinstance(err, ProviderError) and err.kind in _OPENAI_FAULTS:
-        status, etype, code = _OPENAI_FAULTS[err.kind]
-        return status, {"error": {"message": err.message, "type": etype, "param": None, "code": code}}
+        status, ftype, fcode = _OPENAI_FAULTS[err.kind]
+        return status, {"error": {"message": err.message, "type": ftype, "param": None, "code": fcode}}
     param = err.param if isinstance(err, WireError) else None
     code = err.code if isinstance(err, WireError) else None
     etype = "invalid_request_error" if err.status < 500 else "server_error"

@@ -154,7 +154,9 @@ def load_script(path: str) -> Scripter:
             raise ScriptError(f"{path}: steps[{i}]: needs 'shell' or 'tool'")
         for k in s:
             if k not in STEP_KEYS:
-                raise ScriptError(f"{path}: steps[{i}]: unknown key {k!r}; valid keys: {', '.join(STEP_KEYS)}")
+                raise ScriptError(
+                    f"{path}: steps[{i}]: unknown key {k!r}; valid keys: {', '.join(STEP_KEYS)}"
+                )
     steps = steps * int(data.get("repeat", 1))
     return Scripter("task", steps, str(data.get("final_text", "Done.")), int(data.get("summary_bytes", 4000)))
 
@@ -172,7 +174,14 @@ def replay_script(trace: Trace) -> Scripter:
                     inp = json.loads(c.text) if c.text else {}
                 except ValueError:
                     inp = {"text": c.text}
-                blocks.append({"type": "tool_use", "id": c.tool_id, "name": c.name, "input": inp if isinstance(inp, dict) else {"value": inp}})
+                blocks.append(
+                    {
+                        "type": "tool_use",
+                        "id": c.tool_id,
+                        "name": c.name,
+                        "input": inp if isinstance(inp, dict) else {"value": inp},
+                    }
+                )
             elif c.kind == "text":
                 blocks.append({"type": "text", "text": c.text if c.text is not None else _filler(c.nbytes)})
         out = ev.output_tokens if ev.output_tokens is not None else _tokens(json.dumps(blocks))

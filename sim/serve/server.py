@@ -179,7 +179,9 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
-    def _error(self, api: str, err: WireError | ProviderError, rid: str, window: int = 0, total: int = 0) -> int:
+    def _error(
+        self, api: str, err: WireError | ProviderError, rid: str, window: int = 0, total: int = 0
+    ) -> int:
         status, body = render.error_body(api, err, rid, window, total)
         extra = {"request-id": rid, "x-request-id": rid}
         if isinstance(err, ProviderError) and err.retry_after is not None:
@@ -192,8 +194,21 @@ class Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0]
         if path in ("/v1/models", "/models"):
             st = self.server.state
-            self._send_json(200, {"object": "list", "data": [{"id": st.cfg.model, "type": "model", "object": "model",
-                                   "display_name": st.cfg.model, "created_at": "2026-01-01T00:00:00Z"}]})  # fmt: skip
+            self._send_json(
+                200,
+                {
+                    "object": "list",
+                    "data": [
+                        {
+                            "id": st.cfg.model,
+                            "type": "model",
+                            "object": "model",
+                            "display_name": st.cfg.model,
+                            "created_at": "2026-01-01T00:00:00Z",
+                        }
+                    ],
+                },
+            )
         else:
             self._error(ANTHROPIC, WireError(404, "not_found_error", f"Not found: {path}"), "req_none")
 
@@ -205,18 +220,36 @@ class Handler(BaseHTTPRequestHandler):
         headers = self._headers()
         t = self._now(headers)
         raw = self._read_body()
-        entry: dict[str, Any] = {"t": round(t, 6), "api": api, "path": redact_path(self.path),
-                                 "headers": redact_headers(headers)}  # fmt: skip
+        entry: dict[str, Any] = {
+            "t": round(t, 6),
+            "api": api,
+            "path": redact_path(self.path),
+            "headers": redact_headers(headers),
+        }
         status = 400
         try:
             if raw is None:
-                status = self._error(api, WireError(413, "request_too_large", "Request exceeds the maximum allowed number of bytes."), rid)
+                status = self._error(
+                    api,
+                    WireError(
+                        413, "request_too_large", "Request exceeds the maximum allowed number of bytes."
+                    ),
+                    rid,
+                )
                 return
             try:
                 body = json.loads(raw)
             except (ValueError, RecursionError):
                 entry["body_text"] = raw[:65536].decode("utf-8", "replace")
-                status = self._error(api, WireError(400, "invalid_request_error", "There was an error parsing the body of the request: invalid JSON"), rid)
+                status = self._error(
+                    api,
+                    WireError(
+                        400,
+                        "invalid_request_error",
+                        "There was an error parsing the body of the request: invalid JSON",
+                    ),
+                    rid,
+                )
                 return
             entry["body"] = body
             if path not in ROUTES and not path.endswith(("/count_tokens", "/input_tokens")):
@@ -240,7 +273,16 @@ class Handler(BaseHTTPRequestHandler):
                 pass
         return time.monotonic() - st.start
 
-    def _handle(self, api: str, path: str, body: Any, headers: dict[str, str], t: float, rid: str, entry: dict[str, Any]) -> int:
+    def _handle(
+        self,
+        api: str,
+        path: str,
+        body: Any,
+        headers: dict[str, str],
+        t: float,
+        rid: str,
+        entry: dict[str, Any],
+    ) -> int:
         st = self.server.state
         counting = path.endswith(("/count_tokens", "/input_tokens"))
         if counting and isinstance(body, dict) and api == ANTHROPIC:
@@ -251,7 +293,12 @@ class Handler(BaseHTTPRequestHandler):
         entry["conversation"] = p.session
         if counting:  # no caching logic (providers.md §1.14, §2.7)
             n = p.tr.total_tokens
-            self._send_json(200, {"input_tokens": n} if api == ANTHROPIC else {"object": "response.input_tokens", "input_tokens": n})
+            self._send_json(
+                200,
+                {"input_tokens": n}
+                if api == ANTHROPIC
+                else {"object": "response.input_tokens", "input_tokens": n},
+            )
             return 200
         provider = st.provider(model)
         hint = headers.get("x-ctxbench-output-tokens")
@@ -262,19 +309,50 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 index = st.counters.get(p.session, 0)
             st.counters[p.session] = index + 1
-            req = Request(p.tr, len(p.tr), model, reply.output_tokens, p.breakpoints, headers.get("x-ctxbench-kind", "live"),
-                          p.session, index, p.cache_key, p.session)  # fmt: skip
+            req = Request(
+                p.tr,
+                len(p.tr),
+                model,
+                reply.output_tokens,
+                p.breakpoints,
+                headers.get("x-ctxbench-kind", "live"),
+                p.session,
+                index,
+                p.cache_key,
+                p.session,
+            )
             out = provider.call(req, t)
             if st.cfg.keep_observations:
-                st.observations.append(Observation(p.session, index, api, len(p.tr), [b.tokens for b in p.tr.blocks],
-                                                   list(p.tr.hashes), p.breakpoints,
-                                                   out.usage if out.error is None or out.error.billed else None,
-                                                   out.error.kind if out.error else ""))  # fmt: skip
-        entry.update(model=model, index=index, blocks=len(p.tr), breakpoints=[list(b) for b in p.breakpoints],
-                     usage=usage_dict(out.usage), reply=list(reply.blocks), cost=round(out.cost, 9))  # fmt: skip
-        extra = {"request-id": rid, "x-request-id": rid, "x-ctxbench-ttft": repr(out.ttft),
-                 "x-ctxbench-duration": repr(out.duration), "x-ctxbench-cached-pos": str(out.cached_pos),
-                 "x-ctxbench-cost": repr(out.cost)}  # fmt: skip
+                st.observations.append(
+                    Observation(
+                        p.session,
+                        index,
+                        api,
+                        len(p.tr),
+                        [b.tokens for b in p.tr.blocks],
+                        list(p.tr.hashes),
+                        p.breakpoints,
+                        out.usage if out.error is None or out.error.billed else None,
+                        out.error.kind if out.error else "",
+                    )
+                )
+        entry.update(
+            model=model,
+            index=index,
+            blocks=len(p.tr),
+            breakpoints=[list(b) for b in p.breakpoints],
+            usage=usage_dict(out.usage),
+            reply=list(reply.blocks),
+            cost=round(out.cost, 9),
+        )
+        extra = {
+            "request-id": rid,
+            "x-request-id": rid,
+            "x-ctxbench-ttft": repr(out.ttft),
+            "x-ctxbench-duration": repr(out.duration),
+            "x-ctxbench-cached-pos": str(out.cached_pos),
+            "x-ctxbench-cost": repr(out.cost),
+        }
         err = out.error
         if err is not None and not (err.kind == "stream_error" and p.stream):
             entry["error"] = err.kind
@@ -291,7 +369,9 @@ class Handler(BaseHTTPRequestHandler):
                 self._send_json(200, render.anthropic_message(rid, requested or model, reply, u), extra)
         elif api == CHAT:
             if p.stream:
-                self._send_stream(render.chat_stream(rid, requested or model, reply, u, p.include_usage), extra)
+                self._send_stream(
+                    render.chat_stream(rid, requested or model, reply, u, p.include_usage), extra
+                )
             else:
                 self._send_json(200, render.chat_completion(rid, requested or model, reply, u), extra)
         elif p.stream:
@@ -329,7 +409,9 @@ def make_server(cfg: ServeConfig, scripter: Scripter | None = None) -> CtxServer
     return CtxServer(state)
 
 
-def start_background(cfg: ServeConfig, scripter: Scripter | None = None) -> tuple[CtxServer, threading.Thread]:
+def start_background(
+    cfg: ServeConfig, scripter: Scripter | None = None
+) -> tuple[CtxServer, threading.Thread]:
     """Start a server on a thread (tests, validate, proxy upstreams); stop with `stop(server)`."""
     srv = make_server(cfg, scripter)
     th = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)

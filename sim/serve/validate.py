@@ -48,10 +48,19 @@ class _Recording:
     def call(self, req: Request, now: float) -> Outcome:
         out = self.inner.call(req, now)
         tr = req.tr
-        self.seen.append(Observation(req.conversation, req.index, "sim", req.n, [b.tokens for b in tr.blocks[: req.n]],
-                                     tr.hashes[: req.n], req.breakpoints,
-                                     out.usage if out.error is None or out.error.billed else None,
-                                     out.error.kind if out.error else ""))  # fmt: skip
+        self.seen.append(
+            Observation(
+                req.conversation,
+                req.index,
+                "sim",
+                req.n,
+                [b.tokens for b in tr.blocks[: req.n]],
+                tr.hashes[: req.n],
+                req.breakpoints,
+                out.usage if out.error is None or out.error.billed else None,
+                out.error.kind if out.error else "",
+            )
+        )
         return out
 
     def diagnose(self, req: Request, pos: int, now: float) -> str:
@@ -76,8 +85,14 @@ def run_conversation(trace: Trace, policy: Policy, provider_for: Any, model: str
     env = simpy.Environment()
     records: list[RequestRecord] = []
     prep = prepare(trace, factory_for(model))
-    prep = prep if prep.model == model else type(prep)(prep.name, model, prep.window, prep.tools, prep.system, prep.steps)
-    conv = Conversation(env, "c0", prep, policy, provider_for, factory_for(model), records, zlib.crc32(b"0:c0"))
+    prep = (
+        prep
+        if prep.model == model
+        else type(prep)(prep.name, model, prep.window, prep.tools, prep.system, prep.steps)
+    )
+    conv = Conversation(
+        env, "c0", prep, policy, provider_for, factory_for(model), records, zlib.crc32(b"0:c0")
+    )
     env.process(conv.run())
     env.run()
     return records
@@ -87,8 +102,15 @@ def _u(u: Usage | None) -> tuple[int, ...]:
     return (u.uncached, u.cache_read, u.cache_write_5m, u.cache_write_1h, u.output) if u else ()
 
 
-def validate(trace: Trace, policy: Policy, profile: str | None = None, api: str = ANTHROPIC, stream: bool = True,
-             seed: int = 0, model: str | None = None) -> Comparison:  # fmt: skip
+def validate(
+    trace: Trace,
+    policy: Policy,
+    profile: str | None = None,
+    api: str = ANTHROPIC,
+    stream: bool = True,
+    seed: int = 0,
+    model: str | None = None,
+) -> Comparison:
     """Simulate and drive `trace` under `policy`; compare request by request."""
     profile = profile or policy.provider
     model = model or trace.header.model or DEFAULT_MODEL
@@ -102,22 +124,36 @@ def validate(trace: Trace, policy: Policy, profile: str | None = None, api: str 
         return providers[m]
 
     sim_records = run_conversation(mt, policy, sim_for, model)
-    srv, _th = start_background(ServeConfig(profile=profile, model=model, seed=seed, clock="header", latency="profile",
-                                            keep_observations=True))  # fmt: skip
+    srv, _th = start_background(
+        ServeConfig(
+            profile=profile, model=model, seed=seed, clock="header", latency="profile", keep_observations=True
+        )
+    )
     try:
         live_records = run_conversation(mt, policy, live_provider_for(srv.url, api, stream, "c0"), model)
         live_seen = list(srv.state.observations)
     finally:
         stop(srv)
-    return compare(trace.path or trace.header.source, policy.name, api, sim_records, live_records, sim_seen, live_seen)
+    return compare(
+        trace.path or trace.header.source, policy.name, api, sim_records, live_records, sim_seen, live_seen
+    )
 
 
-def compare(name: str, policy: str, api: str, sim_r: list[RequestRecord], live_r: list[RequestRecord],
-            sim_o: list[Observation], live_o: list[Observation]) -> Comparison:  # fmt: skip
+def compare(
+    name: str,
+    policy: str,
+    api: str,
+    sim_r: list[RequestRecord],
+    live_r: list[RequestRecord],
+    sim_o: list[Observation],
+    live_o: list[Observation],
+) -> Comparison:
     c = Comparison(name, policy, api, len(sim_r))
     if len(sim_r) != len(live_r) or len(sim_o) != len(live_o):
-        c.mismatches.append(f"request count: simulation {len(sim_r)} records / {len(sim_o)} calls, "
-                            f"live {len(live_r)} records / {len(live_o)} calls")  # fmt: skip
+        c.mismatches.append(
+            f"request count: simulation {len(sim_r)} records / {len(sim_o)} calls, "
+            f"live {len(live_r)} records / {len(live_o)} calls"
+        )
     fwd: dict[int, int] = {}
     back: dict[int, int] = {}
     for i, (a, b) in enumerate(zip(sim_o, live_o, strict=False)):
@@ -140,15 +176,16 @@ def compare(name: str, policy: str, api: str, sim_r: list[RequestRecord], live_r
         if problems:
             c.mismatches.append(f"request {i}: " + "; ".join(problems))
     for i, (x, y) in enumerate(zip(sim_r, live_r, strict=False)):
-        if (x.kind, x.true_input, x.status, x.miss_cause if y.miss_cause != "live" else "") != (y.kind, y.true_input, y.status, ""):
-            if (x.kind, x.true_input, x.status) != (y.kind, y.true_input, y.status):
-                c.mismatches.append(f"record {i}: sim {x.kind}/{x.true_input}/{x.status} vs live {y.kind}/{y.true_input}/{y.status}")
+        if (x.kind, x.true_input, x.status) != (y.kind, y.true_input, y.status):
+            sim, live = f"{x.kind}/{x.true_input}/{x.status}", f"{y.kind}/{y.true_input}/{y.status}"
+            c.mismatches.append(f"record {i}: sim {sim} vs live {live}")
     return c
 
 
 def format_comparison(c: Comparison, verbose: bool = False) -> str:
-    head = (f"{c.trace} · policy {c.policy} · api {c.api}: {c.requests} requests, "
-            + ("prefixes and usage identical" if c.identical else f"{len(c.mismatches)} mismatches"))  # fmt: skip
+    head = f"{c.trace} · policy {c.policy} · api {c.api}: {c.requests} requests, " + (
+        "prefixes and usage identical" if c.identical else f"{len(c.mismatches)} mismatches"
+    )
     lines = [head]
     if verbose or not c.identical:
         lines += c.rows

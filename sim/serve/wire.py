@@ -35,7 +35,9 @@ TTLS = ("5m", "1h")  # providers.md §1.2
 class WireError(ValueError):
     """A request the real API rejects: HTTP status, error type, message (and OpenAI's param/code)."""
 
-    def __init__(self, status: int, type_: str, message: str, param: str | None = None, code: str | None = None):
+    def __init__(
+        self, status: int, type_: str, message: str, param: str | None = None, code: str | None = None
+    ):
         super().__init__(message)
         self.status = status
         self.type = type_
@@ -129,7 +131,9 @@ class _Builder:
         self.tool_params: dict[str, tuple[str, ...]] = {}
 
     # -------------------------------------------------------------- blocks
-    def block(self, kind: str, role: str, payload: Any, text: str, lang: str, name: str = "", tool_id: str = "") -> Block:
+    def block(
+        self, kind: str, role: str, payload: Any, text: str, lang: str, name: str = "", tool_id: str = ""
+    ) -> Block:
         raw = canon(payload).encode("utf-8")
         nbytes = len(text.encode("utf-8"))
         tokens = self.f.counter.count_text(text, lang) if text else 0
@@ -138,7 +142,7 @@ class _Builder:
 
     def image(self, role: str, data_b64: str, where: str) -> Block:
         try:
-            head = base64.b64decode(data_b64[:64 * 1024 - (64 * 1024) % 4] or b"", validate=False)
+            head = base64.b64decode(data_b64[: 64 * 1024 - (64 * 1024) % 4] or b"", validate=False)
         except (binascii.Error, ValueError):
             raise bad(f"{where}: image data is not valid base64") from None
         w, h = image_size(head)
@@ -150,7 +154,7 @@ class _Builder:
 
     def tool_def(self, tool: dict[str, Any], where: str) -> None:
         body = self.strip(tool, ("tools", len(self.tools)), where)
-        fn = tool.get("function") if isinstance(tool.get("function"), dict) else {}
+        fn: dict[str, Any] = tool["function"] if isinstance(tool.get("function"), dict) else {}
         name = tool.get("name") or fn.get("name") or tool.get("type") or ""
         schema = tool.get("input_schema") or fn.get("parameters") or tool.get("parameters") or {}
         props = schema.get("properties") if isinstance(schema, dict) else None
@@ -208,7 +212,9 @@ class _Builder:
         seen_5m = False
         for _p, ttl in bps:  # "a ttl='1h' block must not come after a ttl='5m' block" (§1.2)
             if ttl == "1h" and seen_5m:
-                raise bad("A `ttl='1h'` cache_control block must not come after a `ttl='5m'` cache_control block.")
+                raise bad(
+                    "A `ttl='1h'` cache_control block must not come after a `ttl='5m'` cache_control block."
+                )
             seen_5m = seen_5m or ttl == "5m"
         return tr, bps
 

@@ -30,9 +30,18 @@ from sim.serve.wire import (
 from sim.tokens import BlockFactory
 
 BLOCK_TYPES = (
-    "text", "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking",
-    "server_tool_use", "web_search_tool_result", "search_result", "container_upload",
-)  # fmt: skip
+    "text",
+    "image",
+    "document",
+    "tool_use",
+    "tool_result",
+    "thinking",
+    "redacted_thinking",
+    "server_tool_use",
+    "web_search_tool_result",
+    "search_result",
+    "container_upload",
+)
 
 
 def _text_parts(content: Any, where: str) -> str:
@@ -120,7 +129,9 @@ def parse_anthropic(body: dict[str, Any], headers: dict[str, str], factory: Bloc
         for i, sb in enumerate(list_(system, "system")):
             b = obj(sb, f"system.{i}")
             if b.get("type") != "text":
-                raise bad(f"system.{i}.type: Input tag '{b.get('type')}' found using 'type' does not match 'text'")
+                raise bad(
+                    f"system.{i}.type: Input tag '{b.get('type')}' found using 'type' does not match 'text'"
+                )
             text = str_(b.get("text"), f"system.{i}.text")
             payload = {k: v for k, v in b.items() if k != "cache_control"}
             bd.add(bd.block(TEXT, "system", payload, text, lang_of(text)), b, f"system.{i}", "system")

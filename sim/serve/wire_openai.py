@@ -53,7 +53,11 @@ def _chat_part(bd: _Builder, role: str, p: dict[str, Any], where: str) -> None:
         text = canon(body)
         bd.add(bd.block(TEXT, role, body, text, "json"), p, where)
     else:
-        raise bad(f"Invalid value: '{t}'. Supported values are: 'text', 'image_url', 'input_audio', 'refusal', and 'file'.", where)
+        raise bad(
+            f"Invalid value: '{t}'. Supported values are: 'text', 'image_url', 'input_audio', 'refusal', "
+            "and 'file'.",
+            where,
+        )
 
 
 def _chat_content(bd: _Builder, role: str, content: Any, where: str) -> None:
@@ -74,7 +78,11 @@ def parse_chat(body: dict[str, Any], headers: dict[str, str], factory: BlockFact
         raise bad("Missing required parameter: 'messages'.", "messages")
     msgs = list_(body["messages"], "messages")
     if not msgs:
-        raise bad("Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.", "messages")
+        raise bad(
+            "Invalid 'messages': empty array. Expected an array with minimum length 1, "
+            "but got an empty array instead.",
+            "messages",
+        )
     bd = _Builder(factory)
     names = []
     for i, tool in enumerate(list_(body.get("tools") or [], "tools")):
@@ -88,7 +96,11 @@ def parse_chat(body: dict[str, Any], headers: dict[str, str], factory: BlockFact
         mo = obj(msg, where)
         role = mo.get("role")
         if role not in ("system", "developer", "user", "assistant", "tool", "function"):
-            raise bad(f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.", f"{where}.role")
+            raise bad(
+                f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', 'user', 'function', "
+                "'tool', and 'developer'.",
+                f"{where}.role",
+            )
         if role in ("system", "developer") and leading:
             content = mo.get("content")
             if isinstance(content, str):
@@ -103,13 +115,19 @@ def parse_chat(body: dict[str, Any], headers: dict[str, str], factory: BlockFact
         leading = False
         if role in ("tool", "function"):
             content = mo.get("content", "")
-            text = content if isinstance(content, str) else "".join(
-                str(obj(p, where).get("text", "")) for p in list_(content, f"{where}.content")
+            text = (
+                content
+                if isinstance(content, str)
+                else "".join(str(obj(p, where).get("text", "")) for p in list_(content, f"{where}.content"))
             )
             tid = str(mo.get("tool_call_id", mo.get("name", "")))
             payload = {k: v for k, v in mo.items() if k != "cache_control"}
-            if isinstance(content, list):  # cache_control on a text part of a tool message: a marker, not content
-                payload["content"] = [bd.strip(p, ("cur", len(bd.cur)), where) if isinstance(p, dict) else p for p in content]
+            if isinstance(
+                content, list
+            ):  # cache_control on a text part of a tool message: a marker, not content
+                payload["content"] = [
+                    bd.strip(p, ("cur", len(bd.cur)), where) if isinstance(p, dict) else p for p in content
+                ]
             bd.add(bd.block(TOOL_RESULT, "user", payload, text, lang_of(text), tool_id=tid), mo, where)
             bd.end_message("user", "tool")
             continue
@@ -121,7 +139,15 @@ def parse_chat(body: dict[str, Any], headers: dict[str, str], factory: BlockFact
                 fn = obj(c.get("function"), f"{where}.tool_calls[{k}].function")
                 args = str_(fn.get("arguments", ""), f"{where}.tool_calls[{k}].function.arguments")
                 payload = {kk: v for kk, v in c.items() if kk != "cache_control"}
-                blk = bd.block(TOOL_USE, "assistant", payload, args, "json", name=str(fn.get("name", "")), tool_id=str(c.get("id", "")))
+                blk = bd.block(
+                    TOOL_USE,
+                    "assistant",
+                    payload,
+                    args,
+                    "json",
+                    name=str(fn.get("name", "")),
+                    tool_id=str(c.get("id", "")),
+                )
                 bd.add(blk, c, f"{where}.tool_calls[{k}]")
         bd.end_message(brole, "system" if role in ("system", "developer") else "")
     tr, bps = bd.finish(None)
@@ -129,12 +155,20 @@ def parse_chat(body: dict[str, Any], headers: dict[str, str], factory: BlockFact
     include = isinstance(so, dict) and so.get("include_usage") is True
     rf = body.get("response_format")
     parsed = Parsed(
-        CHAT, model, stream_of(body), tr, bps,
-        max_tokens_of(body, ("max_completion_tokens", "max_tokens"), False), include,
+        CHAT,
+        model,
+        stream_of(body),
+        tr,
+        bps,
+        max_tokens_of(body, ("max_completion_tokens", "max_tokens"), False),
+        include,
         body.get("prompt_cache_key") if isinstance(body.get("prompt_cache_key"), str) else None,
-        session_of(headers, body), tuple(names), bd.last_user_text,
-        isinstance(rf, dict) and rf.get("type") in ("json_object", "json_schema"), bd.msgs,
-    )  # fmt: skip
+        session_of(headers, body),
+        tuple(names),
+        bd.last_user_text,
+        isinstance(rf, dict) and rf.get("type") in ("json_object", "json_schema"),
+        bd.msgs,
+    )
     parsed.tool_params = bd.tool_params
     return parsed
 
@@ -179,11 +213,15 @@ def parse_responses(body: dict[str, Any], headers: dict[str, str], factory: Bloc
     for n, item in enumerate(items):
         where = f"input[{n}]"
         it = obj(item, where)
-        t = it.get("type", "message" if "role" in it else None)
-        if t == "message":
+        kind: Any = it.get("type", "message" if "role" in it else None)
+        if kind == "message":
             role = it.get("role")
             if role not in ("user", "assistant", "system", "developer"):
-                raise bad(f"Invalid value: '{role}'. Supported values are: 'assistant', 'system', 'developer', and 'user'.", f"{where}.role")
+                raise bad(
+                    f"Invalid value: '{role}'. Supported values are: 'assistant', 'system', 'developer', "
+                    "and 'user'.",
+                    f"{where}.role",
+                )
             if role in ("system", "developer") and leading:
                 _resp_content(bd, "system", it.get("content", ""), where, "system")
                 continue
@@ -193,21 +231,37 @@ def parse_responses(body: dict[str, Any], headers: dict[str, str], factory: Bloc
             bd.end_message(brole)
             continue
         leading = False
-        if t in ("function_call", "custom_tool_call"):
+        if kind in ("function_call", "custom_tool_call"):
             args = it.get("arguments", it.get("input", ""))
             text = args if isinstance(args, str) else canon(args)
-            bd.add(bd.block(TOOL_USE, "assistant", it, text, "json", name=str(it.get("name", "")), tool_id=str(it.get("call_id", ""))), None, where)
+            bd.add(
+                bd.block(
+                    TOOL_USE,
+                    "assistant",
+                    it,
+                    text,
+                    "json",
+                    name=str(it.get("name", "")),
+                    tool_id=str(it.get("call_id", "")),
+                ),
+                None,
+                where,
+            )
             bd.end_message("assistant")
-        elif t in ("function_call_output", "custom_tool_call_output"):
+        elif kind in ("function_call_output", "custom_tool_call_output"):
             out = it.get("output", "")
             text = out if isinstance(out, str) else canon(out)
-            bd.add(bd.block(TOOL_RESULT, "user", it, text, lang_of(text), tool_id=str(it.get("call_id", ""))), None, where)
+            bd.add(
+                bd.block(TOOL_RESULT, "user", it, text, lang_of(text), tool_id=str(it.get("call_id", ""))),
+                None,
+                where,
+            )
             bd.end_message("user")
-        elif t == "reasoning":
+        elif kind == "reasoning":
             text = str(it.get("encrypted_content") or canon(it.get("summary", [])))
             bd.add(bd.block(THINKING, "assistant", it, text, "prose"), None, where)
             bd.end_message("assistant")
-        elif isinstance(t, str) and t:
+        elif isinstance(kind, str) and kind:
             text = canon(it)
             bd.add(bd.block(TEXT, "user", it, text, "json"), None, where)
             bd.end_message("user")
@@ -217,10 +271,19 @@ def parse_responses(body: dict[str, Any], headers: dict[str, str], factory: Bloc
     key = body.get("prompt_cache_key")
     text_fmt = (body.get("text") or {}).get("format") if isinstance(body.get("text"), dict) else None
     parsed = Parsed(
-        RESPONSES, model, stream_of(body), tr, bps,
-        max_tokens_of(body, ("max_output_tokens",), False), True,
-        key if isinstance(key, str) else None, session_of(headers, body), tuple(names), bd.last_user_text,
-        isinstance(text_fmt, dict) and text_fmt.get("type") == "json_schema", bd.msgs,
-    )  # fmt: skip
+        RESPONSES,
+        model,
+        stream_of(body),
+        tr,
+        bps,
+        max_tokens_of(body, ("max_output_tokens",), False),
+        True,
+        key if isinstance(key, str) else None,
+        session_of(headers, body),
+        tuple(names),
+        bd.last_user_text,
+        isinstance(text_fmt, dict) and text_fmt.get("type") == "json_schema",
+        bd.msgs,
+    )
     parsed.tool_params = bd.tool_params
     return parsed

@@ -23,7 +23,10 @@ class Conv:
 @st.composite
 def conversations(draw: Any, min_requests: int = 2, max_requests: int = 12) -> Conv:
     n_tools = draw(st.integers(0, 3))
-    tools = [{"name": f"t{i}", "description": draw(TEXT), "input_schema": {"type": "object"}} for i in range(n_tools)]
+    tools = [
+        {"name": f"t{i}", "description": draw(TEXT), "input_schema": {"type": "object"}}
+        for i in range(n_tools)
+    ]
     system = draw(st.lists(TEXT, min_size=1, max_size=2))
     first = draw(st.lists(TEXT, min_size=1, max_size=2))
     turns = draw(
@@ -43,7 +46,9 @@ def _blocks(texts: list[str], marked: bool) -> list[dict[str, Any]]:
     return out
 
 
-def bodies(conv: Conv, edits: dict[int, list[tuple[str, int | None, int, int, str]]] | None = None) -> list[dict[str, Any]]:
+def bodies(
+    conv: Conv, edits: dict[int, list[tuple[str, int | None, int, int, str]]] | None = None
+) -> list[dict[str, Any]]:
     """Request bodies of `conv`. `edits[i]` = (segment, message, block, offset, char) changes
     applied from request i on (the conversation keeps them)."""
     system = list(conv.system)
@@ -67,7 +72,8 @@ def bodies(conv: Conv, edits: dict[int, list[tuple[str, int | None, int, int, st
             "tools": copy.deepcopy(conv.tools),
             "system": _blocks(system, True),
             "messages": [
-                {"role": mm["role"], "content": _blocks(mm["texts"], k >= len(msgs) - 2)} for k, mm in enumerate(msgs)
+                {"role": mm["role"], "content": _blocks(mm["texts"], k >= len(msgs) - 2)}
+                for k, mm in enumerate(msgs)
             ],
         }
         out.append(body)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,17 +13,38 @@ import pytest
 from bench.compare import compare_rows, render, stat
 from bench.plots import plot_results
 from bench.report import write_report
+from sim.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "traces" / "samples").glob("*.jsonl"))
 
 
 def row(policy: str, seed: int, cost: float, budget: int = 64000, trace: str = "t", **kw: object) -> dict:
-    base = {"key": f"{policy}{seed}{budget}{trace}", "trace": trace, "policy": policy, "budget": budget, "seed": seed,
-            "status": "ok", "cost": cost, "requests": 10, "failed_requests": 0, "uncached": 10, "cache_read": 80,
-            "cache_write": 10, "output": 5, "true_input": 100, "compactions": 1, "tokens_saved": 50, "evictions": 2,
-            "evicted_images": 8, "estimate_error_mean": 0.1, "estimate_error_worst": 0.5, "miss_tokens": 3,
-            "miss_eviction": 2, "cache_read_share": 0.8}  # fmt: skip
+    base = {
+        "key": f"{policy}{seed}{budget}{trace}",
+        "trace": trace,
+        "policy": policy,
+        "budget": budget,
+        "seed": seed,
+        "status": "ok",
+        "cost": cost,
+        "requests": 10,
+        "failed_requests": 0,
+        "uncached": 10,
+        "cache_read": 80,
+        "cache_write": 10,
+        "output": 5,
+        "true_input": 100,
+        "compactions": 1,
+        "tokens_saved": 50,
+        "evictions": 2,
+        "evicted_images": 8,
+        "estimate_error_mean": 0.1,
+        "estimate_error_worst": 0.5,
+        "miss_tokens": 3,
+        "miss_eviction": 2,
+        "cache_read_share": 0.8,
+    }
     return {**base, **kw}
 
 
@@ -37,8 +57,11 @@ def test_stat_interval() -> None:
 def test_compare_sums_traces_per_seed_and_gives_verdicts() -> None:
     rows = [row("a", s, 1.0 + s * 0.01, trace=t) for s in range(3) for t in ("t1", "t2")]
     rows += [row("b", s, 1.005 + s * 0.01, trace=t) for s in range(3) for t in ("t1", "t2")]
-    rows += [row("c", s, 3.0, trace=t, status="too_long" if s == 0 else "ok", failures_too_long=int(s == 0))
-             for s in range(3) for t in ("t1", "t2")]  # fmt: skip
+    rows += [
+        row("c", s, 3.0, trace=t, status="too_long" if s == 0 else "ok", failures_too_long=int(s == 0))
+        for s in range(3)
+        for t in ("t1", "t2")
+    ]
     prs = {p.policy: p for p in compare_rows(rows)}
     assert prs["a"].stats["cost"].mean == pytest.approx(2.02)
     assert prs["a"].verdict == "best"
@@ -56,10 +79,18 @@ def test_compare_sums_traces_per_seed_and_gives_verdicts() -> None:
 
 
 def test_plots_and_report_are_deterministic(tmp_path: Path) -> None:
-    rows = [row(p, s, c * (1 + s / 50) * b / 64000, budget=b) for p, c in (("a", 1.0), ("b", 2.0))
-            for b in (32000, 64000, 96000) for s in range(3)]  # fmt: skip
+    rows = [
+        row(p, s, c * (1 + s / 50) * b / 64000, budget=b)
+        for p, c in (("a", 1.0), ("b", 2.0))
+        for b in (32000, 64000, 96000)
+        for s in range(3)
+    ]
     files = plot_results(rows, tmp_path / "p1")
-    assert {f.name for f in files} >= {"cost_vs_budget.png", "cost_vs_budget.svg", "cache_share_vs_budget.svg"}
+    assert {f.name for f in files} >= {
+        "cost_vs_budget.png",
+        "cost_vs_budget.svg",
+        "cache_share_vs_budget.svg",
+    }
     plot_results(rows, tmp_path / "p2")
     for f in files:
         assert f.read_bytes() == (tmp_path / "p2" / f.name).read_bytes(), f.name
@@ -68,8 +99,17 @@ def test_plots_and_report_are_deterministic(tmp_path: Path) -> None:
     assert "cost_vs_budget.svg" in text and "budget 96,000" in text and "<td>a</td>" in text
 
 
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "sim.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
+class Result:
+    def __init__(self, returncode: int, stdout: str, stderr: str) -> None:
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+def cli(*args: str) -> Result:
+    """Run the CLI in this process (no interpreter start-up per call)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(list(args))
+    return Result(rc, out.getvalue(), err.getvalue())
 
 
 def test_commands_on_the_sample_traces(tmp_path: Path) -> None:
@@ -80,9 +120,11 @@ def test_commands_on_the_sample_traces(tmp_path: Path) -> None:
     assert [p["policy"] for p in pols] == ["h-openrouter", "h-keep-last-2"]
     assert pols[1]["cost"] > pols[0]["cost"]  # H-8: keeping only two screenshots costs more
     out = tmp_path / "s.csv"
-    r = cli("sweep", *SAMPLES, "--policy", "h-direct", "--budgets", "48k:112k:32k", "--seeds", "2", "-o", str(out))
+    r = cli(
+        "sweep", *SAMPLES, "--policy", "h-direct", "--budgets", "64k,128k", "--seeds", "2", "-o", str(out)
+    )
     assert r.returncode == 0, r.stderr
-    assert len(out.read_text().splitlines()) == 1 + 3 * 3 * 2
+    assert len(out.read_text().splitlines()) == 1 + len(SAMPLES) * 2 * 2
     assert cli("plot", str(out), "-o", str(tmp_path / "plots")).returncode == 0
     assert (tmp_path / "plots" / "cost_vs_budget.png").stat().st_size > 1000
     assert cli("report", str(out), "-o", str(tmp_path / "rep")).returncode == 0
@@ -93,9 +135,13 @@ def test_commands_on_the_sample_traces(tmp_path: Path) -> None:
 
 
 def test_bad_inputs_give_one_line_errors(tmp_path: Path) -> None:
-    for args in (("compare", "nope.jsonl"), ("sweep", "nope.jsonl", "--policy", "h-direct", "-o", str(tmp_path / "x.csv")),
-                 ("compare", SAMPLES[0], "--policy", "no-such-preset"), ("plot", "nope.csv", "-o", str(tmp_path)),
-                 ("sweep", SAMPLES[0], "--policy", "h-direct", "--budgets", "1k:2k:1k", "-o", str(tmp_path / "y.csv"))):  # fmt: skip
+    for args in (
+        ("compare", "nope.jsonl"),
+        ("sweep", "nope.jsonl", "--policy", "h-direct", "-o", str(tmp_path / "x.csv")),
+        ("compare", SAMPLES[0], "--policy", "no-such-preset"),
+        ("plot", "nope.csv", "-o", str(tmp_path)),
+        ("sweep", SAMPLES[0], "--policy", "h-direct", "--budgets", "1k:2k:1k", "-o", str(tmp_path / "y.csv")),
+    ):
         r = cli(*args)
         assert r.returncode == 2, (args, r.stderr)
         assert "Traceback" not in r.stderr and r.stderr.startswith("ctxbench: error:"), r.stderr

@@ -19,7 +19,10 @@ def test_tolerance() -> None:
 
 @pytest.mark.parametrize(
     "rel",
-    ["spotter/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl", "sniffly/d3ad4cdc-5657-435d-98fa-0035d53e383d.jsonl"],
+    [
+        "spotter/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl",
+        "sniffly/d3ad4cdc-5657-435d-98fa-0035d53e383d.jsonl",
+    ],
 )
 def test_replay_meets_target_and_beats_naive(rel: str) -> None:
     sf = compare(import_paths([REAL / rel]).main)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,6 +13,7 @@ from bench.prefix_check import apply_baseline, baseline_dict, find_breaks, recor
 from bench.request_log import normalize, parse_line, read_request_log
 from sim.records import RequestRecord
 from tests.bench.prefix_logs import Conv, bodies, conversations
+from tests.bench.test_compare_plots import Result, cli
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = "traces/samples/game-300.jsonl"  # the log CI checks (see bench/baselines/README.md)
@@ -72,9 +72,17 @@ def test_every_injected_break_is_reported_at_its_exact_position(case: tuple[Conv
 
 def test_cache_control_is_not_content_and_strings_equal_text_blocks() -> None:
     a = {"model": "m", "system": "S", "messages": [{"role": "user", "content": "hi"}]}
-    b = {"model": "m", "system": [{"type": "text", "text": "S", "cache_control": {"type": "ephemeral"}}],
-         "messages": [{"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]},
-                      {"role": "assistant", "content": "yo"}]}  # fmt: skip
+    b = {
+        "model": "m",
+        "system": [{"type": "text", "text": "S", "cache_control": {"type": "ephemeral"}}],
+        "messages": [
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}],
+            },
+            {"role": "assistant", "content": "yo"},
+        ],
+    }
     assert check([a, b]) == []
 
 
@@ -91,9 +99,19 @@ def test_openai_chat_and_responses_bodies() -> None:
     edited = {"role": "user", "content": [{"type": "text", "text": "onX"}]}
     br = check([_chat([sysm, u1, a1, t1]), _chat([sysm, edited, a1, t1, u1])])
     assert [(b.segment, b.message, b.block, b.offset) for b in br] == [("messages", 0, 0, 2)]
-    r1 = {"model": "gpt-5", "instructions": "be brief", "input": [{"role": "user", "content": [{"type": "input_text", "text": "q"}]}]}
-    r2 = {**r1, "input": [*r1["input"], {"type": "function_call", "call_id": "x", "name": "f", "arguments": "{}"},
-                          {"type": "function_call_output", "call_id": "x", "output": "ok"}]}  # fmt: skip
+    r1 = {
+        "model": "gpt-5",
+        "instructions": "be brief",
+        "input": [{"role": "user", "content": [{"type": "input_text", "text": "q"}]}],
+    }
+    r2 = {
+        **r1,
+        "input": [
+            *r1["input"],
+            {"type": "function_call", "call_id": "x", "name": "f", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "x", "output": "ok"},
+        ],
+    }
     assert check([r1, r2]) == []
     blocks, n = normalize({"input": "hello"})
     assert n == 1 and blocks[0].payload == b"hello"
@@ -120,12 +138,22 @@ def test_classes_side_reset_tail_mid_static() -> None:
     br = check(log)
     assert [(b.request, b.cls) for b in br] == [(2, "side_request")]
     reset = {"model": "m", "system": "S", "messages": [{"role": "user", "content": "summary of all"}]}
-    br = check([*main[:5], {"body": reset, "declared": "compaction"},
-                {**reset, "messages": [*reset["messages"], {"role": "assistant", "content": "ok"}]}])  # fmt: skip
+    br = check(
+        [
+            *main[:5],
+            {"body": reset, "declared": "compaction"},
+            {**reset, "messages": [*reset["messages"], {"role": "assistant", "content": "ok"}]},
+        ]
+    )
     assert [(b.request, b.cls, b.explained) for b in br] == [(5, "reset_after_compaction", True)]
     tail = [m for m in _conv_msgs(4)]
     tail[-1] = {"role": "user", "content": "u3 edited"}
-    br = check([*main[2:4], {"model": "m", "system": "S", "messages": [*tail, {"role": "assistant", "content": "z"}]}])
+    br = check(
+        [
+            *main[2:4],
+            {"model": "m", "system": "S", "messages": [*tail, {"role": "assistant", "content": "z"}]},
+        ]
+    )
     assert [(b.cls, b.message) for b in br] == [("tail_edit", 8)]
     mid = _conv_msgs(5)
     mid[2] = {"role": "user", "content": "u0 edited"}
@@ -146,16 +174,43 @@ def test_sessions_and_models_separate_parents() -> None:
 
 def test_records_and_baseline() -> None:
     def rec(i: int, cause: str, edit: str = "") -> RequestRecord:
-        return RequestRecord("c0", i, "gameplay", 0, 0.0, 0.0, "m", 10, 10, 0, 0, 0, 0, 0, 0.0, 0.0, 0.0,
-                             miss_cause=cause, edit=edit)  # fmt: skip
-    rep = record_breaks([rec(0, "first_request"), rec(1, "eviction", "eviction"), rec(2, "prefix_change"), rec(3, "ttl_expiry")])
+        return RequestRecord(
+            "c0",
+            i,
+            "gameplay",
+            0,
+            0.0,
+            0.0,
+            "m",
+            10,
+            10,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0.0,
+            0.0,
+            0.0,
+            miss_cause=cause,
+            edit=edit,
+        )
+
+    rep = record_breaks(
+        [
+            rec(0, "first_request"),
+            rec(1, "eviction", "eviction"),
+            rec(2, "prefix_change"),
+            rec(3, "ttl_expiry"),
+        ]
+    )
     assert [(b.request, b.explained) for b in rep.breaks] == [(1, True), (2, False)]
     assert not rep.ok
     assert apply_baseline(rep, baseline_dict(rep)).ok
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "sim.cli", "check-prefix", *args], cwd=ROOT, capture_output=True, text=True)
+def run_cli(*args: str) -> Result:
+    return cli("check-prefix", *args)
 
 
 def test_cli_exit_status_formats_and_baseline(tmp_path: Path) -> None:
@@ -163,7 +218,9 @@ def test_cli_exit_status_formats_and_baseline(tmp_path: Path) -> None:
     edited = _conv_msgs(4)
     edited[1] = {"role": "assistant", "content": "a0 CHANGED"}
     log = tmp_path / "log.jsonl"
-    log.write_text("\n".join(json.dumps(b) for b in [*main, {"model": "m", "system": "S", "messages": edited}]) + "\n")
+    log.write_text(
+        "\n".join(json.dumps(b) for b in [*main, {"model": "m", "system": "S", "messages": edited}]) + "\n"
+    )
     clean = tmp_path / "clean.jsonl"
     clean.write_text("\n".join(json.dumps(b) for b in main) + "\n")
     assert run_cli(str(clean)).returncode == 0
@@ -182,6 +239,7 @@ def test_cli_exit_status_formats_and_baseline(tmp_path: Path) -> None:
     assert r.returncode == 2 and "bad.jsonl:1" in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.slow  # ~20 s: every preset on game-300 (the same check runs in CI)
 def test_simulated_presets_are_clean_against_baselines() -> None:
     from policies.preset import preset_names
 

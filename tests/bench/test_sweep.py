@@ -32,8 +32,15 @@ def test_parse_budgets() -> None:
 def test_key_depends_on_every_part() -> None:
     t = RunTask(SHORT, trace_hash(SHORT), "h-direct", "p1", 64000, "anthropic", 0)
     keys = {t.key}
-    for change in ({"trace_hash": "x"}, {"policy_hash": "p2"}, {"budget": 72000}, {"provider": "other"},
-                   {"seed": 1}, {"version": "9.9"}, {"policy": "h-openrouter"}):  # fmt: skip
+    for change in (
+        {"trace_hash": "x"},
+        {"policy_hash": "p2"},
+        {"budget": 72000},
+        {"provider": "other"},
+        {"seed": 1},
+        {"version": "9.9"},
+        {"policy": "h-openrouter"},
+    ):
         keys.add(RunTask(**{**t.__dict__, **change}).key)
     assert len(keys) == 8
 
@@ -69,24 +76,48 @@ def test_torn_last_line_is_repaired(tmp_path: Path) -> None:
 
 
 def _sweep_cmd(out: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "sim.cli", "sweep", "traces/samples/game-300.jsonl", "--policy", "h-direct",
-            "--policy", "h-keep-last-2", "--budgets", "40k:200k:16k", "--seeds", "10", "-o", str(out), "-j", "2",
-            *extra]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "sim.cli",
+        "sweep",
+        "traces/samples/game-300.jsonl",
+        "--policy",
+        "h-direct",
+        "--policy",
+        "h-keep-last-2",
+        "--budgets",
+        "40k:200k:16k",
+        "--seeds",
+        "10",
+        "-o",
+        str(out),
+        "-j",
+        "2",
+        *extra,
+    ]
 
 
 def test_killed_sweep_resumes_nothing_lost_nothing_recomputed(tmp_path: Path) -> None:
     out = tmp_path / "sweep.csv"
     lp = ledger_path(out)
     total = 2 * 11 * 10  # policies x budgets x seeds = 220 runs
-    proc = subprocess.Popen(_sweep_cmd(out, "--quiet"), cwd=ROOT, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        _sweep_cmd(out, "--quiet"),
+        cwd=ROOT,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 120
     try:
         while time.monotonic() < deadline:
             if lp.exists() and lp.read_bytes().count(b"\n") >= 30:
                 break
             if proc.poll() is not None:
-                pytest.fail(f"sweep ended before it could be killed: {proc.stderr.read() if proc.stderr else ''}")
+                pytest.fail(
+                    f"sweep ended before it could be killed: {proc.stderr.read() if proc.stderr else ''}"
+                )
             time.sleep(0.005)
         os.killpg(proc.pid, signal.SIGKILL)  # the sweep and its worker processes, mid-run
     finally:
@@ -94,7 +125,9 @@ def test_killed_sweep_resumes_nothing_lost_nothing_recomputed(tmp_path: Path) ->
     before = load_ledger(lp)  # repairs a torn last line
     first_part = lp.read_bytes()
     assert 30 <= len(before) < total, "the kill must land part-way"
-    res = subprocess.run(_sweep_cmd(out, "--quiet", "--json"), cwd=ROOT, capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        _sweep_cmd(out, "--quiet", "--json"), cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert res.returncode == 0, res.stderr
     stats = json.loads(res.stdout)
     assert stats["total"] == total
@@ -108,10 +141,11 @@ def test_killed_sweep_resumes_nothing_lost_nothing_recomputed(tmp_path: Path) ->
     assert len(rows) == total and len({r["key"] for r in rows}) == total
 
 
+@pytest.mark.slow  # starts a local Dask cluster (~5 s)
 def test_dask_local_cluster(tmp_path: Path) -> None:
     pytest.importorskip("dask.distributed")
     tasks = make_tasks([SHORT], ["h-direct"], [40000, 120000], [None], [0, 1])
     st = run_sweep(tasks, tmp_path / "d.csv", jobs=2, scheduler="local-dask", stream=None)
-    ref = run_sweep(tasks, tmp_path / "p.csv", jobs=1, stream=None)
+    run_sweep(tasks, tmp_path / "p.csv", jobs=1, stream=None)
     assert st.computed == 4
     assert (tmp_path / "d.csv").read_bytes() == (tmp_path / "p.csv").read_bytes()

@@ -22,7 +22,7 @@ def test_harness_compacts_and_simulation_predicts_billing(name: str, tmp_path) -
         pytest.skip(why)
     info = run(name, tmp_path / name, prefix, timeout=300)
     assert info["rc"] == 0, (tmp_path / name / "harness.log").read_text(errors="replace")[-2000:]
-    res = analyze(tmp_path / name)
+    res = analyze(tmp_path / name, name)
     assert res["compaction_requests"], "the harness never sent a compaction request"
     assert res["usage_mismatches"] == 0
     assert any(r["kind"] == "main" and r["seq"] > res["compaction_requests"][0] for r in res["rows"])

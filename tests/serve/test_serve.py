@@ -41,10 +41,14 @@ def _o(srv: CtxServer) -> openai.OpenAI:
 def test_anthropic_nonstream_and_stream_usage(server: CtxServer) -> None:
     a = _a(server)
     msgs = [{"role": "user", "content": "hello"}]
-    first = a.messages.create(model=MODEL, max_tokens=50, system=SYSTEM, messages=msgs, extra_headers={"x-session-id": "t1"})
+    first = a.messages.create(
+        model=MODEL, max_tokens=50, system=SYSTEM, messages=msgs, extra_headers={"x-session-id": "t1"}
+    )
     assert first.usage.cache_creation_input_tokens > 1024 and first.usage.cache_read_input_tokens == 0
     assert first.usage.cache_creation.ephemeral_5m_input_tokens == first.usage.cache_creation_input_tokens
-    with a.messages.stream(model=MODEL, max_tokens=50, system=SYSTEM, messages=msgs, extra_headers={"x-session-id": "t1"}) as s:
+    with a.messages.stream(
+        model=MODEL, max_tokens=50, system=SYSTEM, messages=msgs, extra_headers={"x-session-id": "t1"}
+    ) as s:
         again = s.get_final_message()
     assert again.usage.cache_read_input_tokens == first.usage.cache_creation_input_tokens
     assert again.usage.input_tokens == first.usage.input_tokens  # after the last breakpoint (§1.9)
@@ -57,7 +61,11 @@ def test_openai_chat_and_responses_all_paths(server: CtxServer) -> None:
     msgs = [{"role": "user", "content": "hi"}]
     c = o.chat.completions.create(model="gpt-x", messages=msgs)
     assert c.usage.prompt_tokens > 0 and c.usage.prompt_tokens_details.cached_tokens == 0
-    chunks = list(o.chat.completions.create(model="gpt-x", messages=msgs, stream=True, stream_options={"include_usage": True}))
+    chunks = list(
+        o.chat.completions.create(
+            model="gpt-x", messages=msgs, stream=True, stream_options={"include_usage": True}
+        )
+    )
     assert chunks[-1].usage.prompt_tokens == c.usage.prompt_tokens
     with o.chat.completions.stream(model="gpt-x", messages=msgs, stream_options={"include_usage": True}) as s:
         assert s.get_final_completion().usage.total_tokens == c.usage.total_tokens
@@ -73,17 +81,45 @@ def test_tool_use_round_trip_streams(server: CtxServer) -> None:
 
     server.state.scripter = Scripter("task", [{"shell": "echo hi"}] * 6)
     try:
-        tools_a = [{"name": "Bash", "description": "run", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}}]
-        m = _a(server).messages.create(model=MODEL, max_tokens=50, tools=tools_a, messages=[{"role": "user", "content": "go"}])
+        tools_a = [
+            {
+                "name": "Bash",
+                "description": "run",
+                "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}},
+            }
+        ]
+        m = _a(server).messages.create(
+            model=MODEL, max_tokens=50, tools=tools_a, messages=[{"role": "user", "content": "go"}]
+        )
         assert m.stop_reason == "tool_use" and m.content[-1].input == {"command": "echo hi"}
-        with _a(server).messages.stream(model=MODEL, max_tokens=50, tools=tools_a, messages=[{"role": "user", "content": "go"}]) as s:
+        with _a(server).messages.stream(
+            model=MODEL, max_tokens=50, tools=tools_a, messages=[{"role": "user", "content": "go"}]
+        ) as s:
             assert s.get_final_message().content[-1].input == {"command": "echo hi"}
-        tools_o = [{"type": "function", "function": {"name": "bash", "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}}}]
-        c = _o(server).chat.completions.create(model="g", tools=tools_o, messages=[{"role": "user", "content": "go"}])
+        tools_o = [
+            {
+                "type": "function",
+                "function": {
+                    "name": "bash",
+                    "parameters": {"type": "object", "properties": {"command": {"type": "string"}}},
+                },
+            }
+        ]
+        c = _o(server).chat.completions.create(
+            model="g", tools=tools_o, messages=[{"role": "user", "content": "go"}]
+        )
         assert json.loads(c.choices[0].message.tool_calls[0].function.arguments) == {"command": "echo hi"}
-        with _o(server).chat.completions.stream(model="g", tools=tools_o, messages=[{"role": "user", "content": "go"}]) as s:
+        with _o(server).chat.completions.stream(
+            model="g", tools=tools_o, messages=[{"role": "user", "content": "go"}]
+        ) as s:
             assert s.get_final_completion().choices[0].message.tool_calls[0].function.name == "bash"
-        tools_r = [{"type": "function", "name": "exec_command", "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}}}]
+        tools_r = [
+            {
+                "type": "function",
+                "name": "exec_command",
+                "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}},
+            }
+        ]
         with _o(server).responses.stream(model="g", tools=tools_r, input="go") as s:
             call = s.get_final_response().output[0]
         assert call.type == "function_call" and json.loads(call.arguments) == {"cmd": "echo hi"}
@@ -105,17 +141,54 @@ def _post(srv: CtxServer, path: str, body: bytes) -> tuple[int, dict]:
 
 JSONISH = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=8),
-    lambda c: st.lists(c, max_size=4) | st.dictionaries(st.sampled_from(
-        ["model", "max_tokens", "messages", "role", "content", "type", "text", "tools", "system", "input",
-         "cache_control", "ttl", "stream", "tool_use_id", "source", "data", "name", "id", "tool_calls", "function",
-         "arguments", "image_url", "url", "instructions", "call_id", "output"]), c, max_size=5),  # fmt: skip
+    lambda c: (
+        st.lists(c, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "model",
+                    "max_tokens",
+                    "messages",
+                    "role",
+                    "content",
+                    "type",
+                    "text",
+                    "tools",
+                    "system",
+                    "input",
+                    "cache_control",
+                    "ttl",
+                    "stream",
+                    "tool_use_id",
+                    "source",
+                    "data",
+                    "name",
+                    "id",
+                    "tool_calls",
+                    "function",
+                    "arguments",
+                    "image_url",
+                    "url",
+                    "instructions",
+                    "call_id",
+                    "output",
+                ]
+            ),
+            c,
+            max_size=5,
+        )
+    ),
     max_leaves=20,
 )
 
 
 @settings(max_examples=150, deadline=None)
-@given(path=st.sampled_from(["/v1/messages", "/v1/chat/completions", "/v1/responses", "/v1/messages/count_tokens"]),
-       body=JSONISH)  # fmt: skip
+@given(
+    path=st.sampled_from(
+        ["/v1/messages", "/v1/chat/completions", "/v1/responses", "/v1/messages/count_tokens"]
+    ),
+    body=JSONISH,
+)
 def test_fuzzed_bodies_never_5xx(server: CtxServer, path: str, body: object) -> None:
     status, resp = _post(server, path, json.dumps(body).encode())
     assert status < 500, resp
@@ -148,11 +221,24 @@ def test_too_long_and_too_many_breakpoints(server: CtxServer) -> None:
 
 def test_key_order_in_tool_input_breaks_prefix(server: CtxServer) -> None:
     """providers.md §1.1: the same tool input with its keys reordered is a different prefix."""
+
     def conv(inp: dict) -> list:
-        return [{"role": "user", "content": "x " * 3000},
-                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": inp}]},
-                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "r",
-                                              "cache_control": {"type": "ephemeral"}}]}]  # fmt: skip
+        return [
+            {"role": "user", "content": "x " * 3000},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": inp}]},
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t1",
+                        "content": "r",
+                        "cache_control": {"type": "ephemeral"},
+                    }
+                ],
+            },
+        ]
+
     a = _a(server)
     h = {"x-session-id": "order"}
     a.messages.create(model=MODEL, max_tokens=5, messages=conv({"a": 1, "b": 2}), extra_headers=h)
@@ -162,9 +248,24 @@ def test_key_order_in_tool_input_breaks_prefix(server: CtxServer) -> None:
 
 
 def test_redaction() -> None:
-    h = redact_headers({"Authorization": "Bearer sk-1", "x-api-key": "sk-2", "Cookie": "a=b", "X-Goog-Api-Key": "g",
-                        "anthropic-version": "2023-06-01", "X-Custom-Token": "t"})  # fmt: skip
-    assert h["authorization"] == h["x-api-key"] == h["cookie"] == h["x-goog-api-key"] == h["x-custom-token"] == REDACTED
+    h = redact_headers(
+        {
+            "Authorization": "Bearer sk-1",
+            "x-api-key": "sk-2",
+            "Cookie": "a=b",
+            "X-Goog-Api-Key": "g",
+            "anthropic-version": "2023-06-01",
+            "X-Custom-Token": "t",
+        }
+    )
+    assert (
+        h["authorization"]
+        == h["x-api-key"]
+        == h["cookie"]
+        == h["x-goog-api-key"]
+        == h["x-custom-token"]
+        == REDACTED
+    )
     assert h["anthropic-version"] == "2023-06-01"
 
 
@@ -178,9 +279,25 @@ def _conversation(url: str, k: int) -> list[int]:
     msgs: list[dict] = []
     reads = []
     for turn in range(4):
-        msgs.append({"role": "user", "content": [{"type": "text", "text": f"conversation {k} turn {turn} " + "y " * 600,
-                                                  "cache_control": {"type": "ephemeral"}}]})  # fmt: skip
-        m = a.messages.create(model=MODEL, max_tokens=20, system=SYSTEM, messages=msgs, extra_headers={"x-session-id": f"conv{k}"})
+        msgs.append(
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "text",
+                        "text": f"conversation {k} turn {turn} " + "y " * 600,
+                        "cache_control": {"type": "ephemeral"},
+                    }
+                ],
+            }
+        )
+        m = a.messages.create(
+            model=MODEL,
+            max_tokens=20,
+            system=SYSTEM,
+            messages=msgs,
+            extra_headers={"x-session-id": f"conv{k}"},
+        )
         reads.append(m.usage.cache_read_input_tokens)
         msgs[-1]["content"][0].pop("cache_control")
         msgs.append({"role": "assistant", "content": m.content[0].text})
@@ -207,9 +324,13 @@ def test_load_50_concurrent_conversations(tmp_path, through_proxy: bool) -> None
         lines = [json.loads(x) for x in (tmp_path / path).read_text(encoding="utf-8").splitlines()]
         assert len(lines) == 200 and sorted(x["seq"] for x in lines) == list(range(1, 201))
         assert all(x["status"] == 200 and x["usage"]["output"] == 1 for x in lines), path
-        assert all(REDACTED in (x["headers"].get("x-api-key"), x["headers"].get("authorization")) for x in lines)
+        assert all(
+            REDACTED in (x["headers"].get("x-api-key"), x["headers"].get("authorization")) for x in lines
+        )
         assert "sk-ant-secret-key" not in (tmp_path / path).read_text(encoding="utf-8")
         per_conv: dict[str, int] = {}
         for x in lines:
-            per_conv[x["body"]["messages"][0]["content"][0]["text"].split()[1]] = per_conv.get(x["body"]["messages"][0]["content"][0]["text"].split()[1], 0) + 1
+            per_conv[x["body"]["messages"][0]["content"][0]["text"].split()[1]] = (
+                per_conv.get(x["body"]["messages"][0]["content"][0]["text"].split()[1], 0) + 1
+            )
         assert sorted(per_conv.values()) == [4] * 50

@@ -23,7 +23,9 @@ def test_validate_identical_game_short(preset: str) -> None:
 
 
 def test_validate_chat_wire_identical() -> None:
-    c = validate(read_trace(SAMPLES / "game-short.jsonl"), load_policy("h-openrouter"), api="chat", stream=False)
+    c = validate(
+        read_trace(SAMPLES / "game-short.jsonl"), load_policy("h-openrouter"), api="chat", stream=False
+    )
     assert c.identical, format_comparison(c)
 
 

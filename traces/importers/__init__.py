@@ -15,9 +15,9 @@ from policies.registry import register
 from traces.importers.base import ImportFailure, ImportReport, ImportResult
 from traces.importers.claude_code import import_claude_code
 from traces.importers.claude_trace import import_claude_trace
-from traces.importers.detect import FORMATS, detect
 from traces.importers.cline import import_cline
 from traces.importers.codex import import_codex
+from traces.importers.detect import FORMATS, detect
 from traces.importers.inspect_ai import import_inspect_ai
 from traces.importers.openhands import import_openhands
 from traces.importers.swe_agent import import_swe_agent

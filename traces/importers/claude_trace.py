@@ -17,7 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from traces.importers.base import ImportReport, ImportResult, canonical, jsonl_objects, normalize_model, parse_time
+from traces.importers.base import (
+    ImportReport,
+    ImportResult,
+    canonical,
+    jsonl_objects,
+    normalize_model,
+    parse_time,
+)
 from traces.importers.claude_code import assistant_contents, user_contents
 from traces.importers.tokens import Item, build_traces
 from traces.model import Content, SystemEvent, Usage

@@ -6,7 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from traces.importers.base import ImportFailure, ImportReport, ImportResult, canonical, json_document, parse_time
+from traces.importers.base import (
+    ImportFailure,
+    ImportReport,
+    ImportResult,
+    canonical,
+    json_document,
+    parse_time,
+)
 from traces.importers.tokens import Item, build_traces
 from traces.model import Content, Usage
 

@@ -24,10 +24,19 @@ def say(tr: Transcript, role: str, key: str, tokens: int) -> None:
     tr.append(Message.of(role, (F.text(role, None, 0, key=key, tokens=tokens),)))
 
 
-def request(tr: Transcript, index: int = 0, conv: str = "c", key: str | None = None, session: str | None = None,
-            output: int = 100, breakpoints: tuple[tuple[int, str], ...] = ()) -> Request:
-    return Request(tr, len(tr), "m", output, breakpoints, "gameplay", conv, index, cache_key=key, session_id=session)
+def request(
+    tr: Transcript,
+    index: int = 0,
+    conv: str = "c",
+    key: str | None = None,
+    session: str | None = None,
+    output: int = 100,
+    breakpoints: tuple[tuple[int, str], ...] = (),
+) -> Request:
+    return Request(
+        tr, len(tr), "m", output, breakpoints, "gameplay", conv, index, cache_key=key, session_id=session
+    )
 
 
-def catalog(model: str):  # noqa: ANN201
+def catalog(model: str):
     return model_info(model), prices(model)

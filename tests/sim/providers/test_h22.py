@@ -41,9 +41,11 @@ def test_h22_without_key_about_79_percent_with_early_zero_reads() -> None:
         zero_early.append(sum(1 for r in reads[1:11] if r == 0))
     mean = statistics.mean(shares)
     q = statistics.quantiles(shares, n=10)
-    print(f"H-22 no key, 100 seeds: mean {mean:.3f}, p10 {q[0]:.3f}, median {statistics.median(shares):.3f}, "
-          f"p90 {q[-1]:.3f}, min {min(shares):.3f}, max {max(shares):.3f}; "
-          f"follow-ups 2-11 reading nothing: mean {statistics.mean(zero_early):.2f}, max {max(zero_early)}")
+    print(
+        f"H-22 no key, 100 seeds: mean {mean:.3f}, p10 {q[0]:.3f}, median {statistics.median(shares):.3f}, "
+        f"p90 {q[-1]:.3f}, min {min(shares):.3f}, max {max(shares):.3f}; "
+        f"follow-ups 2-11 reading nothing: mean {statistics.mean(zero_early):.2f}, max {max(zero_early)}"
+    )
     assert 0.75 <= mean <= 0.83  # H-22: 79 %
     # every run has an early follow-up that reads nothing (the first visit to the other replica).
     # With 2 replicas there is exactly one; H-22's "3 of the first 11" (a longer game run) fits

@@ -9,8 +9,16 @@ from hypothesis import strategies as st
 from sim.providers.auto_prefix import AutoConfig, AutoPrefixProvider, granular
 from tests.sim.providers.conftest import ZERO_LATENCY, catalog, request, say, transcript
 
-OPENAI = AutoConfig(dialect="openai-chat", granularity=128, ttl=86400, routing="prefix", replicas=16,
-                    overflow_rpm=15, overflow_pool=4, latency=ZERO_LATENCY)
+OPENAI = AutoConfig(
+    dialect="openai-chat",
+    granularity=128,
+    ttl=86400,
+    routing="prefix",
+    replicas=16,
+    overflow_rpm=15,
+    overflow_pool=4,
+    latency=ZERO_LATENCY,
+)
 
 
 def provider(seed: int = 0, cfg: AutoConfig = OPENAI) -> AutoPrefixProvider:

@@ -9,7 +9,7 @@ from tests.sim.providers.conftest import request, say, transcript
 MODEL = "claude-sonnet-4-6"
 
 
-def turns(p, n: int, session: str | None, t0: float = 0.0):  # noqa: ANN001, ANN201
+def turns(p, n: int, session: str | None, t0: float = 0.0):
     tr = transcript(tools=1500, system=3000)
     outs = []
     t = t0

@@ -11,7 +11,7 @@ from sim.content import Message
 from sim.providers.auto_prefix import AutoConfig, AutoPrefixProvider, granular
 from sim.providers.openai_breakpoints import BreakpointConfig, OpenAIBreakpointProvider, implicit_breakpoint
 from sim.transcript import Transcript
-from tests.sim.providers.conftest import F, EPS_LATENCY, catalog, request
+from tests.sim.providers.conftest import EPS_LATENCY, F, catalog, request
 
 SIZES = st.sampled_from([40, 130, 300, 520, 900])
 KEYS = st.sampled_from(["x", "y", "z", "w"])  # few contents, so conversations share prefixes
@@ -31,7 +31,10 @@ class _Convs(RuleBasedStateMachine):
         self.convs.append(self._new("a"))
 
     def _new(self, sys_key: str) -> Transcript:
-        return Transcript([F.text("tools", None, 0, key="T", tokens=200)], [F.text("system", None, 0, key=sys_key, tokens=700)])
+        return Transcript(
+            [F.text("tools", None, 0, key="T", tokens=200)],
+            [F.text("system", None, 0, key=sys_key, tokens=700)],
+        )
 
     @rule(sys_key=st.sampled_from(["a", "b"]))
     def new_conversation(self, sys_key: str) -> None:
@@ -47,7 +50,10 @@ class _Convs(RuleBasedStateMachine):
     def edit(self, c: int, m: int, key: str, size: int) -> None:
         tr = self.convs[c % len(self.convs)]
         if tr.messages:
-            tr.replace_from(m % len(tr.messages), [Message.of("user", (F.text("user", None, 0, key="e" + key, tokens=size),))])
+            tr.replace_from(
+                m % len(tr.messages),
+                [Message.of("user", (F.text("user", None, 0, key="e" + key, tokens=size),))],
+            )
 
     @rule(dt=st.sampled_from([0.0, 1.0, 100.0, 400.0, 700.0, 2000.0]))
     def wait(self, dt: float) -> None:
@@ -73,6 +79,7 @@ class AutoPrefixMachine(_Convs):
         if not len(tr):
             return
         n = len(tr)
+
         def live(h: int) -> bool:
             return h in self.last_use and self.last_use[h] + self.TTL > self.now
 
@@ -110,7 +117,9 @@ class BreakpointMachine(_Convs):
         self.entries: dict[int, tuple[int, int, float, float]] = {}  # hash -> (pos, tokens, expires, written)
         self.writes: list[tuple[str, int]] = []  # (key, hash) in write order
 
-    @rule(c=st.integers(0, 3), marks=st.lists(st.integers(0, 40), max_size=5), key=st.sampled_from([None, "k"]))
+    @rule(
+        c=st.integers(0, 3), marks=st.lists(st.integers(0, 40), max_size=5), key=st.sampled_from([None, "k"])
+    )
     def call(self, c: int, marks: list[int], key: str | None) -> None:
         tr = self.convs[c % len(self.convs)]
         n = len(tr)

@@ -48,16 +48,19 @@ def test_every_profile_has_sources_and_builds() -> None:
 
 
 def test_unknown_key_lists_valid_ones() -> None:
-    with pytest.raises(ProfileError, match="valid keys: .*granularity"):
+    with pytest.raises(ProfileError, match=r"valid keys: .*granularity"):
         make_provider("openai-auto", "gpt-4.1", 0, bogus=1)
 
 
-@pytest.mark.parametrize("name,fields", [
-    ("openai-auto", {"prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details"}),
-    ("openai-breakpoints", {"input_tokens", "input_tokens_details", "output_tokens", "total_tokens"}),
-    ("gemini-implicit", {"promptTokenCount", "candidatesTokenCount", "totalTokenCount"}),
-    ("deepseek", {"prompt_cache_hit_tokens", "prompt_cache_miss_tokens", "prompt_tokens"}),
-])
+@pytest.mark.parametrize(
+    "name,fields",
+    [
+        ("openai-auto", {"prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details"}),
+        ("openai-breakpoints", {"input_tokens", "input_tokens_details", "output_tokens", "total_tokens"}),
+        ("gemini-implicit", {"promptTokenCount", "candidatesTokenCount", "totalTokenCount"}),
+        ("deepseek", {"prompt_cache_hit_tokens", "prompt_cache_miss_tokens", "prompt_tokens"}),
+    ],
+)
 def test_wire_usage_fields(name: str, fields: set[str]) -> None:
     p = make_provider(name, default_model(name) or "", 0)
     tr = transcript()
@@ -65,7 +68,10 @@ def test_wire_usage_fields(name: str, fields: set[str]) -> None:
     out = p.call(request(tr, 0, breakpoints=((len(tr) - 1, "5m"),)), 0.0)
     assert fields <= set(out.wire)
     if name == "deepseek":
-        assert out.wire["prompt_cache_hit_tokens"] + out.wire["prompt_cache_miss_tokens"] == out.wire["prompt_tokens"]
+        assert (
+            out.wire["prompt_cache_hit_tokens"] + out.wire["prompt_cache_miss_tokens"]
+            == out.wire["prompt_tokens"]
+        )
 
 
 def test_faults_by_index_and_time_and_stream_cut_is_billed() -> None:
@@ -86,11 +92,15 @@ def test_faults_by_index_and_time_and_stream_cut_is_billed() -> None:
 def test_deepseek_units() -> None:
     """A+B then A+C misses; A is then a unit; A+D hits A (DS-KV rule 2); A+B → A+B+C hits A+B."""
     m, pr = catalog("deepseek-chat")
-    p = DeepSeekProvider("deepseek", m, pr, DeepSeekConfig(ready_delay=0.0, unit_tokens=1, latency=EPS_LATENCY), 0)
-    def conv(tail: str):  # noqa: ANN202
+    p = DeepSeekProvider(
+        "deepseek", m, pr, DeepSeekConfig(ready_delay=0.0, unit_tokens=1, latency=EPS_LATENCY), 0
+    )
+
+    def conv(tail: str):
         tr = transcript(tools=100, system=900, key="A")
         say(tr, "user", tail, 500)
         return tr
+
     assert p.call(request(conv("B"), 0, conv="1"), 0.0).usage.cache_read == 0
     assert p.call(request(conv("C"), 1, conv="2"), 10.0).usage.cache_read == 0  # A is not a unit yet
     assert p.call(request(conv("D"), 2, conv="3"), 20.0).usage.cache_read == 1000  # A is now
@@ -110,8 +120,12 @@ def test_gemini_explicit_bills_storage() -> None:
     second = p.call(request(tr, 1, breakpoints=((len(tr) - 2, "5m"),)), 1800.0)
     assert second.usage.cache_read == 12_500
     storage = 12_500 * 4.50 * 0.5 / 1e6
-    assert second.cost == pytest.approx(storage + (100 * 1.25 + 12_500 * 0.125 + second.usage.output * 10) / 1e6)
-    assert first.wire.get("cachedContentTokenCount") is None and second.wire["cachedContentTokenCount"] == 12_500
+    assert second.cost == pytest.approx(
+        storage + (100 * 1.25 + 12_500 * 0.125 + second.usage.output * 10) / 1e6
+    )
+    assert (
+        first.wire.get("cachedContentTokenCount") is None and second.wire["cachedContentTokenCount"] == 12_500
+    )
 
 
 @pytest.mark.parametrize("name", profile_names())
@@ -119,15 +133,32 @@ def test_cli_run_every_profile(name: str) -> None:
     trace = Path("traces/samples/game-short.jsonl")
     if not trace.exists():
         pytest.skip("sample trace missing")
-    r = subprocess.run([sys.executable, "-m", "sim.cli", "run", str(trace), "--policy", "h-direct",
-                        "--provider", name, "--json"], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sim.cli",
+            "run",
+            str(trace),
+            "--policy",
+            "h-direct",
+            "--provider",
+            name,
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode in (0, 1), r.stderr[-500:]
     d = json.loads(r.stdout)
     assert d["provider"] == name and d["requests"] > 0 and d["cost"] > 0
 
 
 def test_cli_providers_lists_sources() -> None:
-    r = subprocess.run([sys.executable, "-m", "sim.cli", "providers"], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "sim.cli", "providers"], capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 0
     for name in profile_names():
         assert name in r.stdout
