@@ -76,3 +76,23 @@ def test_more_replicas_read_less() -> None:
     m2 = statistics.mean(fifteen_turns(s, None)[0] for s in range(40))
     m4 = statistics.mean(fifteen_turns(s, None, four)[0] for s in range(40))
     assert m4 < m2 - 0.05
+
+
+def test_zero_read_follow_ups_diagnosed_as_routing_before_the_call() -> None:
+    """The harness asks `diagnose` before each call: the miss is the replica, not the cache."""
+    model, prices = catalog("meta-muse-wonder")
+    causes = []
+    for seed in range(20):
+        p = AutoPrefixProvider("meta", model, prices, META, seed)
+        tr = transcript()
+        prev = -1
+        for k in range(15):
+            say(tr, "user", f"u{k}", 400)
+            req = request(tr, k, output=300)
+            pre = p.diagnose(req, prev, 20.0 * k) if prev >= 0 else ""
+            out = p.call(req, 20.0 * k)
+            if k and out.usage.cache_read == 0:
+                causes.append(pre)
+            prev = out.cached_pos
+            say(tr, "assistant", f"a{k}", 300)
+    assert causes and set(causes) == {"routing"}
