@@ -56,6 +56,22 @@ def _line(ax: Any, data: dict[str, list[tuple[int, Stat]]], scale: float = 1.0, 
             )
 
 
+def _mark_failures(
+    ax: Any, data: dict[str, list[tuple[int, Stat]]], failed: dict[str, list[tuple[int, Stat]]]
+) -> None:
+    """Cross out the points where a run ended with an error: their cost covers only what ran."""
+    xs, ys = [], []
+    for pol, pts in data.items():
+        fails = dict(failed.get(pol, []))
+        for budget, st in pts:
+            f = fails.get(budget)
+            if f is not None and f.mean > 0:
+                xs.append(budget / 1000)
+                ys.append(st.mean)
+    if xs:
+        ax.plot(xs, ys, "x", color="crimson", markersize=9, mew=2, label="run ended with an error")
+
+
 def _save(fig: Any, out: Path, name: str) -> list[Path]:
     paths = []
     for ext, meta in (("png", {"Software": None}), ("svg", {"Date": None, "Creator": None})):
@@ -77,7 +93,9 @@ def plot_results(rows: list[dict[str, Any]], out_dir: str | Path, title: str = "
     suffix = f" — {title}" if title else ""
 
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    _line(ax, series(rows, "cost"))
+    costs = series(rows, "cost")
+    _line(ax, costs)
+    _mark_failures(ax, costs, series(rows, "failed_runs"))
     ax.set(
         xlabel="working budget (k tokens)", ylabel="cost ($, all traces)", title="Cost versus budget" + suffix
     )
