@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from importlib.metadata import entry_points
+
 import pytest
 
 from sim.pytest_plugin import PrefixBreakError, PrefixLog, assert_prefix_stable
@@ -27,7 +29,10 @@ def test_plugin_fixture_fails_on_a_break_and_passes_otherwise(
     pytester: pytest.Pytester, broken: bool
 ) -> None:
     pytester.makepyfile(f"BREAK = {broken}\n" + TEST_FILE)
-    result = pytester.runpytest("-p", "sim.pytest_plugin", "-p", "no:cacheprovider")
+    # Installed, the plugin loads through its pytest11 entry point; from a bare checkout, by name.
+    installed = any(ep.value == "sim.pytest_plugin" for ep in entry_points(group="pytest11"))
+    load = [] if installed else ["-p", "sim.pytest_plugin"]
+    result = pytester.runpytest(*load, "-p", "no:cacheprovider")
     if broken:
         result.assert_outcomes(failed=1)
         result.stdout.fnmatch_lines(
