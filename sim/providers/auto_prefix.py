@@ -15,13 +15,13 @@ replica that served it (writes cost nothing: uncached input is billed at the bas
 from __future__ import annotations
 
 import bisect
-import random
 from dataclasses import dataclass, field
 
 from sim.catalog import ModelInfo, Prices
-from sim.providers.base import Faults, Latency, Outcome, ProviderError, Request, Usage, price
+from sim.providers.base import Faults, Latency, Outcome, Request, Usage, price
 from sim.providers.chain_store import ChainStore
-from sim.providers.dialects import fault_error, too_long, wire_usage
+from sim.providers.common import DialectProvider
+from sim.providers.dialects import fault_error, wire_usage
 from sim.providers.routing import ReplicaRouter, Route
 
 
@@ -51,16 +51,11 @@ def granular(matched: int, minimum: int, step: int) -> int:
     return minimum + (matched - minimum) // max(1, step) * max(1, step)
 
 
-class AutoPrefixProvider:
+class AutoPrefixProvider(DialectProvider):
     """A provider whose cache matches the longest prefix on the replica a request is routed to."""
 
     def __init__(self, name: str, model: ModelInfo, prices: Prices, cfg: AutoConfig, seed: int = 0) -> None:
-        self.name = name
-        self.model = model
-        self.prices = prices
-        self.cfg = cfg
-        self.rng = random.Random(seed)
-        self.min_cacheable = cfg.min_cacheable if cfg.min_cacheable is not None else model.min_cacheable
+        super().__init__(name, model, prices, cfg, seed)
         self.router = ReplicaRouter(
             cfg.replicas, cfg.routing, self.rng, cfg.route_tokens, cfg.overflow_rpm, cfg.overflow_pool
         )
@@ -77,17 +72,11 @@ class AutoPrefixProvider:
             str, tuple[int, str]
         ] = {}  # conversation -> (that hash, reason before this call's write)
 
-    def _error(self, req: Request, err: ProviderError, route: str = "") -> Outcome:
-        lat = self.cfg.latency.base_ttft
-        return Outcome(Usage(), 0.0, lat, lat, err, -1, route, wire_usage(self.cfg.dialect, Usage()))
-
     def call(self, req: Request, now: float) -> Outcome:
+        rejected, fault = self._admit(req, now)
+        if rejected is not None:
+            return rejected
         total = req.input_tokens
-        if total > self.model.window:
-            return self._error(req, too_long(self.cfg.dialect, total, self.model.window, req.output_tokens))
-        fault = self.cfg.faults.draw(req.index, self.rng, now)
-        if fault is not None and fault != "stream_error":
-            return self._error(req, fault_error(self.cfg.dialect, fault, self.cfg.faults.retry_after))
         route = self._plan(req, now)
         self._planned.clear()
         self._called = (req.conversation, req.index, now)

@@ -20,13 +20,13 @@ reply ended.
 from __future__ import annotations
 
 import bisect
-import random
 from dataclasses import dataclass, field
 
 from sim.catalog import ModelInfo, Prices
-from sim.providers.base import Faults, Latency, Outcome, ProviderError, Request, Usage, price
+from sim.providers.base import Faults, Latency, Outcome, Request, Usage, price
 from sim.providers.chain_store import ChainStore
-from sim.providers.dialects import fault_error, too_long, wire_usage
+from sim.providers.common import DialectProvider
+from sim.providers.dialects import fault_error, wire_usage
 
 
 @dataclass(frozen=True)
@@ -52,16 +52,11 @@ class _Unit:
         self.last_use = now
 
 
-class DeepSeekProvider:
+class DeepSeekProvider(DialectProvider):
     def __init__(
         self, name: str, model: ModelInfo, prices: Prices, cfg: DeepSeekConfig, seed: int = 0
     ) -> None:
-        self.name = name
-        self.model = model
-        self.prices = prices
-        self.cfg = cfg
-        self.rng = random.Random(seed)
-        self.min_cacheable = cfg.min_cacheable if cfg.min_cacheable is not None else model.min_cacheable
+        super().__init__(name, model, prices, cfg, seed)
         self.seen = ChainStore(cfg.ttl)
         self.units: dict[int, _Unit] = {}
         self.gone: dict[int, str] = {}
@@ -70,10 +65,6 @@ class DeepSeekProvider:
         self.before: dict[
             str, tuple[int, int, float]
         ] = {}  # conv -> the pending entry before the latest call
-
-    def _error(self, err: ProviderError) -> Outcome:
-        lat = self.cfg.latency.base_ttft
-        return Outcome(Usage(), 0.0, lat, lat, err, -1, "", wire_usage(self.cfg.dialect, Usage()))
 
     def _unit(self, h: int, now: float) -> _Unit | None:
         u = self.units.get(h)
@@ -141,12 +132,10 @@ class DeepSeekProvider:
         return best, best_pos, p
 
     def call(self, req: Request, now: float) -> Outcome:
+        rejected, fault = self._admit(req, now)
+        if rejected is not None:
+            return rejected
         total = req.input_tokens
-        if total > self.model.window:
-            return self._error(too_long(self.cfg.dialect, total, self.model.window, req.output_tokens))
-        fault = self.cfg.faults.draw(req.index, self.rng, now)
-        if fault is not None and fault != "stream_error":
-            return self._error(fault_error(self.cfg.dialect, fault, self.cfg.faults.retry_after))
         self._called = (req.conversation, req.index, now)
         self.seen.expire(now)
         self._output_unit(req, now)

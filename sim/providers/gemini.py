@@ -21,12 +21,12 @@ not billed (the harness is assumed to delete its resources at the end).
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, field
 
 from sim.catalog import ModelInfo, Prices
-from sim.providers.base import Faults, Latency, Outcome, ProviderError, Request, Usage, price
-from sim.providers.dialects import fault_error, too_long, wire_usage
+from sim.providers.base import Faults, Latency, Outcome, Request, Usage, price
+from sim.providers.common import DialectProvider
+from sim.providers.dialects import fault_error, wire_usage
 
 
 @dataclass(frozen=True)
@@ -51,16 +51,11 @@ class _Resource:
     billed_to: float  # storage billed up to this time
 
 
-class GeminiExplicitProvider:
+class GeminiExplicitProvider(DialectProvider):
     def __init__(
         self, name: str, model: ModelInfo, prices: Prices, cfg: GeminiExplicitConfig, seed: int = 0
     ) -> None:
-        self.name = name
-        self.model = model
-        self.prices = prices
-        self.cfg = cfg
-        self.rng = random.Random(seed)
-        self.min_cacheable = cfg.min_cacheable if cfg.min_cacheable is not None else model.min_cacheable
+        super().__init__(name, model, prices, cfg, seed)
         self.resources: dict[str, list[_Resource]] = {}
         self.expired: set[int] = set()
         self.deleted: set[int] = set()
@@ -68,10 +63,6 @@ class GeminiExplicitProvider:
 
     def _owner(self, req: Request) -> str:
         return req.cache_key or req.conversation
-
-    def _error(self, err: ProviderError) -> Outcome:
-        lat = self.cfg.latency.base_ttft
-        return Outcome(Usage(), 0.0, lat, lat, err, -1, "", wire_usage(self.cfg.dialect, Usage()))
 
     def _storage(self, res: list[_Resource], now: float) -> float:
         """Bill storage held since the last bill; drop expired resources."""
@@ -90,12 +81,10 @@ class GeminiExplicitProvider:
         return cost
 
     def call(self, req: Request, now: float) -> Outcome:
+        rejected, fault = self._admit(req, now)
+        if rejected is not None:
+            return rejected
         total = req.input_tokens
-        if total > self.model.window:
-            return self._error(too_long(self.cfg.dialect, total, self.model.window, req.output_tokens))
-        fault = self.cfg.faults.draw(req.index, self.rng, now)
-        if fault is not None and fault != "stream_error":
-            return self._error(fault_error(self.cfg.dialect, fault, self.cfg.faults.retry_after))
         tr = req.tr
         res = self.resources.setdefault(self._owner(req), [])
         storage = self._storage(res, now)

@@ -18,13 +18,13 @@ Per call: (breakpoints + read_window) dictionary probes, independent of prompt l
 
 from __future__ import annotations
 
-import random
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 
 from sim.catalog import ModelInfo, Prices
-from sim.providers.base import Faults, Latency, Outcome, ProviderError, Request, Usage, price
-from sim.providers.dialects import fault_error, too_long, wire_usage
+from sim.providers.base import Faults, Latency, Outcome, Request, Usage, price
+from sim.providers.common import DialectProvider
+from sim.providers.dialects import fault_error, wire_usage
 
 
 @dataclass(frozen=True)
@@ -65,16 +65,11 @@ def implicit_breakpoint(req: Request) -> int:
     return -1
 
 
-class OpenAIBreakpointProvider:
+class OpenAIBreakpointProvider(DialectProvider):
     def __init__(
         self, name: str, model: ModelInfo, prices: Prices, cfg: BreakpointConfig, seed: int = 0
     ) -> None:
-        self.name = name
-        self.model = model
-        self.prices = prices
-        self.cfg = cfg
-        self.rng = random.Random(seed)
-        self.min_cacheable = cfg.min_cacheable if cfg.min_cacheable is not None else model.min_cacheable
+        super().__init__(name, model, prices, cfg, seed)
         self.entries: OrderedDict[int, _Entry] = OrderedDict()
         self.gone: dict[int, str] = {}
         self.recent: dict[str, deque[int]] = {}  # cache key -> hashes of its latest writes
@@ -82,10 +77,6 @@ class OpenAIBreakpointProvider:
         self._why: dict[
             str, tuple[int, str]
         ] = {}  # conversation -> (that hash, reason before this call's writes)
-
-    def _error(self, err: ProviderError) -> Outcome:
-        lat = self.cfg.latency.base_ttft
-        return Outcome(Usage(), 0.0, lat, lat, err, -1, "", wire_usage(self.cfg.dialect, Usage()))
 
     def write_points(self, req: Request) -> list[int]:
         explicit = sorted({b for b, _ttl in req.breakpoints if 0 <= b < req.n})
@@ -128,12 +119,10 @@ class OpenAIBreakpointProvider:
         return best, best_pos
 
     def call(self, req: Request, now: float) -> Outcome:
+        rejected, fault = self._admit(req, now)
+        if rejected is not None:
+            return rejected
         total = req.input_tokens
-        if total > self.model.window:
-            return self._error(too_long(self.cfg.dialect, total, self.model.window, req.output_tokens))
-        fault = self.cfg.faults.draw(req.index, self.rng, now)
-        if fault is not None and fault != "stream_error":
-            return self._error(fault_error(self.cfg.dialect, fault, self.cfg.faults.retry_after))
         points = self.write_points(req)
         read, read_pos = self.lookup(req, points, now)
         tr = req.tr
