@@ -100,6 +100,7 @@ class ThresholdSummary:
     regrow: float = 0.05
     switch_summarize: bool = False
     tier2_keep: int = 10
+    window: int = 0  # trigger window if set (CLAUDE_CODE_AUTO_COMPACT_WINDOW, policies.md §1)
 
     def __post_init__(self) -> None:
         if self.keep not in KEEPS:
@@ -111,12 +112,13 @@ class ThresholdSummary:
         return msg_estimate(m, self.bytes_per_token, self.image_tokens)
 
     def threshold(self, view: View) -> int:
+        window = self.window or view.window
         if self.reserve_output:
             return (
-                view.window - min(view.max_output or self.reserve_output, self.reserve_output) - self.buffer
+                window - min(view.max_output or self.reserve_output, self.reserve_output) - self.buffer
             )
         if self.trigger:
-            return int(self.trigger * view.window)
+            return int(self.trigger * window)
         if self.trigger_tokens:
             return self.trigger_tokens
         return view.window
@@ -377,12 +379,26 @@ class LastUsageEstimator(AnchoredEstimator):
 @dataclass(frozen=True)
 class ClaudeCodeMarks:
     """Claude Code 2.1.197 as recorded: cache_control on the last two system blocks and on the
-    last block of the last message, which moves each turn (research/ecosystem.md §3a)."""
+    last block of the last message, which moves each turn (research/ecosystem.md §3a).
+
+    `skip_cache_write`: the compaction request (a transcript ending in the harness's "instruction"
+    message) carries its message mark on the last block of the second-to-last API message instead
+    (consecutive user messages count as one, as the API merges them): ecosystem.md §3a "cache
+    breakpoint moved one block back"; Claude Code's addCacheBreakpoints `skipCacheWrite ?
+    messages.length - 2 : messages.length - 1` for forked requests."""
 
     ttl: str = "5m"
+    skip_cache_write: bool = False
 
     def place(self, view: View) -> tuple[tuple[int, str], ...]:
         tr = view.tr
         n = len(tr)
-        pos = sorted({p for p in (tr.system_end - 2, tr.system_end - 1, n - 1) if 0 <= p < n})
+        last = n - 1
+        msgs = tr.messages
+        if self.skip_cache_write and msgs and msgs[-1].tag == "instruction":
+            i = len(msgs) - 1
+            while i >= 0 and msgs[i].role == msgs[-1].role:
+                i -= 1
+            last = tr.message_end(i) - 1 if i >= 0 else -1
+        pos = sorted({p for p in (tr.system_end - 2, tr.system_end - 1, last) if 0 <= p < n})
         return tuple((p, self.ttl) for p in pos)

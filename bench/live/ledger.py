@@ -1,0 +1,272 @@
+"""A live run's ledger read back: classified requests, the task they carry, and re-billing.
+
+`bench.live.run_harness` leaves the server's ledger `requests.jsonl`: every request a real harness
+sent, with the usage the server billed. This module parses it with the server's own parser (so
+every block has the tokens the server billed), tells the harness's main requests from its
+compaction and side requests, rebuilds the *pre-compaction* task — the initial prompt, every model
+reply and every tool result, without compaction instructions or continuation summaries — as a
+`PreparedTrace`, and re-bills the recording (optionally with Claude Code's billing header held
+constant). `bench.live.predict` simulates the task and compares.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sim.catalog import model_info
+from sim.content import TOOL_USE, Message
+from sim.prepared import PreparedTrace, Step
+from sim.providers.base import Request
+from sim.providers.registry import make_provider
+from sim.runner import factory_for
+from sim.serve.script import SUMMARY_MARKERS
+from sim.serve.server import ZERO_LATENCY
+from sim.serve.wire import Parsed, WireError, parse
+from sim.tokens import BlockFactory
+
+# The message a harness puts at the head of the new context after compacting: Claude Code's
+# continuation message (research/policies.md §1 "/compact and the summary prompt"; ecosystem.md
+# §3a) and Codex's SUMMARY_PREFIX (policies.md §2). Harness text, not task content.
+CONTINUATION_MARKERS = (
+    "This session is being continued from a previous conversation",
+    "Another language model started to solve this problem",
+)
+MAIN, SUMMARY, SIDE = "main", "summary", "side"
+
+
+class PredictError(ValueError):
+    """A recording that cannot be compared (names the file and what is wrong)."""
+
+
+@dataclass
+class LiveRequest:
+    """One ledger line: the parsed request, how the harness meant it, and what the server billed."""
+
+    seq: int
+    t: float
+    kind: str  # main | summary | side
+    parsed: Parsed
+    usage: dict[str, int]
+    cost: float
+    reply: list[dict[str, Any]]
+    model: str
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)  # the ledger line (body, headers)
+
+    @property
+    def input(self) -> int:
+        u = self.usage
+        return u["uncached"] + u["cache_read"] + u["cache_write_5m"] + u["cache_write_1h"]
+
+    @property
+    def write(self) -> int:
+        return self.usage["cache_write_5m"] + self.usage["cache_write_1h"]
+
+
+def _has(m: Message, markers: tuple[str, ...]) -> bool:
+    return any(b.text and any(x in b.text for x in markers) for b in m.blocks)
+
+
+def classify(p: Parsed) -> str:
+    """summary: carries a compaction instruction (SUMMARY_MARKERS, ecosystem.md §3a/§3b); side: no
+    tools (title generation and other helper calls, ecosystem.md §3a); main: a turn of the task."""
+    last = p.messages[-1] if p.messages else None
+    if any(m in p.last_user_text for m in SUMMARY_MARKERS) or (
+        last is not None and last.role == "user" and _has(last, SUMMARY_MARKERS)
+    ):
+        return SUMMARY
+    return MAIN if p.tool_names else SIDE
+
+
+def load_ledger(folder: Path) -> tuple[list[LiveRequest], BlockFactory]:
+    path = folder / "requests.jsonl"
+    if not path.is_file():
+        raise PredictError(f"{path}: no such ledger (run `python -m bench.live.run_harness` first)")
+    out: list[LiveRequest] = []
+    factory: BlockFactory | None = None
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            x = json.loads(line)
+        except ValueError as exc:
+            raise PredictError(f"{path}:{n}: not JSON ({exc})") from None
+        if x.get("usage") is None:  # a request the server refused: nothing billed, not part of the task
+            continue
+        try:
+            factory = factory or factory_for(x["model"])
+            p = parse(x["api"], x["body"], x.get("headers", {}), factory)
+            out.append(
+                LiveRequest(
+                    int(x["seq"]),
+                    float(x["t"]),
+                    "",
+                    p,
+                    dict(x["usage"]),
+                    float(x.get("cost") or 0.0),
+                    list(x.get("reply") or []),
+                    str(x["model"]),
+                    x,
+                )
+            )
+        except KeyError as exc:
+            raise PredictError(f"{path}:{n}: missing field {exc}") from None
+        except WireError as exc:
+            raise PredictError(f"{path}:{n}: body does not parse: {exc.message}") from None
+        out[-1].kind = classify(p)
+    if not out or factory is None:
+        raise PredictError(f"{path}: no billed request")
+    out.sort(key=lambda r: r.seq)
+    return out, factory
+
+
+# ---------------------------------------------------------------- the pre-compaction task
+def _key(m: Message) -> tuple[str, tuple[int, ...]]:
+    return m.role, tuple(b.digest for b in m.blocks)
+
+
+def _task_messages(p: Parsed, kind: str) -> list[Message]:
+    """The request's messages minus what the harness added for compaction: the compaction
+    instruction (a block of the last user message in Claude Code, its own message in Codex) and the
+    continuation summary message."""
+    msgs = list(p.messages)
+    if kind == SUMMARY and msgs:
+        last = msgs[-1]
+        kept = tuple(b for b in last.blocks if not (b.text and any(x in b.text for x in SUMMARY_MARKERS)))
+        msgs[-1:] = [Message.of(last.role, kept, last.tag)] if kept else []
+    return [m for m in msgs if not _has(m, CONTINUATION_MARKERS)]
+
+
+def _reply_message(r: LiveRequest, f: BlockFactory) -> Message:
+    """A reply that no later request carries (the last one): rebuilt from the ledger's reply blocks."""
+    blocks = []
+    for i, b in enumerate(r.reply):
+        if b.get("type") == "tool_use":
+            text = json.dumps(b.get("input", {}), separators=(",", ":"))
+            blocks.append(
+                f.text(
+                    "assistant", text, kind=TOOL_USE, tool_id=str(b.get("id", i)), name=str(b.get("name", ""))
+                )
+            )
+        else:
+            blocks.append(f.text("assistant", str(b.get("text", ""))))
+    return Message.of("assistant", tuple(blocks) or (f.text("assistant", "ok"),), "reply")
+
+
+@dataclass
+class Task:
+    """The pre-compaction conversation and where it came from."""
+
+    prepared: PreparedTrace
+    mains: list[LiveRequest]
+    notes: list[str] = field(default_factory=list)
+
+
+def task_of(reqs: list[LiveRequest], f: BlockFactory, name: str = "live") -> Task:
+    """Rebuild the task: messages in first-seen order over the main and compaction requests; each
+    assistant message is the reply to the next main request (in order); user messages are inputs."""
+    mains = [r for r in reqs if r.kind == MAIN]
+    if not mains:
+        raise PredictError("the recording has no main request (only compaction or side requests)")
+    first = mains[0].parsed.tr
+    msgs: list[Message] = []
+    first_seen: list[float] = []
+    known: set[tuple[str, tuple[int, ...]]] = set()
+    for r in reqs:
+        if r.kind == SIDE:
+            continue
+        cur = _task_messages(r.parsed, r.kind)
+        last_known = max((i for i, m in enumerate(cur) if _key(m) in known), default=-1)
+        for m in cur[last_known + 1 :]:
+            msgs.append(m)
+            first_seen.append(r.t)
+            known.add(_key(m))
+    notes: list[str] = []
+    steps: list[Step] = []
+    k = 0  # replies so far: the k-th assistant message answers mains[k]
+    for m, t in zip(msgs, first_seen, strict=True):
+        if m.role == "assistant":
+            if k >= len(mains):
+                notes.append(
+                    f"assistant message after the last main request ignored ({len(m.blocks)} blocks)"
+                )
+                continue
+            r = mains[k]
+            ids = [str(b.get("id")) for b in r.reply if b.get("type") == "tool_use"]
+            if ids and list(m.tool_use_ids) != ids:
+                notes.append(f"reply {k + 1}: tool ids {list(m.tool_use_ids)} != billed reply {ids}")
+            steps.append(Step("reply", m, r.t, None, int(r.usage["output"])))
+            k += 1
+        else:
+            steps.append(Step("message", m, t))
+    for r in mains[k:]:  # replies never sent back (the final answer)
+        steps.append(Step("reply", _reply_message(r, f), r.t, None, int(r.usage["output"])))
+    prep = PreparedTrace(
+        name,
+        mains[0].model,
+        model_info(mains[0].model).window,
+        tuple(first.blocks[: first.tools_end]),
+        tuple(first.blocks[first.tools_end : first.system_end]),
+        tuple(steps),
+    )
+    return Task(prep, mains, notes)
+
+
+# ---------------------------------------------------------------- Claude Code's billing header
+BILLING_HEADER = "x-anthropic-billing-header:"
+
+
+def billing_header(r: LiveRequest) -> str:
+    """The text of Claude Code's attribution block (system[0]) of a request, or "".
+
+    Its `cc_version=<version>.<fp>` suffix is SHA-256(salt + characters 4, 7, 20 of the first user
+    text + version)[:3] (recomputed on the recording: the prompt gives 4fb, the continuation
+    summary f9d), so it changes when a compaction replaces the first user message. No research
+    file says whether the real API leaves this block out of the cached prefix: unknown."""
+    body = r.raw.get("body") or {}
+    system = body.get("system") if isinstance(body, dict) else None
+    if isinstance(system, list) and system and isinstance(system[0], dict):
+        text = system[0].get("text")
+        if isinstance(text, str) and text.startswith(BILLING_HEADER):
+            return text
+    return ""
+
+
+def rebill(reqs: list[LiveRequest], profile: str, header: str | None = None) -> list[dict[str, int]]:
+    """Bill the recorded requests again through a fresh provider model (recorded times), with the
+    billing-header block replaced by `header` when given (same length: only the fingerprint
+    differs), i.e. as if the API kept that block out of the cached prefix."""
+    model = reqs[0].model
+    f = factory_for(model)
+    provider = make_provider(profile, model, 0, latency=dict(ZERO_LATENCY))
+    out = []
+    for r in reqs:
+        body = r.raw["body"]
+        if header is not None and billing_header(r):
+            body = {**body, "system": [{**body["system"][0], "text": header}, *body["system"][1:]]}
+        p = parse(r.raw["api"], body, r.raw.get("headers", {}), f)
+        req = Request(
+            p.tr,
+            len(p.tr),
+            model,
+            r.usage["output"],
+            p.breakpoints,
+            "live",
+            p.session,
+            int(r.raw.get("index", 0)),
+            p.cache_key,
+            p.session,
+        )
+        u = provider.call(req, r.t).usage
+        out.append(
+            {
+                "uncached": u.uncached,
+                "cache_read": u.cache_read,
+                "cache_write_5m": u.cache_write_5m,
+                "cache_write_1h": u.cache_write_1h,
+                "output": u.output,
+            }
+        )
+    return out
