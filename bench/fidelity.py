@@ -27,12 +27,28 @@ from sim.prepared import PreparedTrace
 from sim.providers.base import Latency, Provider, Request
 from sim.providers.base import Usage as SimUsage
 from sim.providers.registry import make_provider
+from sim.providers.registry import profile as profile_config
 from sim.records import RequestRecord
 from sim.runner import factory_for, prepare_for
 from sim.transcript import Transcript
-from traces.model import MessageEvent, Trace, Usage
+from traces.importers.tokens import real_user_content
+from traces.model import CompactionEvent, MessageEvent, Trace, Usage
 
 ZERO_LATENCY = Latency(base_ttft=0.0, prefill_tps=1e15, output_tps=1e15)
+# Anthropic provider options the recorded bills show (sim/providers/anthropic.py AnthropicConfig):
+# - tool_result_images_nested: a screenshot inside a tool result is not a lookback position of
+#   its own (providers.md §1.3 counting granularity UNCONFIRMED; cua pgadmin #96, pycharm #65 read
+#   an entry exactly 20 wire blocks back that is 23 flat blocks back);
+# - refresh_marks_in_read: reading a prefix refreshes the entries at the request's own marks
+#   inside it (providers.md §1.5 "refreshed ... each time the cached content is used";
+#   coderabbit cb2e607c #20 reads its system-prompt entry 687 s after it was written, read only
+#   as part of longer prefixes since).
+OBSERVED: dict[str, Any] = {"tool_result_images_nested": True, "refresh_marks_in_read": True}
+# The first request of most sessions reads a static prefix an earlier session wrote (meta
+# warm_tokens), and after idle gaps longer than the TTL the read falls back to exactly that
+# prefix (coderabbit cb2e607c #23/#72 after 484/374 s, danieldemmel 9e953218 #91/#99 after 12 h /
+# 647 s): other sessions of the same account keep it warm. Assumed: it is re-read every 60 s.
+KEEP_WARM_EVERY_S = 60.0
 TTL_S = {"5m": 300.0, "1h": 3600.0}  # providers.md §1.5
 
 
@@ -51,6 +67,9 @@ class RequestCompare:
     naive_read: int
     miss_cause: str = ""
     cause: str = ""
+    turn_start: int = 0  # billed cached part of the request that started this turn
+    real_user: bool = False  # the user message before this request has non-tool-result content
+    fallback_of: int = -1  # the latest earlier request whose whole cached prompt equals the billed read
 
     @property
     def ok(self) -> bool:
@@ -104,13 +123,14 @@ def _cached(u: Usage) -> int:
     return u.cache_read + u.cache_write_5m + u.cache_write_1h
 
 
-def warm_up(provider: Provider, prep: PreparedTrace, tokens: int, ttl: str) -> bool:
-    """Write the cache entry an earlier session left: the system block whose end is at `tokens`."""
+def warm_up(provider: Provider, prep: PreparedTrace, tokens: int, ttl: str, now: float = -1.0) -> bool:
+    """Write (or read and so refresh) the cache entry an earlier session left: the system block
+    whose end is at `tokens`."""
     tr = Transcript(prep.tools, prep.system)
     pos = next((i for i in range(len(tr)) if tr.cum_tokens[i] == tokens), -1)
     if pos < 0:
         return False
-    provider.call(Request(tr, pos + 1, prep.model, 0, ((pos, ttl),), "warmup", "warmup"), -1.0)
+    provider.call(Request(tr, pos + 1, prep.model, 0, ((pos, ttl),), "warmup", "warmup"), now)
     return True
 
 
@@ -121,12 +141,17 @@ def replay(
     warm: bool = True,
     seed: int = 0,
     zero_latency: bool = True,
+    keep_warm: bool = False,
+    observed: bool = True,
 ) -> list[RequestRecord]:
-    """Replay one trace (one conversation) and return its records in order."""
+    """Replay one trace (one conversation) and return its records in order. `observed` turns on
+    the Anthropic options the real sessions show (OBSERVED, anthropic profiles only)."""
     prep = prepare_for(trace)
     env = simpy.Environment()
     providers: dict[str, Provider] = {}
     params: dict[str, Any] = {"latency": ZERO_LATENCY} if zero_latency else {}
+    if observed and str(profile_config(profile).get("provider", profile)) == "anthropic":
+        params.update(OBSERVED)
 
     def provider_for(model: str) -> Provider:
         p = providers.get(model)
@@ -135,63 +160,133 @@ def replay(
         return p
 
     w = int(trace.header.meta.get("warm_tokens", 0) or 0)
-    if warm and w > 0:
-        warm_up(provider_for(prep.model), prep, w, str(trace.header.meta.get("ttl", "5m")))
+    ttl = str(trace.header.meta.get("ttl", "5m"))
+    if warm and w > 0 and warm_up(provider_for(prep.model), prep, w, ttl) and keep_warm:
+        env.process(_keep_warm(env, provider_for(prep.model), prep, w, ttl))
     records: list[RequestRecord] = []
     conv = Conversation(env, "c0", prep, policy, provider_for, factory_for(prep.model), records, seed)
     env.run(until=env.process(conv.run()))
     return records
 
 
+def _keep_warm(env: simpy.Environment, provider: Provider, prep: PreparedTrace, tokens: int, ttl: str) -> Any:
+    """Other sessions of the same account read the shared static prefix (the first request's
+    recorded read) often enough that it never expires (assumption, see KEEP_WARM_EVERY_S)."""
+    while True:
+        yield env.timeout(KEEP_WARM_EVERY_S)
+        warm_up(provider, prep, tokens, ttl, env.now)
+
+
 def compare(
-    trace: Trace, name: str = "", policy: str | Policy = "recorded", profile: str = "anthropic", warm: bool = True
+    trace: Trace,
+    name: str = "",
+    policy: str | Policy = "recorded",
+    profile: str = "anthropic",
+    warm: bool = True,
+    keep_warm: bool = False,
 ) -> SessionFidelity:
+    """Replay `trace` and score every request against its bill (module docstring)."""
     pol = load_policy(policy) if isinstance(policy, str) else policy
-    records = [r for r in replay(trace, pol, profile, warm) if r.kind != "warmup"]
-    replies = [e for e in trace.events if isinstance(e, MessageEvent) and e.role == "assistant"]
+    records = [r for r in replay(trace, pol, profile, warm, keep_warm=keep_warm) if r.kind != "warmup"]
     model = records[0].model if records else trace.header.model
     pr = prices(model)
-    sf = SessionFidelity(name or trace.header.meta.get("conversation", ""), model, pol.name, meta=dict(trace.header.meta))
+    meta = dict(trace.header.meta)
+    sf = SessionFidelity(name or str(meta.get("conversation", "")), model, pol.name, meta=meta)
     prev_t: float | None = None
     prev_cached = 0
-    for i, (ev, rec) in enumerate(zip(replies, records, strict=False)):
+    turn_start = 0  # billed cached part of the last request sent right after real user content
+    real = False
+    written: dict[int, int] = {}  # billed cached part -> request index
+    i = -1
+    recs = iter(records)
+    for ev in trace.events:
+        if isinstance(ev, CompactionEvent):
+            turn_start, real = 0, True
+            continue
+        if not isinstance(ev, MessageEvent):
+            continue
+        if ev.role == "user":
+            real = real or real_user_content(ev.content)
+            continue
+        rec = next(recs, None)
+        if rec is None:
+            break
+        i += 1
         t = ev.t or 0.0
         gap = t - prev_t if prev_t is not None else 0.0
         prev_t = t
         if ev.usage is None:
+            real = False
             continue
         b = ev.usage
         p = _usage(rec)
         naive = min(prev_cached, _cached(b)) if i else 0
         prev_cached = _cached(b)
-        rc = RequestCompare(i, t, gap, b, p, naive, rec.miss_cause)
+        rc = RequestCompare(i, t, gap, b, p, naive, rec.miss_cause, turn_start=turn_start, real_user=real)
+        rc.fallback_of = written.get(b.cache_read, -1)
+        written[_cached(b)] = i
         rc.cause = likely_cause(rc, sf.meta) if not rc.ok else ""
         sf.requests.append(rc)
-        sf.cost_billed += pr.cost(b.input_tokens, b.cache_read, b.cache_write_5m, b.cache_write_1h, b.output_tokens)
-        sf.cost_predicted += pr.cost(p.uncached, p.cache_read, p.cache_write_5m, p.cache_write_1h, b.output_tokens)
+        if real:
+            turn_start, real = _cached(b), False
+        tail = b.input_tokens  # after the last mark: in no block of the trace (providers.md §1.9)
+        sf.cost_billed += pr.cost(
+            b.input_tokens, b.cache_read, b.cache_write_5m, b.cache_write_1h, b.output_tokens
+        )
+        sf.cost_predicted += pr.cost(
+            p.uncached + tail, p.cache_read, p.cache_write_5m, p.cache_write_1h, b.output_tokens
+        )
         nw = _cached(b) - naive
         n5, n1 = (0, nw) if b.cache_write_1h and not b.cache_write_5m else (nw, 0)
         sf.cost_naive += pr.cost(b.input_tokens, naive, n5, n1, b.output_tokens)
     return sf
 
 
+def _near(a: int, b: int) -> bool:
+    return b > 0 and abs(a - b) <= tolerance(b)
+
+
 def likely_cause(r: RequestCompare, meta: dict[str, Any]) -> str:
     """Why the prediction missed, from the recorded usage around the request."""
     billed, pred = r.billed.cache_read, r.predicted.cache_read
     system = int(meta.get("system_tokens", 0) or 0)
+    warm = int(meta.get("warm_tokens", 0) or 0)
     ttl = TTL_S.get(str(meta.get("ttl", "5m")), 300.0)
     if billed < pred:
         if r.gap > ttl:
             return f"idle gap vs TTL: {r.gap:.0f} s gap > {ttl:.0f} s"
         if billed == 0:
-            return "best-effort eviction: nothing read though the prefix was live in the model"
-        if system and abs(billed - system) <= tolerance(system):
-            return "prefix edit at the start of the messages: only system + tools were read"
-        return "prefix edit: the read fell back to an earlier cache point"
+            return (
+                "everything missed though the prefix was live: tools or system changed (e.g. tools "
+                "loaded by ToolSearch) or best-effort eviction"
+            )
+        if not r.real_user and _near(billed, r.turn_start):
+            return (
+                "read fell back to the start of the turn, as when earlier thinking is stripped by "
+                "non-tool-result user content (providers.md §1.6) that the log does not show"
+            )
+        if system and _near(billed, system):
+            return "prefix edit at the start of the messages (not in the log): only system + tools were read"
+        if warm and _near(billed, warm):
+            return "prefix edit in the system prompt (not in the log): only the shared static prefix was read"
+        if r.fallback_of >= 0:
+            return (
+                f"prefix edit (not in the log) after request #{r.fallback_of}: "
+                "the read fell back to its entry"
+            )
+        return "prefix edit (not in the log): the read fell back to an earlier cache point"
     if r.index == 0:
         return "prefix cached before the session started"
+    if warm and _near(billed, warm) and r.gap > ttl:
+        return (
+            f"static prefix kept warm by other sessions of the account after a {r.gap:.0f} s gap "
+            "(replay with --keep-warm)"
+        )
     if r.miss_cause == "ttl_expiry":
-        return f"entry outlived its TTL after a {r.gap:.0f} s gap (best-effort retention or shared with other sessions)"
+        return (
+            f"entry outlived its TTL after a {r.gap:.0f} s gap "
+            "(best-effort retention or shared with other sessions)"
+        )
     if r.miss_cause == "compaction":
         return "compaction: the provider kept more of the prefix than the recorded compaction implies"
     return f"provider read more than the model predicted ({r.miss_cause or 'no miss cause'})"

@@ -18,7 +18,9 @@ from traces.importers import import_paths
 from traces.importers.base import ImportReport, canonical
 from traces.importers.claude_trace import requests
 
-DEFAULT_DIR = Path(os.environ.get("CTXBENCH_REAL", Path(__file__).resolve().parents[2] / "shared" / "traces-real"))
+DEFAULT_DIR = Path(
+    os.environ.get("CTXBENCH_REAL", Path(__file__).resolve().parents[2] / "shared" / "traces-real")
+)
 CLAUDE_CODE = (
     "spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl",
     "spotter/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl",
@@ -39,13 +41,19 @@ def _pct(a: float, b: float) -> str:
     return f"{(a - b) / b:+.1%}" if b else "n/a"
 
 
-def session_rows(root: Path) -> list[tuple[str, SessionFidelity]]:
+def session_rows(root: Path) -> list[tuple[str, SessionFidelity, SessionFidelity]]:
+    """(name, replay, replay with --keep-warm) for every Claude Code conversation."""
     out = []
     for rel in (*CLAUDE_CODE, CLAUDE_TRACE):
         res = import_paths([root / rel])
         for tr, name in zip(res.traces, res.names, strict=True):
-            out.append((f"{Path(rel).parent.name[:24]}/{Path(rel).stem[:8]} {name}", compare(tr, name)))
+            label = f"{Path(rel).parent.name[:24]}/{Path(rel).stem[:8]} {name}"
+            out.append((label, compare(tr, name), compare(tr, name, keep_warm=True)))
     return out
+
+
+def _ok(sf: SessionFidelity) -> int:
+    return sum(r.ok for r in sf.requests)
 
 
 def calibration(path: Path) -> list[tuple[str, int, int, int]]:
@@ -60,9 +68,15 @@ def calibration(path: Path) -> list[tuple[str, int, int, int]]:
         texts += [s.get("text", "") for s in sys_] if isinstance(sys_, list) else [str(sys_)]
         for m in b.get("messages") or []:
             c = m.get("content")
-            texts += [c] if isinstance(c, str) else [x.get("text", canonical(x)) for x in c or [] if isinstance(x, dict)]
+            texts += (
+                [c]
+                if isinstance(c, str)
+                else [x.get("text", canonical(x)) for x in c or [] if isinstance(x, dict)]
+            )
         tools = canonical(b.get("tools") or [])
-        est = sum(rate.count_text(t, "prose") for t in texts) + (rate.count_text(tools, "json") if b.get("tools") else 0)
+        est = sum(rate.count_text(t, "prose") for t in texts) + (
+            rate.count_text(tools, "json") if b.get("tools") else 0
+        )
         ex = -1
         if exact is not None:
             ex = sum(exact.count_text(t, "prose") for t in [*texts, tools if b.get("tools") else ""])
@@ -77,29 +91,48 @@ def render(root: Path = DEFAULT_DIR) -> str:
         "",
         "Regenerate: `python -m sim.cli fidelity --all-real -o bench/fidelity_report.md` (data: "
         "`../shared/traces-real`, or `$CTXBENCH_REAL`).",
-        "Replay = preset `recorded` (recorded cache marks + ttl, recorded compactions, zero latency, "
-        "cache warmed with the first request's recorded read). Naive = each request reads all the "
-        "previous one cached. Match = predicted cache read within max(1 %, 128) tokens of the bill.",
         "",
-        "| session | requests | replay match | naive match | cache read Δ (replay / naive) | cost billed | cost Δ (replay / naive) |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "Replay = preset `recorded` (recorded cache marks + ttl, recorded compactions, zero latency, "
+        "cache warmed with the first request's recorded read) on the Anthropic provider model with "
+        "the options the bills show (bench/fidelity.py `OBSERVED`: screenshots nested in tool results, "
+        "reads refresh the request's inner marks) and the per-model thinking stripping of providers.md "
+        "§1.6. Keep-warm = the same, assuming other sessions of the account keep the shared static "
+        "prefix warm (`--keep-warm`). Naive = each request reads all the previous one cached. "
+        "Match = predicted cache read within max(1 %, 128) tokens of the bill. Cost Δ compares "
+        "the predicted bill (billed output and uncached tail) with the billed one.",
+        "",
+        "| session | model | requests | replay | keep-warm | naive | cache read Δ replay / naive "
+        "| cost billed | cost Δ replay / naive |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    all_n = all_ok = all_naive = 0
-    for name, sf in rows:
+    all_n = all_ok = all_kw = all_naive = 0
+    for name, sf, kw in rows:
         all_n += sf.n
-        all_ok += sum(r.ok for r in sf.requests)
+        all_ok += _ok(sf)
+        all_kw += _ok(kw)
         all_naive += sum(r.naive_ok for r in sf.requests)
         lines.append(
-            f"| {name} | {sf.n} | {sf.share_ok:.1%} | {sf.share_naive_ok:.1%} | "
-            f"{_pct(sf.total('predicted'), sf.total('billed'))} / {_pct(sf.total('naive'), sf.total('billed'))} | "
-            f"${sf.cost_billed:.3f} | {_pct(sf.cost_predicted, sf.cost_billed)} / {_pct(sf.cost_naive, sf.cost_billed)} |"
+            f"| {name} | {sf.model} | {sf.n} | {sf.share_ok:.1%} | {kw.share_ok:.1%} | "
+            f"{sf.share_naive_ok:.1%} | {_pct(sf.total('predicted'), sf.total('billed'))} / "
+            f"{_pct(sf.total('naive'), sf.total('billed'))} | "
+            f"${sf.cost_billed:.3f} | {_pct(sf.cost_predicted, sf.cost_billed)} / "
+            f"{_pct(sf.cost_naive, sf.cost_billed)} |"
         )
-    lines += ["", f"All requests: replay {all_ok}/{all_n} = {all_ok / max(1, all_n):.1%}, "
-              f"naive {all_naive}/{all_n} = {all_naive / max(1, all_n):.1%}.", "", "## Mismatches", ""]  # fmt: skip
-    for name, sf in rows:
+    n = max(1, all_n)
+    lines += [
+        "",
+        f"All requests: replay {all_ok}/{all_n} = {all_ok / n:.1%}, keep-warm {all_kw}/{all_n} = "
+        f"{all_kw / n:.1%}, naive {all_naive}/{all_n} = {all_naive / n:.1%}.",
+        "",
+        "## Mismatches of the replay, per session",
+    ]
+    for name, sf, _kw in rows:
+        if not sf.mismatches:
+            continue
+        lines += ["", f"### {name} ({len(sf.mismatches)} of {sf.n})", ""]
         for r in sf.mismatches:
             lines.append(
-                f"- {name} #{r.index} (t={r.t:.0f} s, gap {r.gap:.0f} s): billed read {r.billed.cache_read:,}, "
+                f"- #{r.index} (t={r.t:.0f} s, gap {r.gap:.0f} s): billed read {r.billed.cache_read:,}, "
                 f"predicted {r.predicted.cache_read:,} — {r.cause}"
             )
     lines += ["", "## claude-trace: offline tokenizer calibration", ""]
@@ -107,15 +140,26 @@ def render(root: Path = DEFAULT_DIR) -> str:
     by: dict[str, list[tuple[int, int, int]]] = {}
     for model, billed, est, ex in cal:
         by.setdefault(model, []).append((billed, est, ex))
-    lines += ["| model | requests | rate estimate error (mean abs / range) | o200k error (mean abs) |", "|---|---:|---:|---:|"]
+    lines += [
+        "| model | requests | rate estimate error (mean abs / range) | o200k error (mean abs) |",
+        "|---|---:|---:|---:|",
+    ]
     for model, vals in sorted(by.items()):
         errs = [(e - b) / b for b, e, _ in vals if b]
         xe = [(x - b) / b for b, _, x in vals if b and x >= 0]
         xs = f"{sum(map(abs, xe)) / len(xe):.1%}" if xe else "toktok not installed"
-        lines.append(f"| {model} | {len(vals)} | {sum(map(abs, errs)) / len(errs):.1%} / {min(errs):+.1%}..{max(errs):+.1%} | {xs} |")
-    lines += ["", "The replay itself uses sizes derived from the billed usage (traces/importers/tokens.py), so "
-              "this calibration error does not enter the fidelity figures above.", "",
-              "## What-if: one Claude Code session under other presets", ""]  # fmt: skip
+        lines.append(
+            f"| {model} | {len(vals)} | {sum(map(abs, errs)) / len(errs):.1%} / "
+            f"{min(errs):+.1%}..{max(errs):+.1%} | {xs} |"
+        )
+    lines += [
+        "",
+        "The replay itself uses sizes derived from the billed usage (traces/importers/tokens.py), so "
+        "this calibration error does not enter the fidelity figures above.",
+        "",
+        "## What-if: one Claude Code session under other presets",
+        "",
+    ]
     lines += what_if(root / CLAUDE_CODE[0])
     return "\n".join(lines) + "\n"
 
@@ -125,19 +169,27 @@ def what_if(path: Path) -> list[str]:
     from sim.catalog import prices
 
     res = import_paths([path])
-    out = ["| preset | requests | cache read | cache write | uncached | cost | summary requests |",
-           "|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    out = [
+        "| preset | requests | cache read | cache write | uncached | cost | summary requests |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for preset in WHAT_IF:
         pol = load_policy(preset)
         recs = [r for r in replay(res.main, pol) if r.kind != "warmup"]
         pr = prices(recs[0].model)
-        cost = sum(pr.cost(r.uncached, r.cache_read, r.cache_write_5m, r.cache_write_1h, r.output) for r in recs)
+        cost = sum(
+            pr.cost(r.uncached, r.cache_read, r.cache_write_5m, r.cache_write_1h, r.output) for r in recs
+        )
         out.append(
             f"| {preset} | {len(recs)} | {sum(r.cache_read for r in recs):,} | "
-            f"{sum(r.cache_write_5m + r.cache_write_1h for r in recs):,} | {sum(r.uncached for r in recs):,} | "
+            f"{sum(r.cache_write_5m + r.cache_write_1h for r in recs):,} | "
+            f"{sum(r.uncached for r in recs):,} | "
             f"${cost:.2f} | {sum(1 for r in recs if r.kind.startswith('summary'))} |"
         )
     billed = compare(res.main).cost_billed
-    out += ["", f"Session: `{path.name}` (billed ${billed:.2f}). Under the H presets the recorded compactions "
-            "are ignored and H's own rules apply (compaction at 65 % of a 120k budget, H-14)."]  # fmt: skip
+    out += [
+        "",
+        f"Session: `{path.name}` (billed ${billed:.2f}). Under the H presets the recorded compactions "
+        "are ignored and H's own rules apply (compaction at 65 % of a 120k budget, H-14).",
+    ]
     return out

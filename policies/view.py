@@ -52,10 +52,12 @@ class View:
         return self.tr.message_end(self.prep_msgs - 1) - 1
 
 
-def text_block(view: View, like: Block, text: str, kind: str = "text", **flags: object) -> Block:
+def text_block(view: View, like: Block, text: str, kind: str = "text", tool_id: str = "") -> Block:
     """A short text block a policy puts in place of `like` (a placeholder), with true tokens from
     the provider's tokenizer, so a policy never guesses the truth."""
-    return view.factory.text(like.role, text, kind=kind, placeholder=True, **flags)
+    if tool_id:
+        return view.factory.text(like.role, text, kind=kind, placeholder=True, tool_id=tool_id)
+    return view.factory.text(like.role, text, kind=kind, placeholder=True)
 
 
 @dataclass(frozen=True, slots=True)

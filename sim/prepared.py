@@ -64,8 +64,8 @@ def prepare(trace: Trace, factory: BlockFactory, name: str = "") -> PreparedTrac
             # The recorded summary as the user message that opens the new context (replayed only by
             # compaction components that apply recorded compactions, policies/recorded.py).
             summary = tuple(block_of(factory, c, "user", f"{key}.s{j}") for j, c in enumerate(ev.summary))
-            msg = Message.of("user", summary, "summary") if summary else None
-            steps.append(Step("compaction", msg, ev.t, event=ev))
+            opening = Message.of("user", summary, "summary") if summary else None
+            steps.append(Step("compaction", opening, ev.t, event=ev))
     return PreparedTrace(
         name or trace.path or trace.header.source,
         trace.header.model,

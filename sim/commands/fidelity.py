@@ -17,7 +17,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--policy", default="recorded", help="preset (default: recorded = the recorded harness)")
     p.add_argument("--provider", default="anthropic", help="provider profile (default anthropic)")
     p.add_argument("--no-warm", action="store_true", help="start with an empty cache")
-    p.add_argument("--all-real", nargs="?", const="", metavar="DIR", help="report over traces-real/ (default dir)")
+    p.add_argument(
+        "--keep-warm",
+        action="store_true",
+        help="assume other sessions of the account keep the shared static prefix warm (bench/fidelity.py)",
+    )
+    p.add_argument(
+        "--all-real", nargs="?", const="", metavar="DIR", help="report over traces-real/ (default dir)"
+    )
     p.add_argument("-o", "--output", help="write the report to FILE (markdown)")
     p.add_argument("--requests", action="store_true", help="print every request, not only mismatches")
     p.set_defaults(handler=handle)
@@ -39,9 +46,12 @@ def handle(args: argparse.Namespace) -> int:
     out: list[str] = []
     for path in args.traces:
         tr = read_trace(path)
-        sf = compare(tr, Path(path).stem, args.policy, args.provider, warm=not args.no_warm)
+        sf = compare(
+            tr, Path(path).stem, args.policy, args.provider, warm=not args.no_warm, keep_warm=args.keep_warm
+        )
         out.append(
-            f"{path}: {sf.n} requests · policy {sf.policy} · read match {sf.share_ok:.1%} (naive {sf.share_naive_ok:.1%})"
+            f"{path}: {sf.n} requests · policy {sf.policy} · read match {sf.share_ok:.1%} "
+            f"(naive {sf.share_naive_ok:.1%})"
         )
         out.append(
             f"  cache read billed {sf.total('billed'):,} predicted {sf.total('predicted'):,} · "
@@ -51,7 +61,8 @@ def handle(args: argparse.Namespace) -> int:
             out.append(
                 f"  #{r.index} t={r.t:.0f}s read {r.billed.cache_read:,}/{r.predicted.cache_read:,} "
                 f"write {r.billed.cache_write_5m + r.billed.cache_write_1h:,}/{r.predicted.cache_write:,} "
-                f"uncached {r.billed.input_tokens:,}/{r.predicted.uncached:,}" + (f" — {r.cause}" if r.cause else "")
+                f"uncached {r.billed.input_tokens:,}/{r.predicted.uncached:,}"
+                + (f" — {r.cause}" if r.cause else "")
             )
     text = "\n".join(out) + "\n"
     if args.output:

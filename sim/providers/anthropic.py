@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sim.catalog import ModelInfo, Prices
-from sim.content import TOOL_RESULT, TOOL_USE
+from sim.content import IMAGE, TOOL_RESULT, TOOL_USE, Block
 from sim.providers.base import (
     TTL_SECONDS,
     Faults,
@@ -35,6 +35,7 @@ from sim.providers.base import (
     Usage,
     price,
 )
+from sim.providers.thinking import ThinkingStripper, strips_thinking
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,17 @@ class AnthropicConfig:
     image_change_invalidates_messages: bool = True  # A-PC §1.6 table, "Images added/removed anywhere"
     max_entries: int | None = None  # best-effort capacity (LRU); None = unbounded
     random_evict_rate: float = 0.0  # best-effort eviction noise (§1.5 observed anomaly)
+    # §1.6 row "Non-tool-result user content with thinking on": earlier thinking blocks stripped
+    # (Haiku, Opus < 4.5, Sonnet < 4.6) or kept; None = per model (sim/providers/thinking.py)
+    strip_thinking_on_user_content: bool | None = None
+    # §1.3 "Block counting granularity ... UNCONFIRMED": an image that belongs to a tool result
+    # (traces/FORMAT.md: it follows the tool_result) is nested in it on the wire, so it is not a
+    # lookback position of its own (assumed; seen in traces-real cua sessions, bench/fidelity.py)
+    tool_result_images_nested: bool = False
+    # §1.5 "refreshed ... each time the cached content is used": a read also refreshes the
+    # entries at this request's breakpoints inside the read prefix (assumed reading of the doc;
+    # seen in traces-real: a system-prompt entry read 11 min after it was written)
+    refresh_marks_in_read: bool = False
     latency: Latency = field(default_factory=Latency)
     faults: Faults = field(default_factory=Faults)
 
@@ -61,6 +73,16 @@ class _Entry:
         self.ttl = ttl
         self.img_count = img_count
         self.img_hash = img_hash
+
+
+def _nested_image(blocks: list[Block], i: int) -> bool:
+    """Block i is an image inside a tool result: the blocks before it, back to the first
+    non-image, end at a tool_result (traces/FORMAT.md)."""
+    if i >= len(blocks) or blocks[i].kind != IMAGE:
+        return False
+    while i > 0 and blocks[i - 1].kind == IMAGE:
+        i -= 1
+    return i > 0 and blocks[i - 1].kind == TOOL_RESULT
 
 
 _FAULTS: dict[str, tuple[int, str, str]] = {
@@ -111,6 +133,16 @@ class AnthropicCache:
                     pos -= 1
         return pos - 1
 
+    def _step_back(self, req: Request, pos: int) -> int:
+        """The previous lookback position under `collapse_tool_runs` and
+        `tool_result_images_nested` (a tool_result and the images after it are one position)."""
+        q = self._previous_position(req, pos) if self.cfg.collapse_tool_runs else pos - 1
+        if self.cfg.tool_result_images_nested:
+            blocks = req.tr.blocks
+            while q >= 0 and _nested_image(blocks, q + 1):
+                q -= 1
+        return q
+
     def _readable(self, e: _Entry, req: Request, pos: int, now: float) -> bool:
         if e.expires <= now or e.readable_at > now:
             return False
@@ -128,6 +160,7 @@ class AnthropicCache:
         best, best_pos = 0, -1
         hashes, cum, entries = req.tr.hashes, req.tr.cum_tokens, self.entries
         lookback, collapse = self.cfg.lookback, self.cfg.collapse_tool_runs
+        step = collapse or self.cfg.tool_result_images_nested
         for b, _ttl in reversed(req.breakpoints):
             if cum[b] <= best:
                 continue
@@ -143,7 +176,7 @@ class AnthropicCache:
                             best, best_pos = cum[pos], pos
                         break
                 checked += 1
-                pos = self._previous_position(req, pos) if collapse else pos - 1
+                pos = self._step_back(req, pos) if step else pos - 1
         return best, best_pos
 
     def commit(self, req: Request, now: float, ttft: float, read: int, read_pos: int) -> tuple[Usage, int]:
@@ -153,6 +186,11 @@ class AnthropicCache:
             e = self.entries[tr.hashes[read_pos]]
             e.expires = now + e.ttl
             self._touch(tr.hashes[read_pos], e)
+            if self.cfg.refresh_marks_in_read:
+                for b, _ttl in req.breakpoints:
+                    inner = self.entries.get(tr.hashes[b]) if b < read_pos else None
+                    if inner is not None and self._readable(inner, req, b, now):
+                        inner.expires = max(inner.expires, now + inner.ttl)
         img_count = req.images
         img_hash = tr.img_hashes[img_count]
         top_1h = read
@@ -221,12 +259,24 @@ class AnthropicProvider:
         self.cfg = cfg or AnthropicConfig()
         self.rng = random.Random(seed)
         self.cache = AnthropicCache(self.cfg, model.min_cacheable, self.rng)
+        strip = self.cfg.strip_thinking_on_user_content
+        self.stripper: ThinkingStripper | None = None
+        if strip or (strip is None and strips_thinking(model.name)):
+            self.stripper = ThinkingStripper()
 
     def _error(self, req: Request, err: ProviderError) -> Outcome:
         u = Usage(uncached=req.input_tokens, output=0) if err.billed else Usage()
         return Outcome(u, price(self.prices, u), self.cfg.latency.base_ttft, self.cfg.latency.base_ttft, err)
 
     def call(self, req: Request, now: float) -> Outcome:
+        if self.stripper is None:
+            return self._call(req, now)
+        eff, mp = self.stripper.view(req)  # §1.6: the prompt as the API sees it, thinking stripped
+        out = self._call(eff, now)
+        out.cached_pos = mp.to_src(out.cached_pos) if out.cached_pos >= 0 else -1
+        return out
+
+    def _call(self, req: Request, now: float) -> Outcome:
         if len(req.breakpoints) > self.cfg.max_breakpoints:
             msg = (
                 f"A maximum of {self.cfg.max_breakpoints} blocks with cache_control may be provided. "
@@ -265,4 +315,11 @@ class AnthropicProvider:
         )
 
     def diagnose(self, req: Request, pos: int, now: float) -> str:
+        if self.stripper is not None:
+            eff, mp = self.stripper.view(req)
+            q = mp.to_eff(pos)
+            if q < 0:
+                return "prefix_change"
+            cause = self.cache.diagnose(eff, q, now)
+            return "prefix_change" if cause == "not_written" else cause
         return self.cache.diagnose(req, pos, now)

@@ -22,6 +22,7 @@ def test_tolerance() -> None:
     [
         "spotter/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl",
         "sniffly/d3ad4cdc-5657-435d-98fa-0035d53e383d.jsonl",
+        "cua-sandbox-apps/pycharm/session.jsonl",  # Haiku 4.5: needs the §1.6 thinking stripping
     ],
 )
 def test_replay_meets_target_and_beats_naive(rel: str) -> None:
@@ -40,3 +41,15 @@ def test_claude_trace_main_loop_exact() -> None:
 def test_without_warm_cache_first_request_misses() -> None:
     tr = import_paths([REAL / "spotter/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl"]).main
     assert not compare(tr, warm=False).requests[0].ok
+
+
+def test_keep_warm_explains_reads_of_the_static_prefix_after_long_gaps() -> None:
+    tr = import_paths(
+        [
+            REAL / "claude-code-log/-Users-dain-workspace-coderabbit-review-helper/"
+            "cb2e607c-c758-415a-8b45-c49e4631906a.jsonl"
+        ]
+    ).main
+    cold, warm = compare(tr), compare(tr, keep_warm=True)
+    assert not cold.requests[23].ok and "kept warm" in cold.requests[23].cause
+    assert warm.requests[23].ok and warm.share_ok > cold.share_ok

@@ -65,8 +65,8 @@ def text_items(kind: str = "text") -> st.SearchStrategy[Content]:
 
 
 images = st.builds(
-    lambda w, h, n, k, p, t: Content("image", nbytes=n, key=k, width=w, height=h, pinned=p, tokens=t),
-    positives, positives, positives, names, st.booleans(), st.none() | counts,
+    lambda w, h, n, k, p, t, c: Content("image", nbytes=n, key=k, width=w, height=h, pinned=p, tokens=t, cache=c),
+    positives, positives, positives, names, st.booleans(), st.none() | counts, st.sampled_from(("", *CACHE_TTLS)),
 )  # fmt: skip
 usages = st.builds(Usage, counts, counts, counts, counts, counts, st.none() | st.floats(0, 1e4))
 

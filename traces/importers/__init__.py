@@ -50,5 +50,7 @@ def import_paths(paths: list[Path], fmt: str | None = None) -> ImportResult:
         for p in paths[1:]:
             other = detect(p)
             if other != name:
-                raise ImportFailure(str(p), f"is {other}, but {paths[0]} is {name}: import one format at a time")
+                raise ImportFailure(
+                    str(p), f"is {other}, but {paths[0]} is {name}: import one format at a time"
+                )
     return IMPORTERS[name](paths)

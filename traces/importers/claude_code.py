@@ -177,7 +177,8 @@ def _usage(u: Any) -> Usage | None:
     if not isinstance(u, dict) or "input_tokens" not in u:
         return None
     write = int(u.get("cache_creation_input_tokens") or 0)
-    split = u.get("cache_creation") if isinstance(u.get("cache_creation"), dict) else {}
+    raw_split = u.get("cache_creation")
+    split: dict[str, Any] = raw_split if isinstance(raw_split, dict) else {}
     w1h = int(split.get("ephemeral_1h_input_tokens") or 0)
     return Usage(
         input_tokens=int(u.get("input_tokens") or 0),
@@ -329,7 +330,10 @@ def import_claude_code(paths: list[Path], report: ImportReport | None = None) ->
     convs.sort(key=lambda c: (c is not main, c.items[0].t or 0.0 if c.items else 0.0, c.key))
     meta_common = {"format": "claude-code", "version": (main or convs[0]).version if convs else ""}
     return build_traces(
-        [(c.name, c.items, normalize_model(c.model), c.model, {**meta_common, "session": c.session}) for c in convs],
+        [
+            (c.name, c.items, normalize_model(c.model), c.model, {**meta_common, "session": c.session})
+            for c in convs
+        ],
         str(first),
         "claude-code",
         report,

@@ -29,7 +29,9 @@ from traces.importers.claude_code import assistant_contents, user_contents
 from traces.importers.tokens import Item, build_traces
 from traces.model import Content, SystemEvent, Usage
 
-CANNOT = ["nothing essential: token sizes come from billed usage (no offline Claude tokenizer, ecosystem.md §1.5)"]
+CANNOT = [
+    "nothing essential: token sizes come from billed usage (no offline Claude tokenizer, ecosystem.md §1.5)"
+]
 
 
 @dataclass
@@ -47,8 +49,10 @@ class Exchange:
     @property
     def billed_total(self) -> int:
         u = self.usage
-        return int(u.get("input_tokens") or 0) + int(u.get("cache_read_input_tokens") or 0) + int(
-            u.get("cache_creation_input_tokens") or 0
+        return (
+            int(u.get("input_tokens") or 0)
+            + int(u.get("cache_read_input_tokens") or 0)
+            + int(u.get("cache_creation_input_tokens") or 0)
         )
 
 
@@ -140,7 +144,9 @@ def import_claude_trace(paths: list[Path], report: ImportReport | None = None) -
     prev: list[Any] = []
     for e in main:
         msgs = list(e.body.get("messages") or [])
-        extends = len(msgs) > len(prev) and [_key(m) for m in msgs[: len(prev) - 1]] == [_key(m) for m in prev[:-1]]
+        extends = len(msgs) > len(prev) and [_key(m) for m in msgs[: len(prev) - 1]] == [
+            _key(m) for m in prev[:-1]
+        ]
         if not extends and prev:
             summary = user_contents(msgs[0].get("content"), report, f"line {e.line}") if msgs else []
             items.append(Item("compact", t=e.t, trigger="manual"))
@@ -162,10 +168,15 @@ def import_claude_trace(paths: list[Path], report: ImportReport | None = None) -
         split = u.get("cache_creation") or {}
         w = int(u.get("cache_creation_input_tokens") or 0)
         w1 = int(split.get("ephemeral_1h_input_tokens") or 0) if isinstance(split, dict) else 0
-        usage = Usage(int(u.get("input_tokens") or 0), int(u.get("cache_read_input_tokens") or 0), w - w1, w1,
-                      int(u.get("output_tokens") or 0))  # fmt: skip
+        usage = Usage(
+            int(u.get("input_tokens") or 0),
+            int(u.get("cache_read_input_tokens") or 0),
+            w - w1,
+            w1,
+            int(u.get("output_tokens") or 0),
+        )
         items.append(Item("reply", assistant_contents(e.response, report), t=e.t, usage=usage, model=e.model))
-        prev = msgs + [{"role": "assistant", "content": e.response}]
+        prev = [*msgs, {"role": "assistant", "content": e.response}]
     model = main[0].model if main else ""
     system = None
     if main:
@@ -175,8 +186,15 @@ def import_claude_trace(paths: list[Path], report: ImportReport | None = None) -
         contents = []
         for b in sys_blocks:
             cc = b.get("cache_control") if isinstance(b, dict) else None
-            contents.append(Content("text", text=str(b.get("text", "")), cache=str(cc.get("ttl", "5m")) if cc else ""))
+            contents.append(
+                Content("text", text=str(b.get("text", "")), cache=str(cc.get("ttl", "5m")) if cc else "")
+            )
         if contents:
             system = {"main": SystemEvent(tuple(contents), t=0.0)}
-    return build_traces([("main", items, normalize_model(model), model, {"format": "claude-trace"})], str(path),
-                        "claude-code", report, system=system)  # fmt: skip
+    return build_traces(
+        [("main", items, normalize_model(model), model, {"format": "claude-trace"})],
+        str(path),
+        "claude-code",
+        report,
+        system=system,
+    )

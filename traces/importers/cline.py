@@ -33,8 +33,15 @@ def _contents(raw: Any, role: str) -> list[Content]:
         elif t == "file":
             out.append(Content("text", text=f"{b.get('path', '')}\n{b.get('content', '')}"))
         elif t == "tool_use" and role == "assistant":
-            out.append(Content("tool_use", text=canonical(b.get("input", {})), lang="json",
-                               tool_id=str(b.get("id", "")), name=str(b.get("name", "tool"))))  # fmt: skip
+            out.append(
+                Content(
+                    "tool_use",
+                    text=canonical(b.get("input", {})),
+                    lang="json",
+                    tool_id=str(b.get("id", "")),
+                    name=str(b.get("name", "tool")),
+                )
+            )
         elif t == "tool_result" and role == "user":
             c = b.get("content")
             text = c if isinstance(c, str) else canonical(c)
@@ -58,18 +65,27 @@ def import_cline(paths: list[Path], report: ImportReport | None = None) -> Impor
             report.skip("message not an object", f"messages[{i}]")
             continue
         role = m.get("role")
-        kind = (m.get("metadata") or {}).get("kind") if isinstance(m.get("metadata"), dict) else None
+        meta = m.get("metadata")
+        kind = meta.get("kind") if isinstance(meta, dict) else None
         if kind:
             report.counts[f"{kind} messages (file already compacted)"] += 1
         t = parse_time(m.get("ts"))
         if role == "assistant":
-            met = m.get("metrics") if isinstance(m.get("metrics"), dict) else None
+            raw_met = m.get("metrics")
+            met: dict[str, Any] | None = raw_met if isinstance(raw_met, dict) else None
             usage = None
             if met is not None and "inputTokens" in met:
                 total, read = int(met.get("inputTokens") or 0), int(met.get("cacheReadTokens") or 0)
-                usage = Usage(max(0, total - read), read, int(met.get("cacheWriteTokens") or 0), 0,
-                              int(met.get("outputTokens") or 0), met.get("cost"))  # fmt: skip
-            info = m.get("modelInfo") if isinstance(m.get("modelInfo"), dict) else {}
+                usage = Usage(
+                    max(0, total - read),
+                    read,
+                    int(met.get("cacheWriteTokens") or 0),
+                    0,
+                    int(met.get("outputTokens") or 0),
+                    met.get("cost"),
+                )
+            raw_info = m.get("modelInfo")
+            info: dict[str, Any] = raw_info if isinstance(raw_info, dict) else {}
             model = model or str(info.get("id", ""))
             items.append(Item("reply", _contents(m.get("content"), "assistant"), t=t, usage=usage))
         elif role == "user":
@@ -79,5 +95,11 @@ def import_cline(paths: list[Path], report: ImportReport | None = None) -> Impor
     sys_text = doc.get("system_prompt")
     system = {"main": SystemEvent((Content("text", text=str(sys_text)),), t=0.0)} if sys_text else None
     name = model.split("/")[-1]
-    return build_traces([("main", items, name, model, {"format": "cline"})], str(path), "cline", report,
-                        whole=True, system=system)  # fmt: skip
+    return build_traces(
+        [("main", items, name, model, {"format": "cline"})],
+        str(path),
+        "cline",
+        report,
+        whole=True,
+        system=system,
+    )

@@ -45,7 +45,9 @@ def import_codex(paths: list[Path], report: ImportReport | None = None) -> Impor
         if typ == "agent_message":
             said.append(str(msg.get("message", "")))
         elif typ == "exec_command_end":
-            out = str(msg.get("stdout", "")) + str(msg.get("stderr", "")) or str(msg.get("aggregated_output", ""))
+            out = str(msg.get("stdout", "")) + str(msg.get("stderr", "")) or str(
+                msg.get("aggregated_output", "")
+            )
             items.append(Item("user", [Content("text", text=out)], t=t))
         elif typ == "user_message":
             items.append(Item("user", [Content("text", text=str(msg.get("message", "")))], t=t))
@@ -56,9 +58,15 @@ def import_codex(paths: list[Path], report: ImportReport | None = None) -> Impor
                 report.skip("token_count without input_tokens", f"{path.name}:{n}")
                 continue
             inp, cached = int(last.get("input_tokens") or 0), int(last.get("cached_input_tokens") or 0)
-            u = Usage(input_tokens=max(0, inp - cached), cache_read=cached, output_tokens=int(last.get("output_tokens") or 0))
+            u = Usage(
+                input_tokens=max(0, inp - cached),
+                cache_read=cached,
+                output_tokens=int(last.get("output_tokens") or 0),
+            )
             items.append(Item("reply", [Content("text", text="\n".join(said))], t=t, usage=u, model=model))
             said = []
         else:
             report.counts["other codex events"] += 1
-    return build_traces([("main", items, model, model, {"format": "codex"})], str(path), "codex", report, whole=True)
+    return build_traces(
+        [("main", items, model, model, {"format": "codex"})], str(path), "codex", report, whole=True
+    )

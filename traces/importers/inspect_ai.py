@@ -34,8 +34,15 @@ def _message(m: dict[str, Any], att: dict[str, Any]) -> tuple[str, list[Content]
     if role == "assistant":
         cs = [Content("text", text=text)]
         for c in m.get("tool_calls") or []:
-            cs.append(Content("tool_use", text=canonical(c.get("arguments", {})), lang="json",
-                              tool_id=str(c.get("id", "")), name=str(c.get("function", "tool"))))  # fmt: skip
+            cs.append(
+                Content(
+                    "tool_use",
+                    text=canonical(c.get("arguments", {})),
+                    lang="json",
+                    tool_id=str(c.get("id", "")),
+                    name=str(c.get("function", "tool")),
+                )
+            )
         return "assistant", cs
     if role == "tool":
         return "user", [Content("tool_result", text=text, tool_id=str(m.get("tool_call_id", "")))]
@@ -77,8 +84,13 @@ def import_inspect_ai(paths: list[Path], report: ImportReport | None = None) -> 
                 usage = None
             else:
                 read = int(u.get("input_tokens_cache_read") or 0)
-                usage = Usage(max(0, int(u["input_tokens"]) - read), read, int(u.get("input_tokens_cache_write") or 0),
-                              0, int(u.get("output_tokens") or 0))  # fmt: skip
+                usage = Usage(
+                    max(0, int(u["input_tokens"]) - read),
+                    read,
+                    int(u.get("input_tokens_cache_write") or 0),
+                    0,
+                    int(u.get("output_tokens") or 0),
+                )
             choice = (out.get("choices") or [{}])[0].get("message") or {}
             _, cs = _message({**choice, "role": "assistant"}, att)
             items.append(Item("reply", cs, t=parse_time(ev.get("timestamp")), usage=usage, model=model))

@@ -10,7 +10,10 @@ from traces.importers.base import ImportReport, ImportResult, canonical, jsonl_o
 from traces.importers.tokens import Item, build_traces
 from traces.model import Content, Usage
 
-CANNOT = ["the rendered prompts (OpenHands templates): block sizes come from usage", "caching (provider had none)"]
+CANNOT = [
+    "the rendered prompts (OpenHands templates): block sizes come from usage",
+    "caching (provider had none)",
+]
 
 
 def import_openhands(paths: list[Path], report: ImportReport | None = None) -> ImportResult:
@@ -20,7 +23,9 @@ def import_openhands(paths: list[Path], report: ImportReport | None = None) -> I
     convs = []
     for n, o in jsonl_objects(path, report):
         metrics = o.get("metrics") or {}
-        usages = {str(u.get("response_id")): u for u in metrics.get("token_usages") or [] if isinstance(u, dict)}
+        usages = {
+            str(u.get("response_id")): u for u in metrics.get("token_usages") or [] if isinstance(u, dict)
+        }
         items: list[Item] = []
         model = ""
         for ev in o.get("history") or []:
@@ -34,13 +39,25 @@ def import_openhands(paths: list[Path], report: ImportReport | None = None) -> I
             if ev.get("source") == "agent" and rid in usages:
                 u = usages.pop(rid)
                 model = str(u.get("model", model))
-                usage = Usage(int(u.get("prompt_tokens") or 0) - int(u.get("cache_read_tokens") or 0),
-                              int(u.get("cache_read_tokens") or 0), int(u.get("cache_write_tokens") or 0), 0,
-                              int(u.get("completion_tokens") or 0))  # fmt: skip
+                usage = Usage(
+                    int(u.get("prompt_tokens") or 0) - int(u.get("cache_read_tokens") or 0),
+                    int(u.get("cache_read_tokens") or 0),
+                    int(u.get("cache_write_tokens") or 0),
+                    0,
+                    int(u.get("completion_tokens") or 0),
+                )
                 items.append(Item("reply", [Content("text", text=text)], t=t, usage=usage, model=model))
             elif text:
                 items.append(Item("user", [Content("text", text=text)], t=t))
         if usages:
             report.skip("token usage without a matching agent action", f"{path.name}:{n} ×{len(usages)}")
-        convs.append((str(o.get("instance_id", f"line-{n}")), items, model.split("/")[-1], model, {"format": "openhands"}))
+        convs.append(
+            (
+                str(o.get("instance_id", f"line-{n}")),
+                items,
+                model.split("/")[-1],
+                model,
+                {"format": "openhands"},
+            )
+        )
     return build_traces(convs, str(path), "openhands", report, whole=True)

@@ -25,7 +25,11 @@ def import_swe_agent(paths: list[Path], report: ImportReport | None = None) -> I
         if not isinstance(m, dict):
             continue
         c = m.get("content")
-        text = c if isinstance(c, str) else "\n".join(str(x.get("text", "")) for x in c or [] if isinstance(x, dict))
+        text = (
+            c
+            if isinstance(c, str)
+            else "\n".join(str(x.get("text", "")) for x in c or [] if isinstance(x, dict))
+        )
         role = m.get("role")
         if role == "system" and system is None:
             system = {"main": SystemEvent((Content("text", text=text),), t=0.0)}
@@ -34,6 +38,11 @@ def import_swe_agent(paths: list[Path], report: ImportReport | None = None) -> I
         else:
             items.append(Item("user", [Content("text", text=text)]))
     stats = (doc.get("info") or {}).get("model_stats") or {}
-    res = build_traces([("main", items, "", "", {"format": "swe-agent", "model_stats": stats})], str(path),
-                       "swe-agent", report, system=system)  # fmt: skip
+    res = build_traces(
+        [("main", items, "", "", {"format": "swe-agent", "model_stats": stats})],
+        str(path),
+        "swe-agent",
+        report,
+        system=system,
+    )
     return res

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sim.catalog import CatalogError, model_info
+from sim.providers.thinking import strips_thinking
 from sim.tokens import IMAGE_RULES, RateCounter
 from traces.importers.base import ImportFailure, ImportReport, ImportResult, allocate
 from traces.model import CompactionEvent, Content, Event, Header, MessageEvent, SystemEvent, Trace, Usage
@@ -142,14 +143,24 @@ def _events(items: list[Item], report: ImportReport, name: str) -> list[Event]:
     return events
 
 
+def real_user_content(contents: tuple[Content, ...]) -> bool:
+    """Content other than tool results (providers.md §1.6); an image after a tool_result belongs
+    to it (traces/FORMAT.md "An image that belongs to a tool result ... follows the tool_result")."""
+    after_result = False
+    for c in contents:
+        if c.kind == "tool_result":
+            after_result = True
+        elif c.kind != "image" or not after_result:
+            return True
+    return False
+
+
 def _cached(u: Usage) -> int:
     return u.cache_read + u.cache_write_5m + u.cache_write_1h
 
 
 def _whole(u: Usage) -> int:
     return u.total_input
-
-
 
 
 def _image_rule(model: str) -> str:
@@ -187,14 +198,19 @@ def system_size(events: list[Event], counter: RateCounter, size: Any = _cached) 
     after: list[int] = []
     for k, ev in enumerate(events):
         if isinstance(ev, CompactionEvent):
-            nxt = next((e for e in events[k + 1 :] if isinstance(e, MessageEvent) and e.usage is not None), None)
+            nxt = next(
+                (e for e in events[k + 1 :] if isinstance(e, MessageEvent) and e.usage is not None), None
+            )
             if nxt is not None and nxt.usage is not None and nxt.usage.cache_read > 0:
                 after.append(nxt.usage.cache_read)
     if after:
         s, how = min(after), "cache read after a recorded compaction"
     else:
+        inner = [e.usage.cache_read for _, e in replies[1:] if e.usage and w < e.usage.cache_read < c1]
         low = [e.usage.cache_read for _, e in replies if e.usage and 0 < e.usage.cache_read <= c1]
-        if low:
+        if inner:
+            s, how = min(inner), "smallest later cache read inside the first prompt (a system mark)"
+        elif low:
             s, how = min(low), "smallest cache read falling back to the static prefix"
         else:
             est = 0
@@ -257,11 +273,16 @@ def size_events(
             tokens[slot] = n
         allocated.extend(text_slots)
 
+    strip = strips_thinking(model)  # providers.md §1.6, as the provider model does
+    kept: list[tuple[int, int]] = []  # sized thinking blocks still in the prompt
+    strip_next = False  # a real user message since the last request: thinking is stripped
+    unseen: list[tuple[int, int]] = []  # thinking stripped before any request saw it
     for i, ev in enumerate(events):
         blocks = [(i, j) for j in range(len(_blocks_of(ev)))]
         if isinstance(ev, CompactionEvent):
             anchor, pending = s, blocks
             allocated.clear()
+            kept.clear()
             continue
         if isinstance(ev, MessageEvent) and ev.role == "assistant" and ev.usage is not None:
             u = ev.usage
@@ -269,10 +290,30 @@ def size_events(
             first_ttl = first_ttl or ttl
             if pending:
                 ttl_at[pending[-1]] = ttl
-            share(size(u) - anchor, pending)
+            gone = 0
+            if strip and strip_next:  # the prompt lost every earlier thinking block
+                gone = sum(tokens.get(slot, 0) for slot in kept)
+                dropped = set(kept)
+                allocated[:] = [slot for slot in allocated if slot not in dropped]
+                unseen += [
+                    slot for slot in pending if _blocks_of(events[slot[0]])[slot[1]].kind == "thinking"
+                ]
+                pending = [
+                    slot for slot in pending if _blocks_of(events[slot[0]])[slot[1]].kind != "thinking"
+                ]
+                kept = []
+            share(size(u) - anchor + gone, pending)
+            if strip:
+                kept += [slot for slot in pending if _blocks_of(events[slot[0]])[slot[1]].kind == "thinking"]
+            strip_next = False
             anchor, pending = size(u), blocks
             continue
+        if isinstance(ev, MessageEvent) and ev.role == "user" and real_user_content(ev.content):
+            strip_next = True
         pending += blocks
+    for ev_i, c_i in unseen:  # never in any billed prompt: sized at the calibrated byte rate
+        c = _blocks_of(events[ev_i])[c_i]
+        tokens[(ev_i, c_i)] = counter.count_bytes(c.size, c.lang)
     for ev_i, c_i in pending:  # after the last request: the last reply at its output, the rest by rate
         ev = events[ev_i]
         c = _blocks_of(ev)[c_i]
@@ -284,13 +325,16 @@ def size_events(
             tokens[(ev_i, c_i)] = counter.count_bytes(c.size, c.lang)
     if shrunk:
         report.note(
-            f"{name}: the prompt shrank before {shrunk} request(s) (content rewritten outside the transcript): "
+            f"{name}: the prompt shrank before {shrunk} request(s) "
+            "(content rewritten outside the transcript): "
             "the missing tokens were taken back from the blocks just before"
         )
     out: list[Event] = []
     for i, ev in enumerate(events):
         cs = tuple(
-            replace(c, tokens=tokens.get((i, j), 0) if c.kind != "image" else None, cache=ttl_at.get((i, j), ""))
+            replace(
+                c, tokens=tokens.get((i, j), 0) if c.kind != "image" else None, cache=ttl_at.get((i, j), "")
+            )
             for j, c in enumerate(_blocks_of(ev))
         )
         out.append(_with_contents(ev, cs))
@@ -300,7 +344,13 @@ def size_events(
     for n, label in parts:
         if n > 0:
             system.append(
-                Content("text", nbytes=n * ASSUMED_BYTES_PER_TOKEN, key=f"{name}:system-{label}", tokens=n, cache=sys_ttl)
+                Content(
+                    "text",
+                    nbytes=n * ASSUMED_BYTES_PER_TOKEN,
+                    key=f"{name}:system-{label}",
+                    tokens=n,
+                    cache=sys_ttl,
+                )
             )
     if system:
         out.insert(0, SystemEvent(tuple(system), t=0.0))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.fidelity import compare
 from traces.format import dumps_trace
 from traces.importers import ImportFailure, import_paths
 from traces.model import MessageEvent
@@ -19,22 +20,64 @@ def _line(**kw: object) -> str:
 
 
 def _session(tmp_path: Path, extra: list[bytes] = ()) -> Path:  # type: ignore[assignment]
-    usage = {"input_tokens": 3, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 5000, "output_tokens": 1}
+    usage = {
+        "input_tokens": 3,
+        "cache_read_input_tokens": 0,
+        "cache_creation_input_tokens": 5000,
+        "output_tokens": 1,
+    }
     last = dict(usage, output_tokens=40)
     lines = [
         _line(type="user", uuid="u1", message={"role": "user", "content": "hello"}),
-        _line(type="assistant", uuid="a1", requestId="r1",
-              message={"id": "m1", "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": "hi"}], "usage": usage}),
-        _line(type="assistant", uuid="a2", requestId="r1",
-              message={"id": "m1", "model": "claude-sonnet-4-5",
-                       "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"c": 1}}], "usage": last}),
-        _line(type="user", uuid="u2", timestamp="2026-01-01T00:00:10Z",
-              message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}),
-        _line(type="assistant", uuid="a3", requestId="r2", timestamp="2026-01-01T00:00:11Z",
-              message={"id": "m2", "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": "done"}],
-                       "usage": {"input_tokens": 1, "cache_read_input_tokens": 5000, "cache_creation_input_tokens": 300,
-                                 "output_tokens": 9}}),
-    ]  # fmt: skip
+        _line(
+            type="assistant",
+            uuid="a1",
+            requestId="r1",
+            message={
+                "id": "m1",
+                "model": "claude-sonnet-4-5",
+                "content": [{"type": "text", "text": "hi"}],
+                "usage": usage,
+            },
+        ),
+        _line(
+            type="assistant",
+            uuid="a2",
+            requestId="r1",
+            message={
+                "id": "m1",
+                "model": "claude-sonnet-4-5",
+                "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"c": 1}}],
+                "usage": last,
+            },
+        ),
+        _line(
+            type="user",
+            uuid="u2",
+            timestamp="2026-01-01T00:00:10Z",
+            message={
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}],
+            },
+        ),
+        _line(
+            type="assistant",
+            uuid="a3",
+            requestId="r2",
+            timestamp="2026-01-01T00:00:11Z",
+            message={
+                "id": "m2",
+                "model": "claude-sonnet-4-5",
+                "content": [{"type": "text", "text": "done"}],
+                "usage": {
+                    "input_tokens": 1,
+                    "cache_read_input_tokens": 5000,
+                    "cache_creation_input_tokens": 300,
+                    "output_tokens": 9,
+                },
+            },
+        ),
+    ]
     p = tmp_path / "s1.jsonl"
     p.write_bytes("\n".join(lines).encode() + b"\n" + b"".join(extra))
     return p
@@ -66,7 +109,10 @@ def test_sizes_reproduce_billed_cached_part(tmp_path: Path) -> None:
         (b'{"type":"user","uuid":"x', "truncated last line"),
         (b'{"type":"mystery","uuid":"z"}\n', "unknown line type 'mystery'"),
         (b'{"type":"user","message":{"content":"\xff\xfe"}}\n', "line not valid UTF-8"),
-        (b'{"type":"assistant","uuid":"q","message":{"model":"<synthetic>","content":[]}}\n', "synthetic response (no API call)"),
+        (
+            b'{"type":"assistant","uuid":"q","message":{"model":"<synthetic>","content":[]}}\n',
+            "synthetic response (no API call)",
+        ),
     ],
 )
 def test_bad_lines_are_counted_not_dropped(tmp_path: Path, extra: bytes, reason: str) -> None:
@@ -76,15 +122,22 @@ def test_bad_lines_are_counted_not_dropped(tmp_path: Path, extra: bytes, reason:
 
 
 def test_missing_usage_is_reported(tmp_path: Path) -> None:
-    line = _line(type="assistant", uuid="a9", requestId="r9", message={"id": "m9", "model": "m", "content": []})
+    line = _line(
+        type="assistant", uuid="a9", requestId="r9", message={"id": "m9", "model": "m", "content": []}
+    )
     res = import_paths([_session(tmp_path, [line.encode() + b"\n"])])
     assert res.report.skipped["response without usage (kept, no ground truth)"] == 1
 
 
 def test_mixed_sessions_become_separate_traces(tmp_path: Path) -> None:
     other = _line(type="user", uuid="o1", sessionId="s2", message={"role": "user", "content": "x"})
-    rep = _line(type="assistant", uuid="o2", sessionId="s2", requestId="r7",
-                message={"id": "m7", "model": "m", "content": [], "usage": {"input_tokens": 5}})  # fmt: skip
+    rep = _line(
+        type="assistant",
+        uuid="o2",
+        sessionId="s2",
+        requestId="r7",
+        message={"id": "m7", "model": "m", "content": [], "usage": {"input_tokens": 5}},
+    )
     res = import_paths([_session(tmp_path, [other.encode() + b"\n", rep.encode() + b"\n"])])
     assert len(res.traces) == 2 and any("mixes sessions" in n for n in res.report.notes)
 
@@ -101,3 +154,57 @@ def test_real_spotter_session_imports_with_compaction() -> None:
     res = import_paths([REAL / "spotter/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl"])
     assert res.main.header.meta["system_tokens"] == 21445
     assert res.report.counts["compaction requests merged from sub-agent files"] == 1
+
+
+def _reply(rid: str, t: int, content: list[dict[str, object]], read: int, write: int) -> str:
+    usage = {"input_tokens": 2, "cache_read_input_tokens": read, "cache_creation_input_tokens": write}
+    return _line(
+        type="assistant",
+        uuid=f"a-{rid}",
+        requestId=rid,
+        timestamp=f"2026-01-01T00:00:{t:02d}Z",
+        message={"id": rid, "model": "claude-haiku-4-5-20251001", "content": content, "usage": usage},
+    )
+
+
+def _user(uid: str, t: int, content: object) -> str:
+    return _line(
+        type="user",
+        uuid=uid,
+        timestamp=f"2026-01-01T00:00:{t:02d}Z",
+        message={"role": "user", "content": content},
+    )
+
+
+def test_haiku_thinking_stripped_by_user_text_is_sized_and_replayed(tmp_path: Path) -> None:
+    """providers.md §1.6 on Haiku: the reminder text after a tool result strips the earlier
+    thinking, the billed prompt shrinks by it and the read falls back to the end of the first
+    user message; the importer sizes blocks so every request's cached part is the bill, and
+    the replay predicts every read."""
+    think = {"type": "thinking", "thinking": "let me think " * 40}
+    lines = [
+        _user("u1", 0, "hello"),
+        _reply(
+            "r1", 1, [think, {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"c": 1}}], 4500, 500
+        ),
+        _user("u2", 2, [{"type": "tool_result", "tool_use_id": "t1", "content": "ok " * 100}]),
+        _reply(
+            "r2", 3, [think, {"type": "tool_use", "id": "t2", "name": "Bash", "input": {"c": 2}}], 5000, 900
+        ),
+        _user(
+            "u3",
+            4,
+            [
+                {"type": "tool_result", "tool_use_id": "t2", "content": "fine " * 50},
+                {"type": "text", "text": "<system-reminder>todo</system-reminder>"},
+            ],
+        ),
+        _reply("r3", 5, [{"type": "text", "text": "done"}], 5000, 700),
+    ]
+    p = tmp_path / "h.jsonl"
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    tr = import_paths([p]).main
+    sf = compare(tr)
+    assert [r.predicted.cache_read for r in sf.requests] == [4500, 5000, 5000]
+    assert [r.predicted.cache_read + r.predicted.cache_write for r in sf.requests] == [5000, 5900, 5700]
+    assert sf.share_ok == 1.0
