@@ -64,10 +64,20 @@ def text_items(kind: str = "text") -> st.SearchStrategy[Content]:
     return bodies().map(lambda b: Content(kind, **b))
 
 
+def _image(w: int, h: int, n: int, k: str, p: bool, t: int | None, c: str) -> Content:
+    return Content("image", nbytes=n, key=k, width=w, height=h, pinned=p, tokens=t, cache=c)
+
+
 images = st.builds(
-    lambda w, h, n, k, p, t, c: Content("image", nbytes=n, key=k, width=w, height=h, pinned=p, tokens=t, cache=c),
-    positives, positives, positives, names, st.booleans(), st.none() | counts, st.sampled_from(("", *CACHE_TTLS)),
-)  # fmt: skip
+    _image,
+    positives,
+    positives,
+    positives,
+    names,
+    st.booleans(),
+    st.none() | counts,
+    st.sampled_from(("", *CACHE_TTLS)),
+)
 usages = st.builds(Usage, counts, counts, counts, counts, counts, st.none() | st.floats(0, 1e4))
 
 
