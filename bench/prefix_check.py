@@ -6,16 +6,22 @@ shares the longest block prefix with, the latest on a tie. A request that contai
 whole is clean. Otherwise the first divergence is reported (segment, message index, block,
 byte offset, a short diff) and classified:
 
-- `side_request`: a request the conversation never continues (title generation, a summarizer
-  with its own system prompt, a text-only compaction retry) while a later request goes on from
-  its parent; or a later request returning to the main line after a side request that appended
-  a single user message (a summary instruction) -- that return is clean;
+- `side_request`: a request on a side branch -- the conversation never goes on from it (the
+  session's last request does not descend from it) -- while a later request goes on from its
+  parent, or that starts a new conversation (title generation, a summarizer with its own system
+  prompt, a text-only compaction retry, a side thread such as a summary plus its verification
+  probe); or a never-continued prefix of its parent plus one user message (a summary instruction
+  over the older part); a later request returning to the main line after a side request that
+  appended a single user message (a summary instruction) is clean;
 - `reset_after_compaction`: the conversation restarts shorter after a compaction;
 - `tail_edit`: only the parent's newest message changed (cheap: the tail is re-billed);
 - `mid_conversation_edit`: an earlier message changed (the costly kind);
 - `static_prefix_edit`: tools or system prompt changed and the conversation kept the change.
 
-A break is *explained* when the producer declared an edit (compaction, eviction, trim) before it.
+A break is *explained* when the producer declared an edit (compaction, eviction, trim) after its
+parent was sent, on this request or on one between them (a side request whose parent is an
+earlier side request of the same shape, e.g. two tool-less Codex compaction requests, is
+separated from it by the compaction declared on the main line in between).
 The check fails on unexplained breaks of a class not allowed (default allowed: side_request)
 that the baseline does not list. Chained hashes make finding the parent O(blocks) per request.
 """
@@ -23,6 +29,7 @@ that the baseline does not list. Chained hashes make finding the parent O(blocks
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_right
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -153,10 +160,46 @@ def find_breaks(reqs: list[LoggedRequest], allowed: tuple[str, ...] = DEFAULT_AL
                 last_with[h] = i
             if c:
                 ends[c[-1]] = i
-    later: dict[tuple[str | None, str], int] = {k: v[-1] for k, v in groups.items()}
-    breaks = [_describe(reqs, i, p, k, extends, later) for i, p, k in sorted(found)]
+    main = _main_line(groups, found, extends)
+    lasts = {m[-1] for m in groups.values()}
+    members_of = {i: m for m in groups.values() for i in m}
+    breaks = [
+        _describe(reqs, i, p, k, extends, main, lasts, _since(reqs, members_of[i], p, i))
+        for i, p, k in sorted(found)
+    ]
     failing = [b for b in breaks if not b.explained and b.cls not in allowed]
     return Report(len(reqs), breaks, failing)
+
+
+def _main_line(
+    groups: dict[Any, list[int]], found: list[tuple[int, int, int]], extends: dict[int, list[int]]
+) -> set[int]:
+    """The requests the conversation goes on from: the last request of each session/model group
+    and its ancestors (parent of a break or whole prefix of a request). Everything else is a
+    side branch -- a summarizer call, or a side thread such as Gemini CLI's summary followed by
+    its verification probe, which contains the first call whole but is never continued."""
+    parent = {i: p for i, p, _ in found}
+    for p, js in extends.items():
+        for j in js:
+            parent[j] = p
+    out: set[int] = set()
+    for members in groups.values():
+        i: int | None = members[-1]
+        while i is not None and i not in out:
+            out.add(i)
+            i = parent.get(i)
+    return out
+
+
+def _since(reqs: list[LoggedRequest], members: list[int], p: int, i: int) -> str:
+    """Edits declared after the parent was sent, up to this request: a break against an older
+    parent (a request returning past side requests, or a side request whose parent is an earlier
+    side request of the same shape) is explained by any of them."""
+    out: list[str] = []
+    for j in members[bisect_right(members, p) : bisect_right(members, i)]:
+        if reqs[j].declared:
+            out += [c for c in reqs[j].declared.split("+") if c not in out]
+    return "+".join(out)
 
 
 def _side_shape(side: LoggedRequest, base: LoggedRequest) -> bool:
@@ -164,11 +207,25 @@ def _side_shape(side: LoggedRequest, base: LoggedRequest) -> bool:
     return side.n_messages == base.n_messages + 1 and bool(side.blocks) and side.blocks[-1].role == "user"
 
 
+def _truncated_side_shape(r: LoggedRequest, msg: int | None) -> bool:
+    """`r` = a prefix of its parent + one new user message (a summary instruction over the older
+    part of the conversation), diverging only at that last message."""
+    return msg is not None and msg == r.n_messages - 1 and bool(r.blocks) and r.blocks[-1].role == "user"
+
+
 def _describe(
-    reqs: list[LoggedRequest], i: int, p: int, k: int, extends: dict[int, list[int]], last: dict[Any, int]
+    reqs: list[LoggedRequest],
+    i: int,
+    p: int,
+    k: int,
+    extends: dict[int, list[int]],
+    main: set[int],
+    lasts: set[int],
+    since: str,
 ) -> Break:
     r, par = reqs[i], reqs[p]
-    leaf = not extends.get(i) and last[(r.session, r.model)] != i
+    leaf = not extends.get(i) and i not in lasts  # nothing contains it whole; not the last request
+    branch = leaf or i not in main  # a side branch: the conversation does not go on from it
     if k < len(r.blocks):
         nb = r.blocks[k]
         ob = par.blocks[k] if k < len(par.blocks) else None
@@ -182,14 +239,18 @@ def _describe(
         seg, msg, blk, off = "end", r.n_messages - 1, None, None
         ob = par.blocks[k] if k < len(par.blocks) else None
         old, new = (_snip(ob.payload, 0) if ob else ""), ""
-    declared = r.declared
+    own = r.declared
     continued = any(j > i for j in extends.get(p, ()))
     if seg in ("tools", "system"):
-        cls = "side_request" if leaf else "static_prefix_edit"
-    elif "compaction" in declared:
+        cls = "side_request" if branch else "static_prefix_edit"
+    elif "compaction" in own:
         cls = "reset_after_compaction"
-    elif leaf and not declared and (continued or msg == 0):
+    elif not own and (
+        (branch and (continued or msg == 0)) or (leaf and seg != "end" and _truncated_side_shape(r, msg))
+    ):
         cls = "side_request"  # never continued: a helper call or a summarizer
+    elif "compaction" in since:
+        cls = "reset_after_compaction"  # a compaction since the parent (an older one) was sent
     elif msg == 0 or (
         seg != "end"
         and r.n_messages < par.n_messages
@@ -202,6 +263,7 @@ def _describe(
         cls = "tail_edit"
     else:
         cls = "mid_conversation_edit"
+    declared = own if cls == "side_request" else since  # a side request is not explained by main-line edits
     explained = any(w in declared for w in ("compaction", "eviction", "trim"))
     return Break(i, r.line, p, par.line, seg, msg, blk, off, cls, explained, declared, old, new, r.label)
 

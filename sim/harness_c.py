@@ -31,6 +31,10 @@ from sim.tokens import BlockFactory
 from sim.transcript import Transcript
 
 SUMMARIZER_SYSTEM_BYTES = 1_500  # a separate summarizer's own system prompt (assumed size)
+# Gemini CLI's verification probe: the summarizer's contents + the draft summary as a model turn +
+# this user prompt (328 chars), google-gemini/gemini-cli@02b2885c
+# packages/core/src/services/chatCompressionService.ts "Phase 3: The Probe Verification".
+VERIFY_PROMPT_BYTES = 328
 
 
 @dataclass(frozen=True)
@@ -339,7 +343,6 @@ class CConversation(Conversation):
         )
         size = comp.summary_size(plan)
         out_tokens = self.factory.counter.count_bytes(size, "prose")
-        t = self._summary_transcript(plan, instr)
         models = [self.model]
         fb = getattr(comp, "fallback_model", "")
         if fb and fb != self.model:
@@ -347,8 +350,11 @@ class CConversation(Conversation):
         current = self.model
         for i, model in enumerate(models):
             self.model = model
+            t = self._summary_transcript(plan, instr)
             try:
-                for _ in range(max(1, getattr(comp, "summary_calls", 1))):
+                for k in range(max(1, getattr(comp, "summary_calls", 1))):
+                    if k:  # a verification probe continues the summarizer's own conversation
+                        self._add_probe(t, size, k)
                     yield from self._send(t, "summary", est, out_tokens, forced_cause="compaction")
             except _Failed:
                 if i + 1 < len(models):
@@ -361,6 +367,17 @@ class CConversation(Conversation):
                 "user", (self.factory.text("user", None, size, key=key, summary=True),), "summary"
             )
         return None
+
+    def _add_probe(self, t: Transcript, size: int, k: int) -> None:
+        """Gemini CLI's self-verification probe: the draft summary the previous call wrote, as a
+        model turn, then the verification prompt (VERIFY_PROMPT_BYTES' source). It contains the
+        summary request whole, so it reads it from the cache; the main conversation never
+        continues from either (a side thread, not a static-prefix change)."""
+        key = f"summary-draft-{self.name}-{self.index}-{k}"
+        draft = self.factory.text("assistant", None, size, key=key)
+        t.append(Message.of("assistant", (draft,), "summary-draft"))
+        probe = self.factory.text("user", None, VERIFY_PROMPT_BYTES, key="summary-verify")
+        t.append(Message.of("user", (probe,), "instruction"))
 
     # ------------------------------------------------------------ records (C-4 trust, C-2 snapshots)
     def _record(self, req: Request, out: Outcome, *args: Any, **kwargs: Any) -> None:

@@ -34,6 +34,7 @@ class Summary:
     tokens_lost_to_failures: int = 0
     status: str = "ok"
     by_kind: dict[str, int] = field(default_factory=dict)
+    counters: dict[str, int] = field(default_factory=dict)  # harness events (C passes, back-offs, ...)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -69,7 +70,9 @@ def summarize(records: Sequence[RequestRecord], outcomes: Sequence[RunOutcome] =
         s.estimate_error_mean = sum(errs) / len(errs)
         s.estimate_error_worst = max(errs, key=abs)
     failures: Counter[str] = Counter()
+    counters: Counter[str] = Counter()
     for o in outcomes:
+        counters.update(o.counters)
         s.compactions += o.compactions
         s.tokens_saved += o.tokens_saved
         s.evictions += o.evictions
@@ -81,6 +84,7 @@ def summarize(records: Sequence[RequestRecord], outcomes: Sequence[RunOutcome] =
     s.miss_tokens = dict(sorted(miss_tokens.items()))
     s.failures = dict(sorted(failures.items()))
     s.by_kind = dict(sorted(kinds.items()))
+    s.counters = dict(sorted(counters.items()))
     return s
 
 
@@ -103,6 +107,8 @@ def format_summary(s: Summary, title: str = "") -> str:
             "cache misses        "
             + " · ".join(f"{k} {v} ({s.miss_tokens.get(k, 0):,} tok)" for k, v in s.misses.items())
         )
+    if s.counters:
+        lines.append("harness events      " + " · ".join(f"{k} {v:,}" for k, v in s.counters.items()))
     fails = ", ".join(f"{k} {v}" for k, v in s.failures.items()) or "none"
     lines.append(f"failures            {fails}   run: {s.status}")
     return "\n".join(lines)

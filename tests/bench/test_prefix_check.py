@@ -257,3 +257,134 @@ def test_read_request_log_names_bad_line() -> None:
         assert "x.jsonl:1" in str(exc)
     else:
         raise AssertionError("expected an error")
+
+
+# ------------------------------------------------------------------ side branches (regressions)
+TOOLS = [{"name": "t", "description": "d", "input_schema": {"type": "object"}}]
+
+
+def _main(k: int, msgs: list | None = None, declared: str = "") -> dict:
+    body = {"model": "m", "tools": TOOLS, "system": "S", "messages": msgs or _conv_msgs(k)}
+    return {"body": body, "declared": declared, "session_id": "c"}
+
+
+def _body(system: str, msgs: list, tools: list | None = None) -> dict:
+    return {
+        "body": {"model": "m", "tools": tools or [], "system": system, "messages": msgs},
+        "session_id": "c",
+    }
+
+
+def _instr(text: str = "summarize") -> dict:
+    return {"role": "user", "content": text}
+
+
+def test_codex_second_toolless_compaction_request_is_explained_by_the_compaction_since_its_parent() -> None:
+    # Codex: the compaction request is the same items without tools. The second one shares the
+    # (tool-less) system + first message with the first one, its parent; they differ from message 1
+    # on because of the compaction declared on the main line in between (was: mid_conversation_edit,
+    # unexplained, because only the request's own declaration counted).
+    compacted = [{"role": "user", "content": "start"}, {"role": "user", "content": "SUMMARY"}]
+    after = [*compacted, {"role": "assistant", "content": "b0"}, {"role": "user", "content": "v0"}]
+    log = [
+        _main(1),
+        _main(2),
+        _body("S", [*_conv_msgs(2), _instr()]),  # 2: first compaction request, no tools
+        _main(0, compacted, "compaction"),
+        _main(0, after),
+        _body("S", [*after, _instr()]),  # 5: second compaction request, parent 2
+        _main(
+            0, [{"role": "user", "content": "start"}, {"role": "user", "content": "SUMMARY 2"}], "compaction"
+        ),
+    ]
+    rep = find_breaks([parse_line(e, i + 1, f"r{i}") for i, e in enumerate(log)])
+    got = {b.request: (b.parent, b.cls, b.explained) for b in rep.breaks}
+    assert got[2] == (1, "side_request", False)
+    assert got[5] == (2, "reset_after_compaction", True) and "compaction" in rep.breaks[2].declared
+    assert rep.ok
+
+
+def test_gemini_summary_thread_with_probe_is_a_side_request_not_a_static_edit() -> None:
+    # Gemini CLI: a summarizer with its own system prompt and no tools, then a verification probe
+    # that contains it whole (summary as a model turn + a verify prompt); the main conversation goes
+    # on from before them. Was: static_prefix_edit (the probe "continued" it) and, for the second
+    # summarizer thread, an undeclared reset_after_compaction.
+    def thread(text: str) -> list[dict]:
+        first = [{"role": "user", "content": text}, _instr()]
+        probe = [*first, {"role": "assistant", "content": "snap"}, _instr("verify")]
+        return [_body("SUMMARIZER", first), _body("SUMMARIZER", probe)]
+
+    snap = [{"role": "user", "content": "snap"}, {"role": "assistant", "content": "Got it."}]
+    log = [
+        _main(1),
+        _main(2),
+        *thread("history as text 1"),  # 2, 3
+        _main(0, snap, "compaction"),
+        _main(0, [*snap, {"role": "user", "content": "x"}]),
+        *thread("history as text 2"),  # 6, 7
+        _main(0, [{"role": "user", "content": "snap 2"}, snap[1]], "compaction"),
+        _main(0, [{"role": "user", "content": "snap 2"}, snap[1], {"role": "user", "content": "y"}]),
+    ]
+    rep = find_breaks([parse_line(e, i + 1, f"r{i}") for i, e in enumerate(log)])
+    got = {b.request: (b.cls, b.explained) for b in rep.breaks}
+    assert got == {
+        2: ("side_request", False),
+        4: ("reset_after_compaction", True),
+        6: ("side_request", False),
+        8: ("reset_after_compaction", True),
+    }
+    assert rep.ok
+
+
+def test_summary_of_the_older_part_is_a_side_request() -> None:
+    # Harness C: the summarizer sees the older messages (a prefix of the parent) + an instruction,
+    # then the conversation restarts from the summary (was: mid_conversation_edit, unexplained).
+    log = [
+        _main(3),
+        _main(4),
+        _main(0, [*_conv_msgs(2), _instr()]),
+        _main(0, [{"role": "user", "content": "SUMMARY"}, *_conv_msgs(4)[5:]], "compaction"),
+    ]
+    rep = find_breaks([parse_line(e, i + 1, f"r{i}") for i, e in enumerate(log)])
+    assert [(b.request, b.cls) for b in rep.breaks] == [(2, "side_request"), (3, "reset_after_compaction")]
+    assert rep.ok
+
+
+def test_kept_changes_and_undeclared_edits_still_fail() -> None:
+    # a tools change the conversation keeps, then a compaction: still a static_prefix_edit
+    t2 = [*TOOLS, {"name": "t2", "description": "new", "input_schema": {"type": "object"}}]
+    log = [_main(1), _main(2), _body("S", _conv_msgs(3), t2), _body("S", _conv_msgs(4), t2)]
+    log.append({**_body("S", [{"role": "user", "content": "SUMMARY"}], t2), "declared": "compaction"})
+    rep = find_breaks([parse_line(e, i + 1, f"r{i}") for i, e in enumerate(log)])
+    assert [(b.request, b.cls, b.explained) for b in rep.failing] == [(2, "static_prefix_edit", False)]
+    # an undeclared mid-conversation edit that a compaction follows: not a side request
+    mid = _conv_msgs(4)
+    mid[2] = {"role": "user", "content": "u0 edited"}
+    log = [_main(3), _main(4), _main(0, mid)]
+    log.append(_main(0, [{"role": "user", "content": "SUMMARY"}], "compaction"))
+    rep = find_breaks([parse_line(e, i + 1, f"r{i}") for i, e in enumerate(log)])
+    assert [(b.request, b.cls) for b in rep.failing] == [(2, "mid_conversation_edit")]
+    # a compaction declared on an unrelated later request explains nothing earlier
+    more = [*mid, {"role": "assistant", "content": "a4"}, {"role": "user", "content": "u4"}]
+    log = [
+        _main(3),
+        _main(0, mid),
+        _main(0, more),
+        _main(0, [{"role": "user", "content": "S"}], "compaction"),
+    ]
+    rep = find_breaks([parse_line(e, i + 1, f"r{i}") for i, e in enumerate(log)])
+    assert [(b.request, b.cls, b.explained) for b in rep.failing] == [(1, "mid_conversation_edit", False)]
+
+
+@pytest.mark.parametrize("name", ["codex", "gemini-cli", "c-default"])
+def test_simulated_compacting_presets_have_no_unexplained_breaks(name: str) -> None:
+    # the breaks the old checker reported as unexplained on the coding sample (codex 7,
+    # gemini-cli 17, c-default 1) are side requests or declared resets
+    from bench.request_log import simulated_log
+    from policies.preset import load_policy
+    from traces.format import read_trace
+
+    pol = load_policy(name)
+    entries = simulated_log(read_trace(ROOT / "traces/samples/coding-long.jsonl"), pol)
+    rep = find_breaks([parse_line(e, 0, f"r{i}") for i, e in enumerate(entries)])
+    assert rep.failing == [] and any(b.cls == "side_request" for b in rep.breaks)

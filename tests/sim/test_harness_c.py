@@ -210,3 +210,27 @@ def test_c2_c3_context_breakdown() -> None:
     pct = snap.used / snap.window
     assert ("until auto-compact" in out) == (pct >= 0.4)
     assert ("warning" in out.splitlines()[1]) == (0.5 <= pct < 0.8)
+
+
+def test_gemini_probe_continues_the_summary_request_and_reads_it_from_cache() -> None:
+    # gemini-cli chatCompressionService.ts: the verification probe = the summarizer's contents +
+    # the draft summary as a model turn + a verify prompt (it was the same request sent twice,
+    # which check-prefix saw as a static-prefix change the conversation kept).
+    pol = load_policy("gemini-cli")
+    seen: list[tuple[str, Any, int, int]] = []  # (kind, transcript, blocks sent, chained hash at the end)
+
+    def on_call(req: Any, _out: object) -> None:
+        seen.append((req.kind, req.tr, req.n, req.tr.hashes[req.n - 1]))
+
+    res = run_prepared([long_prep(12)], pol, pol.provider, 0, on_call=on_call)
+    assert res.outcomes[0].status == "ok" and res.outcomes[0].compactions >= 1
+    firsts = [i for i, s in enumerate(seen) if s[0] == "summary" and seen[i - 1][0] != "summary"]
+    assert firsts
+    for i in firsts:
+        (_, _, n1, h1), (kind2, tr2, n2, _) = seen[i], seen[i + 1]
+        assert kind2 == "summary" and n2 == n1 + 2  # + the draft summary + the verify prompt
+        assert tr2.hashes[n1 - 1] == h1  # it contains the summary request whole
+        assert [m.role for m in tr2.messages[-2:]] == ["assistant", "user"]
+        rec1, rec2 = res.records[i], res.records[i + 1]
+        assert rec2.cache_read >= rec1.true_input > 0  # so the probe reads it from the cache
+        assert seen[i + 2][0] != "summary"  # summary_calls: 2
