@@ -20,11 +20,11 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import struct
 from dataclasses import dataclass, field
 from typing import Any
 
 from sim.content import IMAGE, TEXT, THINKING, TOOL_DEF, TOOL_RESULT, TOOL_USE, Block, Message, digest64
+from sim.imagesize import image_size
 from sim.tokens import IMAGE_RULES, BlockFactory
 from sim.transcript import Transcript
 
@@ -65,35 +65,6 @@ def lang_of(text: str) -> str:
         except ValueError:
             return "prose"
     return "prose"
-
-
-def image_size(data: bytes) -> tuple[int, int]:
-    """Width and height from a PNG, JPEG, GIF or WebP header; (0, 0) when unknown."""
-    if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24:
-        w, h = struct.unpack(">II", data[16:24])
-        return int(w), int(h)
-    if data[:6] in (b"GIF87a", b"GIF89a") and len(data) >= 10:
-        w, h = struct.unpack("<HH", data[6:10])
-        return int(w), int(h)
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP" and len(data) >= 30:
-        if data[12:16] == b"VP8X":
-            return 1 + int.from_bytes(data[24:27], "little"), 1 + int.from_bytes(data[27:30], "little")
-        if data[12:16] == b"VP8 ":
-            w, h = struct.unpack("<HH", data[26:30])
-            return int(w) & 0x3FFF, int(h) & 0x3FFF
-    if data[:2] == b"\xff\xd8":
-        i = 2
-        while i + 9 < len(data):
-            if data[i] != 0xFF:
-                i += 1
-                continue
-            marker = data[i + 1]
-            seglen = int.from_bytes(data[i + 2 : i + 4], "big")
-            if marker in (0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF):
-                h, w = struct.unpack(">HH", data[i + 5 : i + 9])
-                return int(w), int(h)
-            i += 2 + max(seglen, 2)
-    return 0, 0
 
 
 @dataclass
