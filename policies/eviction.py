@@ -31,7 +31,13 @@ def _unpinned_images_newest_first(view: View) -> list[tuple[int, int, Block]]:
 
 def _evict_all_but(view: View, keep: int, text: str) -> Edit | None:
     imgs = _unpinned_images_newest_first(view)
-    replace = {(m, i): placeholder_for(view, b, text) for m, i, b in imgs[keep:]}
+    placeholders: dict[str, Block] = {}  # one placeholder block per role: same text, same block
+    replace = {}
+    for m, i, b in imgs[keep:]:
+        ph = placeholders.get(b.role)
+        if ph is None:
+            ph = placeholders[b.role] = placeholder_for(view, b, text)
+        replace[(m, i)] = ph
     return rewrite_blocks(view, replace, "eviction")
 
 

@@ -9,11 +9,8 @@ from policies.view import View
 
 
 def _dedupe(positions: list[int], ttl: str, n: int) -> tuple[tuple[int, str], ...]:
-    seen: list[int] = []
-    for p in positions:
-        if 0 <= p < n and p not in seen:
-            seen.append(p)
-    return tuple((p, ttl) for p in sorted(seen))
+    """Distinct valid positions in ascending order, each with `ttl`."""
+    return tuple((p, ttl) for p in sorted({p for p in positions if 0 <= p < n}))
 
 
 def _previous_end(view: View) -> int:

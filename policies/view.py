@@ -74,13 +74,17 @@ def rewrite_blocks(view: View, replace: dict[tuple[int, int], Block], cause: str
     """An edit that swaps single blocks, addressed as (message index, block index)."""
     if not replace:
         return None
-    first = min(m for m, _ in replace)
+    by_msg: dict[int, dict[int, Block]] = {}
+    for (m, i), b in replace.items():
+        by_msg.setdefault(m, {})[i] = b
+    first = min(by_msg)
     msgs = view.tr.messages
     out: list[Message] = []
     for m in range(first, len(msgs)):
         msg = msgs[m]
-        if any(k[0] == m for k in replace):
-            blocks = tuple(replace.get((m, i), b) for i, b in enumerate(msg.blocks))
+        swaps = by_msg.get(m)
+        if swaps:
+            blocks = tuple(swaps.get(i, b) for i, b in enumerate(msg.blocks))
             msg = Message.of(msg.role, blocks, msg.tag, msg.pinned)
         out.append(msg)
     return Edit(first, tuple(out), cause, len(replace))

@@ -69,6 +69,7 @@ class Message:
     pinned: bool = False
     nbytes: int = field(default=0, compare=False)  # text bytes (images count by number, not bytes)
     images: int = field(default=0, compare=False)
+    tokens: int = field(default=0, compare=False)  # true tokens of all blocks
 
     @staticmethod
     def of(
@@ -82,6 +83,7 @@ class Message:
             pinned,
             sum(b.nbytes for b in bl if b.kind != IMAGE),
             sum(1 for b in bl if b.kind == IMAGE),
+            sum(b.tokens for b in bl),
         )
 
     @property

@@ -54,7 +54,7 @@ def prepare(trace: Trace, factory: BlockFactory, name: str = "") -> PreparedTrac
             if ev.role == "assistant":
                 out = ev.output_tokens
                 if out is None:
-                    out = ev.usage.output_tokens if ev.usage else sum(b.tokens for b in msg.blocks)
+                    out = ev.usage.output_tokens if ev.usage else msg.tokens
                 steps.append(Step("reply", msg, ev.t, ev.game_t, int(out), event=ev))
             else:
                 steps.append(Step("message", msg, ev.t, ev.game_t))

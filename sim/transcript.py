@@ -124,7 +124,7 @@ class Transcript:
         self._push_blocks(msg.blocks)
         self.added_bytes += msg.nbytes
         self.added_images += msg.images
-        self.added_tokens += sum(b.tokens for b in msg.blocks)
+        self.added_tokens += msg.tokens
 
     def truncate_messages(self, m: int) -> None:
         """Drop messages m.. (their blocks, hashes and sums)."""
@@ -151,10 +151,13 @@ class Transcript:
         ):
             keep += 1
         self.truncate_messages(m + keep)
-        for msg in messages[keep:]:
-            self.msg_starts.append(len(self.blocks))
+        new = messages[keep:]
+        start = len(self.blocks)
+        for msg in new:
+            self.msg_starts.append(start)
             self.messages.append(msg)
-            self._push_blocks(msg.blocks)
+            start += len(msg.blocks)
+        self._push_blocks(b for msg in new for b in msg.blocks)
 
     def pop_message(self) -> Message:
         """Remove the last message without marking a change (undo of a transient append)."""
@@ -164,7 +167,7 @@ class Transcript:
         self.changed_from = saved
         self.added_bytes -= msg.nbytes
         self.added_images -= msg.images
-        self.added_tokens -= sum(b.tokens for b in msg.blocks)
+        self.added_tokens -= msg.tokens
         return msg
 
     def mark_sent(self) -> int | None:
