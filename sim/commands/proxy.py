@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import signal
-import sys
 from pathlib import Path
 
+from sim.commands._serving import serve_until_stopped
 from sim.serve.proxy import ProxyServer, ProxyState
 from sim.serve.record import Ledger
 
@@ -29,18 +28,4 @@ def handle(args: argparse.Namespace) -> int:
         args.host,
         args.port,
     )
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
-    print(f"ctxbench proxy: {srv.url} -> {args.upstream}", file=sys.stderr, flush=True)
-    try:
-        srv.serve_forever(poll_interval=0.1)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        srv.server_close()
-        srv.state.ledger.close()
-        paths = srv.state.recorder.write(args.record)
-        print(
-            f"ctxbench proxy: {srv.state.ledger.count} requests; traces: {', '.join(map(str, paths))}",
-            file=sys.stderr,
-        )
-    return 0
+    return serve_until_stopped(srv, "proxy", f"{srv.url} -> {args.upstream}", args.record)

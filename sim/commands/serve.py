@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import signal
-import sys
 from pathlib import Path
 
+from sim.commands._serving import serve_until_stopped
 from sim.serve.script import Scripter, load_script, replay_script
 from sim.serve.server import ServeConfig, make_server
 from traces.format import read_trace
@@ -62,19 +61,5 @@ def handle(args: argparse.Namespace) -> int:
         args.host, args.port, args.provider, args.model, args.seed, args.clock, args.latency, ledger=ledger
     )
     srv = make_server(cfg, scripter_from(args))
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
-    print(f"ctxbench serve: listening on {srv.url} (provider {args.provider})", file=sys.stderr, flush=True)
-    try:
-        srv.serve_forever(poll_interval=0.1)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        srv.server_close()
-        srv.state.ledger.close()
-        if args.record:
-            paths = srv.state.recorder.write(args.record)
-            print(
-                f"ctxbench serve: {srv.state.ledger.count} requests; traces: {', '.join(map(str, paths))}",
-                file=sys.stderr,
-            )
-    return 0
+    banner = f"listening on {srv.url} (provider {args.provider})"
+    return serve_until_stopped(srv, "serve", banner, args.record)

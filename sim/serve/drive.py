@@ -132,15 +132,19 @@ def _text(b: Block) -> str:
     return b.text if b.text is not None else filler(b.nbytes, f"{b.digest:x}")
 
 
+def _marked(marks: dict[int, str], pos: int, obj: dict[str, Any]) -> dict[str, Any]:
+    """`obj` with the request's cache_control marker when block `pos` carries a breakpoint."""
+    if pos in marks:
+        ttl = marks[pos]
+        obj["cache_control"] = {"type": "ephemeral", "ttl": ttl} if ttl != "5m" else {"type": "ephemeral"}
+    return obj
+
+
 def render_anthropic(req: Request) -> dict[str, Any]:
     tr, marks = req.tr, dict(req.breakpoints)
 
     def cc(pos: int, obj: dict[str, Any]) -> dict[str, Any]:
-        if pos in marks:
-            obj["cache_control"] = (
-                {"type": "ephemeral", "ttl": marks[pos]} if marks[pos] != "5m" else {"type": "ephemeral"}
-            )
-        return obj
+        return _marked(marks, pos, obj)
 
     tools = [cc(i, json.loads(tr.blocks[i].text or "{}")) for i in range(tr.tools_end)]
     system = [
@@ -184,11 +188,7 @@ def render_chat(req: Request) -> dict[str, Any]:
     tr, marks = req.tr, dict(req.breakpoints)
 
     def cc(pos: int, obj: dict[str, Any]) -> dict[str, Any]:
-        if pos in marks:
-            obj["cache_control"] = (
-                {"type": "ephemeral", "ttl": marks[pos]} if marks[pos] != "5m" else {"type": "ephemeral"}
-            )
-        return obj
+        return _marked(marks, pos, obj)
 
     tools = [cc(i, json.loads(tr.blocks[i].text or "{}")) for i in range(tr.tools_end)]
     messages: list[dict[str, Any]] = []
