@@ -50,6 +50,9 @@ OBSERVED: dict[str, Any] = {"tool_result_images_nested": True, "refresh_marks_in
 # 647 s): other sessions of the same account keep it warm. Assumed: it is re-read every 60 s.
 KEEP_WARM_EVERY_S = 60.0
 TTL_S = {"5m": 300.0, "1h": 3600.0}  # providers.md §1.5
+# A ToolSearch result (Claude Code 2.1.x) is a tool_result whose parts are tool_reference blocks
+# (traces-real FORMATS.md §2.1; providers.md §1.6 escape hatches); the importer keeps them as text.
+TOOL_REFERENCE = "tool_reference"
 
 
 def tolerance(billed: int) -> float:
@@ -70,6 +73,9 @@ class RequestCompare:
     turn_start: int = 0  # billed cached part of the request that started this turn
     real_user: bool = False  # the user message before this request has non-tool-result content
     fallback_of: int = -1  # the latest earlier request whose whole cached prompt equals the billed read
+    tool_ref: str = ""  # "first" | "later": the user message before it returns tool_reference blocks
+    cost_billed: float = 0.0
+    cost_predicted: float = 0.0  # billed output and uncached tail, predicted cache usage
 
     @property
     def ok(self) -> bool:
@@ -113,6 +119,13 @@ class SessionFidelity:
     @property
     def mismatches(self) -> list[RequestCompare]:
         return [r for r in self.requests if not r.ok]
+
+    def cost_gap(self, only_mismatches: bool = False) -> float:
+        """Predicted minus billed cost, of all requests or of the mismatched ones only (a read
+        missed by N tokens costs N x (write - read) price: the few read mismatches carry the
+        session's whole cost gap when the other requests match)."""
+        rs = self.mismatches if only_mismatches else self.requests
+        return sum(r.cost_predicted - r.cost_billed for r in rs)
 
 
 def _usage(r: RequestRecord) -> SimUsage:
@@ -196,6 +209,7 @@ def compare(
     prev_cached = 0
     turn_start = 0  # billed cached part of the last request sent right after real user content
     real = False
+    tool_ref, refs_seen = "", 0  # ToolSearch results (tool_reference blocks) before this request
     written: dict[int, int] = {}  # billed cached part -> request index
     i = -1
     recs = iter(records)
@@ -207,6 +221,9 @@ def compare(
             continue
         if ev.role == "user":
             real = real or real_user_content(ev.content)
+            if any(c.kind == "tool_result" and TOOL_REFERENCE in (c.text or "") for c in ev.content):
+                refs_seen += 1
+                tool_ref = "first" if refs_seen == 1 else "later"
             continue
         rec = next(recs, None)
         if rec is None:
@@ -223,19 +240,24 @@ def compare(
         naive = min(prev_cached, _cached(b)) if i else 0
         prev_cached = _cached(b)
         rc = RequestCompare(i, t, gap, b, p, naive, rec.miss_cause, turn_start=turn_start, real_user=real)
+        rc.tool_ref, tool_ref = tool_ref, ""
         rc.fallback_of = written.get(b.cache_read, -1)
         written[_cached(b)] = i
         rc.cause = likely_cause(rc, sf.meta) if not rc.ok else ""
         sf.requests.append(rc)
-        if real:
+        if real or (i and rc.naive_read > b.cache_read and _near(b.cache_read, turn_start)):
+            # a read that fell back to the turn start marks non-tool-result content the log does
+            # not show (e.g. IDE diagnostics reminders, Claude Code 2.0.x): a new turn starts here
             turn_start, real = _cached(b), False
         tail = b.input_tokens  # after the last mark: in no block of the trace (providers.md §1.9)
-        sf.cost_billed += pr.cost(
+        rc.cost_billed = pr.cost(
             b.input_tokens, b.cache_read, b.cache_write_5m, b.cache_write_1h, b.output_tokens
         )
-        sf.cost_predicted += pr.cost(
+        rc.cost_predicted = pr.cost(
             p.uncached + tail, p.cache_read, p.cache_write_5m, p.cache_write_1h, b.output_tokens
         )
+        sf.cost_billed += rc.cost_billed
+        sf.cost_predicted += rc.cost_predicted
         nw = _cached(b) - naive
         n5, n1 = (0, nw) if b.cache_write_1h and not b.cache_write_5m else (nw, 0)
         sf.cost_naive += pr.cost(b.input_tokens, naive, n5, n1, b.output_tokens)
@@ -255,6 +277,12 @@ def likely_cause(r: RequestCompare, meta: dict[str, Any]) -> str:
     if billed < pred:
         if r.gap > ttl:
             return f"idle gap vs TTL: {r.gap:.0f} s gap > {ttl:.0f} s"
+        if r.tool_ref == "first" and (billed == 0 or billed <= max(system, warm) + tolerance(billed)):
+            return (
+                "first ToolSearch result (tool_reference) of the conversation: the read fell back to the "
+                "tools/system prefix, although providers.md §1.6 says tool search leaves the prefix "
+                "untouched (observed in every ef958aa1 conversation; later tool_reference results kept it)"
+            )
         if billed == 0:
             return (
                 "everything missed though the prefix was live: tools or system changed (e.g. tools "

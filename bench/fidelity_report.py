@@ -129,7 +129,14 @@ def render(root: Path = DEFAULT_DIR) -> str:
     for name, sf, _kw in rows:
         if not sf.mismatches:
             continue
-        lines += ["", f"### {name} ({len(sf.mismatches)} of {sf.n})", ""]
+        gap, part = sf.cost_gap(), sf.cost_gap(only_mismatches=True)
+        lines += [
+            "",
+            f"### {name} ({len(sf.mismatches)} of {sf.n})",
+            "",
+            f"Cost gap ${gap:+.3f}, of which these requests ${part:+.3f}.",
+            "",
+        ]
         for r in sf.mismatches:
             lines.append(
                 f"- #{r.index} (t={r.t:.0f} s, gap {r.gap:.0f} s): billed read {r.billed.cache_read:,}, "

@@ -53,3 +53,48 @@ def test_keep_warm_explains_reads_of_the_static_prefix_after_long_gaps() -> None
     cold, warm = compare(tr), compare(tr, keep_warm=True)
     assert not cold.requests[23].ok and "kept warm" in cold.requests[23].cause
     assert warm.requests[23].ok and warm.share_ok > cold.share_ok
+
+
+CC_LOG = REAL / "claude-code-log"
+
+
+def test_first_tool_search_result_is_named_as_the_cause() -> None:
+    """ef958aa1 (Claude Code 2.1.114, Opus 4.7): the request after the conversation's first
+    ToolSearch result misses down to the tools/system prefix in the main thread and both agents;
+    later ToolSearch results (main #12) keep the prefix (providers.md §1.6 escape hatch)."""
+    res = import_paths([CC_LOG / "-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl"])
+    firsts = []
+    for tr, name in zip(res.traces, res.names, strict=True):
+        sf = compare(tr, name)
+        first = [r for r in sf.requests if r.tool_ref == "first"]
+        assert len(first) == 1
+        firsts.append(first[0])
+        if name == "main":
+            later = [r for r in sf.requests if r.tool_ref == "later"]
+            assert later and any(r.ok for r in later)
+    assert all(not r.ok and "first ToolSearch result" in r.cause for r in firsts)
+
+
+def test_read_mismatches_carry_the_cost_gap() -> None:
+    """37f83ec9: one request reads only system + tools (billed 10,671 vs 76,154): the whole
+    session's cost gap is that request's write premium."""
+    tr = import_paths(
+        [CC_LOG / "-Users-dain-workspace-claude-code-log-sample/37f83ec9-f2ea-42a9-925e-0d5c105cb6e8.jsonl"]
+    ).main
+    sf = compare(tr)
+    assert len(sf.mismatches) == 1
+    assert sf.cost_gap() == pytest.approx(sf.cost_predicted - sf.cost_billed)
+    assert sf.cost_gap() < -0.05 * sf.cost_billed
+    assert abs(sf.cost_gap() - sf.cost_gap(only_mismatches=True)) <= 0.002 * sf.cost_billed
+
+
+def test_a_fallback_to_the_turn_start_starts_a_new_turn() -> None:
+    """cb2e607c (Claude Code 2.0.37, Sonnet 4.5, thinking logged): #22, #29 and #34 follow Edit
+    results whose unlogged IDE diagnostics made the API strip the turn's thinking (§1.6); #34 falls
+    back to #29's prompt, the turn start that #29's own hidden content opened."""
+    tr = import_paths(
+        [CC_LOG / "-Users-dain-workspace-coderabbit-review-helper/cb2e607c-c758-415a-8b45-c49e4631906a.jsonl"]
+    ).main
+    sf = compare(tr)
+    for i in (22, 29, 34):
+        assert not sf.requests[i].ok and "start of the turn" in sf.requests[i].cause
