@@ -1,7 +1,7 @@
 """Field-level codec of trace format v1: JSON objects <-> the dataclasses of `traces.model`.
 
-Kept apart from `traces.format` (files, lines, error locations) so that the field tables below are
-the single source of truth: the decoder rejects any field not listed for its object, the encoder
+Kept apart from `traces.format` (files, lines, error locations) so that the field tables (`traces.fields`)
+are the single source of truth: the decoder rejects any field not listed for its object, the encoder
 writes fields in the listed order (so writing is deterministic), and the schema test compares
 `traces/schema.json` with these tables. Errors are `FieldError(field, reason)` with a dotted path
 such as `content[2].width`; `traces.format` adds the file and line number.
@@ -13,6 +13,24 @@ import json
 import math
 from typing import Any
 
+from traces.fields import (
+    CACHE_TTLS,
+    CONTENT_FIELDS,
+    EVENT_FIELDS,
+    HEADER_FIELDS,
+    KINDS_BY_PLACE,
+    LANGS,
+    LINE_TYPES,
+    ROLES,
+    TAGS,
+    TOOL_FIELDS,
+    TRIGGERS,
+    USAGE_FIELDS,
+    FieldError,
+    canonical_json,
+    check_unicode,
+    show,
+)
 from traces.model import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -27,82 +45,6 @@ from traces.model import (
     ToolsEvent,
     Usage,
 )
-
-# Field tables, in the order the writer emits them.
-HEADER_FIELDS = ("type", "format", "version", "source", "harness", "model", "window", "meta")
-EVENT_FIELDS: dict[str, tuple[str, ...]] = {
-    "system": ("type", "t", "content"),
-    "tools": ("type", "t", "tools"),
-    "message": (
-        "type", "role", "tag", "pinned", "t", "game_t", "output_tokens", "usage", "request_id", "content",
-    ),
-    "model_switch": ("type", "model", "window", "t"),
-    "compaction": ("type", "trigger", "kept_from", "pre_tokens", "t", "summary"),
-}  # fmt: skip
-LINE_TYPES = ("header", *EVENT_FIELDS)
-_FLAGS = ("pinned", "skill", "tokens", "cache")
-CONTENT_FIELDS: dict[str, tuple[str, ...]] = {
-    "text": ("kind", "text", "bytes", "lang", "key", *_FLAGS),
-    "image": ("kind", "width", "height", "bytes", "key", *_FLAGS),
-    "tool_use": ("kind", "id", "name", "text", "bytes", "lang", "key", *_FLAGS),
-    "tool_result": ("kind", "tool_use_id", "text", "bytes", "lang", "key", "is_error", *_FLAGS),
-    "thinking": ("kind", "text", "bytes", "lang", "key", *_FLAGS),
-}
-TOOL_FIELDS = ("name", "schema", "bytes", "mcp")
-USAGE_FIELDS = ("input_tokens", "cache_read", "cache_write_5m", "cache_write_1h", "output_tokens", "cost")
-
-ROLES = ("user", "assistant")
-TAGS = ("", "prep", "reply", "observation", "host", "tool_results", "user", "summary", "handoff")
-LANGS = ("prose", "code", "json")
-CACHE_TTLS = ("5m", "1h")  # recorded cache_control ttl of a block (providers.md §1.5)
-TRIGGERS = ("auto", "manual", "model_switch", "prompt_too_long")
-# Which content kinds each place accepts (providers reject the others).
-KINDS_BY_PLACE: dict[str, tuple[str, ...]] = {
-    "system": ("text",),
-    "summary": ("text",),
-    "user": ("text", "image", "tool_result"),
-    "assistant": ("text", "tool_use", "thinking"),
-}
-
-
-class FieldError(ValueError):
-    """A field-level problem; `field` is a dotted path ('' when the whole line is at fault)."""
-
-    def __init__(self, field: str, reason: str) -> None:
-        super().__init__(field, reason)
-        self.field = field
-        self.reason = reason
-
-
-def canonical_json(value: Any) -> str:
-    """The canonical JSON text a tool schema is stored as (sorted keys, no spaces)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
-def show(value: Any) -> str:
-    """A short rendering of a JSON value for error messages."""
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "an array"
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def check_unicode(value: Any, field: str) -> None:
-    """Reject strings that are not valid Unicode (lone surrogates from `\\ud800` escapes)."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise FieldError(field, "string is not valid Unicode (lone surrogate)") from None
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            check_unicode(k, field)
-            check_unicode(v, f"{field}.{k}")
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            check_unicode(v, f"{field}[{i}]")
 
 
 class _Obj:

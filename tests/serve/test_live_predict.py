@@ -250,7 +250,7 @@ def test_bad_ledger_line_is_named(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", ["claude-code", "codex"])
 def test_real_harness_compactions_and_billing_are_predicted(name: str, tmp_path: Path) -> None:
     """Issue #7: predicted compaction requests within ±1 request of the real ones; cache-read
-    totals within READ_TOLERANCE (justified in bench/live/predict.py) of what the server billed."""
+    totals within READ_TOLERANCE (justified in bench/live/alignment.py) of what the server billed."""
     pytest.importorskip("anthropic", reason="the `live` extra is not installed")
     from bench.live.run_harness import harness_available, npm_prefix, run
 

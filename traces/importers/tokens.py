@@ -25,12 +25,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sim.catalog import CatalogError, model_info
-from sim.providers.thinking import strips_thinking
-from sim.tokens import IMAGE_RULES, RateCounter
+from sim.tokens import RateCounter
 from traces.importers.base import ImportFailure, ImportReport, ImportResult, allocate
+from traces.importers.sizing import ASSUMED_BYTES_PER_TOKEN, real_user_content, size_events, system_size
 from traces.model import CompactionEvent, Content, Event, Header, MessageEvent, SystemEvent, Trace, Usage
-
-ASSUMED_BYTES_PER_TOKEN = 4  # sizes of inferred blocks, for byte-based estimators only (assumed)
 
 
 @dataclass
@@ -143,221 +141,6 @@ def _events(items: list[Item], report: ImportReport, name: str) -> list[Event]:
     return events
 
 
-def real_user_content(contents: tuple[Content, ...]) -> bool:
-    """Content other than tool results (providers.md §1.6); an image after a tool_result belongs
-    to it (traces/FORMAT.md "An image that belongs to a tool result ... follows the tool_result")."""
-    after_result = False
-    for c in contents:
-        if c.kind == "tool_result":
-            after_result = True
-        elif c.kind != "image" or not after_result:
-            return True
-    return False
-
-
-def _cached(u: Usage) -> int:
-    return u.cache_read + u.cache_write_5m + u.cache_write_1h
-
-
-def _whole(u: Usage) -> int:
-    return u.total_input
-
-
-def _image_rule(model: str) -> str:
-    try:
-        return model_info(model).image_rule
-    except CatalogError:
-        return "anthropic"
-
-
-def _blocks_of(ev: Event) -> tuple[Content, ...]:
-    if isinstance(ev, MessageEvent):
-        return ev.content
-    if isinstance(ev, CompactionEvent):
-        return ev.summary
-    return ()
-
-
-def _with_contents(ev: Event, contents: tuple[Content, ...]) -> Event:
-    if isinstance(ev, MessageEvent):
-        return replace(ev, content=contents)
-    if isinstance(ev, CompactionEvent):
-        return replace(ev, summary=contents)
-    return ev
-
-
-def system_size(events: list[Event], counter: RateCounter, size: Any = _cached) -> tuple[int, int, str]:
-    """(S, W, how S was found): see the module docstring."""
-    replies = [(i, e) for i, e in enumerate(events) if isinstance(e, MessageEvent) and e.usage is not None]
-    if not replies:
-        return 0, 0, "no usage"
-    first_i, first = replies[0]
-    assert first.usage is not None
-    c1 = size(first.usage)
-    w = first.usage.cache_read
-    after: list[int] = []
-    for k, ev in enumerate(events):
-        if isinstance(ev, CompactionEvent):
-            nxt = next(
-                (e for e in events[k + 1 :] if isinstance(e, MessageEvent) and e.usage is not None), None
-            )
-            if nxt is not None and nxt.usage is not None and nxt.usage.cache_read > 0:
-                after.append(nxt.usage.cache_read)
-    if after:
-        s, how = min(after), "cache read after a recorded compaction"
-    else:
-        inner = [e.usage.cache_read for _, e in replies[1:] if e.usage and w < e.usage.cache_read < c1]
-        low = [e.usage.cache_read for _, e in replies if e.usage and 0 < e.usage.cache_read <= c1]
-        if inner:
-            s, how = min(inner), "smallest later cache read inside the first prompt (a system mark)"
-        elif low:
-            s, how = min(low), "smallest cache read falling back to the static prefix"
-        else:
-            est = 0
-            for ev in events[:first_i]:
-                for c in _blocks_of(ev):
-                    est += counter.count_bytes(c.size, c.lang) if c.kind != "image" else 0
-            s, how = max(0, c1 - est), "first request total minus its messages at the calibrated byte rate"
-    s = max(0, min(s, c1))
-    return s, min(w, s), how
-
-
-def size_events(
-    events: list[Event], model: str, report: ImportReport, name: str, whole: bool = False
-) -> tuple[list[Event], dict[str, Any]]:
-    """Set `tokens` on every block so each request's cached part equals its billed C_k, and put
-    the recorded cache ttl on the last block before each request. Returns events (system first)."""
-    counter = RateCounter()
-    rule = IMAGE_RULES[_image_rule(model)]
-    size = _whole if whole else _cached
-    s, w, how = system_size(events, counter, size)
-    tokens: dict[tuple[int, int], int] = {}
-    ttl_at: dict[tuple[int, int], str] = {}
-    pending: list[tuple[int, int]] = []
-    anchor = s
-    ttl = ""
-    first_ttl = ""
-    shrunk = 0
-
-    allocated: list[tuple[int, int]] = []  # text blocks sized since the start or the last compaction
-
-    def take_back(deficit: int) -> int:
-        """The prompt shrank (the harness rewrote earlier content outside the transcript): take
-        the missing tokens back from the most recently sized blocks, so later requests stay exact."""
-        for slot in reversed(allocated):
-            if deficit <= 0:
-                break
-            d = min(tokens.get(slot, 0), deficit)
-            tokens[slot] -= d
-            deficit -= d
-        return deficit
-
-    def share(total: int, slots: list[tuple[int, int]]) -> None:
-        nonlocal shrunk
-        fixed = 0
-        text_slots = []
-        for ev_i, c_i in slots:
-            c = _blocks_of(events[ev_i])[c_i]
-            if c.kind == "image":
-                n = rule(c.width, c.height)
-                tokens[(ev_i, c_i)] = n
-                fixed += n
-            else:
-                text_slots.append((ev_i, c_i))
-        if total - fixed < 0:
-            shrunk += 1
-            left = take_back(fixed - total)
-            total = fixed - left
-        weights = [max(1, _blocks_of(events[e])[c].size) for e, c in text_slots]
-        for slot, n in zip(text_slots, allocate(total - fixed, weights), strict=True):
-            tokens[slot] = n
-        allocated.extend(text_slots)
-
-    strip = strips_thinking(model)  # providers.md §1.6, as the provider model does
-    kept: list[tuple[int, int]] = []  # sized thinking blocks still in the prompt
-    strip_next = False  # a real user message since the last request: thinking is stripped
-    unseen: list[tuple[int, int]] = []  # thinking stripped before any request saw it
-    for i, ev in enumerate(events):
-        blocks = [(i, j) for j in range(len(_blocks_of(ev)))]
-        if isinstance(ev, CompactionEvent):
-            anchor, pending = s, blocks
-            allocated.clear()
-            kept.clear()
-            continue
-        if isinstance(ev, MessageEvent) and ev.role == "assistant" and ev.usage is not None:
-            u = ev.usage
-            ttl = "1h" if u.cache_write_1h > 0 else ("5m" if u.cache_write_5m > 0 else (ttl or "5m"))
-            first_ttl = first_ttl or ttl
-            if pending:
-                ttl_at[pending[-1]] = ttl
-            gone = 0
-            if strip and strip_next:  # the prompt lost every earlier thinking block
-                gone = sum(tokens.get(slot, 0) for slot in kept)
-                dropped = set(kept)
-                allocated[:] = [slot for slot in allocated if slot not in dropped]
-                unseen += [
-                    slot for slot in pending if _blocks_of(events[slot[0]])[slot[1]].kind == "thinking"
-                ]
-                pending = [
-                    slot for slot in pending if _blocks_of(events[slot[0]])[slot[1]].kind != "thinking"
-                ]
-                kept = []
-            share(size(u) - anchor + gone, pending)
-            if strip:
-                kept += [slot for slot in pending if _blocks_of(events[slot[0]])[slot[1]].kind == "thinking"]
-            strip_next = False
-            anchor, pending = size(u), blocks
-            continue
-        if isinstance(ev, MessageEvent) and ev.role == "user" and real_user_content(ev.content):
-            strip_next = True
-        pending += blocks
-    for ev_i, c_i in unseen:  # never in any billed prompt: sized at the calibrated byte rate
-        c = _blocks_of(events[ev_i])[c_i]
-        tokens[(ev_i, c_i)] = counter.count_bytes(c.size, c.lang)
-    for ev_i, c_i in pending:  # after the last request: the last reply at its output, the rest by rate
-        ev = events[ev_i]
-        c = _blocks_of(ev)[c_i]
-        if c.kind == "image":
-            tokens[(ev_i, c_i)] = rule(c.width, c.height)
-        elif isinstance(ev, MessageEvent) and ev.role == "assistant" and ev.output_tokens is not None:
-            tokens[(ev_i, c_i)] = allocate(ev.output_tokens, [max(1, x.size) for x in ev.content])[c_i]
-        else:
-            tokens[(ev_i, c_i)] = counter.count_bytes(c.size, c.lang)
-    if shrunk:
-        report.note(
-            f"{name}: the prompt shrank before {shrunk} request(s) "
-            "(content rewritten outside the transcript): "
-            "the missing tokens were taken back from the blocks just before"
-        )
-    out: list[Event] = []
-    for i, ev in enumerate(events):
-        cs = tuple(
-            replace(
-                c, tokens=tokens.get((i, j), 0) if c.kind != "image" else None, cache=ttl_at.get((i, j), "")
-            )
-            for j, c in enumerate(_blocks_of(ev))
-        )
-        out.append(_with_contents(ev, cs))
-    sys_ttl = first_ttl or "5m"
-    system: list[Content] = []
-    parts = [(w, "static"), (s - w, "session")] if 0 < w < s else [(s, "static")]
-    for n, label in parts:
-        if n > 0:
-            system.append(
-                Content(
-                    "text",
-                    nbytes=n * ASSUMED_BYTES_PER_TOKEN,
-                    key=f"{name}:system-{label}",
-                    tokens=n,
-                    cache=sys_ttl,
-                )
-            )
-    if system:
-        out.insert(0, SystemEvent(tuple(system), t=0.0))
-    meta = {"system_tokens": s, "system_inferred_from": how, "warm_tokens": w, "ttl": sys_ttl}
-    return out, meta
-
-
 def build_traces(
     convs: list[tuple[str, list[Item], str, str, dict[str, Any]]],
     source: str,
@@ -404,3 +187,13 @@ def build_traces(
     if not traces:
         raise ImportFailure(source, "no model responses found (nothing to import)")
     return ImportResult(traces, names, report)
+
+
+__all__ = [
+    "ASSUMED_BYTES_PER_TOKEN",
+    "Item",
+    "build_traces",
+    "real_user_content",
+    "size_events",
+    "system_size",
+]

@@ -1,0 +1,97 @@
+"""The summarizer calls of harness C (C-11): the summary request's transcript, the call with its
+retry on a fallback model, and Gemini CLI's verification probe.
+
+A base class of `CConversation` (`sim/harness_c.py`), kept in its own module so that each stays
+small; `CConversation` supplies `count` and decides when to summarize (`_compact_now`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from policies.tiers import SummaryPlan
+from sim.content import Block, Message
+from sim.harness import Conversation, _Failed
+from sim.transcript import Transcript
+
+SUMMARIZER_SYSTEM_BYTES = 1_500  # a separate summarizer's own system prompt (assumed size)
+# Gemini CLI's verification probe: the summarizer's contents + the draft summary as a model turn +
+# this user prompt (328 chars), google-gemini/gemini-cli@02b2885c
+# packages/core/src/services/chatCompressionService.ts "Phase 3: The Probe Verification".
+VERIFY_PROMPT_BYTES = 328
+
+
+class SummaryCalls(Conversation):
+    """Summarizer calls of the C harness process (see the module docstring)."""
+
+    if TYPE_CHECKING:
+
+        def count(self, key: str, n: int = 1) -> None: ...
+
+    def _summary_transcript(self, plan: SummaryPlan, instr: Block) -> Transcript:
+        comp = self.policy.compaction
+        mode = getattr(comp, "summary_input", "older")
+        instr_msg = Message.of("user", (instr,), "instruction")
+        if mode == "text":  # a separate prompt: own system, no tools, the older part as text
+            sys_block = self.factory.text("system", None, SUMMARIZER_SYSTEM_BYTES, key="summarizer-system")
+            t = Transcript((), (sys_block,))
+            nbytes = sum(m.nbytes for m in plan.older)
+            cap = getattr(comp, "summary_input_max_tokens", 0)
+            if cap:
+                nbytes = min(nbytes, int(cap * getattr(comp, "bytes_per_token", 4.0)))
+            conv = self.factory.text("user", None, nbytes, key=f"as-text-{self.name}-{self.index}")
+            t.append(Message.of("user", (conv, instr), "instruction"))
+            return t
+        tools = self.trace.tools if getattr(comp, "summary_tools", True) else ()
+        t = Transcript(tools, self.trace.system)
+        msgs = self.tr.messages
+        body = msgs if mode == "full" else [*msgs[: plan.first], *plan.older]
+        for m in body:
+            t.append(m)
+        t.append(instr_msg)
+        return t
+
+    def _summarize(self, plan: SummaryPlan, est: int) -> Any:
+        """The summarizer call: retried on transient errors (in `_send`), then once on the
+        fallback model (C-11). Returns the summary message, or None."""
+        comp = self.policy.compaction
+        instr = self.factory.text(
+            "user", None, getattr(comp, "instruction_bytes", 2500), key="summary-instruction"
+        )
+        size = comp.summary_size(plan)
+        out_tokens = self.factory.counter.count_bytes(size, "prose")
+        models = [self.model]
+        fb = getattr(comp, "fallback_model", "")
+        if fb and fb != self.model:
+            models.append(fb)
+        current = self.model
+        for i, model in enumerate(models):
+            self.model = model
+            t = self._summary_transcript(plan, instr)
+            try:
+                for k in range(max(1, getattr(comp, "summary_calls", 1))):
+                    if k:  # a verification probe continues the summarizer's own conversation
+                        self._add_probe(t, size, k)
+                    yield from self._send(t, "summary", est, out_tokens, forced_cause="compaction")
+            except _Failed:
+                if i + 1 < len(models):
+                    self.count("summary_fallback_model")
+                continue
+            finally:
+                self.model = current
+            key = f"summary-{self.name}-{self.index}"
+            return Message.of(
+                "user", (self.factory.text("user", None, size, key=key, summary=True),), "summary"
+            )
+        return None
+
+    def _add_probe(self, t: Transcript, size: int, k: int) -> None:
+        """Gemini CLI's self-verification probe: the draft summary the previous call wrote, as a
+        model turn, then the verification prompt (VERIFY_PROMPT_BYTES' source). It contains the
+        summary request whole, so it reads it from the cache; the main conversation never
+        continues from either (a side thread, not a static-prefix change)."""
+        key = f"summary-draft-{self.name}-{self.index}-{k}"
+        draft = self.factory.text("assistant", None, size, key=key)
+        t.append(Message.of("assistant", (draft,), "summary-draft"))
+        probe = self.factory.text("user", None, VERIFY_PROMPT_BYTES, key="summary-verify")
+        t.append(Message.of("user", (probe,), "instruction"))

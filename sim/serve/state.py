@@ -1,0 +1,94 @@
+"""State of `ctxbench serve` shared by its request threads: the config, the providers and block
+factories per model, the ledger and trace recorder, and what each request was billed (`Observation`).
+
+Split from `sim.serve.server`, which keeps the HTTP handler and endpoint dispatch and re-exports
+`ServeConfig`, `Observation`, `ServeState` and `ZERO_LATENCY`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from sim.catalog import CatalogError, model_info
+from sim.providers.base import Provider, Usage
+from sim.providers.registry import make_provider
+from sim.runner import factory_for
+from sim.serve.record import Ledger, TraceRecorder
+from sim.serve.script import Scripter
+from sim.tokens import BlockFactory
+
+ZERO_LATENCY = {"base_ttft": 0.0, "prefill_tps": 1e30, "output_tps": 1e30}
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    host: str = "127.0.0.1"
+    port: int = 0
+    profile: str = "anthropic"
+    model: str = "claude-sonnet-4-6"  # used when a request names a model the catalog does not know
+    seed: int = 0
+    clock: str = "wall"  # wall | header
+    latency: str = "auto"  # auto (none in wall mode, the profile's in header mode) | none | profile
+    tokenizer: str = "rate"
+    ledger: str | None = None
+    keep_observations: bool = False
+
+
+@dataclass
+class Observation:
+    """What the server saw and billed for one request (kept for `validate`)."""
+
+    conversation: str
+    index: int
+    api: str
+    n: int
+    tokens: list[int]
+    hashes: list[int]
+    breakpoints: tuple[tuple[int, str], ...]
+    usage: Usage | None
+    error: str = ""
+
+
+@dataclass
+class ServeState:
+    cfg: ServeConfig
+    scripter: Scripter
+    ledger: Ledger
+    recorder: TraceRecorder = field(default_factory=TraceRecorder)
+    providers: dict[str, Provider] = field(default_factory=dict)
+    factories: dict[str, BlockFactory] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    counters: dict[str, int] = field(default_factory=dict)
+    observations: list[Observation] = field(default_factory=list)
+    start: float = field(default_factory=time.monotonic)
+    ids: int = 0
+
+    def model_for(self, requested: str) -> str:
+        try:
+            model_info(requested)
+            return requested
+        except CatalogError:
+            return self.cfg.model
+
+    def provider(self, model: str) -> Provider:
+        with self.lock:
+            p = self.providers.get(model)
+            if p is None:
+                zero = self.cfg.latency == "none" or (self.cfg.latency == "auto" and self.cfg.clock == "wall")
+                extra: dict[str, Any] = {"latency": dict(ZERO_LATENCY)} if zero else {}
+                p = self.providers[model] = make_provider(self.cfg.profile, model, self.cfg.seed, **extra)
+            return p
+
+    def factory(self, model: str) -> BlockFactory:
+        f = self.factories.get(model)
+        if f is None:
+            f = self.factories[model] = factory_for(model, self.cfg.tokenizer)
+        return f
+
+    def next_id(self, prefix: str) -> str:
+        with self.lock:
+            self.ids += 1
+            return f"{prefix}{self.ids:024d}"
