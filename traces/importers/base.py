@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.imagesize import image_size
-from traces.model import Trace
+from traces.model import Content, Trace
 
 
 class ImportFailure(ValueError):
@@ -157,6 +157,11 @@ def parse_time(value: Any) -> float | None:
 
 def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def tool_use(arguments: Any, tool_id: Any, name: str) -> Content:
+    """A tool call as trace content: its arguments as canonical JSON (key order matters to a cache)."""
+    return Content("tool_use", text=canonical(arguments), lang="json", tool_id=str(tool_id), name=name)
 
 
 def normalize_model(name: str) -> str:

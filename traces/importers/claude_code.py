@@ -32,6 +32,7 @@ from traces.importers.base import (
     jsonl_objects,
     normalize_model,
     parse_time,
+    tool_use,
 )
 from traces.importers.tokens import Item, build_traces
 from traces.model import Content, Usage
@@ -158,15 +159,7 @@ def assistant_contents(content: Any, report: ImportReport) -> list[Content]:
         elif t == "redacted_thinking":
             out.append(Content("thinking", text=str(b.get("data", ""))))
         elif t == "tool_use":
-            out.append(
-                Content(
-                    "tool_use",
-                    text=canonical(b.get("input", {})),
-                    lang="json",
-                    tool_id=str(b.get("id", "")),
-                    name=str(b.get("name", "")) or "tool",
-                )
-            )
+            out.append(tool_use(b.get("input", {}), b.get("id", ""), str(b.get("name", "")) or "tool"))
         else:
             out.append(Content("text", text=canonical(b)))
             report.counts[f"assistant block {t} kept as text"] += 1

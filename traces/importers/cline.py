@@ -15,6 +15,7 @@ from traces.importers.base import (
     canonical,
     json_document,
     parse_time,
+    tool_use,
 )
 from traces.importers.tokens import Item, build_traces
 from traces.model import Content, SystemEvent, Usage
@@ -33,15 +34,7 @@ def _contents(raw: Any, role: str) -> list[Content]:
         elif t == "file":
             out.append(Content("text", text=f"{b.get('path', '')}\n{b.get('content', '')}"))
         elif t == "tool_use" and role == "assistant":
-            out.append(
-                Content(
-                    "tool_use",
-                    text=canonical(b.get("input", {})),
-                    lang="json",
-                    tool_id=str(b.get("id", "")),
-                    name=str(b.get("name", "tool")),
-                )
-            )
+            out.append(tool_use(b.get("input", {}), b.get("id", ""), str(b.get("name", "tool"))))
         elif t == "tool_result" and role == "user":
             c = b.get("content")
             text = c if isinstance(c, str) else canonical(c)

@@ -13,6 +13,7 @@ from traces.importers.base import (
     canonical,
     json_document,
     parse_time,
+    tool_use,
 )
 from traces.importers.tokens import Item, build_traces
 from traces.model import Content, Usage
@@ -34,15 +35,7 @@ def _message(m: dict[str, Any], att: dict[str, Any]) -> tuple[str, list[Content]
     if role == "assistant":
         cs = [Content("text", text=text)]
         for c in m.get("tool_calls") or []:
-            cs.append(
-                Content(
-                    "tool_use",
-                    text=canonical(c.get("arguments", {})),
-                    lang="json",
-                    tool_id=str(c.get("id", "")),
-                    name=str(c.get("function", "tool")),
-                )
-            )
+            cs.append(tool_use(c.get("arguments", {}), c.get("id", ""), str(c.get("function", "tool"))))
         return "assistant", cs
     if role == "tool":
         return "user", [Content("tool_result", text=text, tool_id=str(m.get("tool_call_id", "")))]
