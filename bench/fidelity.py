@@ -20,19 +20,19 @@ from typing import Any
 
 import simpy
 
-from policies.preset import Policy, load_policy
-from sim.catalog import prices
-from sim.harness import Conversation
-from sim.prepared import PreparedTrace
-from sim.providers.base import Latency, Provider, Request
-from sim.providers.base import Usage as SimUsage
-from sim.providers.registry import make_provider
-from sim.providers.registry import profile as profile_config
-from sim.records import RequestRecord
-from sim.runner import factory_for, prepare_for
-from sim.transcript import Transcript
-from traces.importers.tokens import real_user_content
-from traces.model import CompactionEvent, MessageEvent, Trace, Usage
+from ctxbench.policies.preset import Policy, load_policy
+from ctxbench.sim.catalog import prices
+from ctxbench.sim.harness import Conversation
+from ctxbench.sim.prepared import PreparedTrace
+from ctxbench.sim.providers.base import Latency, Provider, Request
+from ctxbench.sim.providers.base import Usage as SimUsage
+from ctxbench.sim.providers.registry import make_provider
+from ctxbench.sim.providers.registry import profile as profile_config
+from ctxbench.sim.records import RequestRecord
+from ctxbench.sim.runner import factory_for, prepare_for
+from ctxbench.sim.transcript import Transcript
+from ctxbench.traces.importers.tokens import real_user_content
+from ctxbench.traces.model import CompactionEvent, MessageEvent, Trace, Usage
 
 ZERO_LATENCY = Latency(base_ttft=0.0, prefill_tps=1e15, output_tps=1e15)
 # Anthropic provider options the recorded bills show (sim/providers/anthropic.py AnthropicConfig):

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import hashlib
 
-from policies.preset import Policy
-from sim.content import Block
-from sim.prepared import PreparedTrace
-from sim.providers.base import Outcome, Request
-from sim.runner import RunResult, run_prepared
+from ctxbench.policies.preset import Policy
+from ctxbench.sim.content import Block
+from ctxbench.sim.prepared import PreparedTrace
+from ctxbench.sim.providers.base import Outcome, Request
+from ctxbench.sim.runner import RunResult, run_prepared
 
 BLOCK_TOKENS = 16  # vLLM's default block size (performance.md B3)
 

@@ -13,7 +13,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from bench.compare import Stat, stat
+from ctxbench.bench.compare import Stat, stat
 
 PLOTS = ("cost_vs_budget", "cache_share_vs_budget", "compactions_failures_vs_budget")
 

@@ -34,7 +34,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from bench.request_log import LBlock, LoggedRequest
+from ctxbench.bench.request_log import LBlock, LoggedRequest
 
 CLASSES = (
     "side_request",

@@ -10,8 +10,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from bench.compare import compare_rows, table
-from bench.plots import plot_results
+from ctxbench.bench.compare import compare_rows, table
+from ctxbench.bench.plots import plot_results
 
 CSS = """body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}
 table{border-collapse:collapse;font-size:13px;margin:0.5em 0 1.5em}

@@ -20,8 +20,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from sim.content import IMAGE, THINKING, TOOL_DEF, TOOL_RESULT, TOOL_USE, Block
-from sim.providers.base import Request
+from ctxbench.sim.content import IMAGE, THINKING, TOOL_DEF, TOOL_RESULT, TOOL_USE, Block
+from ctxbench.sim.providers.base import Request
 
 TEXT_TYPES = ("text", "input_text", "output_text")
 SESSION_HEADERS = ("session_id", "x-session-id", "x-claude-code-session-id", "session-id")
@@ -264,7 +264,7 @@ def simulated_log(
 ) -> list[dict[str, Any]]:
     """Wrapped request bodies of one simulated run, in call order, each with the conversation as
     its session id, the edits the harness declared before it, and its kind."""
-    from sim.runner import run_trace
+    from ctxbench.sim.runner import run_trace
 
     captured: list[tuple[str, int, dict[str, Any]]] = []
 
@@ -297,11 +297,11 @@ def trace_log(trace: Any) -> list[dict[str, Any]]:
     """The request log a trace implies by itself: each assistant message answers a request whose
     prompt is everything before it (traces/model.py); a recorded compaction replaces the messages
     before `kept_from` with its summary and is declared on the next request."""
-    from sim.build import block_of
-    from sim.content import Message
-    from sim.runner import prepare_for
-    from sim.transcript import Transcript
-    from traces.model import CompactionEvent
+    from ctxbench.sim.build import block_of
+    from ctxbench.sim.content import Message
+    from ctxbench.sim.runner import prepare_for
+    from ctxbench.sim.transcript import Transcript
+    from ctxbench.traces.model import CompactionEvent
 
     prep = prepare_for(trace)
     tr = Transcript(prep.tools, prep.system)
@@ -328,7 +328,7 @@ def trace_log(trace: Any) -> list[dict[str, Any]]:
             model = step.model or model
         elif step.kind == "compaction" and isinstance(step.event, CompactionEvent):
             if factory is None:
-                from sim.runner import factory_for
+                from ctxbench.sim.runner import factory_for
 
                 factory = factory_for(model)
             ev = step.event

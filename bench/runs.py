@@ -18,14 +18,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
-from policies.preset import Policy, load_policy
-from sim import __version__
-from sim.prepared import PreparedTrace
-from sim.records import MISS_CAUSES
-from sim.runner import prepare_for, run_prepared
-from sim.summary import summarize
-from traces.format import read_trace
-from traces.model import Trace
+from ctxbench.policies.preset import Policy, load_policy
+from ctxbench.sim import __version__
+from ctxbench.sim.prepared import PreparedTrace
+from ctxbench.sim.records import MISS_CAUSES
+from ctxbench.sim.runner import prepare_for, run_prepared
+from ctxbench.sim.summary import summarize
+from ctxbench.traces.format import read_trace
+from ctxbench.traces.model import Trace
 
 GEN_PREFIX = "gen:"
 
@@ -85,7 +85,7 @@ class RunTask:
 def parse_gen_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """`gen:game?turns=300&seed=4` -> ("game", {"turns": 300, "seed": 4}), values typed from the
     generator's defaults; unknown names are errors listing the valid ones."""
-    from traces.generators import params_for
+    from ctxbench.traces.generators import params_for
 
     body = spec[len(GEN_PREFIX) :]
     name, _, query = body.partition("?")
@@ -124,7 +124,7 @@ def trace_hash(trace: str) -> str:
 
 def load_trace(trace: str) -> Trace:
     if trace.startswith(GEN_PREFIX):
-        from traces.generators import generate
+        from ctxbench.traces.generators import generate
 
         name, params = parse_gen_spec(trace)
         return generate(name, **params)

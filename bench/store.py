@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
-from bench.runs import ID_COLUMNS, METRIC_COLUMNS, failure_kinds
+from ctxbench.bench.runs import ID_COLUMNS, METRIC_COLUMNS, failure_kinds
 
 SORT_KEY = ("trace", "policy", "budget", "provider", "seed")
 

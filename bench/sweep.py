@@ -5,7 +5,7 @@ Dask on 100 x 9 ms tasks, ecosystem.md §4); `--scheduler local-dask|ADDRESS` ha
 tasks to Dask distributed through its `concurrent.futures.Executor` (`Client.get_executor()`,
 ecosystem.md §4), for users who outgrow one machine (optional extra `dask`).
 
-Each finished run is appended to the ledger at once (`bench.store`); a killed sweep resumes
+Each finished run is appended to the ledger at once (`ctxbench.bench.store`); a killed sweep resumes
 with nothing lost and nothing recomputed, then the ledger is consolidated into the results CSV.
 """
 
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from bench.runs import RunTask, run_task
-from bench.store import Ledger, ledger_path, load_ledger, write_results
+from ctxbench.bench.runs import RunTask, run_task
+from ctxbench.bench.store import Ledger, ledger_path, load_ledger, write_results
 
 
 def parse_size(text: str) -> int:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from policies.registry import register
-from policies.view import Edit, View
-from sim.content import Message
+from ctxbench.policies.registry import register
+from ctxbench.policies.view import Edit, View
+from ctxbench.sim.content import Message
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,12 +16,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from policies.compaction import Action, Summarize
-from policies.estimators import AnchoredEstimator
-from policies.registry import register
-from policies.tiers import SummaryPlan, carry_skills, clean_boundary, is_summary, msg_estimate, trim_to_last
-from policies.view import Edit, View, rewrite_blocks, text_block
-from sim.content import TOOL_RESULT, TOOL_USE, Block, Message, digest64
+from ctxbench.policies.compaction import Action, Summarize
+from ctxbench.policies.estimators import AnchoredEstimator
+from ctxbench.policies.registry import register
+from ctxbench.policies.tiers import (
+    SummaryPlan,
+    carry_skills,
+    clean_boundary,
+    is_summary,
+    msg_estimate,
+    trim_to_last,
+)
+from ctxbench.policies.view import Edit, View, rewrite_blocks, text_block
+from ctxbench.sim.content import TOOL_RESULT, TOOL_USE, Block, Message, digest64
 
 KEEPS = (
     "none",

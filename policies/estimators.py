@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from policies.registry import register
-from policies.view import View
+from ctxbench.policies.registry import register
+from ctxbench.policies.view import View
 
 
 @register("estimator", "anchored")

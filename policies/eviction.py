@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from policies.registry import register
-from policies.view import Edit, View, rewrite_blocks, text_block
-from sim.content import IMAGE, Block
+from ctxbench.policies.registry import register
+from ctxbench.policies.view import Edit, View, rewrite_blocks, text_block
+from ctxbench.sim.content import IMAGE, Block
 
 PLACEHOLDER_TEXT = "[screenshot removed to save context]"
 

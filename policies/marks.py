@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from policies.registry import register
-from policies.view import View
+from ctxbench.policies.registry import register
+from ctxbench.policies.view import View
 
 
 def _dedupe(positions: list[int], ttl: str, n: int) -> tuple[tuple[int, str], ...]:

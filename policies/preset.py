@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from policies.registry import RegistryError, create
+from ctxbench.policies.registry import RegistryError, create
 
 TOP_KEYS = (
     "name",
@@ -114,7 +114,7 @@ def policy_from_dict(data: dict[str, Any], where: str = "<preset>") -> Policy:
 
 
 def preset_names() -> list[str]:
-    folder = resources.files("policies").joinpath("presets")
+    folder = resources.files("ctxbench.policies").joinpath("presets")
     return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
 
 
@@ -127,7 +127,7 @@ def load_policy(name_or_path: str) -> Policy:
         text = path.read_text(encoding="utf-8")
         where = str(path)
     else:
-        res = resources.files("policies").joinpath("presets", f"{name_or_path}.yaml")
+        res = resources.files("ctxbench.policies").joinpath("presets", f"{name_or_path}.yaml")
         if not res.is_file():
             raise PresetError(f"unknown preset {name_or_path!r}; known presets: {', '.join(preset_names())}")
         text = res.read_text(encoding="utf-8")

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from policies.compaction import Action
-from policies.registry import register
-from policies.view import Edit, View
-from sim.content import Message
+from ctxbench.policies.compaction import Action
+from ctxbench.policies.registry import register
+from ctxbench.policies.view import Edit, View
+from ctxbench.sim.content import Message
 
 
 @register("marks", "recorded")

@@ -84,9 +84,9 @@ def _ensure_loaded() -> None:
     import importlib
 
     components = ("estimators", "eviction", "marks", "compaction", "recorded", "tiers", "condensers")
-    for mod in (f"policies.{c}" for c in components):
+    for mod in (f"ctxbench.policies.{c}" for c in components):
         importlib.import_module(mod)
-    for mod in ("sim.providers.registry", "traces.generators", "traces.importers"):
+    for mod in ("ctxbench.sim.providers.registry", "ctxbench.traces.generators", "ctxbench.traces.importers"):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as exc:  # optional parts not present in this build

@@ -12,11 +12,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from policies.compaction import Action, Summarize, Trim
-from policies.estimators import AnchoredEstimator
-from policies.registry import register
-from policies.view import Edit, View
-from sim.content import TOOL_RESULT, TOOL_USE, Block, Message
+from ctxbench.policies.compaction import Action, Summarize, Trim
+from ctxbench.policies.estimators import AnchoredEstimator
+from ctxbench.policies.registry import register
+from ctxbench.policies.view import Edit, View
+from ctxbench.sim.content import TOOL_RESULT, TOOL_USE, Block, Message
 
 MODES = ("default", "fast")  # C-17
 

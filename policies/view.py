@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim.content import Block, Message
-from sim.tokens import BlockFactory
-from sim.transcript import Transcript
+from ctxbench.sim.content import Block, Message
+from ctxbench.sim.tokens import BlockFactory
+from ctxbench.sim.transcript import Transcript
 
 _DEFAULT_FACTORY = BlockFactory()
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from sim.content import TEXT, Block, Message
-from sim.tokens import BlockFactory
-from traces.model import Content, MessageEvent, ToolDef
+from ctxbench.sim.content import TEXT, Block, Message
+from ctxbench.sim.tokens import BlockFactory
+from ctxbench.traces.model import Content, MessageEvent, ToolDef
 
 
 def block_of(f: BlockFactory, c: Content, role: str, key: str) -> Block:

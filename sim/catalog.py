@@ -50,7 +50,7 @@ class Prices:
 
 @cache
 def _load(name: str) -> dict[str, dict[str, Any]]:
-    text = resources.files("sim").joinpath("data", name).read_text(encoding="utf-8")
+    text = resources.files("ctxbench.sim").joinpath("data", name).read_text(encoding="utf-8")
     data = yaml.safe_load(text) or {}
     return {str(k): dict(v) for k, v in data.items()}
 

@@ -7,26 +7,26 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from sim import __version__
+from ctxbench.sim import __version__
 
 # Each module defines `register(subparsers)`; a sub-command's handler returns the exit status.
 COMMAND_MODULES = (
-    "sim.commands.run",
-    "sim.commands.generate",
-    "sim.commands.presets",
-    "sim.commands.providers",
-    "sim.commands.context",
-    "sim.commands.compare",
-    "sim.commands.sweep",
-    "sim.commands.plot",
-    "sim.commands.report",
-    "sim.commands.check_prefix",
-    "sim.commands.import_trace",
-    "sim.commands.fidelity",
-    "sim.commands.serve",
-    "sim.commands.proxy",
-    "sim.commands.drive",
-    "sim.commands.validate",
+    "ctxbench.sim.commands.run",
+    "ctxbench.sim.commands.generate",
+    "ctxbench.sim.commands.presets",
+    "ctxbench.sim.commands.providers",
+    "ctxbench.sim.commands.context",
+    "ctxbench.sim.commands.compare",
+    "ctxbench.sim.commands.sweep",
+    "ctxbench.sim.commands.plot",
+    "ctxbench.sim.commands.report",
+    "ctxbench.sim.commands.check_prefix",
+    "ctxbench.sim.commands.import_trace",
+    "ctxbench.sim.commands.fidelity",
+    "ctxbench.sim.commands.serve",
+    "ctxbench.sim.commands.proxy",
+    "ctxbench.sim.commands.drive",
+    "ctxbench.sim.commands.validate",
 )
 
 USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError, KeyError)

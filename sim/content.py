@@ -4,7 +4,7 @@ A block is what a provider counts as one cache position: one tool definition, on
 or one content block of a message (DESIGN.md "Content is immutable and hashed once"). Its digest
 is computed at construction from its kind, role and payload (the text when the trace carries it,
 otherwise a content key plus its size), so two blocks with the same content hash the same
-wherever they appear; position is added by the chained hash in `sim.transcript`.
+wherever they appear; position is added by the chained hash in `ctxbench.sim.transcript`.
 """
 
 from __future__ import annotations

@@ -15,15 +15,15 @@ from typing import Any
 
 import simpy
 
-from policies.compaction import Summarize, Trim
-from policies.preset import Policy
-from policies.view import Anchor, Edit, View
-from sim.content import IMAGE, Message
-from sim.prepared import PreparedTrace, Step
-from sim.providers.base import Outcome, Provider, Request
-from sim.records import RequestRecord
-from sim.tokens import BlockFactory
-from sim.transcript import Transcript
+from ctxbench.policies.compaction import Summarize, Trim
+from ctxbench.policies.preset import Policy
+from ctxbench.policies.view import Anchor, Edit, View
+from ctxbench.sim.content import IMAGE, Message
+from ctxbench.sim.prepared import PreparedTrace, Step
+from ctxbench.sim.providers.base import Outcome, Provider, Request
+from ctxbench.sim.records import RequestRecord
+from ctxbench.sim.tokens import BlockFactory
+from ctxbench.sim.transcript import Transcript
 
 ProviderFor = Callable[[str], Provider]
 Proc = Generator[simpy.Event, Any, Any]

@@ -18,18 +18,18 @@ from typing import Any
 
 import simpy
 
-from policies.compaction import Summarize, Trim
-from policies.preset import Policy
-from policies.tiers import SummaryPlan
-from policies.view import Anchor, Edit, View
-from sim.content import Block, Message
-from sim.harness import Conversation, Proc, ProviderFor, _Failed
-from sim.harness_c_summary import SUMMARIZER_SYSTEM_BYTES, VERIFY_PROMPT_BYTES, SummaryCalls
-from sim.prepared import PreparedTrace, Step
-from sim.providers.base import Outcome, Request
-from sim.records import RequestRecord
-from sim.tokens import BlockFactory
-from sim.transcript import Transcript
+from ctxbench.policies.compaction import Summarize, Trim
+from ctxbench.policies.preset import Policy
+from ctxbench.policies.tiers import SummaryPlan
+from ctxbench.policies.view import Anchor, Edit, View
+from ctxbench.sim.content import Block, Message
+from ctxbench.sim.harness import Conversation, Proc, ProviderFor, _Failed
+from ctxbench.sim.harness_c_summary import SUMMARIZER_SYSTEM_BYTES, VERIFY_PROMPT_BYTES, SummaryCalls
+from ctxbench.sim.prepared import PreparedTrace, Step
+from ctxbench.sim.providers.base import Outcome, Request
+from ctxbench.sim.records import RequestRecord
+from ctxbench.sim.tokens import BlockFactory
+from ctxbench.sim.transcript import Transcript
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from policies.tiers import SummaryPlan
-from sim.content import Block, Message
-from sim.harness import Conversation, _Failed
-from sim.transcript import Transcript
+from ctxbench.policies.tiers import SummaryPlan
+from ctxbench.sim.content import Block, Message
+from ctxbench.sim.harness import Conversation, _Failed
+from ctxbench.sim.transcript import Transcript
 
 SUMMARIZER_SYSTEM_BYTES = 1_500  # a separate summarizer's own system prompt (assumed size)
 # Gemini CLI's verification probe: the summarizer's contents + the draft summary as a model turn +

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim.build import block_of, message_of, tool_block
-from sim.content import Block, Message
-from sim.tokens import BlockFactory
-from traces.model import CompactionEvent, MessageEvent, ModelSwitchEvent, SystemEvent, ToolsEvent, Trace
+from ctxbench.sim.build import block_of, message_of, tool_block
+from ctxbench.sim.content import Block, Message
+from ctxbench.sim.tokens import BlockFactory
+from ctxbench.traces.model import (
+    CompactionEvent,
+    MessageEvent,
+    ModelSwitchEvent,
+    SystemEvent,
+    ToolsEvent,
+    Trace,
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,16 +10,16 @@ from typing import Any
 
 import simpy
 
-from policies.preset import Policy
-from sim.catalog import model_info
-from sim.harness import Conversation, RunOutcome
-from sim.harness_c import HARNESSES
-from sim.prepared import PreparedTrace, prepare
-from sim.providers.base import Outcome, Provider, Request
-from sim.providers.registry import make_provider
-from sim.records import RequestRecord
-from sim.tokens import BlockFactory, make_counter
-from traces.model import Trace
+from ctxbench.policies.preset import Policy
+from ctxbench.sim.catalog import model_info
+from ctxbench.sim.harness import Conversation, RunOutcome
+from ctxbench.sim.harness_c import HARNESSES
+from ctxbench.sim.prepared import PreparedTrace, prepare
+from ctxbench.sim.providers.base import Outcome, Provider, Request
+from ctxbench.sim.providers.registry import make_provider
+from ctxbench.sim.records import RequestRecord
+from ctxbench.sim.tokens import BlockFactory, make_counter
+from ctxbench.traces.model import Trace
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from sim.harness import RunOutcome
-from sim.records import RequestRecord
+from ctxbench.sim.harness import RunOutcome
+from ctxbench.sim.records import RequestRecord
 
 
 @dataclass

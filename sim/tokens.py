@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from sim.content import IMAGE, TEXT, TOOL_DEF, Block, digest64
+from ctxbench.sim.content import IMAGE, TEXT, TOOL_DEF, Block, digest64
 
 # research/ecosystem.md §1.6: bytes per token of o200k_base by kind of text.
 DEFAULT_RATES: dict[str, float] = {"prose": 4.48, "code": 4.16, "json": 3.10}

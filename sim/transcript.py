@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from sim.content import IMAGE, Block, Message
+from ctxbench.sim.content import IMAGE, Block, Message
 
 CHAIN_SEED = 0x243F6A8885A308D3  # fixed seed: same content → same hashes in every run
 

@@ -1,10 +1,10 @@
-"""Field-level codec of trace format v1: JSON objects <-> the dataclasses of `traces.model`.
+"""Field-level codec of trace format v1: JSON objects <-> the dataclasses of `ctxbench.traces.model`.
 
 Kept apart from `traces.format` (files, lines, error locations) so that the field tables (`traces.fields`)
 are the single source of truth: the decoder rejects any field not listed for its object, the encoder
 writes fields in the listed order (so writing is deterministic), and the schema test compares
 `traces/schema.json` with these tables. Errors are `FieldError(field, reason)` with a dotted path
-such as `content[2].width`; `traces.format` adds the file and line number.
+such as `content[2].width`; `ctxbench.traces.format` adds the file and line number.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import json
 import math
 from typing import Any
 
-from traces.fields import (
+from ctxbench.traces.fields import (
     CACHE_TTLS,
     CONTENT_FIELDS,
     EVENT_FIELDS,
@@ -31,7 +31,7 @@ from traces.fields import (
     check_unicode,
     show,
 )
-from traces.model import (
+from ctxbench.traces.model import (
     FORMAT_NAME,
     FORMAT_VERSION,
     CompactionEvent,

@@ -1,6 +1,6 @@
 """Field tables of trace format v1, the field-level error and the JSON helpers both directions use.
 
-The tables are the single source of truth of `traces.codec` (the decoder rejects any field not
+The tables are the single source of truth of `ctxbench.traces.codec` (the decoder rejects any field not
 listed for its object, the encoder writes fields in the listed order) and of the schema test, which
 compares `traces/schema.json` with them.
 """

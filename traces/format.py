@@ -15,8 +15,8 @@ import os
 from collections.abc import Iterator
 from typing import IO, Any
 
-from traces.codec import FieldError, decode_line, encode_line
-from traces.model import CompactionEvent, Event, Header, MessageEvent, Trace
+from ctxbench.traces.codec import FieldError, decode_line, encode_line
+from ctxbench.traces.model import CompactionEvent, Event, Header, MessageEvent, Trace
 
 __all__ = [
     "TraceError",

@@ -1,4 +1,4 @@
-"""Pairing of real and predicted requests for `bench.live.predict`, and the comparison they form.
+"""Pairing of real and predicted requests for `ctxbench.bench.live.predict`, and the comparison they form.
 
 A live recording and its simulation are aligned by task turn (`align`); `Comparison` holds the
 rows, the compactions on both sides, the totals and the verdict's pass conditions.
@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from itertools import zip_longest
 from typing import Any
 
-from bench.live.ledger import MAIN, SUMMARY, LiveRequest
-from sim.records import RequestRecord
+from ctxbench.bench.live.ledger import MAIN, SUMMARY, LiveRequest
+from ctxbench.sim.records import RequestRecord
 
 # Cache-read tolerance of the verdict (predicted vs billed totals). The simulator keeps the system
 # prompt fixed, but Claude Code's billing-header block changes once per session, at the first

@@ -1,12 +1,12 @@
 """A live run's ledger read back: classified requests, the task they carry, and re-billing.
 
-`bench.live.run_harness` leaves the server's ledger `requests.jsonl`: every request a real harness
+`ctxbench.bench.live.run_harness` leaves the server's ledger `requests.jsonl`: every request a real harness
 sent, with the usage the server billed. This module parses it with the server's own parser (so
 every block has the tokens the server billed), tells the harness's main requests from its
 compaction and side requests, rebuilds the *pre-compaction* task — the initial prompt, every model
 reply and every tool result, without compaction instructions or continuation summaries — as a
 `PreparedTrace`, and re-bills the recording (optionally with Claude Code's billing header held
-constant). `bench.live.predict` simulates the task and compares.
+constant). `ctxbench.bench.live.predict` simulates the task and compares.
 """
 
 from __future__ import annotations
@@ -16,16 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sim.catalog import model_info
-from sim.content import TOOL_USE, Message
-from sim.prepared import PreparedTrace, Step
-from sim.providers.base import Request
-from sim.providers.registry import make_provider
-from sim.runner import factory_for
-from sim.serve.script import SUMMARY_MARKERS
-from sim.serve.server import ZERO_LATENCY
-from sim.serve.wire import Parsed, WireError, parse
-from sim.tokens import BlockFactory
+from ctxbench.sim.catalog import model_info
+from ctxbench.sim.content import TOOL_USE, Message
+from ctxbench.sim.prepared import PreparedTrace, Step
+from ctxbench.sim.providers.base import Request
+from ctxbench.sim.providers.registry import make_provider
+from ctxbench.sim.runner import factory_for
+from ctxbench.sim.serve.script import SUMMARY_MARKERS
+from ctxbench.sim.serve.server import ZERO_LATENCY
+from ctxbench.sim.serve.wire import Parsed, WireError, parse
+from ctxbench.sim.tokens import BlockFactory
 
 # The message a harness puts at the head of the new context after compacting: Claude Code's
 # continuation message (research/policies.md §1 "/compact and the summary prompt"; ecosystem.md
@@ -83,7 +83,7 @@ def classify(p: Parsed) -> str:
 def load_ledger(folder: Path) -> tuple[list[LiveRequest], BlockFactory]:
     path = folder / "requests.jsonl"
     if not path.is_file():
-        raise PredictError(f"{path}: no such ledger (run `python -m bench.live.run_harness` first)")
+        raise PredictError(f"{path}: no such ledger (run `python -m ctxbench.bench.live.run_harness` first)")
     out: list[LiveRequest] = []
     factory: BlockFactory | None = None
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):

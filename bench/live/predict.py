@@ -1,9 +1,9 @@
 """Predict a real harness's compactions and billing from its task alone, and compare with a recording.
 
-    python -m bench.live.predict claude-code --record reports/live/claude-code
-    python -m bench.live.predict codex --record reports/live/codex [--run] [--json out.json]
+    python -m ctxbench.bench.live.predict claude-code --record reports/live/claude-code
+    python -m ctxbench.bench.live.predict codex --record reports/live/codex [--run] [--json out.json]
 
-A live run (`bench.live.run_harness`) leaves the server's ledger `requests.jsonl`: every request the
+A live run (`ctxbench.bench.live.run_harness`) leaves the server's ledger `requests.jsonl`: every request the
 harness sent, with the usage the server billed. From it this module rebuilds the *pre-compaction*
 conversation — the task as the harness experienced it: the initial prompt, every model reply and
 every tool result, without the harness's own compaction requests, compaction instructions or
@@ -27,8 +27,8 @@ import sys
 from itertools import pairwise, zip_longest
 from pathlib import Path
 
-from bench.live.alignment import READ_TOLERANCE, Comparison, Row, align
-from bench.live.ledger import (
+from ctxbench.bench.live.alignment import READ_TOLERANCE, Comparison, Row, align
+from ctxbench.bench.live.ledger import (
     SIDE,
     SUMMARY,
     PredictError,
@@ -38,15 +38,15 @@ from bench.live.ledger import (
     rebill,
     task_of,
 )
-from bench.live.run_harness import PROFILES as RUN_PROFILES
-from bench.live.table import as_json, format_table, verdict
-from policies.preset import Policy, PresetError, load_policy
-from policies.view import View
-from sim.catalog import model_info, prices
-from sim.records import RequestRecord
-from sim.runner import run_prepared
-from sim.serve.server import ZERO_LATENCY
-from sim.transcript import Transcript
+from ctxbench.bench.live.run_harness import PROFILES as RUN_PROFILES
+from ctxbench.bench.live.table import as_json, format_table, verdict
+from ctxbench.policies.preset import Policy, PresetError, load_policy
+from ctxbench.policies.view import View
+from ctxbench.sim.catalog import model_info, prices
+from ctxbench.sim.records import RequestRecord
+from ctxbench.sim.runner import run_prepared
+from ctxbench.sim.serve.server import ZERO_LATENCY
+from ctxbench.sim.transcript import Transcript
 
 # The provider profile each harness was billed by in the live run.
 PROFILES = {name: profile for name, (profile, _model) in RUN_PROFILES.items()}
@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     folder = Path(a.record or f"reports/live/{a.harness}")
     if a.run:
-        from bench.live.run_harness import harness_available, npm_prefix, run
+        from ctxbench.bench.live.run_harness import harness_available, npm_prefix, run
 
         prefix = npm_prefix(a.prefix)
         why = harness_available(a.harness, prefix)

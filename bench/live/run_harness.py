@@ -1,7 +1,7 @@
 """Run Claude Code or Codex CLI against `ctxbench serve` in task mode until it auto-compacts.
 
-    python -m bench.live.run_harness claude-code --out reports/live/claude-code
-    python -m bench.live.run_harness codex --out reports/live/codex
+    python -m ctxbench.bench.live.run_harness claude-code --out reports/live/claude-code
+    python -m ctxbench.bench.live.run_harness codex --out reports/live/codex
 
 Install (local prefix, npm registry): `npm install --prefix PREFIX @anthropic-ai/claude-code @openai/codex`;
 pass `--prefix PREFIX` (default $CTXBENCH_NPM_PREFIX or /tmp/ctxnpm). Settings from ecosystem.md §3a/§3b:
@@ -29,12 +29,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sim.providers.base import Request
-from sim.providers.registry import make_provider
-from sim.runner import factory_for
-from sim.serve.script import SUMMARY_MARKERS, load_script
-from sim.serve.server import ZERO_LATENCY, ServeConfig, start_background, stop
-from sim.serve.wire import parse
+from ctxbench.sim.providers.base import Request
+from ctxbench.sim.providers.registry import make_provider
+from ctxbench.sim.runner import factory_for
+from ctxbench.sim.serve.script import SUMMARY_MARKERS, load_script
+from ctxbench.sim.serve.server import ZERO_LATENCY, ServeConfig, start_background, stop
+from ctxbench.sim.serve.wire import parse
 
 HERE = Path(__file__).parent
 # The provider model each harness is billed by: Claude Code speaks the Anthropic API (explicit
@@ -201,8 +201,8 @@ def analyze(out: Path, harness: str = "claude-code") -> dict[str, Any]:
         )
     findings: list[str] = []
     try:
-        from bench.prefix_check import find_breaks, format_text
-        from bench.request_log import read_request_log
+        from ctxbench.bench.prefix_check import find_breaks, format_text
+        from ctxbench.bench.request_log import read_request_log
 
         reqs = read_request_log([json.dumps(x) for x in served], str(out / "requests.jsonl"))
         findings = format_text(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.live.alignment import READ_TOLERANCE, Comparison
-from bench.live.ledger import MAIN, SUMMARY, LiveRequest
-from sim.records import RequestRecord
+from ctxbench.bench.live.alignment import READ_TOLERANCE, Comparison
+from ctxbench.bench.live.ledger import MAIN, SUMMARY, LiveRequest
+from ctxbench.sim.records import RequestRecord
 
 
 def _cells_real(r: LiveRequest | None) -> list[str]:

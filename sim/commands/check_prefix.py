@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench.prefix_check import (
+from ctxbench.bench.prefix_check import (
     CLASSES,
     DEFAULT_ALLOWED,
     Report,
@@ -26,7 +26,7 @@ from bench.prefix_check import (
     record_breaks,
     report_dict,
 )
-from bench.request_log import dump_log, parse_line, read_request_log, simulated_log, trace_log
+from ctxbench.bench.request_log import dump_log, parse_line, read_request_log, simulated_log, trace_log
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -77,11 +77,11 @@ def build_report(args: argparse.Namespace, allowed: tuple[str, ...]) -> Report:
     first = _first_json(path)
     entries: list[dict[str, Any]] | None = None
     if isinstance(first, dict) and first.get("format") == "ctxbench-trace":
-        from traces.format import read_trace
+        from ctxbench.traces.format import read_trace
 
         trace = read_trace(path)
         if args.policy:
-            from policies.preset import load_policy
+            from ctxbench.policies.preset import load_policy
 
             policy = load_policy(args.policy).with_budget(args.budget)
             entries = simulated_log(trace, policy, args.provider, args.seed)
@@ -89,7 +89,7 @@ def build_report(args: argparse.Namespace, allowed: tuple[str, ...]) -> Report:
             entries = trace_log(trace)
         reqs = [parse_line(e, 0, f"{path} request {i}") for i, e in enumerate(entries)]
     elif isinstance(first, dict) and "miss_cause" in first and "conversation" in first:
-        from sim.records import load_jsonl
+        from ctxbench.sim.records import load_jsonl
 
         report = record_breaks(load_jsonl(path), allowed)
         report.source = str(args.log)

@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench.compare import FORMATS, compare_rows, render
-from bench.runs import cached_policy, make_tasks
-from bench.sweep import execute
-from policies.preset import preset_names
+from ctxbench.bench.compare import FORMATS, compare_rows, render
+from ctxbench.bench.runs import cached_policy, make_tasks
+from ctxbench.bench.sweep import execute
+from ctxbench.policies.preset import preset_names
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -11,15 +11,15 @@ from dataclasses import dataclass
 
 import simpy
 
-from policies.preset import Policy, load_policy
-from sim.content import IMAGE, TOOL_DEF, Block
-from sim.harness_c import CConversation, Snapshot
-from sim.providers.base import Provider
-from sim.providers.registry import make_provider
-from sim.records import RequestRecord
-from sim.runner import factory_for, prepare_for
-from traces.format import read_trace
-from traces.model import SystemEvent, Trace
+from ctxbench.policies.preset import Policy, load_policy
+from ctxbench.sim.content import IMAGE, TOOL_DEF, Block
+from ctxbench.sim.harness_c import CConversation, Snapshot
+from ctxbench.sim.providers.base import Provider
+from ctxbench.sim.providers.registry import make_provider
+from ctxbench.sim.records import RequestRecord
+from ctxbench.sim.runner import factory_for, prepare_for
+from ctxbench.traces.format import read_trace
+from ctxbench.traces.model import SystemEvent, Trace
 
 WARN, DANGER = 0.50, 0.80  # C-2 colour levels
 COUNTDOWN_FROM = 0.40  # C-2: "~52k until auto-compact" past 40 %

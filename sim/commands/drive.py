@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from policies.preset import load_policy
-from sim.records import write_jsonl
-from sim.serve.drive import live_provider_for, materialize
-from sim.serve.validate import run_conversation
-from sim.summary import format_summary, summarize
-from traces.format import read_trace
+from ctxbench.policies.preset import load_policy
+from ctxbench.sim.records import write_jsonl
+from ctxbench.sim.serve.drive import live_provider_for, materialize
+from ctxbench.sim.serve.validate import run_conversation
+from ctxbench.sim.summary import format_summary, summarize
+from ctxbench.traces.format import read_trace
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from sim.runner import DEFAULT_MODEL
+    from ctxbench.sim.runner import DEFAULT_MODEL
 
     trace = read_trace(args.trace)
     model = args.model or trace.header.model or DEFAULT_MODEL

@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bench.fidelity import compare
-from traces.format import read_trace
+from ctxbench.bench.fidelity import compare
+from ctxbench.traces.format import read_trace
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     if args.all_real is not None:
-        from bench.fidelity_report import DEFAULT_DIR, render
+        from ctxbench.bench.fidelity_report import DEFAULT_DIR, render
 
         text = render(Path(args.all_real) if args.all_real else DEFAULT_DIR)
         if args.output:

@@ -6,8 +6,8 @@ import argparse
 import dataclasses
 import sys
 
-from traces.format import write_trace
-from traces.generators import GENERATORS, params_for
+from ctxbench.traces.format import write_trace
+from ctxbench.traces.generators import GENERATORS, params_for
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -10,8 +10,8 @@ import argparse
 import json
 from pathlib import Path
 
-from traces.format import write_trace
-from traces.importers import FORMATS, import_paths
+from ctxbench.traces.format import write_trace
+from ctxbench.traces.importers import FORMATS, import_paths
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from bench.plots import plot_results
-from bench.store import read_results
+from ctxbench.bench.plots import plot_results
+from ctxbench.bench.store import read_results
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from policies.preset import load_policy, preset_names
+from ctxbench.policies.preset import load_policy, preset_names
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from sim.providers.registry import ProfileError, default_model, profile, profile_names
+from ctxbench.sim.providers.registry import ProfileError, default_model, profile, profile_names
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from sim.commands._serving import serve_until_stopped
-from sim.serve.proxy import ProxyServer, ProxyState
-from sim.serve.record import Ledger
+from ctxbench.sim.commands._serving import serve_until_stopped
+from ctxbench.sim.serve.proxy import ProxyServer, ProxyState
+from ctxbench.sim.serve.record import Ledger
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from bench.report import write_report
-from bench.store import read_results
+from ctxbench.bench.report import write_report
+from ctxbench.bench.store import read_results
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -6,12 +6,12 @@ import argparse
 import json
 import sys
 
-from policies.preset import load_policy
-from sim.providers.registry import model_for
-from sim.records import save, write_jsonl
-from sim.runner import run_trace
-from sim.summary import format_summary, summarize
-from traces.format import read_trace
+from ctxbench.policies.preset import load_policy
+from ctxbench.sim.providers.registry import model_for
+from ctxbench.sim.records import save, write_jsonl
+from ctxbench.sim.runner import run_trace
+from ctxbench.sim.summary import format_summary, summarize
+from ctxbench.traces.format import read_trace
 
 
 def register(sub: argparse._SubParsersAction) -> None:

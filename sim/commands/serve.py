@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from sim.commands._serving import serve_until_stopped
-from sim.serve.script import Scripter, load_script, replay_script
-from sim.serve.server import ServeConfig, make_server
-from traces.format import read_trace
+from ctxbench.sim.commands._serving import serve_until_stopped
+from ctxbench.sim.serve.script import Scripter, load_script, replay_script
+from ctxbench.sim.serve.server import ServeConfig, make_server
+from ctxbench.traces.format import read_trace
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -7,8 +7,8 @@ import argparse
 import json
 import sys
 
-from bench.runs import make_tasks
-from bench.sweep import parse_budgets, run_sweep
+from ctxbench.bench.runs import make_tasks
+from ctxbench.bench.sweep import parse_budgets, run_sweep
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from policies.preset import load_policy
-from sim.serve.validate import format_comparison, validate
-from traces.format import read_trace
+from ctxbench.policies.preset import load_policy
+from ctxbench.sim.serve.validate import format_comparison, validate
+from ctxbench.traces.format import read_trace
 
 
 def register(sub: argparse._SubParsersAction) -> None:

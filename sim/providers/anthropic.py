@@ -23,9 +23,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from sim.catalog import ModelInfo, Prices
-from sim.content import IMAGE, TOOL_RESULT, TOOL_USE, Block
-from sim.providers.base import (
+from ctxbench.sim.catalog import ModelInfo, Prices
+from ctxbench.sim.content import IMAGE, TOOL_RESULT, TOOL_USE, Block
+from ctxbench.sim.providers.base import (
     TTL_SECONDS,
     Faults,
     Latency,
@@ -35,7 +35,7 @@ from sim.providers.base import (
     Usage,
     price,
 )
-from sim.providers.thinking import ThinkingStripper, strips_thinking
+from ctxbench.sim.providers.thinking import ThinkingStripper, strips_thinking
 
 
 @dataclass(frozen=True)

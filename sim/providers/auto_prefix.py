@@ -17,12 +17,12 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
-from sim.catalog import ModelInfo, Prices
-from sim.providers.base import Faults, Latency, Outcome, Request, Usage, price
-from sim.providers.chain_store import ChainStore
-from sim.providers.common import DialectProvider
-from sim.providers.dialects import fault_error, wire_usage
-from sim.providers.routing import ReplicaRouter, Route
+from ctxbench.sim.catalog import ModelInfo, Prices
+from ctxbench.sim.providers.base import Faults, Latency, Outcome, Request, Usage, price
+from ctxbench.sim.providers.chain_store import ChainStore
+from ctxbench.sim.providers.common import DialectProvider
+from ctxbench.sim.providers.dialects import fault_error, wire_usage
+from ctxbench.sim.providers.routing import ReplicaRouter, Route
 
 
 @dataclass(frozen=True)

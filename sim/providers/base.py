@@ -11,8 +11,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from sim.catalog import ModelInfo, Prices
-from sim.transcript import Transcript
+from ctxbench.sim.catalog import ModelInfo, Prices
+from ctxbench.sim.transcript import Transcript
 
 TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}  # providers.md §1.5 (Anthropic ttl values)
 

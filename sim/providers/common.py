@@ -6,9 +6,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from sim.catalog import ModelInfo, Prices
-from sim.providers.base import Outcome, ProviderError, Request, Usage
-from sim.providers.dialects import fault_error, too_long, wire_usage
+from ctxbench.sim.catalog import ModelInfo, Prices
+from ctxbench.sim.providers.base import Outcome, ProviderError, Request, Usage
+from ctxbench.sim.providers.dialects import fault_error, too_long, wire_usage
 
 
 class DialectProvider:

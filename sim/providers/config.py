@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import fields, replace
 from typing import Any, TypeVar
 
-from sim.providers.base import Faults, Latency
+from ctxbench.sim.providers.base import Faults, Latency
 
 C = TypeVar("C")
 
@@ -32,7 +32,7 @@ def faults_from(v: Any, where: str) -> Faults:
         return v
     if not isinstance(v, dict):
         raise ProfileError(f"{where}: faults must be a mapping")
-    from sim.providers.base import FAULT_KINDS
+    from ctxbench.sim.providers.base import FAULT_KINDS
 
     valid = [f.name for f in fields(Faults)]
     for k in v:

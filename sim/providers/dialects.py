@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sim.providers.base import ProviderError, Usage
+from ctxbench.sim.providers.base import ProviderError, Usage
 
 DIALECTS = ("openai-chat", "openai-responses", "gemini", "deepseek", "openrouter", "meta")
 

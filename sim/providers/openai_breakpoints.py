@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 
-from sim.catalog import ModelInfo, Prices
-from sim.providers.base import Faults, Latency, Outcome, Request, Usage, price
-from sim.providers.common import DialectProvider
-from sim.providers.dialects import fault_error, wire_usage
+from ctxbench.sim.catalog import ModelInfo, Prices
+from ctxbench.sim.providers.base import Faults, Latency, Outcome, Request, Usage, price
+from ctxbench.sim.providers.common import DialectProvider
+from ctxbench.sim.providers.dialects import fault_error, wire_usage
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from sim.catalog import ModelInfo, Prices
-from sim.providers.base import Faults, Latency, Outcome, Provider, ProviderError, Request, Usage
-from sim.providers.dialects import fault_error, too_long, wire_usage
+from ctxbench.sim.catalog import ModelInfo, Prices
+from ctxbench.sim.providers.base import Faults, Latency, Outcome, Provider, ProviderError, Request, Usage
+from ctxbench.sim.providers.dialects import fault_error, too_long, wire_usage
 
 
 @dataclass(frozen=True)

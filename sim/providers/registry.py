@@ -12,11 +12,11 @@ from typing import Any
 
 import yaml
 
-from policies.registry import register
-from sim.catalog import model_info, prices
-from sim.providers.anthropic import AnthropicConfig, AnthropicProvider
-from sim.providers.base import Provider
-from sim.providers.config import ProfileError, config_from
+from ctxbench.policies.registry import register
+from ctxbench.sim.catalog import model_info, prices
+from ctxbench.sim.providers.anthropic import AnthropicConfig, AnthropicProvider
+from ctxbench.sim.providers.base import Provider
+from ctxbench.sim.providers.config import ProfileError, config_from
 
 __all__ = ["ProfileError", "default_model", "make_provider", "profile", "profile_names"]
 
@@ -30,7 +30,7 @@ def anthropic_provider(model: str, seed: int = 0, **params: Any) -> Provider:
 @register("provider", "auto-prefix")
 def auto_prefix_provider(model: str, seed: int = 0, **params: Any) -> Provider:
     """OpenAI ≤ 5.5, Gemini implicit, Meta-style replicas (sim/providers/auto_prefix.py)."""
-    from sim.providers.auto_prefix import AutoConfig, AutoPrefixProvider
+    from ctxbench.sim.providers.auto_prefix import AutoConfig, AutoPrefixProvider
 
     cfg = config_from(AutoConfig, "auto-prefix", params)
     return AutoPrefixProvider(cfg.dialect, model_info(model), prices(model), cfg, seed)
@@ -38,7 +38,7 @@ def auto_prefix_provider(model: str, seed: int = 0, **params: Any) -> Provider:
 
 @register("provider", "openai-breakpoints")
 def openai_breakpoints_provider(model: str, seed: int = 0, **params: Any) -> Provider:
-    from sim.providers.openai_breakpoints import BreakpointConfig, OpenAIBreakpointProvider
+    from ctxbench.sim.providers.openai_breakpoints import BreakpointConfig, OpenAIBreakpointProvider
 
     cfg = config_from(BreakpointConfig, "openai-breakpoints", params)
     return OpenAIBreakpointProvider("openai", model_info(model), prices(model), cfg, seed)
@@ -46,7 +46,7 @@ def openai_breakpoints_provider(model: str, seed: int = 0, **params: Any) -> Pro
 
 @register("provider", "gemini-explicit")
 def gemini_explicit_provider(model: str, seed: int = 0, **params: Any) -> Provider:
-    from sim.providers.gemini import GeminiExplicitConfig, GeminiExplicitProvider
+    from ctxbench.sim.providers.gemini import GeminiExplicitConfig, GeminiExplicitProvider
 
     cfg = config_from(GeminiExplicitConfig, "gemini-explicit", params)
     return GeminiExplicitProvider("gemini", model_info(model), prices(model), cfg, seed)
@@ -54,7 +54,7 @@ def gemini_explicit_provider(model: str, seed: int = 0, **params: Any) -> Provid
 
 @register("provider", "deepseek")
 def deepseek_provider(model: str, seed: int = 0, **params: Any) -> Provider:
-    from sim.providers.deepseek import DeepSeekConfig, DeepSeekProvider
+    from ctxbench.sim.providers.deepseek import DeepSeekConfig, DeepSeekProvider
 
     cfg = config_from(DeepSeekConfig, "deepseek", params)
     return DeepSeekProvider("deepseek", model_info(model), prices(model), cfg, seed)
@@ -63,7 +63,7 @@ def deepseek_provider(model: str, seed: int = 0, **params: Any) -> Provider:
 @register("provider", "openrouter")
 def openrouter_provider(model: str, seed: int = 0, **params: Any) -> Provider:
     """OpenRouter over upstream endpoints, each built from `upstream_profile` with its own cache."""
-    from sim.providers.openrouter import OpenRouterConfig, OpenRouterProvider
+    from ctxbench.sim.providers.openrouter import OpenRouterConfig, OpenRouterProvider
 
     if "down" in params and isinstance(params["down"], dict):
         params["down"] = {int(k): str(v) for k, v in params["down"].items()}
@@ -91,7 +91,7 @@ def _read_profile(p: Any) -> dict[str, Any]:
 @cache
 def _profiles() -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {"anthropic": {"provider": "anthropic"}}
-    folder = resources.files("sim").joinpath("data", "profiles")
+    folder = resources.files("ctxbench.sim").joinpath("data", "profiles")
     if folder.is_dir():
         for p in sorted(folder.iterdir(), key=lambda q: q.name):
             if p.name.endswith(".yaml"):
@@ -118,7 +118,7 @@ def profile(name: str) -> dict[str, Any]:
 
 def make_provider(name: str, model: str, seed: int = 0, **overrides: Any) -> Provider:
     """Build the provider model of profile `name` for `model`."""
-    from policies.registry import lookup
+    from ctxbench.policies.registry import lookup
 
     prof = profile(name)
     kind = str(prof.pop("provider", name))
@@ -136,7 +136,7 @@ def model_for(name: str, trace_model: str | None) -> str | None:
     """The model to run a trace on under profile `name`: the trace's own model when the profile
     serves its provider family, else the profile's default model (so `--provider openai-auto`
     on a Claude trace runs gpt-4.1 rather than pricing Claude on OpenAI's cache)."""
-    from sim.catalog import CatalogError
+    from ctxbench.sim.catalog import CatalogError
 
     default = default_model(name)
     if default is None or not trace_model:

@@ -21,7 +21,7 @@ import random
 from collections import deque
 from dataclasses import dataclass
 
-from sim.providers.base import Request
+from ctxbench.sim.providers.base import Request
 
 ROUTING_MODES = ("prefix", "key", "single")
 

@@ -21,9 +21,9 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
-from sim.content import IMAGE, THINKING, TOOL_RESULT, Message
-from sim.providers.base import Request
-from sim.transcript import Transcript
+from ctxbench.sim.content import IMAGE, THINKING, TOOL_RESULT, Message
+from ctxbench.sim.providers.base import Request
+from ctxbench.sim.transcript import Transcript
 
 _FAMILY = re.compile(r"claude-(?:(\d+)(?:-(\d+))?-)?(opus|sonnet|haiku)(?:-(\d+))?(?:-(\d+))?")
 

@@ -1,6 +1,6 @@
 """`ctxbench drive`: the reference agent loop over the official `anthropic` / `openai` SDKs.
 
-The loop is the simulator's own harness model (`sim.harness.Conversation`) with the policy's
+The loop is the simulator's own harness model (`ctxbench.sim.harness.Conversation`) with the policy's
 decisions unchanged; only the provider is replaced by `LiveProvider`, which renders each request's
 Transcript into a real HTTP body (tools → system → messages, the policy's cache marks as
 `cache_control`), sends it through the SDK (retries off: the policy retries, H-17) and reads the
@@ -22,12 +22,12 @@ import zlib
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sim.catalog import ModelInfo, model_info
-from sim.content import IMAGE, TEXT, THINKING, TOOL_DEF, TOOL_RESULT, TOOL_USE, Block
-from sim.providers.base import Outcome, ProviderError, Request, Usage
-from sim.serve.wire import ANTHROPIC, CHAT, canon, lang_of
-from traces.codec import canonical_json
-from traces.model import Content, MessageEvent, SystemEvent, ToolDef, ToolsEvent, Trace
+from ctxbench.sim.catalog import ModelInfo, model_info
+from ctxbench.sim.content import IMAGE, TEXT, THINKING, TOOL_DEF, TOOL_RESULT, TOOL_USE, Block
+from ctxbench.sim.providers.base import Outcome, ProviderError, Request, Usage
+from ctxbench.sim.serve.wire import ANTHROPIC, CHAT, canon, lang_of
+from ctxbench.traces.codec import canonical_json
+from ctxbench.traces.model import Content, MessageEvent, SystemEvent, ToolDef, ToolsEvent, Trace
 
 _WORDS = ("road", "farm", "stone", "plank", "mill", "build", "path", "flag", "wood", "the", "a", "then")
 

@@ -20,11 +20,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-from sim.providers.base import Usage
-from sim.runner import factory_for
-from sim.serve.record import Ledger, TraceRecorder, redact_headers, redact_path
-from sim.serve.server import ROUTES
-from sim.serve.wire import ANTHROPIC, WireError, parse
+from ctxbench.sim.providers.base import Usage
+from ctxbench.sim.runner import factory_for
+from ctxbench.sim.serve.record import Ledger, TraceRecorder, redact_headers, redact_path
+from ctxbench.sim.serve.server import ROUTES
+from ctxbench.sim.serve.wire import ANTHROPIC, WireError, parse
 
 HOP = frozenset(
     {

@@ -3,7 +3,7 @@
 The ledger (`requests.jsonl`) holds every request exactly as received (body, redacted headers,
 billed usage, status) — one line written and flushed under a lock as soon as the request is
 answered, so concurrent conversations never lose or interleave records. Traces
-(`<conversation>.jsonl`, format v1 via `traces.format.write_trace`) linearize each conversation:
+(`<conversation>.jsonl`, format v1 via `ctxbench.traces.format.write_trace`) linearize each conversation:
 messages that extend the previous request are appended, the reply follows with its billed usage,
 and a request that does not extend the conversation (a compaction, a reset) is recorded as a
 `compaction` event followed by its whole message list.
@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from sim.content import IMAGE, TOOL_DEF, Block, Message
-from sim.providers.base import Usage
-from sim.serve.wire import Parsed, lang_of
-from traces.format import write_trace
-from traces.model import (
+from ctxbench.sim.content import IMAGE, TOOL_DEF, Block, Message
+from ctxbench.sim.providers.base import Usage
+from ctxbench.sim.serve.wire import Parsed, lang_of
+from ctxbench.traces.format import write_trace
+from ctxbench.traces.model import (
     CompactionEvent,
     Content,
     Header,
@@ -32,7 +32,7 @@ from traces.model import (
     ToolsEvent,
     Trace,
 )
-from traces.model import Usage as TraceUsage
+from ctxbench.traces.model import Usage as TraceUsage
 
 REDACTED = "[redacted]"
 SECRET_HEADERS = frozenset(

@@ -19,9 +19,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from sim.providers.anthropic import anthropic_wire_usage
-from sim.providers.base import ProviderError, Usage
-from sim.serve.wire import ANTHROPIC, CHAT, WireError, canon
+from ctxbench.sim.providers.anthropic import anthropic_wire_usage
+from ctxbench.sim.providers.base import ProviderError, Usage
+from ctxbench.sim.serve.wire import ANTHROPIC, CHAT, WireError, canon
 
 
 @dataclass(frozen=True)

@@ -30,9 +30,9 @@ from typing import Any
 
 import yaml
 
-from sim.serve.render import Reply
-from sim.serve.wire import Parsed
-from traces.model import MessageEvent, Trace
+from ctxbench.sim.serve.render import Reply
+from ctxbench.sim.serve.wire import Parsed
+from ctxbench.traces.model import MessageEvent, Trace
 
 SHELL_TOOLS = ("Bash", "exec_command", "shell", "bash", "run_shell_command", "local_shell", "shell_command")
 SUMMARY_MARKERS = (

@@ -3,9 +3,9 @@
 Endpoints: `POST /v1/messages` (+ SSE, `?beta=true` accepted), `/v1/messages/count_tokens`,
 `/v1/chat/completions` (+ SSE with `stream_options.include_usage`), `/v1/responses` (+ SSE),
 `/v1/responses/input_tokens`, `GET /v1/models`. Each request is parsed into a Transcript
-(`sim.serve.wire`), billed by `provider.call(Request, now)` of the same provider model the simulator
-uses (`make_provider(profile, model, seed)`), answered with a scripted reply (`sim.serve.script`),
-and recorded with credentials redacted (`sim.serve.record`).
+(`ctxbench.sim.serve.wire`), billed by `provider.call(Request, now)` of the same provider model the simulator
+uses (`make_provider(profile, model, seed)`), answered with a scripted reply (`ctxbench.sim.serve.script`),
+and recorded with credentials redacted (`ctxbench.sim.serve.record`).
 
 Sockets get TCP_NODELAY: without it every request costs 44 ms (Nagle + delayed ACK, measured in
 ecosystem.md §2.2). Bound to 127.0.0.1 by default.
@@ -27,13 +27,13 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from sim.providers.base import ProviderError, Request
-from sim.providers.registry import make_provider
-from sim.serve import render
-from sim.serve.record import Ledger, redact_headers, redact_path, usage_dict
-from sim.serve.script import Scripter
-from sim.serve.state import ZERO_LATENCY, Observation, ServeConfig, ServeState
-from sim.serve.wire import ANTHROPIC, CHAT, RESPONSES, Parsed, WireError, parse
+from ctxbench.sim.providers.base import ProviderError, Request
+from ctxbench.sim.providers.registry import make_provider
+from ctxbench.sim.serve import render
+from ctxbench.sim.serve.record import Ledger, redact_headers, redact_path, usage_dict
+from ctxbench.sim.serve.script import Scripter
+from ctxbench.sim.serve.state import ZERO_LATENCY, Observation, ServeConfig, ServeState
+from ctxbench.sim.serve.wire import ANTHROPIC, CHAT, RESPONSES, Parsed, WireError, parse
 
 MAX_BODY = 32 * 1024 * 1024  # 413 request_too_large above 32 MB (providers.md §1.12)
 ROUTES = {

@@ -1,7 +1,7 @@
 """State of `ctxbench serve` shared by its request threads: the config, the providers and block
 factories per model, the ledger and trace recorder, and what each request was billed (`Observation`).
 
-Split from `sim.serve.server`, which keeps the HTTP handler and endpoint dispatch and re-exports
+Split from `ctxbench.sim.serve.server`, which keeps the HTTP handler and endpoint dispatch and re-exports
 `ServeConfig`, `Observation`, `ServeState` and `ZERO_LATENCY`.
 """
 
@@ -12,13 +12,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from sim.catalog import CatalogError, model_info
-from sim.providers.base import Provider, Usage
-from sim.providers.registry import make_provider
-from sim.runner import factory_for
-from sim.serve.record import Ledger, TraceRecorder
-from sim.serve.script import Scripter
-from sim.tokens import BlockFactory
+from ctxbench.sim.catalog import CatalogError, model_info
+from ctxbench.sim.providers.base import Provider, Usage
+from ctxbench.sim.providers.registry import make_provider
+from ctxbench.sim.runner import factory_for
+from ctxbench.sim.serve.record import Ledger, TraceRecorder
+from ctxbench.sim.serve.script import Scripter
+from ctxbench.sim.tokens import BlockFactory
 
 ZERO_LATENCY = {"base_ttft": 0.0, "prefill_tps": 1e30, "output_tps": 1e30}
 

@@ -17,17 +17,17 @@ from typing import Any
 
 import simpy
 
-from policies.preset import Policy
-from sim.harness import Conversation
-from sim.prepared import prepare
-from sim.providers.base import Outcome, Provider, Request, Usage
-from sim.providers.registry import make_provider
-from sim.records import RequestRecord
-from sim.runner import DEFAULT_MODEL, factory_for
-from sim.serve.drive import live_provider_for, materialize
-from sim.serve.server import Observation, ServeConfig, start_background, stop
-from sim.serve.wire import ANTHROPIC
-from traces.model import Trace
+from ctxbench.policies.preset import Policy
+from ctxbench.sim.harness import Conversation
+from ctxbench.sim.prepared import prepare
+from ctxbench.sim.providers.base import Outcome, Provider, Request, Usage
+from ctxbench.sim.providers.registry import make_provider
+from ctxbench.sim.records import RequestRecord
+from ctxbench.sim.runner import DEFAULT_MODEL, factory_for
+from ctxbench.sim.serve.drive import live_provider_for, materialize
+from ctxbench.sim.serve.server import Observation, ServeConfig, start_background, stop
+from ctxbench.sim.serve.wire import ANTHROPIC
+from ctxbench.traces.model import Trace
 
 
 @dataclass

@@ -23,10 +23,20 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from sim.content import IMAGE, TEXT, THINKING, TOOL_DEF, TOOL_RESULT, TOOL_USE, Block, Message, digest64
-from sim.imagesize import image_size
-from sim.tokens import IMAGE_RULES, BlockFactory
-from sim.transcript import Transcript
+from ctxbench.sim.content import (
+    IMAGE,
+    TEXT,
+    THINKING,
+    TOOL_DEF,
+    TOOL_RESULT,
+    TOOL_USE,
+    Block,
+    Message,
+    digest64,
+)
+from ctxbench.sim.imagesize import image_size
+from ctxbench.sim.tokens import IMAGE_RULES, BlockFactory
+from ctxbench.sim.transcript import Transcript
 
 ANTHROPIC, CHAT, RESPONSES = "anthropic", "chat", "responses"
 TTLS = ("5m", "1h")  # providers.md §1.2
@@ -250,10 +260,10 @@ def parse(api: str, body: Any, headers: dict[str, str], factory: BlockFactory) -
     """Parse one request body of `api` into the content model; WireError on anything malformed."""
     body = obj(body, "body")
     if api == ANTHROPIC:
-        from sim.serve.wire_anthropic import parse_anthropic
+        from ctxbench.sim.serve.wire_anthropic import parse_anthropic
 
         return parse_anthropic(body, headers, factory)
-    from sim.serve.wire_openai import parse_chat, parse_responses
+    from ctxbench.sim.serve.wire_openai import parse_chat, parse_responses
 
     return parse_chat(body, headers, factory) if api == CHAT else parse_responses(body, headers, factory)
 

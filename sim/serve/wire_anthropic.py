@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sim.content import IMAGE, TEXT, THINKING, TOOL_RESULT, TOOL_USE
-from sim.serve.wire import (
+from ctxbench.sim.content import IMAGE, TEXT, THINKING, TOOL_RESULT, TOOL_USE
+from ctxbench.sim.serve.wire import (
     ANTHROPIC,
     Parsed,
     _Builder,
@@ -27,7 +27,7 @@ from sim.serve.wire import (
     str_,
     stream_of,
 )
-from sim.tokens import BlockFactory
+from ctxbench.sim.tokens import BlockFactory
 
 BLOCK_TYPES = (
     "text",

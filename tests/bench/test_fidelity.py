@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.fidelity import compare, tolerance
-from traces.importers import import_paths
+from ctxbench.bench.fidelity import compare, tolerance
+from ctxbench.traces.importers import import_paths
 
 REAL = Path(__file__).resolve().parents[3] / "shared" / "traces-real"
 pytestmark = pytest.mark.skipif(not REAL.is_dir(), reason="traces-real not present")

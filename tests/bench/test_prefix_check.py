@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.prefix_check import apply_baseline, baseline_dict, find_breaks, record_breaks
-from bench.request_log import normalize, parse_line, read_request_log
-from sim.records import RequestRecord
+from ctxbench.bench.prefix_check import apply_baseline, baseline_dict, find_breaks, record_breaks
+from ctxbench.bench.request_log import normalize, parse_line, read_request_log
+from ctxbench.sim.records import RequestRecord
 from tests.bench.prefix_logs import Conv, bodies, conversations
 from tests.bench.test_compare_plots import Result, cli
 
@@ -241,7 +241,7 @@ def test_cli_exit_status_formats_and_baseline(tmp_path: Path) -> None:
 
 @pytest.mark.slow  # ~20 s: every preset on game-300 (the same check runs in CI)
 def test_simulated_presets_are_clean_against_baselines() -> None:
-    from policies.preset import preset_names
+    from ctxbench.policies.preset import preset_names
 
     names = {p.stem for p in (ROOT / "bench" / "baselines").glob("*.json")}
     assert names >= set(preset_names()), "every preset needs a baseline"
@@ -380,9 +380,9 @@ def test_kept_changes_and_undeclared_edits_still_fail() -> None:
 def test_simulated_compacting_presets_have_no_unexplained_breaks(name: str) -> None:
     # the breaks the old checker reported as unexplained on the coding sample (codex 7,
     # gemini-cli 17, c-default 1) are side requests or declared resets
-    from bench.request_log import simulated_log
-    from policies.preset import load_policy
-    from traces.format import read_trace
+    from ctxbench.bench.request_log import simulated_log
+    from ctxbench.policies.preset import load_policy
+    from ctxbench.traces.format import read_trace
 
     pol = load_policy(name)
     entries = simulated_log(read_trace(ROOT / "traces/samples/coding-long.jsonl"), pol)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.runs import RunTask, make_tasks, run_task, trace_hash
-from bench.store import ledger_path, load_ledger, read_results
-from bench.sweep import parse_budgets, run_sweep
+from ctxbench.bench.runs import RunTask, make_tasks, run_task, trace_hash
+from ctxbench.bench.store import ledger_path, load_ledger, read_results
+from ctxbench.bench.sweep import parse_budgets, run_sweep
 
 ROOT = Path(__file__).resolve().parents[2]
 SHORT = str(ROOT / "traces/samples/game-short.jsonl")
@@ -79,7 +79,7 @@ def _sweep_cmd(out: Path, *extra: str) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "sim.cli",
+        "ctxbench.sim.cli",
         "sweep",
         "traces/samples/game-300.jsonl",
         "--policy",

@@ -5,12 +5,12 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policies.compaction import Summarize, Trim
-from policies.tiers import CTiers, msg_estimate, tool_calls, trim_to_last
-from policies.view import View
-from sim.content import Message
-from sim.tokens import BlockFactory
-from sim.transcript import Transcript
+from ctxbench.policies.compaction import Summarize, Trim
+from ctxbench.policies.tiers import CTiers, msg_estimate, tool_calls, trim_to_last
+from ctxbench.policies.view import View
+from ctxbench.sim.content import Message
+from ctxbench.sim.tokens import BlockFactory
+from ctxbench.sim.transcript import Transcript
 
 F = BlockFactory()
 

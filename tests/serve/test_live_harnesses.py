@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.live.run_harness import analyze, harness_available, npm_prefix, run
+from ctxbench.bench.live.run_harness import analyze, harness_available, npm_prefix, run
 
 pytest.importorskip("anthropic", reason="the `live` extra is not installed")
 

@@ -1,4 +1,4 @@
-"""bench.live.predict: the simulator predicts when a real harness compacts and what it is billed.
+"""ctxbench.bench.live.predict: the simulator predicts when a real harness compacts and what it is billed.
 
 The live test runs Claude Code / Codex CLI (npm, local prefix $CTXBENCH_NPM_PREFIX, default
 /tmp/ctxnpm) against `ctxbench serve` and is skipped with the reason when node/npm or the packages
@@ -15,14 +15,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.live.ledger import MAIN, SIDE, SUMMARY, PredictError, load_ledger, rebill, task_of
-from bench.live.predict import READ_TOLERANCE, compare, main
-from policies.condensers import ClaudeCodeMarks, ThresholdSummary
-from policies.preset import load_policy
-from policies.view import View
-from sim.content import Message
-from sim.runner import factory_for
-from sim.transcript import Transcript
+from ctxbench.bench.live.ledger import MAIN, SIDE, SUMMARY, PredictError, load_ledger, rebill, task_of
+from ctxbench.bench.live.predict import READ_TOLERANCE, compare, main
+from ctxbench.policies.condensers import ClaudeCodeMarks, ThresholdSummary
+from ctxbench.policies.preset import load_policy
+from ctxbench.policies.view import View
+from ctxbench.sim.content import Message
+from ctxbench.sim.runner import factory_for
+from ctxbench.sim.transcript import Transcript
 
 MODEL = "claude-sonnet-4-5"
 F = factory_for(MODEL)
@@ -252,7 +252,7 @@ def test_real_harness_compactions_and_billing_are_predicted(name: str, tmp_path:
     """Issue #7: predicted compaction requests within ±1 request of the real ones; cache-read
     totals within READ_TOLERANCE (justified in bench/live/alignment.py) of what the server billed."""
     pytest.importorskip("anthropic", reason="the `live` extra is not installed")
-    from bench.live.run_harness import harness_available, npm_prefix, run
+    from ctxbench.bench.live.run_harness import harness_available, npm_prefix, run
 
     prefix = npm_prefix(None)
     why = harness_available(name, prefix)

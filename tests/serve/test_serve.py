@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.serve.proxy import start_proxy, stop_proxy
-from sim.serve.record import REDACTED, redact_headers
-from sim.serve.server import CtxServer, ServeConfig, start_background, stop
+from ctxbench.sim.serve.proxy import start_proxy, stop_proxy
+from ctxbench.sim.serve.record import REDACTED, redact_headers
+from ctxbench.sim.serve.server import CtxServer, ServeConfig, start_background, stop
 
 anthropic = pytest.importorskip("anthropic", reason="the `live` extra (anthropic SDK) is not installed")
 openai = pytest.importorskip("openai", reason="the `live` extra (openai SDK) is not installed")
@@ -77,7 +77,7 @@ def test_openai_chat_and_responses_all_paths(server: CtxServer) -> None:
 
 def test_tool_use_round_trip_streams(server: CtxServer) -> None:
     """A task-mode reply with a tool call parses on all three APIs, streaming and not."""
-    from sim.serve.script import Scripter
+    from ctxbench.sim.serve.script import Scripter
 
     server.state.scripter = Scripter("task", [{"shell": "echo hi"}] * 6)
     try:
@@ -124,7 +124,7 @@ def test_tool_use_round_trip_streams(server: CtxServer) -> None:
             call = s.get_final_response().output[0]
         assert call.type == "function_call" and json.loads(call.arguments) == {"cmd": "echo hi"}
     finally:
-        from sim.serve.script import Scripter as S
+        from ctxbench.sim.serve.script import Scripter as S
 
         server.state.scripter = S()
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sim.cli import main
+from ctxbench.sim.cli import main
 
 SAMPLE = "traces/samples/game-60.jsonl"
 

@@ -9,12 +9,12 @@ from functools import cache
 
 import pytest
 
-from policies.preset import PresetError, load_policy, preset_names
-from sim.providers.base import Outcome, Request
-from sim.records import write_jsonl
-from sim.runner import RunResult, run_trace
-from traces.generators.game import GameParams, generate
-from traces.model import Trace
+from ctxbench.policies.preset import PresetError, load_policy, preset_names
+from ctxbench.sim.providers.base import Outcome, Request
+from ctxbench.sim.records import write_jsonl
+from ctxbench.sim.runner import RunResult, run_trace
+from ctxbench.traces.generators.game import GameParams, generate
+from ctxbench.traces.model import Trace
 
 
 @cache

@@ -8,17 +8,17 @@ from typing import Any
 
 import simpy
 
-from policies.estimators import AnchoredEstimator
-from policies.preset import Policy, load_policy
-from policies.tiers import CUsageEstimator
-from sim.catalog import model_info, prices
-from sim.harness_c import CConversation
-from sim.prepared import PreparedTrace, Step
-from sim.providers.anthropic import AnthropicConfig, AnthropicProvider
-from sim.providers.base import Faults, Provider
-from sim.records import RequestRecord
-from sim.runner import factory_for, prepare_for, run_prepared
-from traces.generators.coding import CodingParams, generate
+from ctxbench.policies.estimators import AnchoredEstimator
+from ctxbench.policies.preset import Policy, load_policy
+from ctxbench.policies.tiers import CUsageEstimator
+from ctxbench.sim.catalog import model_info, prices
+from ctxbench.sim.harness_c import CConversation
+from ctxbench.sim.prepared import PreparedTrace, Step
+from ctxbench.sim.providers.anthropic import AnthropicConfig, AnthropicProvider
+from ctxbench.sim.providers.base import Faults, Provider
+from ctxbench.sim.records import RequestRecord
+from ctxbench.sim.runner import factory_for, prepare_for, run_prepared
+from ctxbench.traces.generators.coding import CodingParams, generate
 
 SMALL: dict[str, Any] = {
     "read_bytes": (200, 800),
@@ -195,8 +195,8 @@ def test_runner_dispatches_c_and_presets_run() -> None:
 
 
 def test_c2_c3_context_breakdown() -> None:
-    from sim.commands.context import buckets, render, snapshot
-    from traces.model import SystemEvent
+    from ctxbench.sim.commands.context import buckets, render, snapshot
+    from ctxbench.traces.model import SystemEvent
 
     tr = generate(CodingParams(user_turns=6, seed=0, switch_share=0.0))
     snap = snapshot(tr, load_policy("c-default"), 30)

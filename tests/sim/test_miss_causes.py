@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from policies.preset import load_policy
-from policies.registry import create
-from sim.runner import run_trace
-from traces.model import Content, Header, MessageEvent, SystemEvent, ToolDef, ToolsEvent, Trace
+from ctxbench.policies.preset import load_policy
+from ctxbench.policies.registry import create
+from ctxbench.sim.runner import run_trace
+from ctxbench.traces.model import Content, Header, MessageEvent, SystemEvent, ToolDef, ToolsEvent, Trace
 
 
 def _trace(turns: int, calls_per_turn: int = 1, gap_at: int = -1, gap: float = 0.0) -> Trace:

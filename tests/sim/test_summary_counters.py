@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from sim.harness import RunOutcome
-from sim.summary import format_summary, summarize
+from ctxbench.sim.harness import RunOutcome
+from ctxbench.sim.summary import format_summary, summarize
 
 
 def test_counters_are_summed_over_outcomes_and_shown_once() -> None:

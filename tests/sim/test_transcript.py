@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.content import Block, Message, digest64
-from sim.transcript import CHAIN_SEED, Transcript, chain
+from ctxbench.sim.content import Block, Message, digest64
+from ctxbench.sim.transcript import CHAIN_SEED, Transcript, chain
 
 
 def _block(i: int, image: bool = False) -> Block:

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from traces.format import dumps_trace
-from traces.generators import generate, params_for
-from traces.generators.coding import CodingParams
-from traces.generators.coding import generate as coding
-from traces.model import CompactionEvent, MessageEvent, ModelSwitchEvent, SystemEvent, ToolsEvent
+from ctxbench.traces.format import dumps_trace
+from ctxbench.traces.generators import generate, params_for
+from ctxbench.traces.generators.coding import CodingParams
+from ctxbench.traces.generators.coding import generate as coding
+from ctxbench.traces.model import CompactionEvent, MessageEvent, ModelSwitchEvent, SystemEvent, ToolsEvent
 
 
 @settings(max_examples=15, deadline=None)

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from traces.format import dumps_trace, read_trace
-from traces.generators import GENERATORS, generate, params_for
-from traces.generators.game import TIMED_PLAY, GameParams
-from traces.generators.samples import SAMPLES, SAMPLES_DIR
-from traces.model import Content, MessageEvent, SystemEvent, ToolsEvent, Trace
+from ctxbench.traces.format import dumps_trace, read_trace
+from ctxbench.traces.generators import GENERATORS, generate, params_for
+from ctxbench.traces.generators.game import TIMED_PLAY, GameParams
+from ctxbench.traces.generators.samples import SAMPLES, SAMPLES_DIR
+from ctxbench.traces.model import Content, MessageEvent, SystemEvent, ToolsEvent, Trace
 
 
 def messages(trace: Trace) -> list[MessageEvent]:
@@ -44,7 +44,7 @@ def test_committed_samples_are_what_the_generator_gives(name: str) -> None:
     generator, overrides = SAMPLES[name]
     expected = dumps_trace(GENERATORS[generator](params_for(generator, **overrides)))
     path = SAMPLES_DIR / name
-    assert path.read_text(encoding="utf-8") == expected, "run: python -m traces.generators.samples"
+    assert path.read_text(encoding="utf-8") == expected, "run: python -m ctxbench.traces.generators.samples"
     assert path.stat().st_size < 300_000
 
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from traces.format import TraceError, iter_events, read_trace
+from ctxbench.traces.format import TraceError, iter_events, read_trace
 
 SHORT = Path(__file__).resolve().parents[2] / "traces" / "samples" / "game-short.jsonl"
 HEADER = '{"type":"header","format":"ctxbench-trace","version":1,"source":"test"}'

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from ctxbench.traces.format import TraceError, dumps_event, dumps_trace, loads_line, read_trace, write_trace
+from ctxbench.traces.model import Content, Header, MessageEvent, ToolDef, ToolsEvent, Trace
 from tests.traces.trace_strategies import traces
-from traces.format import TraceError, dumps_event, dumps_trace, loads_line, read_trace, write_trace
-from traces.model import Content, Header, MessageEvent, ToolDef, ToolsEvent, Trace
 
 SAMPLES = sorted((Path(__file__).resolve().parents[2] / "traces" / "samples").glob("*.jsonl"))
 

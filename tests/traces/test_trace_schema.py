@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from tests.traces.trace_strategies import traces
-from traces.codec import (
+from ctxbench.traces.codec import (
     CACHE_TTLS,
     CONTENT_FIELDS,
     EVENT_FIELDS,
@@ -23,8 +22,9 @@ from traces.codec import (
     TRIGGERS,
     USAGE_FIELDS,
 )
-from traces.format import TraceError, dumps_trace, loads_line
-from traces.model import Trace
+from ctxbench.traces.format import TraceError, dumps_trace, loads_line
+from ctxbench.traces.model import Trace
+from tests.traces.trace_strategies import traces
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA: dict[str, Any] = json.loads((ROOT / "traces" / "schema.json").read_text(encoding="utf-8"))

@@ -1,6 +1,6 @@
 """Hypothesis strategies for valid `Trace` values (every field kind, every event type).
 
-Valid means what `traces.format` accepts: kinds allowed per place, text xor size, a key for sized
+Valid means what `ctxbench.traces.format` accepts: kinds allowed per place, text xor size, a key for sized
 content, tool_result ids answering earlier tool_use ids, `kept_from` within the messages so far.
 """
 
@@ -10,8 +10,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from traces.codec import CACHE_TTLS, LANGS, TAGS, TRIGGERS, canonical_json
-from traces.model import (
+from ctxbench.traces.codec import CACHE_TTLS, LANGS, TAGS, TRIGGERS, canonical_json
+from ctxbench.traces.model import (
     CompactionEvent,
     Content,
     Event,

@@ -10,8 +10,8 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from traces.generators import coding, game
-from traces.model import Trace
+from ctxbench.traces.generators import coding, game
+from ctxbench.traces.model import Trace
 
 GENERATORS: dict[str, Callable[[Any], Trace]] = {"game": game.generate, "coding": coding.generate}
 PARAMS: dict[str, type] = {"game": game.GameParams, "coding": coding.CodingParams}

@@ -27,7 +27,7 @@ import random
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from traces.model import (
+from ctxbench.traces.model import (
     CompactionEvent,
     Content,
     Header,

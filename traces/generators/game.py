@@ -27,8 +27,8 @@ import random
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from traces.codec import canonical_json
-from traces.model import Content, Header, MessageEvent, SystemEvent, ToolDef, ToolsEvent, Trace
+from ctxbench.traces.codec import canonical_json
+from ctxbench.traces.model import Content, Header, MessageEvent, SystemEvent, ToolDef, ToolsEvent, Trace
 
 TOOL_NAMES = (
     "observe", "wait_and_observe", "build_structure", "building_info", "flat_view", "move_camera",

@@ -1,6 +1,6 @@
 """The committed sample traces under `traces/samples/` and how to rebuild them.
 
-Run `python -m traces.generators.samples` after changing a generator; a test checks that every
+Run `python -m ctxbench.traces.generators.samples` after changing a generator; a test checks that every
 sample file is exactly what its generator gives today, so samples cannot drift silently.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from traces.format import write_trace
-from traces.generators import GENERATORS, params_for
+from ctxbench.traces.format import write_trace
+from ctxbench.traces.generators import GENERATORS, params_for
 
 SAMPLES_DIR = Path(__file__).resolve().parent.parent / "samples"
 

@@ -11,16 +11,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from policies.registry import register
-from traces.importers.base import ImportFailure, ImportReport, ImportResult
-from traces.importers.claude_code import import_claude_code
-from traces.importers.claude_trace import import_claude_trace
-from traces.importers.cline import import_cline
-from traces.importers.codex import import_codex
-from traces.importers.detect import FORMATS, detect
-from traces.importers.inspect_ai import import_inspect_ai
-from traces.importers.openhands import import_openhands
-from traces.importers.swe_agent import import_swe_agent
+from ctxbench.policies.registry import register
+from ctxbench.traces.importers.base import ImportFailure, ImportReport, ImportResult
+from ctxbench.traces.importers.claude_code import import_claude_code
+from ctxbench.traces.importers.claude_trace import import_claude_trace
+from ctxbench.traces.importers.cline import import_cline
+from ctxbench.traces.importers.codex import import_codex
+from ctxbench.traces.importers.detect import FORMATS, detect
+from ctxbench.traces.importers.inspect_ai import import_inspect_ai
+from ctxbench.traces.importers.openhands import import_openhands
+from ctxbench.traces.importers.swe_agent import import_swe_agent
 
 Importer = Callable[[list[Path]], ImportResult]
 

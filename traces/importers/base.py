@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sim.imagesize import image_size
-from traces.model import Content, Trace
+from ctxbench.sim.imagesize import image_size
+from ctxbench.traces.model import Content, Trace
 
 
 class ImportFailure(ValueError):

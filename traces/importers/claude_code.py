@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from traces.importers.base import (
+from ctxbench.traces.importers.base import (
     ImportReport,
     ImportResult,
     b64_image,
@@ -34,8 +34,8 @@ from traces.importers.base import (
     parse_time,
     tool_use,
 )
-from traces.importers.tokens import Item, build_traces
-from traces.model import Content, Usage
+from ctxbench.traces.importers.tokens import Item, build_traces
+from ctxbench.traces.model import Content, Usage
 
 BOOKKEEPING = (
     "summary",

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from traces.importers.base import (
+from ctxbench.traces.importers.base import (
     ImportReport,
     ImportResult,
     canonical,
@@ -25,9 +25,9 @@ from traces.importers.base import (
     normalize_model,
     parse_time,
 )
-from traces.importers.claude_code import assistant_contents, user_contents
-from traces.importers.tokens import Item, build_traces
-from traces.model import Content, SystemEvent, Usage
+from ctxbench.traces.importers.claude_code import assistant_contents, user_contents
+from ctxbench.traces.importers.tokens import Item, build_traces
+from ctxbench.traces.model import Content, SystemEvent, Usage
 
 CANNOT = [
     "nothing essential: token sizes come from billed usage (no offline Claude tokenizer, ecosystem.md §1.5)"

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from traces.importers.base import ImportReport, ImportResult, jsonl_objects, parse_time
-from traces.importers.tokens import Item, build_traces
-from traces.model import Content, Usage
+from ctxbench.traces.importers.base import ImportReport, ImportResult, jsonl_objects, parse_time
+from ctxbench.traces.importers.tokens import Item, build_traces
+from ctxbench.traces.model import Content, Usage
 
 CANNOT = [
     "the prompt (instructions, tool schemas, exact items): block sizes come from usage",

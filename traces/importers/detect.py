@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from traces.importers.base import ImportFailure
+from ctxbench.traces.importers.base import ImportFailure
 
 FORMATS = ("claude-code", "claude-trace", "codex", "cline", "inspect-ai", "openhands", "swe-agent")
 

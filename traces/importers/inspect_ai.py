@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from traces.importers.base import (
+from ctxbench.traces.importers.base import (
     ImportFailure,
     ImportReport,
     ImportResult,
@@ -15,8 +15,8 @@ from traces.importers.base import (
     parse_time,
     tool_use,
 )
-from traces.importers.tokens import Item, build_traces
-from traces.model import Content, Usage
+from ctxbench.traces.importers.tokens import Item, build_traces
+from ctxbench.traces.model import Content, Usage
 
 CANNOT = ["cache writes (OpenAI models report none)"]
 

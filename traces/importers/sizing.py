@@ -1,7 +1,7 @@
 """Block sizing of imported traces: true tokens per block so that every request's cached part
 equals its billed size, the system prompt size S and the warm prefix W, the recorded cache ttl.
 
-The method (C_k, S, W) is described in the `traces.importers.tokens` docstring, which builds the
+The method (C_k, S, W) is described in the `ctxbench.traces.importers.tokens` docstring, which builds the
 traces and re-exports these names.
 """
 
@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from sim.catalog import CatalogError, model_info
-from sim.providers.thinking import strips_thinking
-from sim.tokens import IMAGE_RULES, RateCounter
-from traces.importers.base import ImportReport, allocate
-from traces.model import CompactionEvent, Content, Event, MessageEvent, SystemEvent, Usage
+from ctxbench.sim.catalog import CatalogError, model_info
+from ctxbench.sim.providers.thinking import strips_thinking
+from ctxbench.sim.tokens import IMAGE_RULES, RateCounter
+from ctxbench.traces.importers.base import ImportReport, allocate
+from ctxbench.traces.model import CompactionEvent, Content, Event, MessageEvent, SystemEvent, Usage
 
 ASSUMED_BYTES_PER_TOKEN = 4  # sizes of inferred blocks, for byte-based estimators only (assumed)
 
@@ -63,7 +63,7 @@ def _with_contents(ev: Event, contents: tuple[Content, ...]) -> Event:
 
 
 def system_size(events: list[Event], counter: RateCounter, size: Any = _cached) -> tuple[int, int, str]:
-    """(S, W, how S was found): see the `traces.importers.tokens` docstring."""
+    """(S, W, how S was found): see the `ctxbench.traces.importers.tokens` docstring."""
     replies = [(i, e) for i, e in enumerate(events) if isinstance(e, MessageEvent) and e.usage is not None]
     if not replies:
         return 0, 0, "no usage"

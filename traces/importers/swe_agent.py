@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from traces.importers.base import ImportFailure, ImportReport, ImportResult, json_document
-from traces.importers.tokens import Item, build_traces
-from traces.model import Content, SystemEvent
+from ctxbench.traces.importers.base import ImportFailure, ImportReport, ImportResult, json_document
+from ctxbench.traces.importers.tokens import Item, build_traces
+from ctxbench.traces.model import Content, SystemEvent
 
 CANNOT = ["per-request usage (only totals: model_stats)", "timestamps of requests"]
 

@@ -24,11 +24,25 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sim.catalog import CatalogError, model_info
-from sim.tokens import RateCounter
-from traces.importers.base import ImportFailure, ImportReport, ImportResult, allocate
-from traces.importers.sizing import ASSUMED_BYTES_PER_TOKEN, real_user_content, size_events, system_size
-from traces.model import CompactionEvent, Content, Event, Header, MessageEvent, SystemEvent, Trace, Usage
+from ctxbench.sim.catalog import CatalogError, model_info
+from ctxbench.sim.tokens import RateCounter
+from ctxbench.traces.importers.base import ImportFailure, ImportReport, ImportResult, allocate
+from ctxbench.traces.importers.sizing import (
+    ASSUMED_BYTES_PER_TOKEN,
+    real_user_content,
+    size_events,
+    system_size,
+)
+from ctxbench.traces.model import (
+    CompactionEvent,
+    Content,
+    Event,
+    Header,
+    MessageEvent,
+    SystemEvent,
+    Trace,
+    Usage,
+)
 
 
 @dataclass

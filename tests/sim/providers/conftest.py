@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from sim.catalog import model_info, prices
-from sim.content import Message
-from sim.providers.base import Latency, Request
-from sim.tokens import BlockFactory
-from sim.transcript import Transcript
+from ctxbench.sim.catalog import model_info, prices
+from ctxbench.sim.content import Message
+from ctxbench.sim.providers.base import Latency, Request
+from ctxbench.sim.tokens import BlockFactory
+from ctxbench.sim.transcript import Transcript
 
 F = BlockFactory()
 ZERO_LATENCY = Latency(base_ttft=0.0, prefill_tps=1e18, output_tps=1e18)

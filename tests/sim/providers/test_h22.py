@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import statistics
 
-from sim.providers.auto_prefix import AutoConfig, AutoPrefixProvider
+from ctxbench.sim.providers.auto_prefix import AutoConfig, AutoPrefixProvider
 from tests.sim.providers.conftest import ZERO_LATENCY, catalog, request, say, transcript
 
 # the meta-replicas profile (sim/data/profiles/meta-replicas.yaml)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.providers.auto_prefix import AutoConfig, AutoPrefixProvider, granular
+from ctxbench.sim.providers.auto_prefix import AutoConfig, AutoPrefixProvider, granular
 from tests.sim.providers.conftest import ZERO_LATENCY, catalog, request, say, transcript
 
 OPENAI = AutoConfig(

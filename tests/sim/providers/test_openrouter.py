@@ -3,7 +3,7 @@ attributed to the provider switch; session affinity on vs off."""
 
 from __future__ import annotations
 
-from sim.providers.registry import make_provider
+from ctxbench.sim.providers.registry import make_provider
 from tests.sim.providers.conftest import request, say, transcript
 
 MODEL = "claude-sonnet-4-6"

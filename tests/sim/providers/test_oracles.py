@@ -7,10 +7,14 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from sim.content import Message
-from sim.providers.auto_prefix import AutoConfig, AutoPrefixProvider, granular
-from sim.providers.openai_breakpoints import BreakpointConfig, OpenAIBreakpointProvider, implicit_breakpoint
-from sim.transcript import Transcript
+from ctxbench.sim.content import Message
+from ctxbench.sim.providers.auto_prefix import AutoConfig, AutoPrefixProvider, granular
+from ctxbench.sim.providers.openai_breakpoints import (
+    BreakpointConfig,
+    OpenAIBreakpointProvider,
+    implicit_breakpoint,
+)
+from ctxbench.sim.transcript import Transcript
 from tests.sim.providers.conftest import EPS_LATENCY, F, catalog, request
 
 SIZES = st.sampled_from([40, 130, 300, 520, 900])

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from sim.providers.base import Faults
-from sim.providers.deepseek import DeepSeekConfig, DeepSeekProvider
-from sim.providers.registry import ProfileError, default_model, make_provider, profile, profile_names
+from ctxbench.sim.providers.base import Faults
+from ctxbench.sim.providers.deepseek import DeepSeekConfig, DeepSeekProvider
+from ctxbench.sim.providers.registry import ProfileError, default_model, make_provider, profile, profile_names
 from tests.sim.providers.conftest import EPS_LATENCY, catalog, request, say, transcript
 
 TOO_LONG = {
@@ -137,7 +137,7 @@ def test_cli_run_every_profile(name: str) -> None:
         [
             sys.executable,
             "-m",
-            "sim.cli",
+            "ctxbench.sim.cli",
             "run",
             str(trace),
             "--policy",
@@ -157,7 +157,7 @@ def test_cli_run_every_profile(name: str) -> None:
 
 def test_cli_providers_lists_sources() -> None:
     r = subprocess.run(
-        [sys.executable, "-m", "sim.cli", "providers"], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "ctxbench.sim.cli", "providers"], capture_output=True, text=True, timeout=60
     )
     assert r.returncode == 0
     for name in profile_names():

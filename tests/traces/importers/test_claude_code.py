@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.fidelity import compare
-from traces.format import dumps_trace
-from traces.importers import ImportFailure, import_paths
-from traces.model import MessageEvent
+from ctxbench.bench.fidelity import compare
+from ctxbench.traces.format import dumps_trace
+from ctxbench.traces.importers import ImportFailure, import_paths
+from ctxbench.traces.model import MessageEvent
 
 REAL = Path(__file__).resolve().parents[4] / "shared" / "traces-real"
 

@@ -1,6 +1,6 @@
 """pytest plugin: assert prefix stability over the requests a harness's own tests recorded.
 
-Registered through the `pytest11` entry point (`ctxbench = "sim.pytest_plugin"`), so it loads in
+Registered through the `pytest11` entry point (`ctxbench = "ctxbench.bench.pytest_plugin"`), so it loads in
 any test suite where ctxbench is installed; it imports nothing heavy until used.
 
     def test_my_harness_keeps_its_prefix(prefix_log):
@@ -8,7 +8,7 @@ any test suite where ctxbench is installed; it imports nothing heavy until used.
             prefix_log.record(body)
         prefix_log.assert_stable()
 
-or directly: `from sim.pytest_plugin import assert_prefix_stable; assert_prefix_stable(bodies)`.
+or directly: `from ctxbench.bench.pytest_plugin import assert_prefix_stable; assert_prefix_stable(bodies)`.
 Bodies are Anthropic Messages / OpenAI Chat Completions / Responses request dicts, JSON strings,
 or wrapped `{"body": ..., "declared": "compaction"}` entries (a declared edit explains a break).
 """
@@ -38,8 +38,8 @@ def assert_prefix_stable(
 ) -> None:
     """Fail with a readable message if any request does not start with its parent (outside a
     declared compaction/eviction or an allowed class); `requests` may also be a JSONL path."""
-    from bench.prefix_check import find_breaks, format_text
-    from bench.request_log import parse_line
+    from ctxbench.bench.prefix_check import find_breaks, format_text
+    from ctxbench.bench.request_log import parse_line
 
     reqs = [parse_line(e, i + 1, f"request {i}") for i, e in enumerate(_entries(requests))]
     report = find_breaks(reqs, tuple(allow))

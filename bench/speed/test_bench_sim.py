@@ -1,6 +1,6 @@
 """Simulated requests per second on the 300-turn game trace, against a naive full re-hash.
 
-Run: `python -m pytest bench/test_bench_sim.py --benchmark-enable -p no:cacheprovider`.
+Run: `python -m pytest bench/speed/test_bench_sim.py --benchmark-enable -p no:cacheprovider`.
 Targets (issue #2): ≥ 20,000 simulated requests/s on one core and ≥ 50x the naive reference;
 reported, never asserted.
 """
@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from bench.naive import naive_run
-from policies.preset import load_policy
-from sim.prepared import PreparedTrace
-from sim.runner import prepare_for, run_prepared
-from traces.format import read_trace
+from ctxbench.bench.naive import naive_run
+from ctxbench.policies.preset import load_policy
+from ctxbench.sim.prepared import PreparedTrace
+from ctxbench.sim.runner import prepare_for, run_prepared
+from ctxbench.traces.format import read_trace
 
-TRACE = Path(__file__).resolve().parent.parent / "traces" / "samples" / "game-300.jsonl"
+TRACE = Path(__file__).resolve().parents[2] / "traces" / "samples" / "game-300.jsonl"
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 """Speed of the sweep engine (pytest-benchmark): 1,000 runs of ~500-request runs on all cores.
 
 Target (issue 5): within 60 s on 2 cores. Run with
-    python -m pytest bench/test_bench_sweep.py --benchmark-enable -s
+    python -m pytest bench/speed/test_bench_sweep.py --benchmark-enable -s
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from bench.runs import make_tasks, prepared
-from bench.sweep import parse_budgets, run_sweep
+from ctxbench.bench.runs import make_tasks, prepared
+from ctxbench.bench.sweep import parse_budgets, run_sweep
 
 TRACE = "gen:game?turns=500&seed=11"  # ~500 requests per run at budgets >= 48k
 POLICIES = ["h-direct", "h-openrouter"]
