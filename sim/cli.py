@@ -1,4 +1,11 @@
-"""The `ctxbench` command line: one sub-command per module in `sim/commands/`."""
+"""The `ctxbench` command line: one sub-command per module in `sim/commands/`.
+
+The parser is built from `VERBS`, a table of verb names, modules and help texts, so that
+`ctxbench --help` lists every verb without importing any of them; only the chosen verb's module is
+imported (and with it simpy, yaml or matplotlib, whichever that verb needs). Each module defines
+`register(subparsers)`, adding the verb with the same help text as its row here (a test checks that
+the table and the modules agree); its handler returns the exit status.
+"""
 
 from __future__ import annotations
 
@@ -6,53 +13,70 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from ctxbench.sim import __version__
 
-# Each module defines `register(subparsers)`; a sub-command's handler returns the exit status.
-COMMAND_MODULES = (
-    "ctxbench.sim.commands.run",
-    "ctxbench.sim.commands.generate",
-    "ctxbench.sim.commands.presets",
-    "ctxbench.sim.commands.providers",
-    "ctxbench.sim.commands.context",
-    "ctxbench.sim.commands.compare",
-    "ctxbench.sim.commands.sweep",
-    "ctxbench.sim.commands.plot",
-    "ctxbench.sim.commands.report",
-    "ctxbench.sim.commands.check_prefix",
-    "ctxbench.sim.commands.import_trace",
-    "ctxbench.sim.commands.fidelity",
-    "ctxbench.sim.commands.serve",
-    "ctxbench.sim.commands.proxy",
-    "ctxbench.sim.commands.drive",
-    "ctxbench.sim.commands.validate",
+
+class Verb(NamedTuple):
+    """One sub-command: its name on the command line, the module that registers it, its help."""
+
+    name: str
+    module: str
+    help: str
+
+
+_PKG = "ctxbench.sim.commands."
+VERBS: tuple[Verb, ...] = (
+    Verb("run", _PKG + "run", "replay a trace under a policy preset"),
+    Verb("generate", _PKG + "generate", "write a synthetic trace"),
+    Verb("presets", _PKG + "presets", "list policy presets"),
+    Verb("providers", _PKG + "providers", "list provider profiles with their parameters and sources"),
+    Verb("context", _PKG + "context", "C's context breakdown at one request (C-2, C-3)"),
+    Verb("compare", _PKG + "compare", "compare policies on traces (one table)"),
+    Verb("sweep", _PKG + "sweep", "budget sweep: every policy x budget x seed on traces, resumable"),
+    Verb("plot", _PKG + "plot", "plot sweep results (PNG and SVG)"),
+    Verb("report", _PKG + "report", "HTML report of sweep results"),
+    Verb("check-prefix", _PKG + "check_prefix", "check prefix stability of a request log (CI)"),
+    Verb("import", _PKG + "import_trace", "import a real recorded session as a trace"),
+    Verb("fidelity", _PKG + "fidelity", "predicted vs billed usage of an imported trace"),
+    Verb("serve", _PKG + "serve", "serve the provider models over HTTP (Anthropic / OpenAI APIs)"),
+    Verb("proxy", _PKG + "proxy", "record traffic to a real provider into the trace format"),
+    Verb("drive", _PKG + "drive", "reference agent loop (official SDKs) against a live server"),
+    Verb("validate", _PKG + "validate", "simulation vs live drive through the HTTP server"),
 )
 
 USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError, KeyError)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def chosen_verb(argv: Sequence[str]) -> str | None:
+    """The verb named on the command line: the first word that is not an option (the top-level
+    parser has only flags without values), or None."""
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
+def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every verb listed; only `verb` (None: every verb, for tools that inspect
+    the whole parser) gets its real arguments, which imports its module."""
     parser = argparse.ArgumentParser(
         prog="ctxbench",
         description="Simulate the context policies of LLM agent harnesses against prompt-cache providers.",
     )
     parser.add_argument("--version", action="version", version=f"ctxbench {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for mod in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(mod)
-        except ModuleNotFoundError as exc:
-            if exc.name == mod:
-                continue
-            raise
-        module.register(sub)
+    for row in VERBS:
+        if verb is None or row.name == verb:
+            importlib.import_module(row.module).register(sub)
+        else:
+            sub.add_parser(row.name, help=row.help)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    verb = chosen_verb(words)
+    parser = build_parser(verb if verb in {row.name for row in VERBS} else "")
+    args = parser.parse_args(words)
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2

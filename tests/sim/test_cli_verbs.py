@@ -1,0 +1,90 @@
+"""The lazy CLI: the verb table in `sim/cli.py` and the modules in `sim/commands/` agree, every
+verb is listed by `ctxbench --help` and answers `ctxbench VERB --help`, and choosing a verb imports
+only what that verb needs."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import subprocess
+import sys
+
+import pytest
+
+from ctxbench.sim import commands
+from ctxbench.sim.cli import VERBS, build_parser, chosen_verb, main
+
+PLOTTING_VERBS = {"plot", "report"}
+
+
+def _registered(module: str) -> dict[str, str | None]:
+    """Verb name -> help text of what `module.register` adds to a fresh sub-parser set."""
+    sub = argparse.ArgumentParser().add_subparsers()
+    importlib.import_module(module).register(sub)
+    return {action.dest: action.help for action in sub._choices_actions}
+
+
+def test_every_command_module_is_in_the_table() -> None:
+    modules = {f"{commands.__name__}.{m.name}" for m in pkgutil.iter_modules(commands.__path__)}
+    assert {m for m in modules if not m.rsplit(".", 1)[1].startswith("_")} == {row.module for row in VERBS}
+
+
+@pytest.mark.parametrize("row", VERBS, ids=[row.name for row in VERBS])
+def test_each_module_registers_its_verb_with_the_tables_help(row: object) -> None:
+    assert isinstance(row, tuple)
+    name, module, help_text = row
+    assert _registered(module) == {name: help_text}
+
+
+def test_top_level_help_lists_every_verb_with_its_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["--help"])
+    assert stop.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    for row in VERBS:
+        assert f"{row.name} {' '.join(row.help.split())}" in out
+
+
+@pytest.mark.parametrize("verb", [row.name for row in VERBS])
+def test_verb_help_shows_its_own_arguments(verb: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main([verb, "--help"])
+    assert stop.value.code == 0
+    assert f"usage: ctxbench {verb}" in capsys.readouterr().out
+
+
+def test_the_full_parser_has_every_verb_with_a_handler() -> None:
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert list(sub.choices) == [row.name for row in VERBS]
+    for name, parser in sub.choices.items():
+        assert parser.get_default("handler") is not None, name
+
+
+def test_chosen_verb_is_the_first_word_that_is_not_a_flag() -> None:
+    assert chosen_verb(["--version"]) is None
+    assert chosen_verb(["run", "t.jsonl", "--policy", "h-direct"]) == "run"
+
+
+_PROBE = """
+import importlib, sys
+from ctxbench.sim.cli import VERBS, main
+try:
+    main(["--help"])
+except SystemExit:
+    pass
+loaded = sorted(row.module for row in VERBS if row.module in sys.modules)
+assert not loaded, f"--help imported {loaded}"
+for row in VERBS:
+    if row.name not in %r:
+        importlib.import_module(row.module)
+heavy = sorted(m for m in ("matplotlib", "numpy") if m in sys.modules)
+assert not heavy, f"verbs that neither plot nor compute tables imported {heavy}"
+"""
+
+
+def test_only_plotting_verbs_import_matplotlib_or_numpy() -> None:
+    probe = subprocess.run(
+        [sys.executable, "-c", _PROBE % (PLOTTING_VERBS,)], capture_output=True, text=True, check=False
+    )
+    assert probe.returncode == 0, probe.stderr
