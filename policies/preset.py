@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from ctxbench.policies.registry import RegistryError, create
+from ctxbench.sim.yamltext import load_yaml
 
 TOP_KEYS = (
     "name",
@@ -133,7 +134,7 @@ def load_policy(name_or_path: str) -> Policy:
         text = res.read_text(encoding="utf-8")
         where = f"policies/presets/{name_or_path}.yaml"
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as exc:
         raise PresetError(f"{where}: not valid YAML: {exc}") from exc
     return policy_from_dict(data, where)

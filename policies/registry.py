@@ -33,12 +33,12 @@ def register(kind: str, name: str) -> Callable[[T], T]:
 
 
 def names(kind: str) -> list[str]:
-    _ensure_loaded()
+    _ensure_loaded(kind)
     return sorted(_REGISTRY[kind])
 
 
 def lookup(kind: str, name: str) -> Any:
-    _ensure_loaded()
+    _ensure_loaded(kind)
     table = _REGISTRY.get(kind)
     if table is None:
         raise RegistryError(f"unknown registry kind {kind!r}; valid kinds: {', '.join(KINDS)}")
@@ -72,21 +72,29 @@ def create(kind: str, name: str, params: dict[str, Any] | None = None, where: st
         raise RegistryError(f"{at}bad parameters for {kind} {name!r}: {exc}") from exc
 
 
-_loaded = False
+# The modules that register each kind, imported the first time that kind is looked up, so that a
+# run does not import the trace importers and generators (and a listing of importers no providers).
+_COMPONENTS = tuple(
+    f"ctxbench.policies.{c}"
+    for c in ("estimators", "eviction", "marks", "compaction", "recorded", "tiers", "condensers")
+)
+_MODULES_OF: dict[str, tuple[str, ...]] = {
+    **{kind: _COMPONENTS for kind in ("estimator", "eviction", "compaction", "marks")},
+    "provider": ("ctxbench.sim.providers.registry",),
+    "generator": ("ctxbench.traces.generators",),
+    "importer": ("ctxbench.traces.importers",),
+}
+_loaded: set[str] = set()
 
 
-def _ensure_loaded() -> None:
-    """Import the modules that register components (once)."""
-    global _loaded
-    if _loaded:
+def _ensure_loaded(kind: str) -> None:
+    """Import the modules that register components of `kind` (once)."""
+    if kind in _loaded:
         return
-    _loaded = True
+    _loaded.add(kind)
     import importlib
 
-    components = ("estimators", "eviction", "marks", "compaction", "recorded", "tiers", "condensers")
-    for mod in (f"ctxbench.policies.{c}" for c in components):
-        importlib.import_module(mod)
-    for mod in ("ctxbench.sim.providers.registry", "ctxbench.traces.generators", "ctxbench.traces.importers"):
+    for mod in _MODULES_OF.get(kind, ()):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as exc:  # optional parts not present in this build

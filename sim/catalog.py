@@ -7,7 +7,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import yaml
+from ctxbench.sim.yamltext import load_yaml
 
 
 class CatalogError(ValueError):
@@ -51,7 +51,7 @@ class Prices:
 @cache
 def _load(name: str) -> dict[str, dict[str, Any]]:
     text = resources.files("ctxbench.sim").joinpath("data", name).read_text(encoding="utf-8")
-    data = yaml.safe_load(text) or {}
+    data = load_yaml(text) or {}
     return {str(k): dict(v) for k, v in data.items()}
 
 

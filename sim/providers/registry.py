@@ -17,6 +17,7 @@ from ctxbench.sim.catalog import model_info, prices
 from ctxbench.sim.providers.anthropic import AnthropicConfig, AnthropicProvider
 from ctxbench.sim.providers.base import Provider
 from ctxbench.sim.providers.config import ProfileError, config_from
+from ctxbench.sim.yamltext import load_yaml
 
 __all__ = ["ProfileError", "default_model", "make_provider", "profile", "profile_names"]
 
@@ -77,7 +78,7 @@ def openrouter_provider(model: str, seed: int = 0, **params: Any) -> Provider:
 
 def _read_profile(p: Any) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+        data = load_yaml(p.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""

@@ -32,6 +32,7 @@ import yaml
 
 from ctxbench.sim.serve.render import Reply
 from ctxbench.sim.serve.wire import Parsed
+from ctxbench.sim.yamltext import load_yaml
 from ctxbench.traces.model import MessageEvent, Trace
 
 SHELL_TOOLS = ("Bash", "exec_command", "shell", "bash", "run_shell_command", "local_shell", "shell_command")
@@ -137,7 +138,7 @@ def load_script(path: str) -> Scripter:
     except OSError as e:
         raise ScriptError(f"{path}: cannot read task script: {e.strerror or e}") from None
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as e:
         raise ScriptError(f"{path}: not valid YAML/JSON: {e}") from None
     if not isinstance(data, dict):
