@@ -44,6 +44,7 @@ VERBS: tuple[Verb, ...] = (
     Verb("proxy", _PKG + "proxy", "record traffic to a real provider into the trace format"),
     Verb("drive", _PKG + "drive", "reference agent loop (official SDKs) against a live server"),
     Verb("validate", _PKG + "validate", "simulation vs live drive through the HTTP server"),
+    Verb("speed", _PKG + "speed", "simulated requests per CPU-second on the bundled traces and presets"),
 )
 
 USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError, KeyError)

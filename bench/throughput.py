@@ -1,0 +1,173 @@
+"""Simulated requests per CPU-second, in process, on the bundled sample traces and presets, against
+the naive full re-hash reference (bench/naive.py) measured in the same run (`ctxbench speed`).
+
+CPU time (`time.process_time`) rather than wall time, so that other work on a shared machine does
+not move the figure. Each preset runs on every sample trace where it ends its run without a
+simulated failure; its figure is its requests over its CPU seconds on those traces, the median of
+`rounds` rounds. Traces are read and prepared once, before any timing (as in a sweep). The headline
+is the slowest of `HEADLINE_PRESETS`, the bundled harness presets the speed goal names (issue 13);
+every other preset's figure is reported next to it.
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from ctxbench.bench.naive import naive_run
+from ctxbench.policies.preset import Policy, load_policy, preset_names
+from ctxbench.sim.prepared import PreparedTrace
+from ctxbench.sim.runner import RunResult, prepare_for, run_prepared
+from ctxbench.sim.summary import summarize
+from ctxbench.traces.format import read_trace
+
+HEADLINE_PRESETS = ("h-direct", "h-keep-last-2", "h-openrouter", "c-default")
+NAIVE_PRESET = "h-openrouter"  # the reference runs this preset on NAIVE_TRACE, as the speed suite does
+NAIVE_TRACE = "game-300"  # (or on the first trace chosen when that one is not)
+
+
+@dataclass(frozen=True)
+class PresetSpeed:
+    """One preset's figure: requests simulated per CPU-second over the traces it runs on."""
+
+    preset: str
+    traces: tuple[str, ...]
+    requests: int  # per round, over all its traces
+    cpu_seconds: float  # median over rounds
+    requests_per_cpu_second: float
+
+
+@dataclass(frozen=True)
+class SpeedReport:
+    presets: tuple[PresetSpeed, ...]
+    naive_requests_per_cpu_second: float
+    same_run_requests_per_cpu_second: float  # NAIVE_PRESET on that trace without the re-hash
+    reference_trace: str
+    rounds: int
+
+    @property
+    def headline(self) -> PresetSpeed:
+        """The slowest of the headline presets measured (all measured ones when none is)."""
+        named = [p for p in self.presets if p.preset in HEADLINE_PRESETS] or list(self.presets)
+        return min(named, key=lambda p: p.requests_per_cpu_second)
+
+    @property
+    def ratio_vs_naive(self) -> float:
+        return self.same_run_requests_per_cpu_second / self.naive_requests_per_cpu_second
+
+    def as_dict(self) -> dict[str, Any]:
+        head = self.headline
+        return {
+            "requests_per_cpu_second": round(head.requests_per_cpu_second),
+            "slowest_preset": head.preset,
+            "ratio_vs_naive": round(self.ratio_vs_naive, 1),
+            "naive_requests_per_cpu_second": round(self.naive_requests_per_cpu_second),
+            "reference": f"{NAIVE_PRESET} on {self.reference_trace}",
+            "reference_requests_per_cpu_second": round(self.same_run_requests_per_cpu_second),
+            "timer": "time.process_time",
+            "rounds": self.rounds,
+            "presets": {
+                p.preset: {
+                    "requests_per_cpu_second": round(p.requests_per_cpu_second),
+                    "requests": p.requests,
+                    "cpu_seconds": round(p.cpu_seconds, 4),
+                    "traces": list(p.traces),
+                }
+                for p in self.presets
+            },
+        }
+
+
+def sample_names() -> list[str]:
+    """The bundled sample traces (`traces/samples/*.jsonl`), by name without the suffix."""
+    folder = resources.files("ctxbench.traces").joinpath("samples")
+    return sorted(p.name[: -len(".jsonl")] for p in folder.iterdir() if p.name.endswith(".jsonl"))
+
+
+def _sample(name: str) -> PreparedTrace:
+    path = resources.files("ctxbench.traces").joinpath("samples", f"{name}.jsonl")
+    with resources.as_file(path) as file:
+        return prepare_for(read_trace(str(file)))
+
+
+def cpu_seconds(run: Callable[..., RunResult], *args: Any) -> tuple[float, RunResult]:
+    """CPU seconds of one call `run(*args)` (garbage collected before, so one round's garbage does
+    not land in the next), and its result."""
+    gc.collect()
+    start = time.process_time()
+    result = run(*args)
+    return time.process_time() - start, result
+
+
+def _runs_ok(trace: PreparedTrace, policy: Policy) -> RunResult | None:
+    try:
+        result = run_prepared([trace], policy, policy.provider)
+    except ValueError:  # a preset whose harness cannot replay this trace
+        return None
+    return result if summarize(result.records, result.outcomes).status == "ok" else None
+
+
+def measure(
+    presets: Sequence[str] | None = None,
+    traces: Sequence[str] | None = None,
+    rounds: int = 3,
+    progress: Callable[[str], None] | None = None,
+) -> SpeedReport:
+    """Time every preset on every sample trace it runs on, and the naive reference, `rounds` times."""
+    say = progress or (lambda _msg: None)
+    prepared = {name: _sample(name) for name in (traces or sample_names())}
+    figures = []
+    for name in presets or preset_names():
+        policy = load_policy(name)
+        runnable = [t for t, prep in prepared.items() if _runs_ok(prep, policy)]
+        if not runnable:
+            say(f"{name}: runs on no sample trace without a simulated failure; skipped")
+            continue
+        per_round = []
+        requests = 0
+        for _ in range(rounds):
+            total = 0.0
+            requests = 0
+            for t in runnable:
+                secs, result = cpu_seconds(run_prepared, [prepared[t]], policy, policy.provider)
+                total += secs
+                requests += len(result.records)
+            per_round.append(total)
+        cpu = statistics.median(per_round)
+        figures.append(PresetSpeed(name, tuple(runnable), requests, cpu, requests / cpu))
+        say(f"{name}: {requests / cpu:,.0f} requests per CPU-second on {', '.join(runnable)}")
+    reference = load_policy(NAIVE_PRESET)
+    ref_trace = NAIVE_TRACE if NAIVE_TRACE in prepared else next(iter(prepared))
+    base = prepared[ref_trace]
+    sim = [cpu_seconds(run_prepared, [base], reference, reference.provider) for _ in range(rounds)]
+    naive = [cpu_seconds(naive_run, base, reference) for _ in range(rounds)]
+    say("naive full re-hash reference done")
+    return SpeedReport(
+        tuple(figures),
+        len(naive[0][1].records) / statistics.median(s for s, _ in naive),
+        len(sim[0][1].records) / statistics.median(s for s, _ in sim),
+        ref_trace,
+        rounds,
+    )
+
+
+def format_report(report: SpeedReport) -> str:
+    rows = [f"{'preset':28} {'req/CPU-s':>10}  traces"]
+    for p in sorted(report.presets, key=lambda p: p.requests_per_cpu_second):
+        mark = "*" if p.preset in HEADLINE_PRESETS else " "
+        rows.append(f"{mark}{p.preset:27} {p.requests_per_cpu_second:>10,.0f}  {', '.join(p.traces)}")
+    head = report.headline
+    rows += [
+        "",
+        f"slowest headline preset (*): {head.preset}, {head.requests_per_cpu_second:,.0f} simulated "
+        f"requests per CPU-second (median of {report.rounds} rounds, time.process_time)",
+        f"naive full re-hash reference ({NAIVE_PRESET} on {report.reference_trace}): "
+        f"{report.naive_requests_per_cpu_second:,.0f} requests per CPU-second; the simulator "
+        f"{report.same_run_requests_per_cpu_second:,.0f}: {report.ratio_vs_naive:,.1f}x",
+    ]
+    return "\n".join(rows)
