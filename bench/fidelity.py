@@ -26,6 +26,7 @@ from ctxbench.sim.harness import Conversation
 from ctxbench.sim.prepared import PreparedTrace
 from ctxbench.sim.providers.base import Latency, Provider, Request
 from ctxbench.sim.providers.base import Usage as SimUsage
+from ctxbench.sim.providers.choice import Serving, choose
 from ctxbench.sim.providers.registry import make_provider
 from ctxbench.sim.providers.registry import profile as profile_config
 from ctxbench.sim.records import RequestRecord
@@ -147,6 +148,12 @@ def warm_up(provider: Provider, prep: PreparedTrace, tokens: int, ttl: str, now:
     return True
 
 
+def serving(trace: Trace, profile: str | None = None, model: str | None = None) -> Serving:
+    """The profile and model a fidelity replay uses (sim/providers/choice.py; the recorded
+    harness's provider unless `profile` says otherwise)."""
+    return choose(trace, "anthropic", profile, model)
+
+
 def replay(
     trace: Trace,
     policy: Policy,
@@ -156,10 +163,11 @@ def replay(
     zero_latency: bool = True,
     keep_warm: bool = False,
     observed: bool = True,
+    model: str | None = None,
 ) -> list[RequestRecord]:
     """Replay one trace (one conversation) and return its records in order. `observed` turns on
     the Anthropic options the real sessions show (OBSERVED, anthropic profiles only)."""
-    prep = prepare_for(trace)
+    prep = prepare_for(trace, model)
     env = simpy.Environment()
     providers: dict[str, Provider] = {}
     params: dict[str, Any] = {"latency": ZERO_LATENCY} if zero_latency else {}
@@ -194,13 +202,16 @@ def compare(
     trace: Trace,
     name: str = "",
     policy: str | Policy = "recorded",
-    profile: str = "anthropic",
+    profile: str | None = None,
     warm: bool = True,
     keep_warm: bool = False,
+    model: str | None = None,
 ) -> SessionFidelity:
     """Replay `trace` and score every request against its bill (module docstring)."""
     pol = load_policy(policy) if isinstance(policy, str) else policy
-    records = [r for r in replay(trace, pol, profile, warm, keep_warm=keep_warm) if r.kind != "warmup"]
+    sv = serving(trace, profile, model)
+    records = replay(trace, pol, sv.profile, warm, keep_warm=keep_warm, model=sv.model)
+    records = [r for r in records if r.kind != "warmup"]
     model = records[0].model if records else trace.header.model
     pr = prices(model)
     meta = dict(trace.header.meta)

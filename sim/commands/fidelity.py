@@ -7,7 +7,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ctxbench.bench.fidelity import compare
+from ctxbench.bench.fidelity import compare, serving
+from ctxbench.sim.catalog import add_prices_file
 from ctxbench.traces.format import read_trace
 
 
@@ -15,7 +16,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fidelity", help="predicted vs billed usage of an imported trace", description=__doc__)
     p.add_argument("traces", nargs="*", help="imported ctxbench traces (see `ctxbench import`)")
     p.add_argument("--policy", default="recorded", help="preset (default: recorded = the recorded harness)")
-    p.add_argument("--provider", default="anthropic", help="provider profile (default anthropic)")
+    p.add_argument(
+        "--provider",
+        help="provider profile (default: the one the log's model is served by, sim/providers/choice.py)",
+    )
+    p.add_argument(
+        "--model", help="model id (default: the trace's; aliases and dated ids resolve, sim/catalog.py)"
+    )
+    p.add_argument("--prices", metavar="FILE", help="extra price rows (YAML, as sim/data/prices.yaml)")
     p.add_argument("--no-warm", action="store_true", help="start with an empty cache")
     p.add_argument(
         "--keep-warm",
@@ -31,6 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    if args.prices:
+        add_prices_file(args.prices)
     if args.all_real is not None:
         from ctxbench.bench.fidelity_report import DEFAULT_DIR, render
 
@@ -44,10 +54,18 @@ def handle(args: argparse.Namespace) -> int:
     if not args.traces:
         raise ValueError("give trace files or --all-real")
     out: list[str] = []
-    for path in args.traces:
-        tr = read_trace(path)
+    traces = [(path, read_trace(path)) for path in args.traces]
+    for _path, tr in traces:  # every model known before the first request (H-20)
+        serving(tr, args.provider, args.model)
+    for path, tr in traces:
         sf = compare(
-            tr, Path(path).stem, args.policy, args.provider, warm=not args.no_warm, keep_warm=args.keep_warm
+            tr,
+            Path(path).stem,
+            args.policy,
+            args.provider,
+            warm=not args.no_warm,
+            keep_warm=args.keep_warm,
+            model=args.model,
         )
         out.append(
             f"{path}: {sf.n} requests · policy {sf.policy} · read match {sf.share_ok:.1%} "

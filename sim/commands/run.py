@@ -7,7 +7,8 @@ import json
 import sys
 
 from ctxbench.policies.preset import load_policy
-from ctxbench.sim.providers.registry import model_for
+from ctxbench.sim.catalog import add_prices_file
+from ctxbench.sim.providers.choice import choose
 from ctxbench.sim.records import save, write_jsonl
 from ctxbench.sim.runner import run_trace
 from ctxbench.sim.summary import format_summary, summarize
@@ -20,8 +21,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--policy", required=True, help="preset name (see `ctxbench presets`) or YAML path")
     p.add_argument("--budget", type=int, help="working context budget in tokens (H-11: 32000..200000)")
     p.add_argument("--seed", type=int, default=0, help="seed for every random choice (default 0)")
-    p.add_argument("--provider", help="provider profile (default: the preset's)")
-    p.add_argument("--model", help="model (default: the trace's)")
+    p.add_argument(
+        "--provider",
+        help="provider profile (default: for a trace imported from a log, the provider its model is "
+        "served by; else the preset's)",
+    )
+    p.add_argument(
+        "--model", help="model id (default: the trace's; aliases and dated ids resolve, sim/catalog.py)"
+    )
+    p.add_argument("--prices", metavar="FILE", help="extra price rows (YAML, as sim/data/prices.yaml)")
     p.add_argument("--records", help="write every request record to FILE (.jsonl or .csv); '-' for stdout")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(handler=handle)
@@ -30,8 +38,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 def handle(args: argparse.Namespace) -> int:
     policy = load_policy(args.policy).with_budget(args.budget)
     trace = read_trace(args.trace)
-    provider = args.provider or policy.provider
-    model = args.model or model_for(provider, trace.header.model)  # the profile's model family (issue #3)
+    if args.prices:
+        add_prices_file(args.prices)
+    serving = choose(trace, policy.provider, args.provider, args.model)  # stops before any request
+    if serving.note:
+        print(f"note: {serving.note}", file=sys.stderr)
+    provider, model = serving.profile, serving.model
     result = run_trace(trace, policy, provider, args.seed, model)
     s = summarize(result.records, result.outcomes)
     if args.records == "-":
@@ -41,10 +53,20 @@ def handle(args: argparse.Namespace) -> int:
     if args.json:
         print(
             json.dumps(
-                {"trace": args.trace, "policy": policy.name, "provider": provider, **s.as_dict()}, indent=2
+                {
+                    "trace": args.trace,
+                    "policy": policy.name,
+                    "provider": provider,
+                    "model": model,
+                    **s.as_dict(),
+                },
+                indent=2,
             )
         )
     elif args.records != "-":
-        title = f"{args.trace} · policy {policy.name} · budget {policy.budget:,} · provider {provider}"
+        title = (
+            f"{args.trace} · policy {policy.name} · budget {policy.budget:,} · provider {provider} "
+            f"({serving.why}) · model {model}"
+        )
         print(format_summary(s, title))
     return 0 if s.status == "ok" else 1

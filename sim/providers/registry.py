@@ -131,19 +131,3 @@ def make_provider(name: str, model: str, seed: int = 0, **overrides: Any) -> Pro
     builder = lookup("provider", kind)
     provider: Provider = builder(model, seed, **prof)
     return provider
-
-
-def model_for(name: str, trace_model: str | None) -> str | None:
-    """The model to run a trace on under profile `name`: the trace's own model when the profile
-    serves its provider family, else the profile's default model (so `--provider openai-auto`
-    on a Claude trace runs gpt-4.1 rather than pricing Claude on OpenAI's cache)."""
-    from ctxbench.sim.catalog import CatalogError
-
-    default = default_model(name)
-    if default is None or not trace_model:
-        return trace_model or default
-    try:
-        same = model_info(trace_model).provider == model_info(default).provider
-    except CatalogError:
-        same = False
-    return trace_model if same else default

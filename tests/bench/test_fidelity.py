@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from ctxbench.bench.fidelity import compare, tolerance
 from ctxbench.traces.importers import import_paths
 
-REAL = Path(__file__).resolve().parents[3] / "shared" / "traces-real"
+REAL = Path(os.environ.get("CTXBENCH_REAL") or Path(__file__).resolve().parents[3] / "shared" / "traces-real")
 pytestmark = pytest.mark.skipif(not REAL.is_dir(), reason="traces-real not present")
 
 

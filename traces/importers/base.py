@@ -165,11 +165,15 @@ def tool_use(arguments: Any, tool_id: Any, name: str) -> Content:
 
 
 def normalize_model(name: str) -> str:
-    """`claude-sonnet-4-5-20250929` → `claude-sonnet-4-5` (catalog names carry no date)."""
-    parts = name.split("-")
-    if len(parts) > 1 and parts[-1].isdigit() and len(parts[-1]) == 8:
-        parts = parts[:-1]
-    return "-".join(parts)
+    """The catalog name of a recorded model id (sim/catalog.py `resolve`: `claude-sonnet-4-5-20250929`
+    → `claude-sonnet-4-5`, `openai/gpt-4o-mini` → `gpt-4o-mini`); an id the catalog does not know
+    is kept as recorded, so that `run` and `fidelity` stop on it with the closest known ids."""
+    from ctxbench.sim.catalog import CatalogError, canonical
+
+    try:
+        return canonical(name)
+    except CatalogError:
+        return name
 
 
 # ---------------------------------------------------------------- token allocation

@@ -14,6 +14,7 @@ from ctxbench.traces.importers.base import (
     ImportResult,
     canonical,
     json_document,
+    normalize_model,
     parse_time,
     tool_use,
 )
@@ -87,7 +88,7 @@ def import_cline(paths: list[Path], report: ImportReport | None = None) -> Impor
             report.skip(f"message with role {role!r}", f"messages[{i}]")
     sys_text = doc.get("system_prompt")
     system = {"main": SystemEvent((Content("text", text=str(sys_text)),), t=0.0)} if sys_text else None
-    name = model.split("/")[-1]
+    name = normalize_model(model)
     return build_traces(
         [("main", items, name, model, {"format": "cline"})],
         str(path),

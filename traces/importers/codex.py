@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctxbench.traces.importers.base import ImportReport, ImportResult, jsonl_objects, parse_time
+from ctxbench.traces.importers.base import (
+    ImportReport,
+    ImportResult,
+    jsonl_objects,
+    normalize_model,
+    parse_time,
+)
 from ctxbench.traces.importers.tokens import Item, build_traces
 from ctxbench.traces.model import Content, Usage
 
@@ -68,5 +74,9 @@ def import_codex(paths: list[Path], report: ImportReport | None = None) -> Impor
         else:
             report.counts["other codex events"] += 1
     return build_traces(
-        [("main", items, model, model, {"format": "codex"})], str(path), "codex", report, whole=True
+        [("main", items, normalize_model(model), model, {"format": "codex"})],
+        str(path),
+        "codex",
+        report,
+        whole=True,
     )

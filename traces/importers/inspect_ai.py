@@ -12,6 +12,7 @@ from ctxbench.traces.importers.base import (
     ImportResult,
     canonical,
     json_document,
+    normalize_model,
     parse_time,
     tool_use,
 )
@@ -58,7 +59,7 @@ def import_inspect_ai(paths: list[Path], report: ImportReport | None = None) -> 
         for ev in sample.get("events") or []:
             if not isinstance(ev, dict) or ev.get("event") != "model":
                 continue
-            model = str(ev.get("model", model)).split("/")[-1]
+            model = str(ev.get("model", model))
             msgs = [m for m in ev.get("input") or [] if isinstance(m, dict)]
             for m in msgs[seen:]:
                 if m.get("role") == "system":
@@ -88,5 +89,13 @@ def import_inspect_ai(paths: list[Path], report: ImportReport | None = None) -> 
             _, cs = _message({**choice, "role": "assistant"}, att)
             items.append(Item("reply", cs, t=parse_time(ev.get("timestamp")), usage=usage, model=model))
             seen = len(msgs) + 1
-        convs.append((f"sample-{sample.get('id', s_i)}", items, model, model, {"format": "inspect-ai"}))
+        convs.append(
+            (
+                f"sample-{sample.get('id', s_i)}",
+                items,
+                normalize_model(model),
+                model,
+                {"format": "inspect-ai"},
+            )
+        )
     return build_traces(convs, str(path), "inspect-ai", report, whole=True)

@@ -6,7 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctxbench.traces.importers.base import ImportReport, ImportResult, canonical, jsonl_objects, parse_time
+from ctxbench.traces.importers.base import (
+    ImportReport,
+    ImportResult,
+    canonical,
+    jsonl_objects,
+    normalize_model,
+    parse_time,
+)
 from ctxbench.traces.importers.tokens import Item, build_traces
 from ctxbench.traces.model import Content, Usage
 
@@ -55,7 +62,7 @@ def import_openhands(paths: list[Path], report: ImportReport | None = None) -> I
             (
                 str(o.get("instance_id", f"line-{n}")),
                 items,
-                model.split("/")[-1],
+                normalize_model(model),
                 model,
                 {"format": "openhands"},
             )

@@ -1,0 +1,87 @@
+"""Which provider profile and model a trace runs on (`run`, `fidelity`, the fidelity report).
+
+In order (nothing is substituted without a note, H-20):
+1. the model: `--model`, else the trace's own (`header.model`); it must be in the catalog with
+   prices (sim/catalog.py), else the run stops before its first request naming the closest ids;
+2. the profile: `--provider`, else, for a trace imported from a real log (`meta.format`), the
+   profile its model is served by (`served_profile`: the log's own evidence first), else the
+   preset's `provider:`;
+3. a profile that serves another provider family than the model's runs the profile's own model
+   (`--provider openai-auto` on a Claude trace prices gpt-4.1, not Claude on OpenAI's cache), and
+   the choice says so in `note`; an explicit `--model` is never replaced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ctxbench.sim.catalog import default_profile, model_info, prices
+from ctxbench.sim.providers.registry import default_model, profile
+from ctxbench.sim.runner import DEFAULT_MODEL
+from ctxbench.traces.model import MessageEvent, Trace
+
+
+@dataclass(frozen=True)
+class Serving:
+    profile: str
+    model: str
+    why: str  # where the profile came from: "--provider" | "log" | "preset"
+    note: str = ""  # a model substitution the user should see
+
+
+def log_shows_no_caching(trace: Trace) -> bool:
+    """Every request of the log has usage and none read or wrote a cache entry (traces-real
+    FORMATS.md §3: the OpenRouter llama-4 log reports 0 in every cache field)."""
+    usages = [e.usage for e in trace.events if isinstance(e, MessageEvent) and e.usage is not None]
+    return bool(usages) and not any(u.cache_read or u.cache_write_5m or u.cache_write_1h for u in usages)
+
+
+def served_profile(trace: Trace, model: str) -> str:
+    """The profile that bills like the log's provider: no cache when the log shows none, else
+    the profile that serves the model's provider (sim/catalog.py `default_profile`)."""
+    if log_shows_no_caching(trace):
+        return "no-cache"
+    return default_profile(model)
+
+
+def provider_family(name: str) -> str:
+    """The provider family a profile bills as (its model's provider)."""
+    m = default_model(name)
+    if m:
+        return model_info(m).provider
+    return str(profile(name).get("provider", name))
+
+
+def choose(
+    trace: Trace, preset_provider: str, provider: str | None = None, model: str | None = None
+) -> Serving:
+    """The profile and model of a run (module docstring); CatalogError when the model is unknown."""
+    m = model or trace.header.model
+    if not m and trace.header.meta.get("format"):
+        raise ValueError(
+            f"the log names no model ({trace.header.source or 'trace'}): give one with --model NAME"
+        )
+    m = m or DEFAULT_MODEL
+    info = model_info(m)
+    prices(m)
+    if provider:
+        prof, why = provider, "--provider"
+    elif trace.header.meta.get("format"):
+        prof, why = served_profile(trace, info.name), "log"
+    else:
+        prof, why = preset_provider, "preset"
+    profile(prof)  # unknown profile: ProfileError listing the known ones
+    fam = provider_family(prof)
+    if fam == info.provider or prof == "no-cache":
+        return Serving(prof, info.name, why)
+    other = default_model(prof)
+    if other is None or model:
+        note = f"model {info.name} ({info.provider}) on profile {prof!r} ({fam})" if model else ""
+        return Serving(prof, info.name, why, note)
+    return Serving(
+        prof,
+        other,
+        why,
+        f"profile {prof!r} serves {fam} models: running {other} (its model) instead of {info.name}; "
+        "pass --model to choose another",
+    )

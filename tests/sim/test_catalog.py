@@ -1,0 +1,129 @@
+"""The model catalog (sim/catalog.py): one profile per model whatever the spelling, prices with a
+long-context tier and fast mode, unknown ids named with their closest known ones, `--prices`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ctxbench.sim.catalog import (
+    CatalogError,
+    add_prices_file,
+    canonical,
+    clear_added,
+    default_profile,
+    known_ids,
+    model_info,
+    model_names,
+    prices,
+)
+
+
+@pytest.fixture(autouse=True)
+def _no_added_rows() -> Iterator[None]:
+    yield
+    clear_added()
+
+
+@pytest.mark.parametrize(
+    ("given", "key"),
+    [
+        ("claude-opus-4-5-20251101", "claude-opus-4-5"),
+        ("claude-opus-4-5", "claude-opus-4-5"),
+        ("claude-sonnet-4-20250514", "claude-sonnet-4"),
+        ("claude-haiku-4-5-20251001", "claude-haiku-4-5"),
+        ("anthropic/claude-opus-4.5", "claude-opus-4-5"),
+        ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5"),
+        ("claude-sonnet-4-5@20250929", "claude-sonnet-4-5"),
+        ("claude-3-5-haiku-latest", "claude-3-5-haiku"),
+        ("gpt-5", "gpt-5"),
+        ("gpt-5-mini", "gpt-5-mini"),
+        ("gpt-4o-mini", "gpt-4o-mini"),
+        ("gpt-4o-mini-2024-07-18", "gpt-4o-mini"),
+        ("openai/gpt-4o-mini", "gpt-4o-mini"),
+        ("o3", "o3"),
+        ("gpt-4.1", "gpt-4.1"),
+        ("openai/openrouter-llama-4-maverick", "llama-4-maverick"),
+        ("meta-llama/llama-4-maverick", "llama-4-maverick"),
+        ("anthropic/claude-opus-4.8-fast", "claude-opus-4-8-fast"),
+        ("claude-sonnet-4-5[1m]", "claude-sonnet-4-5[1m]"),
+    ],
+)
+def test_every_spelling_resolves_to_one_profile(given: str, key: str) -> None:
+    assert canonical(given) == key
+    assert model_info(given).name == key
+    assert prices(given).input > 0
+
+
+def test_every_model_has_prices_with_a_source() -> None:
+    for name in model_names():
+        p = prices(name)
+        assert p.source and p.date, name
+        assert 0 < p.cache_read <= p.input <= p.cache_write_5m <= p.cache_write_1h, name
+
+
+def test_aliases_are_unique() -> None:
+    ids = [i.lower() for i in known_ids()]
+    assert len(ids) == len(set(ids))
+
+
+def test_dated_ids_carry_the_row_of_their_model() -> None:
+    assert model_info("claude-opus-4-5-20251101") == model_info("claude-opus-4-5")
+    assert prices("claude-opus-4-1").input == 15.00  # platform.claude.com pricing: Opus 4.1 $15
+    assert prices("claude-opus-4-5").input == 5.00  # Opus 4.5 $5
+
+
+def test_unknown_model_names_the_closest_ids_and_the_options() -> None:
+    with pytest.raises(CatalogError) as err:
+        prices("gpt-7")
+    msg = str(err.value)
+    assert "'gpt-7'" in msg and "gpt-5" in msg and "--model" in msg and "--prices" in msg
+
+
+def test_fast_needs_fast_prices() -> None:
+    assert prices("claude-opus-4-8-fast").input == 2 * prices("claude-opus-4-8").input
+    with pytest.raises(CatalogError, match="no fast-mode prices"):
+        prices("claude-opus-4-5-fast")
+
+
+def test_long_context_tier_prices_the_whole_request() -> None:
+    p = prices("claude-sonnet-4-5")
+    assert p.cost(0, 200_000, 0, 0, 1_000) == pytest.approx((200_000 * 0.30 + 1_000 * 15) / 1e6)
+    assert p.cost(0, 200_001, 0, 0, 1_000) == pytest.approx((200_001 * 0.60 + 1_000 * 22.5) / 1e6)
+    assert prices("claude-sonnet-4-6").cost(0, 300_000, 0, 0, 0) == pytest.approx(300_000 * 0.30 / 1e6)
+    assert model_info("claude-sonnet-4-5[1m]").window == 1_000_000
+
+
+def test_default_profiles_follow_the_serving_provider() -> None:
+    assert default_profile("gpt-5") == "openai-auto"
+    assert default_profile("claude-opus-4-6") == "anthropic"
+    assert default_profile("gemini-2.5-pro") == "gemini-implicit"
+    assert default_profile("deepseek-chat") == "deepseek"
+    assert default_profile("llama-4-maverick") == "no-cache"
+    assert default_profile("gpt-5.6-terra") == "openai-breakpoints"
+
+
+def test_prices_file_adds_a_model_with_its_profile(tmp_path: Path) -> None:
+    f = tmp_path / "p.yaml"
+    f.write_text(
+        "acme-1:\n  provider: openai\n  window: 64000\n  min_cacheable: 1024\n"
+        "  input: 1.0\n  output: 2.0\n  cache_read: 0.1\n",
+        encoding="utf-8",
+    )
+    assert add_prices_file(f) == ["acme-1"]
+    assert model_info("acme-1").window == 64_000
+    assert prices("acme-1").cache_read == 0.1
+    assert "--prices" in prices("acme-1").source
+
+
+def test_prices_file_overrides_a_known_row_and_rejects_an_incomplete_one(tmp_path: Path) -> None:
+    f = tmp_path / "p.yaml"
+    f.write_text("gpt-5:\n  input: 2.0\n", encoding="utf-8")
+    add_prices_file(f)
+    assert prices("gpt-5-2025-08-07").input == 2.0 and prices("gpt-5").output == 10.0
+    g = tmp_path / "q.yaml"
+    g.write_text("acme-2:\n  input: 1.0\n  output: 2.0\n", encoding="utf-8")
+    with pytest.raises(CatalogError, match="provider, window, min_cacheable"):
+        add_prices_file(g)
