@@ -31,6 +31,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from ctxbench.sim.yamltext import load_yaml
 
 
@@ -274,7 +276,7 @@ def add_prices_file(path: str | Path) -> list[str]:
     """Add the rows of a user price file (`--prices FILE`); returns the model names it adds."""
     p = Path(path)
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+        data = load_yaml(p.read_text(encoding="utf-8")) or {}
     except OSError as exc:
         raise CatalogError(f"--prices {p}: cannot read ({exc.strerror})") from None
     except yaml.YAMLError as exc:
