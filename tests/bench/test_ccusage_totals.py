@@ -1,0 +1,74 @@
+"""Billed totals equal ccusage's for every shared Claude Code session (traces-real FORMATS.md
+"Pitfalls": ccusage's per-session view is the reference to match to the token).
+
+Figures: ccusage 20.0.24 (npm), `CLAUDE_CONFIG_DIR=<tmp> ccusage claude session --json --offline
+-z UTC`, run on 2026-12-01 over copies of the shared sessions laid out as
+`<tmp>/projects/<project>/<session>.jsonl` (sub-agents under `<session>/subagents/`, each cua
+session in a project of its own). `--mode calculate` gives the same costs.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from ctxbench.bench.billed import session_totals
+
+REAL = Path(os.environ.get("CTXBENCH_REAL") or Path(__file__).resolve().parents[3] / "shared" / "traces-real")
+pytestmark = pytest.mark.skipif(not REAL.is_dir(), reason="traces-real not present")
+
+# session file: (inputTokens, outputTokens, cacheCreationTokens, cacheReadTokens, totalCost)
+CCUSAGE = {
+    "spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl": (183, 38905, 351961, 14938375, 11.96233749999999),
+    "spotter/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl": (2484, 40326, 263265, 15907654, 11.607047000000003),
+    "claude-code-log/-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl": (
+        1792,
+        37299,
+        301852,
+        1774691,
+        4.09856425,
+    ),
+    "claude-code-log/-Users-dain-workspace-claude-code-log-sample/"
+    "37f83ec9-f2ea-42a9-925e-0d5c105cb6e8.jsonl": (
+        332,
+        2573,
+        169949,
+        7243488,
+        2.849946149999999,
+    ),
+    "claude-code-log/-Users-dain-workspace-danieldemmel-me-next/9e953218-585f-4692-89df-9e0747a31c68.jsonl": (
+        419,
+        3195,
+        330302,
+        4775345,
+        2.7204179999999996,
+    ),
+    "claude-code-log/-Users-dain-workspace-coderabbit-review-helper/"
+    "cb2e607c-c758-415a-8b45-c49e4631906a.jsonl": (
+        735,
+        23714,
+        152097,
+        3483153,
+        1.9732246499999995,
+    ),
+    "claude-code-viewer/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl": (
+        818,
+        51933,
+        137976,
+        3647854,
+        2.3932151999999998,
+    ),
+    "sniffly/d3ad4cdc-5657-435d-98fa-0035d53e383d.jsonl": (114, 16769, 174552, 3754072, 2.032668599999999),
+    "cua-sandbox-apps/pgadmin/session.jsonl": (653, 40086, 327901, 7038391, 1.31479835),
+    "cua-sandbox-apps/pycharm/session.jsonl": (535, 36264, 191702, 4699396, 0.8914221),
+}
+
+
+@pytest.mark.parametrize("rel", sorted(CCUSAGE))
+def test_billed_totals_equal_ccusage_session_totals(rel: str) -> None:
+    inp, out, write, read, cost = CCUSAGE[rel]
+    t = session_totals(REAL / rel)
+    assert (t.input, t.output, t.cache_write, t.cache_read) == (inp, out, write, read)
+    assert t.cost == pytest.approx(cost, rel=1e-9, abs=1e-9)
