@@ -80,7 +80,8 @@ class _Obj:
         v = self.require(name) if required else self.d.get(name, "")
         if not isinstance(v, str):
             raise FieldError(self.f(name), f"expected a string, got {show(v)}")
-        check_unicode(v, self.f(name))
+        if not v.isascii():  # ASCII is always valid Unicode: only other text can hold a lone surrogate
+            check_unicode(v, self.f(name))
         if choices and v not in choices:
             raise FieldError(self.f(name), f"expected one of {', '.join(map(repr, choices))}, got {show(v)}")
         if required and not v and not choices:
@@ -124,10 +125,11 @@ class _Obj:
 
 def decode_content(value: Any, at: str, kinds: tuple[str, ...]) -> Content:
     """One content item; `kinds` are the kinds allowed where it appears."""
-    if isinstance(value, dict):
-        kind = _Obj(value, at, tuple(value)).string("kind", required=True, choices=kinds)
-    else:
+    if not isinstance(value, dict):
         raise FieldError(at, f"expected an object, got {show(value)}")
+    kind = value.get("kind")
+    if not isinstance(kind, str) or kind not in kinds:  # the checked path names what is wrong
+        kind = _Obj(value, at, tuple(value)).string("kind", required=True, choices=kinds)
     o = _Obj(value, at, CONTENT_FIELDS[kind])
     if kind == "image":
         text, nbytes, lang = None, o.integer("bytes", required=True, positive=True), "prose"
@@ -152,9 +154,9 @@ def decode_content(value: Any, at: str, kinds: tuple[str, ...]) -> Content:
         if kind in ("tool_use", "tool_result")
         else "",
         name=o.string("name", required=True) if kind == "tool_use" else "",
-        is_error=o.flag("is_error"),
-        pinned=o.flag("pinned"),
-        skill=o.flag("skill"),
+        is_error=o.flag("is_error") if "is_error" in value else False,
+        pinned=o.flag("pinned") if "pinned" in value else False,
+        skill=o.flag("skill") if "skill" in value else False,
         tokens=o.opt_integer("tokens"),
         cache=o.string("cache", choices=CACHE_TTLS) if o.has("cache") else "",
     )

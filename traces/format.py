@@ -52,12 +52,19 @@ def _reject_constant(name: str) -> float:
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d = dict(pairs)
+    if len(d) == len(pairs):
+        return d
+    d = {}
     for k, v in pairs:
         if k in d:
             raise FieldError(k, "duplicate key in one JSON object")
         d[k] = v
     return d
+
+
+# One decoder for every line (json.loads with options would build one per call).
+_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
 
 
 def _parse(line: str | bytes, path: str, lineno: int) -> Any:
@@ -72,7 +79,7 @@ def _parse(line: str | bytes, path: str, lineno: int) -> Any:
     if not line.strip():
         raise TraceError(path, lineno, None, "empty line (one JSON object per line expected)")
     try:
-        return json.loads(line, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
+        return _DECODER.decode(line)
     except FieldError as e:
         raise TraceError(path, lineno, e.field, e.reason) from None
     except json.JSONDecodeError as e:
