@@ -24,6 +24,7 @@ from ctxbench.sim.prepared import PreparedTrace
 from ctxbench.sim.records import MISS_CAUSES
 from ctxbench.sim.runner import prepare_for, run_prepared
 from ctxbench.sim.summary import summarize
+from ctxbench.sim.values import parse_assignments
 from ctxbench.traces.format import read_trace
 from ctxbench.traces.model import Trace
 
@@ -84,30 +85,15 @@ class RunTask:
 # ------------------------------------------------------------------ traces
 def parse_gen_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """`gen:game?turns=300&seed=4` -> ("game", {"turns": 300, "seed": 4}), values typed from the
-    generator's defaults; unknown names are errors listing the valid ones."""
+    generator's field hints like `generate --set` (`idle_seconds=400,500` for a range); unknown
+    names are errors listing the closest valid ones."""
     from ctxbench.traces.generators import params_for
 
     body = spec[len(GEN_PREFIX) :]
     name, _, query = body.partition("?")
-    defaults = params_for(name)
-    valid = {f.name: getattr(defaults, f.name) for f in dataclasses.fields(defaults)}
-    out: dict[str, Any] = {}
-    for k, v in parse_qsl(query, keep_blank_values=True, strict_parsing=False):
-        if k not in valid:
-            raise ValueError(
-                f"{spec}: unknown parameter {k!r} for generator {name}; valid: {', '.join(valid)}"
-            )
-        cur = valid[k]
-        if isinstance(cur, bool):
-            out[k] = v.lower() in ("1", "true", "yes")
-        elif isinstance(cur, int | float | str):
-            try:
-                out[k] = type(cur)(v)
-            except ValueError as exc:
-                raise ValueError(f"{spec}: parameter {k!r}: {exc}") from exc
-        else:
-            raise ValueError(f"{spec}: parameter {k!r} cannot be set in a spec (not a scalar)")
-    return name, out
+    cls = type(params_for(name))
+    pairs = [f"{k}={v}" for k, v in parse_qsl(query, keep_blank_values=True, strict_parsing=False)]
+    return name, parse_assignments(cls, pairs, spec)
 
 
 def trace_hash(trace: str) -> str:

@@ -25,28 +25,6 @@ from ctxbench.bench.runs import RunTask, run_task
 from ctxbench.bench.store import Ledger, ledger_path, load_ledger, write_results
 
 
-def parse_size(text: str) -> int:
-    t = text.strip().lower().replace("_", "")
-    mult = 1000 if t.endswith("k") else 1
-    try:
-        return int(float(t.rstrip("k")) * mult)
-    except ValueError as exc:
-        raise ValueError(f"budget {text!r}: expected a number like 120000 or 120k") from exc
-
-
-def parse_budgets(spec: str) -> list[int]:
-    """`32k:200k:8k` (start:stop:step, stop included) or `32k,64k,120000`."""
-    if ":" in spec:
-        parts = spec.split(":")
-        if len(parts) != 3:
-            raise ValueError(f"budgets {spec!r}: expected START:STOP:STEP, e.g. 32k:200k:8k")
-        start, stop, step = (parse_size(p) for p in parts)
-        if step <= 0 or stop < start:
-            raise ValueError(f"budgets {spec!r}: need STEP > 0 and STOP >= START")
-        return list(range(start, stop + 1, step))
-    return [parse_size(p) for p in spec.split(",") if p.strip()]
-
-
 # ------------------------------------------------------------------ executors
 @contextlib.contextmanager
 def make_executor(scheduler: str | None, jobs: int) -> Iterator[Executor]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from ctxbench.policies.registry import register
 from ctxbench.policies.view import Edit, View
 from ctxbench.sim.content import Message
+from ctxbench.sim.values import Fraction, Tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +42,7 @@ class HandoffCompaction:
     handoff, the last model reply with its tool results, and a fresh screenshot (H-16).
     """
 
-    trigger: float = 0.65  # H-14
+    trigger: Fraction = 0.65  # H-14
     instruction_bytes: int = 1400  # the handoff request's fixed instruction (H-15); size assumed
     handoff_bytes: int = 6000  # what the summarizing model writes (a model behaviour; varied in tests)
     handoff_min_bytes: int = 40  # H-15
@@ -49,7 +50,7 @@ class HandoffCompaction:
     tool_call_rate: float = 0.0  # chance the model calls a tool instead of writing (H-15 retry)
     state_bytes: int = 1500  # current plan + notebook carried into the new conversation (H-16)
     bytes_per_token: float = 2.5  # the estimator's rate, for the instruction and handoff (H-12)
-    margin: int = 0  # how close to the budget "too close" is (H-14); 0 = only the budget itself
+    margin: Tokens = 0  # how close to the budget "too close" is (H-14); 0 = only the budget itself
     max_retries: int = 5  # transient errors of the summary request (H-17)
     fresh_observation: bool = True  # H-16 ends with a fresh screenshot
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from ctxbench.policies.compaction import Action, Summarize
 from ctxbench.policies.estimators import AnchoredEstimator
+from ctxbench.policies.marks import Ttl
 from ctxbench.policies.registry import register
 from ctxbench.policies.tiers import (
     SummaryPlan,
@@ -29,6 +30,7 @@ from ctxbench.policies.tiers import (
 )
 from ctxbench.policies.view import Edit, View, rewrite_blocks, text_block
 from ctxbench.sim.content import TOOL_RESULT, TOOL_USE, Block, Message, digest64
+from ctxbench.sim.values import Fraction, Tokens
 
 KEEPS = (
     "none",
@@ -75,39 +77,39 @@ class ThresholdSummary:
     events); `trigger_turns` (Complexity Trap: N+M turns since the last summary).
     """
 
-    trigger: float = 0.0
-    reserve_output: int = 0
-    buffer: int = 0
-    trigger_tokens: int = 0
+    trigger: Fraction = 0.0
+    reserve_output: Tokens = 0
+    buffer: Tokens = 0
+    trigger_tokens: Tokens = 0
     trigger_events: int = 0
     trigger_turns: int = 0
     keep: str = "none"
     keep_value: float = 0.0
     keep_first_events: int = 0
-    keep_max_tokens: int = 0  # cap on the kept tail (opencode preserve budget)
+    keep_max_tokens: Tokens = 0  # cap on the kept tail (opencode preserve budget)
     bytes_per_token: float = 4.0
-    image_tokens: int = 2000
+    image_tokens: Tokens = 2000
     summary_bytes: int = 8_000  # assumed, the same for every preset (what the model writes)
     instruction_bytes: int = 2_500  # assumed
     summary_input: str = "full"  # full (same prefix + instruction) | older | text (own prompt, no tools)
     summary_tools: bool = True  # Codex sends the compaction request without tools
-    summary_input_max_tokens: int = 0  # LangChain trim_tokens_to_summarize
+    summary_input_max_tokens: Tokens = 0  # LangChain trim_tokens_to_summarize
     summary_calls: int = 1  # Gemini: summary + self-verification probe
     ack_bytes: int = 0  # Gemini: model "Got it. Thanks for the additional context!"
     reattach_files: int = 0  # Claude Code: re-read recent files after compaction
-    reattach_tokens: int = 5_000
-    reattach_budget: int = 50_000
+    reattach_tokens: Tokens = 5_000
+    reattach_budget: Tokens = 50_000
     min_older: int = 1
     exempt_skills: bool = False
     fallback_model: str = ""
     trim_fallback: bool = False
     reactive: bool = False
     backoff: bool = False
-    min_reclaim: float = 0.02
-    regrow: float = 0.05
+    min_reclaim: Fraction = 0.02
+    regrow: Fraction = 0.05
     switch_summarize: bool = False
     tier2_keep: int = 10
-    window: int = 0  # trigger window if set (CLAUDE_CODE_AUTO_COMPACT_WINDOW, policies.md §1)
+    window: Tokens = 0  # trigger window if set (CLAUDE_CODE_AUTO_COMPACT_WINDOW, policies.md §1)
 
     def __post_init__(self) -> None:
         if self.keep not in KEEPS:
@@ -121,9 +123,7 @@ class ThresholdSummary:
     def threshold(self, view: View) -> int:
         window = self.window or view.window
         if self.reserve_output:
-            return (
-                window - min(view.max_output or self.reserve_output, self.reserve_output) - self.buffer
-            )
+            return window - min(view.max_output or self.reserve_output, self.reserve_output) - self.buffer
         if self.trigger:
             return int(self.trigger * window)
         if self.trigger_tokens:
@@ -278,11 +278,11 @@ class MaskToolResults:
 
     keep_turns: int = 0
     keep_tool_uses: int = 0
-    protect_tokens: int = 0
+    protect_tokens: Tokens = 0
     skip_user_turns: int = 0
-    trigger_tokens: int = 0
+    trigger_tokens: Tokens = 0
     measure: str = "current"
-    min_tokens: int = 0
+    min_tokens: Tokens = 0
     exempt_skills: bool = True
     exclude_tools: tuple[str, ...] = ()
     bytes_per_token: float = 4.0
@@ -375,7 +375,7 @@ class LastUsageEstimator(AnchoredEstimator):
     (research/policies.md §3 `getLastPromptTokenCount`); a whole estimate before any report."""
 
     bytes_per_token: float = 4.0  # policies.md §3: ASCII 1/4 token per char
-    image_tokens: int = 3000  # policies.md §3
+    image_tokens: Tokens = 3000  # policies.md §3
 
     def estimate(self, view: View) -> int:
         a = view.anchor
@@ -394,7 +394,7 @@ class ClaudeCodeMarks:
     breakpoint moved one block back"; Claude Code's addCacheBreakpoints `skipCacheWrite ?
     messages.length - 2 : messages.length - 1` for forked requests."""
 
-    ttl: str = "5m"
+    ttl: Ttl = "5m"
     skip_cache_write: bool = False
 
     def place(self, view: View) -> tuple[tuple[int, str], ...]:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ctxbench.policies.registry import register
 from ctxbench.policies.view import View
+from ctxbench.sim.values import Tokens
 
 
 @register("estimator", "anchored")
@@ -21,7 +22,7 @@ class AnchoredEstimator:
     """
 
     bytes_per_token: float = 2.5  # H-12
-    image_tokens: int = 4096  # H-12
+    image_tokens: Tokens = 4096  # H-12
     anchor: bool = True  # H-13
 
     def whole(self, view: View) -> int:

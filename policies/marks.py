@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from ctxbench.policies.registry import register
 from ctxbench.policies.view import View
+
+# The two cache lifetimes a mark can ask for (providers.md §1.5: 5-minute default, 1-hour option).
+Ttl = Literal["5m", "1h"]
 
 
 def _dedupe(positions: list[int], ttl: str, n: int) -> tuple[tuple[int, str], ...]:
@@ -25,7 +29,7 @@ class OpenRouterMarks:
     """H-23: system prompt, tool definitions, where the previous request ended (read back within
     the ~20-block lookback), and the newest message (written)."""
 
-    ttl: str = "5m"
+    ttl: Ttl = "5m"
 
     def place(self, view: View) -> tuple[tuple[int, str], ...]:
         tr = view.tr
@@ -39,7 +43,7 @@ class DirectMarks:
     """H-24: system prompt (covering the tools before it), end of the pinned preparation
     exchange (read again after a compaction), previous request's end, newest message."""
 
-    ttl: str = "5m"
+    ttl: Ttl = "5m"
 
     def place(self, view: View) -> tuple[tuple[int, str], ...]:
         tr = view.tr
@@ -53,7 +57,7 @@ class DirectMarks:
 class LastBlockMarks:
     """One mark on the newest block, like the API's automatic caching (providers.md §1.2)."""
 
-    ttl: str = "5m"
+    ttl: Ttl = "5m"
 
     def place(self, view: View) -> tuple[tuple[int, str], ...]:
         n = len(view.tr)

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from ctxbench.policies.registry import RegistryError, create
+from ctxbench.sim.values import Tokens, ValueProblem, check_params, unknown
 from ctxbench.sim.yamltext import load_yaml
 
 TOP_KEYS = (
@@ -48,9 +49,9 @@ class Policy:
     eviction: Any
     compaction: Any
     marks: Any
-    budget: int = 120_000  # H-11 default
-    budget_min: int = 32_000  # H-11
-    budget_max: int = 200_000  # H-11
+    budget: Tokens = 120_000  # H-11 default
+    budget_min: Tokens = 32_000  # H-11
+    budget_max: Tokens = 200_000  # H-11
     harness: str = "H"
     provider: str = "anthropic"
     retries: int = 5  # H-17: transient errors retried up to 5 times
@@ -84,34 +85,37 @@ def _component(kind: str, spec: Any, where: str) -> Any:
         raise PresetError(str(exc)) from exc
 
 
+COMPONENT_KINDS = ("estimator", "eviction", "compaction", "marks")
+
+
 def policy_from_dict(data: dict[str, Any], where: str = "<preset>") -> Policy:
+    """A Policy from a preset mapping. Every key and value is checked against `Policy`'s and
+    each component's type hints (`ctxbench.sim.values`): errors name `where`, the key path, the
+    expected type or range and the value given; unknown keys come with the closest valid ones."""
     if not isinstance(data, dict):
         raise PresetError(f"{where}: a preset must be a mapping")
     for key in data:
         if key not in TOP_KEYS:
-            raise PresetError(f"{where}: unknown key {key!r}; valid keys: {', '.join(TOP_KEYS)}")
-    for req in ("name", "estimator", "eviction", "compaction", "marks"):
+            raise PresetError(f"{where}: {unknown('key', str(key), TOP_KEYS, 'valid keys')}")
+    for req in ("name", *COMPONENT_KINDS):
         if req not in data:
             raise PresetError(f"{where}: missing key {req!r}")
-    pol = Policy(
-        name=str(data["name"]),
-        estimator=_component("estimator", data["estimator"], where),
-        eviction=_component("eviction", data["eviction"], where),
-        compaction=_component("compaction", data["compaction"], where),
-        marks=_component("marks", data["marks"], where),
-        harness=str(data.get("harness", "H")),
-        provider=str(data.get("provider", "anthropic")),
-        retries=int(data.get("retries", 5)),
-        backoff=float(data.get("backoff", 1.0)),
-        session_id=bool(data.get("session_id", False)),
-        cache_key=bool(data.get("cache_key", False)),
-        budget_min=int(data.get("budget_min", 32_000)),
-        budget_max=int(data.get("budget_max", 200_000)),
-        description=str(data.get("description", "")),
-        spec=tuple(str(s) for s in data.get("spec", ())),
-        sources=tuple(str(s) for s in data.get("sources", ())),
-    )
-    return pol.with_budget(int(data.get("budget", 120_000)))
+    scalars = {k: v for k, v in data.items() if k not in COMPONENT_KINDS}
+    if isinstance(scalars.get("name"), int | float):
+        scalars["name"] = str(scalars["name"])
+    for key in ("spec", "sources"):  # a single string is one entry
+        if isinstance(scalars.get(key), str):
+            scalars[key] = [scalars[key]]
+    try:
+        checked = check_params(Policy, scalars, f"{where}:")
+    except ValueProblem as exc:
+        raise PresetError(str(exc)) from exc
+    budget = checked.pop("budget", 120_000)
+    pol = Policy(**{k: _component(k, data[k], where) for k in COMPONENT_KINDS}, **checked)
+    try:
+        return pol.with_budget(budget)
+    except PresetError as exc:
+        raise PresetError(f"{where}: {exc}") from exc
 
 
 def preset_names() -> list[str]:
@@ -130,7 +134,7 @@ def load_policy(name_or_path: str) -> Policy:
     else:
         res = resources.files("ctxbench.policies").joinpath("presets", f"{name_or_path}.yaml")
         if not res.is_file():
-            raise PresetError(f"unknown preset {name_or_path!r}; known presets: {', '.join(preset_names())}")
+            raise PresetError(unknown("preset", name_or_path, preset_names(), "known presets"))
         text = res.read_text(encoding="utf-8")
         where = f"policies/presets/{name_or_path}.yaml"
     try:

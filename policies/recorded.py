@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ctxbench.policies.compaction import Action
+from ctxbench.policies.marks import Ttl
 from ctxbench.policies.registry import register
 from ctxbench.policies.view import Edit, View
 from ctxbench.sim.content import Message
@@ -28,7 +29,7 @@ class RecordedMarks:
     else the ttl recorded on the newest message, else `ttl`. At most `max_marks` (providers.md
     §1.2: 4 per request), the newest kept first."""
 
-    ttl: str = "5m"  # providers.md §1.5 default ttl
+    ttl: Ttl = "5m"  # providers.md §1.5 default ttl
     messages: int = 2  # FORMATS.md §2.2
     system: bool = True  # FORMATS.md §2.2: "system (list of text blocks, both with cache_control)"
     max_marks: int = 4  # providers.md §1.2

@@ -10,6 +10,8 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from ctxbench.sim.values import ValueProblem, build, unknown
+
 KINDS = ("estimator", "eviction", "compaction", "marks", "provider", "generator", "importer")
 
 _REGISTRY: dict[str, dict[str, Any]] = {k: {} for k in KINDS}
@@ -23,7 +25,7 @@ class RegistryError(ValueError):
 
 def register(kind: str, name: str) -> Callable[[T], T]:
     if kind not in _REGISTRY:
-        raise RegistryError(f"unknown registry kind {kind!r}; valid kinds: {', '.join(KINDS)}")
+        raise RegistryError(unknown("registry kind", kind, KINDS, "valid kinds"))
 
     def deco(obj: T) -> T:
         _REGISTRY[kind][name] = obj
@@ -41,11 +43,9 @@ def lookup(kind: str, name: str) -> Any:
     _ensure_loaded(kind)
     table = _REGISTRY.get(kind)
     if table is None:
-        raise RegistryError(f"unknown registry kind {kind!r}; valid kinds: {', '.join(KINDS)}")
+        raise RegistryError(unknown("registry kind", kind, KINDS, "valid kinds"))
     if name not in table:
-        raise RegistryError(
-            f"unknown {kind} {name!r}; valid {kind} names: {', '.join(sorted(table)) or '(none)'}"
-        )
+        raise RegistryError(unknown(kind, name, table, f"valid {kind} names"))
     return table[name]
 
 
@@ -54,22 +54,21 @@ def param_names(cls: Any) -> list[str]:
 
 
 def create(kind: str, name: str, params: dict[str, Any] | None = None, where: str = "") -> Any:
-    """Instantiate a registered dataclass component, rejecting unknown parameters."""
+    """Instantiate a registered component. For a dataclass, every key and value is checked
+    against its fields' type hints (`ctxbench.sim.values.build`): an unknown key lists the
+    closest valid ones; a bad value names `where.key`, the expected type or range and the value."""
     cls = lookup(kind, name)
     params = dict(params or {})
-    if dataclasses.is_dataclass(cls):
-        valid = param_names(cls)
-        for key in params:
-            if key not in valid:
-                at = f"{where}: " if where else ""
-                raise RegistryError(
-                    f"{at}unknown key {key!r} for {kind} {name!r}; valid keys: {', '.join(valid) or '(none)'}"
-                )
+    at = where or f"{kind} {name!r}"
+    if dataclasses.is_dataclass(cls) and isinstance(cls, type):
+        try:
+            return build(cls, params, at)
+        except ValueProblem as exc:
+            raise RegistryError(str(exc)) from exc
     try:
         return cls(**params)
     except (TypeError, ValueError) as exc:
-        at = f"{where}: " if where else ""
-        raise RegistryError(f"{at}bad parameters for {kind} {name!r}: {exc}") from exc
+        raise RegistryError(f"{at}: bad parameters for {kind} {name!r}: {exc}") from exc
 
 
 # The modules that register each kind, imported the first time that kind is looked up, so that a

@@ -17,6 +17,7 @@ from ctxbench.policies.estimators import AnchoredEstimator
 from ctxbench.policies.registry import register
 from ctxbench.policies.view import Edit, View
 from ctxbench.sim.content import TOOL_RESULT, TOOL_USE, Block, Message
+from ctxbench.sim.values import Fraction, Tokens
 
 MODES = ("default", "fast")  # C-17
 
@@ -31,7 +32,7 @@ class CUsageEstimator(AnchoredEstimator):
     rate of Claude Code, Codex and opencode, research/policies.md §10)."""
 
     bytes_per_token: float = 4.0  # assumed (policies.md §10: chars/4 in three harnesses)
-    image_tokens: int = 1500  # C-4, C-2: images ~1.5k tokens each
+    image_tokens: Tokens = 1500  # C-4, C-2: images ~1.5k tokens each
     anchor: bool = True  # C-4
 
 
@@ -155,18 +156,18 @@ class CTiers:
     """
 
     mode: str = "default"  # C-17: default (summarize only) | fast (all three tiers)
-    tier1: float = 0.50  # C-5
+    tier1: Fraction = 0.50  # C-5
     tier1_keep: int = 20  # C-5
-    tier2: float = 0.80  # C-5
+    tier2: Fraction = 0.80  # C-5
     tier2_keep: int = 10  # C-5
-    tier3: float = 0.90  # C-6
-    tail_tokens: int = 30_000  # C-7: roughly the last 30k tokens
+    tier3: Fraction = 0.90  # C-6
+    tail_tokens: Tokens = 30_000  # C-7: roughly the last 30k tokens
     tail_min_messages: int = 3  # C-7
     min_older: int = 5  # C-11: fewer older messages -> nothing to summarize
     keep_images: bool = True  # C-9
     exempt_skills: bool = True  # C-8
     bytes_per_token: float = 4.0  # the harness's own rate for the tail (as c-usage; assumed)
-    image_tokens: int = 1500  # C-4
+    image_tokens: Tokens = 1500  # C-4
     summary_bytes: int = 8_000  # what the summarizer writes (assumed; the seed gives no size)
     instruction_bytes: int = 2_500  # the summarize instruction (assumed)
     manifest_entry_bytes: int = 80  # C-13: name + metadata of one scratchpad file (assumed)
@@ -176,8 +177,8 @@ class CTiers:
     trim_fallback: bool = True  # C-11: tier-2 trim when no summary can be produced
     reactive: bool = True  # C-18
     backoff: bool = True  # C-12
-    min_reclaim: float = 0.02  # C-12 "almost nothing": < 2 % of the window (assumed)
-    regrow: float = 0.05  # C-12: wait until the estimate grows by 5 % of the window (assumed)
+    min_reclaim: Fraction = 0.02  # C-12 "almost nothing": < 2 % of the window (assumed)
+    regrow: Fraction = 0.05  # C-12: wait until the estimate grows by 5 % of the window (assumed)
     switch_summarize: bool = True  # C-19
     reattach_files: int = 0  # (Claude Code only)
 

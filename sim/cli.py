@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from ctxbench.sim import __version__
+from ctxbench.sim.values import HintingParser
 
 
 class Verb(NamedTuple):
@@ -59,7 +60,7 @@ def chosen_verb(argv: Sequence[str]) -> str | None:
 def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     """The parser with every verb listed; only `verb` (None: every verb, for tools that inspect
     the whole parser) gets its real arguments, which imports its module."""
-    parser = argparse.ArgumentParser(
+    parser = HintingParser(
         prog="ctxbench",
         description="Simulate the context policies of LLM agent harnesses against prompt-cache providers.",
     )

@@ -17,11 +17,12 @@ from typing import Any
 import pytest
 
 from ctxbench.bench.runs import make_tasks, prepared
-from ctxbench.bench.sweep import parse_budgets, run_sweep
+from ctxbench.bench.sweep import run_sweep
+from ctxbench.sim.values import parse_sizes
 
 TRACE = "gen:game?turns=500&seed=11"  # ~500 requests per run at budgets >= 48k
 POLICIES = ["h-direct", "h-openrouter"]
-BUDGETS = parse_budgets("48k:200k:8k")  # 20 budgets
+BUDGETS = parse_sizes("48k:200k:8k")  # 20 budgets
 SEEDS = list(range(25))  # 2 x 20 x 25 = 1,000 runs
 
 

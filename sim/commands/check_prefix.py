@@ -27,6 +27,7 @@ from ctxbench.bench.prefix_check import (
     report_dict,
 )
 from ctxbench.bench.request_log import dump_log, parse_line, read_request_log, simulated_log, trace_log
+from ctxbench.sim.values import size_arg
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -51,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"classes that never fail (default: {', '.join(DEFAULT_ALLOWED)})",
     )
     p.add_argument("--policy", help="with a trace: check the requests a simulated run of this preset sends")
-    p.add_argument("--budget", type=int, help="with --policy: working budget")
+    p.add_argument("--budget", type=size_arg, help="with --policy: working budget; 80000, 80k or 1.5M")
     p.add_argument("--provider", help="with --policy: provider profile")
     p.add_argument("--seed", type=int, default=0, help="with --policy: seed (default 0)")
     p.add_argument("--save-log", metavar="FILE", help="write the request log that was checked (JSONL)")

@@ -14,6 +14,7 @@ from ctxbench.bench.compare import FORMATS, compare_rows, render
 from ctxbench.bench.runs import cached_policy, make_tasks
 from ctxbench.bench.sweep import execute
 from ctxbench.policies.preset import preset_names
+from ctxbench.sim.values import size_arg
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -31,7 +32,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--policy", action="append", help="preset name or YAML path (repeat; default: every preset)"
     )
     p.add_argument("--provider", help="provider profile (default: each preset's)")
-    p.add_argument("--budget", type=int, help="working budget for every policy (default: each preset's)")
+    p.add_argument(
+        "--budget",
+        type=size_arg,
+        help="working budget for every policy (default: each preset's); 80000, 80k or 1.5M",
+    )
     p.add_argument("--seeds", type=int, default=1, help="seeds per policy and trace (default 1)")
     p.add_argument("--seed-base", type=int, default=0, help="first seed (default 0)")
     p.add_argument("--format", choices=FORMATS, default="terminal", help="output format (default terminal)")

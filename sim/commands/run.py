@@ -12,6 +12,7 @@ from ctxbench.sim.providers.choice import choose
 from ctxbench.sim.records import save, write_jsonl
 from ctxbench.sim.runner import run_trace
 from ctxbench.sim.summary import format_summary, summarize
+from ctxbench.sim.values import size_arg
 from ctxbench.traces.format import read_trace
 
 
@@ -19,7 +20,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="replay a trace under a policy preset", description=__doc__)
     p.add_argument("trace", help="a ctxbench trace (JSONL)")
     p.add_argument("--policy", required=True, help="preset name (see `ctxbench presets`) or YAML path")
-    p.add_argument("--budget", type=int, help="working context budget in tokens (H-11: 32000..200000)")
+    p.add_argument(
+        "--budget",
+        type=size_arg,
+        help="working context budget in tokens (H-11: 32000..200000); 80000, 80k or 1.5M",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed for every random choice (default 0)")
     p.add_argument(
         "--provider",

@@ -8,7 +8,8 @@ import json
 import sys
 
 from ctxbench.bench.runs import make_tasks
-from ctxbench.bench.sweep import parse_budgets, run_sweep
+from ctxbench.bench.sweep import run_sweep
+from ctxbench.sim.values import parse_sizes
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -46,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def handle(args: argparse.Namespace) -> int:
     if args.seeds < 1:
         raise ValueError("--seeds must be at least 1")
-    budgets = parse_budgets(args.budgets)
+    budgets = parse_sizes(args.budgets)
     seeds = list(range(args.seed_base, args.seed_base + args.seeds))
     tasks = make_tasks(args.traces, args.policy, list(budgets), args.provider or [None], seeds)
     stats = run_sweep(

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from ctxbench.sim.providers.base import Faults, Latency
+from ctxbench.sim.values import ValueProblem, build, check_params, unknown
 
 C = TypeVar("C")
 
@@ -15,51 +16,52 @@ class ProfileError(ValueError):
 
 
 def latency_from(v: Any, where: str) -> Latency:
+    """Latency from a mapping of its fields (numbers), checked like every config value."""
     if isinstance(v, Latency):
         return v
+    try:
+        return build(Latency, _mapping(v, where, "latency"), f"{where}: latency")
+    except ValueProblem as exc:
+        raise ProfileError(str(exc)) from exc
+
+
+def _mapping(v: Any, where: str, key: str) -> dict[str, Any]:
     if not isinstance(v, dict):
-        raise ProfileError(f"{where}: latency must be a mapping")
-    valid = [f.name for f in fields(Latency)]
-    for k in v:
-        if k not in valid:
-            raise ProfileError(f"{where}: unknown latency key {k!r}; valid keys: {', '.join(valid)}")
-    return Latency(**{k: float(x) for k, x in v.items()})
+        raise ProfileError(f"{where}: {key}: expected a mapping, got {v!r}")
+    return v
 
 
 def faults_from(v: Any, where: str) -> Faults:
-    """Faults from a mapping: rates {kind: p}, scripted {index: kind}, windows [[start, end, kind]]."""
+    """Faults from a mapping: rates {kind: p}, scripted {index: kind}, windows [[start, end, kind]],
+    retry_after (seconds); kinds are checked against FAULT_KINDS with close matches."""
     if isinstance(v, Faults):
         return v
-    if not isinstance(v, dict):
-        raise ProfileError(f"{where}: faults must be a mapping")
     from ctxbench.sim.providers.base import FAULT_KINDS
 
-    valid = [f.name for f in fields(Faults)]
-    for k in v:
-        if k not in valid:
-            raise ProfileError(f"{where}: unknown faults key {k!r}; valid keys: {', '.join(valid)}")
-    rates = {str(k): float(p) for k, p in dict(v.get("rates") or {}).items()}
-    scripted = {int(k): str(kind) for k, kind in dict(v.get("scripted") or {}).items()}
-    windows = tuple((float(w[0]), float(w[1]), str(w[2])) for w in (v.get("windows") or ()))
-    for kind in [*rates, *scripted.values(), *(w[2] for w in windows)]:
+    try:
+        faults = build(Faults, _mapping(v, where, "faults"), f"{where}: faults")
+    except ValueProblem as exc:
+        raise ProfileError(str(exc)) from exc
+    for kind in [*faults.rates, *faults.scripted.values(), *(w[2] for w in faults.windows)]:
         if kind not in FAULT_KINDS:
-            raise ProfileError(f"{where}: unknown fault kind {kind!r}; valid kinds: {', '.join(FAULT_KINDS)}")
-    return Faults(rates, scripted, float(v.get("retry_after", 2.0)), windows)
+            raise ProfileError(f"{where}: faults: {unknown('fault kind', kind, FAULT_KINDS, 'valid kinds')}")
+    for kind, p in faults.rates.items():
+        if not 0.0 <= p <= 1.0:
+            raise ProfileError(f"{where}: faults.rates.{kind}: expected a number between 0 and 1, got {p!r}")
+    return faults
 
 
 def config_from(cls: type[C], provider: str, params: dict[str, Any]) -> C:
-    """`cls()` with `params` applied; unknown keys are an error listing the valid ones."""
-    valid = [f.name for f in fields(cls)]  # type: ignore[arg-type]
+    """`cls()` with `params` applied, every key and value checked against `cls`'s type hints
+    (`ctxbench.sim.values`); unknown keys list the closest valid ones."""
     where = f"provider {provider!r}"
-    out: dict[str, Any] = {}
-    for key, v in params.items():
-        if key not in valid:
-            raise ProfileError(f"unknown key {key!r} for {where}; valid keys: {', '.join(valid)}")
-        if key == "latency":
-            v = latency_from(v, where)
-        elif key == "faults":
-            v = faults_from(v, where)
-        elif isinstance(v, list):
-            v = tuple(v)
-        out[key] = v
-    return replace(cls(), **out)  # type: ignore[type-var]
+    params = dict(params)
+    if "latency" in params:
+        params["latency"] = latency_from(params["latency"], where)
+    if "faults" in params:
+        params["faults"] = faults_from(params["faults"], where)
+    try:
+        checked = check_params(cls, params, f"{where}:")
+    except ValueProblem as exc:
+        raise ProfileError(str(exc)) from exc
+    return replace(cls(), **checked)  # type: ignore[type-var]

@@ -14,19 +14,20 @@ import pytest
 
 from ctxbench.bench.runs import RunTask, make_tasks, run_task, trace_hash
 from ctxbench.bench.store import ledger_path, load_ledger, read_results
-from ctxbench.bench.sweep import parse_budgets, run_sweep
+from ctxbench.bench.sweep import run_sweep
+from ctxbench.sim.values import parse_sizes
 
 ROOT = Path(__file__).resolve().parents[2]
 SHORT = str(ROOT / "traces/samples/game-short.jsonl")
 
 
-def test_parse_budgets() -> None:
-    assert parse_budgets("32k:48k:8k") == [32000, 40000, 48000]
-    assert parse_budgets("32k,120000") == [32000, 120000]
+def test_parse_sizes() -> None:
+    assert parse_sizes("32k:48k:8k") == [32000, 40000, 48000]
+    assert parse_sizes("32k,120000") == [32000, 120000]
     with pytest.raises(ValueError, match="START:STOP:STEP"):
-        parse_budgets("1:2")
-    with pytest.raises(ValueError, match="120k"):
-        parse_budgets("lots")
+        parse_sizes("1:2")
+    with pytest.raises(ValueError, match="80k"):
+        parse_sizes("lots")
 
 
 def test_key_depends_on_every_part() -> None:
