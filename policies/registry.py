@@ -49,6 +49,16 @@ def lookup(kind: str, name: str) -> Any:
     return table[name]
 
 
+def registered_name(obj: Any) -> str:
+    """The name `obj`'s class (or `obj` itself) is registered under, or its class name."""
+    cls = obj if isinstance(obj, type) else type(obj)
+    for table in _REGISTRY.values():
+        for name, entry in table.items():
+            if entry is cls:
+                return name
+    return cls.__name__
+
+
 def param_names(cls: Any) -> list[str]:
     return [f.name for f in dataclasses.fields(cls) if f.init]
 

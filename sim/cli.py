@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from ctxbench.sim import __version__
+from ctxbench.sim.extras import missing_message
 from ctxbench.sim.values import HintingParser
 
 
@@ -76,6 +77,17 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
+    try:
+        return _main(words)
+    except ModuleNotFoundError as exc:  # an optional extra is not installed: say which (issue 14)
+        msg = missing_message(exc, f"ctxbench {chosen_verb(words) or ''}".strip())
+        if msg is None:
+            raise
+        print(f"ctxbench: error: {msg}", file=sys.stderr)
+        return 2
+
+
+def _main(words: list[str]) -> int:
     verb = chosen_verb(words)
     parser = build_parser(verb if verb in {row.name for row in VERBS} else "")
     args = parser.parse_args(words)

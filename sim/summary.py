@@ -110,5 +110,9 @@ def format_summary(s: Summary, title: str = "") -> str:
     if s.counters:
         lines.append("harness events      " + " · ".join(f"{k} {v:,}" for k, v in s.counters.items()))
     fails = ", ".join(f"{k} {v}" for k, v in s.failures.items()) or "none"
-    lines.append(f"failures            {fails}   run: {s.status}")
+    ending = 0 if s.status == "ok" else 1  # the run stops at its first unrecovered error
+    recovered = max(0, sum(s.failures.values()) - ending)
+    lines.append(f"request errors      {fails}   recovered {recovered} · run-ending {ending}")
+    ended = "ok: reached the end of the trace" if s.status == "ok" else f"ENDED EARLY, {s.status}"
+    lines.append(f"run                 {ended}")
     return "\n".join(lines)

@@ -166,7 +166,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--policy", default="c-default", help="a C-harness preset or YAML path (default c-default)"
     )
     p.add_argument("--at", type=int, required=True, help="request index N (0 = the first request)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of every random draw: fault and latency draws, best-effort evictions (default 0)",
+    )
     p.add_argument("--model", help="model (default: the trace's)")
     p.set_defaults(handler=handle)
 

@@ -15,8 +15,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "proxy", help="record traffic to a real provider into the trace format", description=__doc__
     )
     p.add_argument("--upstream", required=True, help="provider base URL, e.g. https://api.anthropic.com")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8780)
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument(
+        "--port", type=int, default=8780, help="port to listen on (default 8780; 0 = any free port)"
+    )
     p.add_argument("--record", metavar="DIR", required=True, help="folder for requests.jsonl and the traces")
     p.set_defaults(handler=handle)
 

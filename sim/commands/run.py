@@ -37,6 +37,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--prices", metavar="FILE", help="extra price rows (YAML, as sim/data/prices.yaml)")
     p.add_argument("--records", help="write every request record to FILE (.jsonl or .csv); '-' for stdout")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when the simulated run ends with an error (default: it is a result, exit 0)",
+    )
     p.set_defaults(handler=handle)
 
 
@@ -74,4 +79,8 @@ def handle(args: argparse.Namespace) -> int:
             f"({serving.why}) · model {model}"
         )
         print(format_summary(s, title))
-    return 0 if s.status == "ok" else 1
+    if s.status != "ok" and not args.json:
+        print(
+            f"note: the simulated run ended with an {s.status} (a result; --strict exits 1)", file=sys.stderr
+        )
+    return 1 if args.strict and s.status != "ok" else 0

@@ -24,7 +24,12 @@ def add_server_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 = any free port)")
     p.add_argument("--provider", default="anthropic", help="provider profile (default anthropic)")
     p.add_argument("--model", default="claude-sonnet-4-6", help="model for requests naming an unknown model")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of every random draw: fault and latency draws, best-effort evictions (default 0)",
+    )
     p.add_argument(
         "--clock",
         choices=("wall", "header"),
