@@ -77,10 +77,22 @@ class RequestCompare:
     tool_ref: str = ""  # "first" | "later": the user message before it returns tool_reference blocks
     cost_billed: float = 0.0
     cost_predicted: float = 0.0  # billed output and uncached tail, predicted cache usage
+    input_predicted: int = 0  # predicted uncached input, the uncached tail included
 
     @property
     def ok(self) -> bool:
         return abs(self.predicted.cache_read - self.billed.cache_read) <= tolerance(self.billed.cache_read)
+
+    @property
+    def within(self) -> bool:
+        """Cache read, cache write (5m + 1h) and uncached input each within tolerance of the bill."""
+        b, p = self.billed, self.predicted
+        bw = b.cache_write_5m + b.cache_write_1h
+        return (
+            self.ok
+            and abs(p.cache_write_5m + p.cache_write_1h - bw) <= tolerance(bw)
+            and abs(self.input_predicted - b.input_tokens) <= tolerance(b.input_tokens)
+        )
 
     @property
     def naive_ok(self) -> bool:
@@ -105,6 +117,15 @@ class SessionFidelity:
     @property
     def share_ok(self) -> float:
         return sum(r.ok for r in self.requests) / self.n if self.n else 1.0
+
+    @property
+    def has_usage(self) -> bool:
+        """The log records per-request usage (SWE-agent keeps totals only, FORMATS.md §2.7)."""
+        return self.n > 0
+
+    @property
+    def share_within(self) -> float:
+        return sum(r.within for r in self.requests) / self.n if self.n else 0.0
 
     @property
     def share_naive_ok(self) -> float:
@@ -209,12 +230,16 @@ def compare(
 ) -> SessionFidelity:
     """Replay `trace` and score every request against its bill (module docstring)."""
     pol = load_policy(policy) if isinstance(policy, str) else policy
+    meta = dict(trace.header.meta)
+    if not any(isinstance(e, MessageEvent) and e.usage is not None for e in trace.events):
+        return SessionFidelity(
+            name or str(meta.get("conversation", "")), trace.header.model, pol.name, meta=meta
+        )
     sv = serving(trace, profile, model)
     records = replay(trace, pol, sv.profile, warm, keep_warm=keep_warm, model=sv.model)
     records = [r for r in records if r.kind != "warmup"]
     model = records[0].model if records else trace.header.model
     pr = prices(model)
-    meta = dict(trace.header.meta)
     sf = SessionFidelity(name or str(meta.get("conversation", "")), model, pol.name, meta=meta)
     prev_t: float | None = None
     prev_cached = 0
@@ -260,7 +285,10 @@ def compare(
             # a read that fell back to the turn start marks non-tool-result content the log does
             # not show (e.g. IDE diagnostics reminders, Claude Code 2.0.x): a new turn starts here
             turn_start, real = _cached(b), False
-        tail = b.input_tokens  # after the last mark: in no block of the trace (providers.md §1.9)
+        # after the last mark, in no block of the trace (providers.md §1.9), unless the importer
+        # sized the blocks on the whole prompt (traces/importers/sizing.py `sized_on`)
+        tail = 0 if meta.get("sized_on") == "prompt" else b.input_tokens
+        rc.input_predicted = p.uncached + tail
         rc.cost_billed = pr.cost(
             b.input_tokens, b.cache_read, b.cache_write_5m, b.cache_write_1h, b.output_tokens
         )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ctxbench.bench.fidelity import SessionFidelity, compare, replay
+from ctxbench.bench.fidelity import SessionFidelity, compare, replay, serving
 from ctxbench.sim.tokens import RateCounter, make_counter, toktok_available
 from ctxbench.traces.importers import import_paths
 from ctxbench.traces.importers.base import ImportReport, canonical
@@ -34,6 +34,13 @@ CLAUDE_CODE = (
     "claude-code-viewer/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
 )
 CLAUDE_TRACE = "claude-trace/test-traffic.jsonl"
+OTHER_FORMATS = (  # replayed on the provider their model is served by (sim/providers/choice.py)
+    "codex-tui/binary-size-log.jsonl",
+    "cline-sdk/session.messages.json",
+    "inspect-ai/2025-05-12T20-27-36-04-00_browser.json",
+    "openhands/output.jsonl",
+    "swe-agent/pydicom__pydicom-1458.traj",
+)
 WHAT_IF = ("recorded", "h-direct", "h-openrouter")
 
 
@@ -101,9 +108,12 @@ def render(root: Path = DEFAULT_DIR) -> str:
         "Match = predicted cache read within max(1 %, 128) tokens of the bill. Cost Δ compares "
         "the predicted bill (billed output and uncached tail) with the billed one.",
         "",
-        "| session | model | requests | replay | keep-warm | naive | cache read Δ replay / naive "
-        "| cost billed | cost Δ replay / naive |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "Within = share of requests whose cache read, cache write (5m + 1h) and uncached input are "
+        "each within max(1 %, 128) tokens of the bill; write Δ = predicted minus billed cache writes.",
+        "",
+        "| session | model | requests | within | replay | keep-warm | naive | cache read Δ replay / naive "
+        "| write Δ | cost billed | cost Δ replay / naive |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     all_n = all_ok = all_kw = all_naive = 0
     for name, sf, kw in rows:
@@ -111,10 +121,13 @@ def render(root: Path = DEFAULT_DIR) -> str:
         all_ok += _ok(sf)
         all_kw += _ok(kw)
         all_naive += sum(r.naive_ok for r in sf.requests)
+        bw = sum(r.billed.cache_write_5m + r.billed.cache_write_1h for r in sf.requests)
+        pw = sum(r.predicted.cache_write for r in sf.requests)
         lines.append(
-            f"| {name} | {sf.model} | {sf.n} | {sf.share_ok:.1%} | {kw.share_ok:.1%} | "
+            f"| {name} | {sf.model} | {sf.n} | {sf.share_within:.1%} | {sf.share_ok:.1%} | "
+            f"{kw.share_ok:.1%} | "
             f"{sf.share_naive_ok:.1%} | {_pct(sf.total('predicted'), sf.total('billed'))} / "
-            f"{_pct(sf.total('naive'), sf.total('billed'))} | "
+            f"{_pct(sf.total('naive'), sf.total('billed'))} | {_pct(pw, bw)} | "
             f"${sf.cost_billed:.3f} | {_pct(sf.cost_predicted, sf.cost_billed)} / "
             f"{_pct(sf.cost_naive, sf.cost_billed)} |"
         )
@@ -142,6 +155,7 @@ def render(root: Path = DEFAULT_DIR) -> str:
                 f"- #{r.index} (t={r.t:.0f} s, gap {r.gap:.0f} s): billed read {r.billed.cache_read:,}, "
                 f"predicted {r.predicted.cache_read:,} — {r.cause}"
             )
+    lines += other_formats(root)
     lines += ["", "## claude-trace: offline tokenizer calibration", ""]
     cal = calibration(root / CLAUDE_TRACE)
     by: dict[str, list[tuple[int, int, int]]] = {}
@@ -169,6 +183,36 @@ def render(root: Path = DEFAULT_DIR) -> str:
     ]
     lines += what_if(root / CLAUDE_CODE[0])
     return "\n".join(lines) + "\n"
+
+
+def other_formats(root: Path) -> list[str]:
+    """The non-Claude-Code formats, each replayed on its model's provider."""
+    from ctxbench.bench.fidelity_fields import session_json
+
+    out = [
+        "",
+        "## Other formats (replayed on the provider their model is served by)",
+        "",
+        "| log | conversation | model | provider | requests | within | read billed / predicted "
+        "| uncached billed / predicted | cost billed / predicted |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for rel in OTHER_FORMATS:
+        res = import_paths([root / rel])
+        for tr, name in zip(res.traces, res.names, strict=True):
+            sf = compare(tr, name)
+            d = session_json(sf)
+            if not sf.has_usage:
+                out.append(f"| {rel} | {name} | — | — | 0 | no per-request usage (not counted) | | | |")
+                continue
+            b, p = d["billed"], d["predicted"]
+            prof = serving(tr).profile
+            out.append(
+                f"| {rel} | {name} | {sf.model} | {prof} | {sf.n} | {sf.share_within:.1%} | "
+                f"{b['cache_read']:,} / {p['cache_read']:,} | {b['input']:,} / {p['input']:,} | "
+                f"${b['cost']:.4f} / ${p['cost']:.4f} |"
+            )
+    return out
 
 
 def what_if(path: Path) -> list[str]:

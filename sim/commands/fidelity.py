@@ -5,11 +5,14 @@ report over every real session in traces-real/."""
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from ctxbench.bench.fidelity import compare, serving
+from ctxbench.bench.fidelity_fields import session_json
 from ctxbench.sim.catalog import add_prices_file
 from ctxbench.traces.format import read_trace
+from ctxbench.traces.model import MessageEvent
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,6 +38,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("-o", "--output", help="write the report to FILE (markdown)")
     p.add_argument("--requests", action="store_true", help="print every request, not only mismatches")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object per session: requests, within_tolerance, billed and predicted fields",
+    )
     p.set_defaults(handler=handle)
 
 
@@ -56,7 +64,9 @@ def handle(args: argparse.Namespace) -> int:
     out: list[str] = []
     traces = [(path, read_trace(path)) for path in args.traces]
     for _path, tr in traces:  # every model known before the first request (H-20)
-        serving(tr, args.provider, args.model)
+        if any(isinstance(e, MessageEvent) and e.usage is not None for e in tr.events):
+            serving(tr, args.provider, args.model)
+    docs: list[dict[str, object]] = []
     for path, tr in traces:
         sf = compare(
             tr,
@@ -67,9 +77,15 @@ def handle(args: argparse.Namespace) -> int:
             keep_warm=args.keep_warm,
             model=args.model,
         )
+        if args.json:
+            docs.append({"trace": path, **session_json(sf, args.requests)})
+            continue
+        if not sf.has_usage:
+            out.append(f"{path}: no per-request usage in the log (totals only): nothing to compare")
+            continue
         out.append(
-            f"{path}: {sf.n} requests · policy {sf.policy} · read match {sf.share_ok:.1%} "
-            f"(naive {sf.share_naive_ok:.1%})"
+            f"{path}: {sf.n} requests · model {sf.model} · policy {sf.policy} · within tolerance "
+            f"{sf.share_within:.1%} · read match {sf.share_ok:.1%} (naive {sf.share_naive_ok:.1%})"
         )
         out.append(
             f"  cache read billed {sf.total('billed'):,} predicted {sf.total('predicted'):,} · "
@@ -82,6 +98,9 @@ def handle(args: argparse.Namespace) -> int:
                 f"uncached {r.billed.input_tokens:,}/{r.predicted.uncached:,}"
                 + (f" — {r.cause}" if r.cause else "")
             )
+    if args.json:
+        print(json.dumps(docs if len(docs) != 1 else docs[0], indent=2))
+        return 0
     text = "\n".join(out) + "\n"
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")

@@ -230,5 +230,11 @@ def size_events(
             )
     if system:
         out.insert(0, SystemEvent(tuple(system), t=0.0))
-    meta = {"system_tokens": s, "system_inferred_from": how, "warm_tokens": w, "ttl": sys_ttl}
+    meta = {
+        "system_tokens": s,
+        "system_inferred_from": how,
+        "warm_tokens": w,
+        "ttl": sys_ttl,
+        "sized_on": "prompt" if whole else "cached",  # bench/fidelity.py: where the uncached tail is
+    }
     return out, meta

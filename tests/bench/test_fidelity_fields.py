@@ -1,0 +1,54 @@
+"""`ctxbench fidelity --json`: every billed field per session, billed vs predicted; a log without
+per-request usage says so and counts as no match."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from ctxbench.sim.cli import main
+
+REAL = Path(os.environ.get("CTXBENCH_REAL") or Path(__file__).resolve().parents[3] / "shared" / "traces-real")
+pytestmark = pytest.mark.skipif(not REAL.is_dir(), reason="traces-real not present")
+KEYS = {"input", "cache_read", "cache_write_5m", "cache_write_1h", "output", "cost"}
+
+
+def _fidelity_json(rel: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict:
+    out = tmp_path / "t.jsonl"
+    assert main(["import", str(REAL / rel), "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["fidelity", str(out), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    return doc[0] if isinstance(doc, list) else doc
+
+
+def test_claude_code_session_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d = _fidelity_json("spotter/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl", tmp_path, capsys)
+    assert d["requests"] == 144 and d["within_tolerance"] == 1.0
+    assert set(d["billed"]) == KEYS and set(d["predicted"]) == KEYS
+    assert d["billed"]["cache_read"] == 15907654  # ccusage session total (test_ccusage_totals.py)
+    assert d["predicted"]["cost"] == pytest.approx(d["billed"]["cost"], rel=0.01)
+
+
+def test_openai_log_replays_on_openai_caching(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d = _fidelity_json("inspect-ai/2025-05-12T20-27-36-04-00_browser.json", tmp_path, capsys)
+    assert d["model"] == "gpt-4o-mini" and d["within_tolerance"] == 1.0
+    assert (
+        d["predicted"]["cache_read"] == d["billed"]["cache_read"] == 9088
+    )  # 128-token steps (FORMATS.md §3)
+
+
+def test_uncached_log_replays_without_cache(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d = _fidelity_json("openhands/output.jsonl", tmp_path, capsys)
+    assert d["predicted"]["cache_read"] == 0 and d["predicted"]["input"] == d["billed"]["input"]
+
+
+def test_log_without_per_request_usage_is_not_a_match(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = _fidelity_json("swe-agent/pydicom__pydicom-1458.traj", tmp_path, capsys)
+    assert d["requests"] == 0 and d["per_request_usage"] is False and d["within_tolerance"] is None
+    assert "no per-request usage" in d["note"]
