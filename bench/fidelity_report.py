@@ -10,6 +10,7 @@ requests) with the offline tokenizer calibration error, and one session replayed
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from ctxbench.bench.fidelity import SessionFidelity, compare, replay, serving
@@ -137,6 +138,10 @@ def render(root: Path = DEFAULT_DIR) -> str:
         f"All requests: replay {all_ok}/{all_n} = {all_ok / n:.1%}, keep-warm {all_kw}/{all_n} = "
         f"{all_kw / n:.1%}, naive {all_naive}/{all_n} = {all_naive / n:.1%}.",
         "",
+    ]
+    lines += cost_by_cause(rows)
+    lines += [
+        "",
         "## Mismatches of the replay, per session",
     ]
     for name, sf, _kw in rows:
@@ -183,6 +188,43 @@ def render(root: Path = DEFAULT_DIR) -> str:
     ]
     lines += what_if(root / CLAUDE_CODE[0])
     return "\n".join(lines) + "\n"
+
+
+def _cause_class(cause: str) -> str:
+    """The cause without its per-request numbers (the text before the first ':' or '(')."""
+    head = cause.split(":", 1)[0].split(" (", 1)[0].split(", as when", 1)[0]
+    return re.sub(r" after a \d+ s gap", " after a gap longer than the TTL", head).strip() or "unexplained"
+
+
+def cost_by_cause(rows: list[tuple[str, SessionFidelity, SessionFidelity]]) -> list[str]:
+    """Where each session's cost error comes from: the predicted-minus-billed cost of its requests,
+    grouped by the cause of their mismatch (requests within tolerance contribute the rest)."""
+    out = [
+        "",
+        "## Cost error by cause",
+        "",
+        "Predicted minus billed cost, summed over the requests of each cause (all sessions above); "
+        "`within tolerance` is what the requests that match contribute.",
+        "",
+        "| cause | requests | sessions | cost gap |",
+        "|---|---:|---:|---:|",
+    ]
+    by: dict[str, list[float]] = {}
+    sessions: dict[str, set[str]] = {}
+    for name, sf, _kw in rows:
+        for r in sf.requests:
+            key = (
+                "within tolerance"
+                if r.within
+                else _cause_class(r.cause)
+                if r.cause
+                else "cache write or uncached input off"
+            )
+            by.setdefault(key, []).append(r.cost_predicted - r.cost_billed)
+            sessions.setdefault(key, set()).add(name)
+    for key, gaps in sorted(by.items(), key=lambda kv: sum(kv[1])):
+        out.append(f"| {key} | {len(gaps)} | {len(sessions[key])} | ${sum(gaps):+.3f} |")
+    return out
 
 
 def other_formats(root: Path) -> list[str]:
