@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -130,14 +131,15 @@ def cached_policy(spec: str) -> Policy:
 _PREPARED: dict[tuple[str, str], PreparedTrace] = {}
 
 
-def prepared(trace: str, thash: str) -> PreparedTrace:
-    """The prepared trace, read and prepared once per worker process (sweeps reuse it)."""
+def prepared(trace: str, thash: str, source: Trace | None = None) -> PreparedTrace:
+    """The prepared trace, read (or taken from `source`, the trace as shipped to this worker) and
+    prepared once per worker process (sweeps reuse it)."""
     key = (trace, thash)
     prep = _PREPARED.get(key)
     if prep is None:
         if len(_PREPARED) >= 16:
             _PREPARED.clear()
-        prep = _PREPARED[key] = prepare_for(load_trace(trace))
+        prep = _PREPARED[key] = prepare_for(source if source is not None else load_trace(trace))
     return prep
 
 
@@ -204,6 +206,16 @@ def run_task(task: RunTask) -> dict[str, Any]:
     for kind, n in s.failures.items():
         row[f"failures_{kind}"] = n
     return row
+
+
+def run_batch(tasks: Sequence[RunTask], sources: Mapping[str, Trace] | None = None) -> list[dict[str, Any]]:
+    """Run several cells in one worker call, in order (one round trip to the executor for many
+    runs). `sources` maps a trace name to the trace itself, when the sweep ships it to the
+    workers (Dask scatters each once per worker) instead of letting each read it."""
+    for task in tasks:
+        if sources and task.trace in sources:
+            prepared(task.trace, task.trace_hash, sources[task.trace])
+    return [run_task(task) for task in tasks]
 
 
 def failure_kinds(rows: list[dict[str, Any]]) -> list[str]:

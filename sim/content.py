@@ -26,11 +26,8 @@ ROLES: Final = ("tools", "system", "user", "assistant")
 
 def digest64(*parts: bytes) -> int:
     """64-bit content digest (blake2b); cheap enough to compute once per block."""
-    h = hashlib.blake2b(digest_size=8)
-    for p in parts:
-        h.update(p)
-        h.update(b"\x1f")
-    return int.from_bytes(h.digest(), "little")
+    data = b"\x1f".join(parts) + b"\x1f"  # each part followed by the separator, hashed at once
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
 
 
 @dataclass(frozen=True, slots=True)

@@ -185,7 +185,12 @@ class BlockFactory:
             raw = text.encode("utf-8")
             nbytes = len(raw)
             dig = digest64(kind.encode(), role.encode(), str(flags.get("name", "")).encode(), raw)
-            n = tokens if tokens is not None else self.counter.count_text(text, lang)
+            if tokens is not None:
+                n = tokens
+            elif isinstance(self.counter, RateCounter):  # the same count, without encoding twice
+                n = self.counter.count_bytes(nbytes, lang)
+            else:
+                n = self.counter.count_text(text, lang)
         else:
             dig = digest64(kind.encode(), role.encode(), key.encode(), str(nbytes).encode())
             n = tokens if tokens is not None else self.counter.count_bytes(nbytes, lang)
