@@ -18,9 +18,12 @@ from ctxbench.traces.fields import (
     CONTENT_FIELDS,
     EVENT_FIELDS,
     HEADER_FIELDS,
+    INTEGER_BOUNDS,
     KINDS_BY_PLACE,
     LANGS,
     LINE_TYPES,
+    MAX_TOKENS,
+    NUMBER_BOUNDS,
     ROLES,
     TAGS,
     TOOL_FIELDS,
@@ -93,6 +96,9 @@ class _Obj:
         if not isinstance(v, int) or isinstance(v, bool) or v < (1 if positive else 0):
             kind = "a positive" if positive else "a non-negative"
             raise FieldError(self.f(name), f"expected {kind} integer, got {show(v)}")
+        top = INTEGER_BOUNDS.get(name, MAX_TOKENS)
+        if v > top:
+            raise FieldError(self.f(name), f"expected at most {top}, got {show(v)}")
         return v
 
     def opt_integer(self, name: str) -> int | None:
@@ -103,8 +109,16 @@ class _Obj:
         if name not in self.d:
             return None
         v = self.d[name]
-        if not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v) or v < 0:
+        if (
+            not isinstance(v, int | float)
+            or isinstance(v, bool)
+            or (isinstance(v, float) and not math.isfinite(v))
+            or v < 0
+        ):
             raise FieldError(self.f(name), f"expected a non-negative number, got {show(v)}")
+        top = NUMBER_BOUNDS.get(name, MAX_TOKENS)
+        if v > top:  # compared before float(): an integer past float range cannot overflow here
+            raise FieldError(self.f(name), f"expected at most {top:g}, got {show(v)}")
         return float(v)
 
     def flag(self, name: str) -> bool:

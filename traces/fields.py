@@ -38,6 +38,29 @@ TAGS = ("", "prep", "reply", "observation", "host", "tool_results", "user", "sum
 LANGS = ("prose", "code", "json")
 CACHE_TTLS = ("5m", "1h")  # recorded cache_control ttl of a block (providers.md §1.5)
 TRIGGERS = ("auto", "manual", "model_switch", "prompt_too_long")
+# Upper bounds of numbers (FORMAT.md "Bounds", schema.json `maximum`): a value past them is a typo or
+# an overflow, never a real session, and refusing it keeps every later sum finite and exact.
+MAX_TOKENS = 10**9  # 1000x the largest context window (1M tokens, providers.md §1.8, §3)
+MAX_BYTES = 2**40  # 1 TiB: far above any request body (32 MB limit, providers.md §1.12)
+MAX_PIXELS = 10**6  # image side; the API refuses more than 8000 px (providers.md §1.13)
+MAX_SECONDS = 10.0**10  # ~317 years of session time
+MAX_COST = 10.0**9  # USD
+INTEGER_BOUNDS: dict[str, int] = {
+    "version": MAX_TOKENS,
+    "window": MAX_TOKENS,
+    "bytes": MAX_BYTES,
+    "width": MAX_PIXELS,
+    "height": MAX_PIXELS,
+    "tokens": MAX_TOKENS,
+    "output_tokens": MAX_TOKENS,
+    "input_tokens": MAX_TOKENS,
+    "cache_read": MAX_TOKENS,
+    "cache_write_5m": MAX_TOKENS,
+    "cache_write_1h": MAX_TOKENS,
+    "kept_from": MAX_TOKENS,
+    "pre_tokens": MAX_TOKENS,
+}
+NUMBER_BOUNDS: dict[str, float] = {"t": MAX_SECONDS, "game_t": MAX_SECONDS, "cost": MAX_COST}
 # Which content kinds each place accepts (providers reject the others).
 KINDS_BY_PLACE: dict[str, tuple[str, ...]] = {
     "system": ("text",),

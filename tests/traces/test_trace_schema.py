@@ -22,6 +22,7 @@ from ctxbench.traces.codec import (
     TRIGGERS,
     USAGE_FIELDS,
 )
+from ctxbench.traces.fields import INTEGER_BOUNDS, NUMBER_BOUNDS
 from ctxbench.traces.format import TraceError, dumps_trace, loads_line
 from ctxbench.traces.model import Trace
 from tests.traces.trace_strategies import traces
@@ -79,6 +80,30 @@ def test_enums_agree() -> None:
         assert tuple(DEFS[f"content_{kind}"]["properties"]["cache"]["enum"]) == CACHE_TTLS
 
 
+def _numeric_properties(node: Any) -> list[tuple[str, dict[str, Any]]]:
+    out: list[tuple[str, dict[str, Any]]] = []
+    if isinstance(node, dict):
+        for name, prop in (node.get("properties") or {}).items():
+            if isinstance(prop, dict) and prop.get("type") in ("integer", "number") and "const" not in prop:
+                out.append((name, prop))
+        for v in node.values():
+            out += _numeric_properties(v)
+    elif isinstance(node, list):
+        for v in node:
+            out += _numeric_properties(v)
+    return out
+
+
+def test_bounds_agree() -> None:
+    """Every number in the schema has the reader's upper bound as its `maximum`."""
+    found = _numeric_properties(SCHEMA)
+    assert found
+    for name, prop in found:
+        table = INTEGER_BOUNDS if prop["type"] == "integer" else NUMBER_BOUNDS
+        assert prop.get("maximum") == table[name], name
+    assert DEFS["t"]["maximum"] == NUMBER_BOUNDS["t"]
+
+
 MINIMAL = {
     "header": {"type": "header", "format": "ctxbench-trace", "version": 1, "source": "s"},
     "system": {"type": "system", "content": [{"kind": "text", "text": "x"}]},
@@ -115,6 +140,11 @@ BOTH_REJECT = [
     '{"type":"header","format":"ctxbench-trace","version":2,"source":"s"}',
     '{"type":"compaction","trigger":"whim"}',
     '{"type":"model_switch","model":"m","extra":1}',
+    '{"type":"model_switch","model":"m","window":1000000001}',
+    '{"type":"message","role":"user","t":1e11,"content":[{"kind":"text","text":"a"}]}',
+    '{"type":"message","role":"user","t":1' + "0" * 400 + ',"content":[{"kind":"text","text":"a"}]}',
+    '{"type":"message","role":"assistant","usage":{"cache_read":' + "9" * 30 + '},'
+    '"content":[{"kind":"text","text":"a"}]}',
 ]
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from ctxbench.traces.codec import CACHE_TTLS, LANGS, TAGS, TRIGGERS, canonical_json
+from ctxbench.traces.fields import MAX_BYTES, MAX_TOKENS
 from ctxbench.traces.model import (
     CompactionEvent,
     Content,
@@ -27,7 +28,8 @@ from ctxbench.traces.model import (
 
 texts = st.text(st.characters(exclude_categories=("Cs",)), max_size=30)
 names = texts.filter(bool)
-counts = st.integers(min_value=0, max_value=2**40)
+counts = st.integers(min_value=0, max_value=MAX_TOKENS)  # token counts (FORMAT.md bounds)
+sizes = st.integers(min_value=0, max_value=MAX_BYTES)
 positives = st.integers(min_value=1, max_value=10_000)
 times = st.none() | st.floats(min_value=0, max_value=1e7, allow_nan=False, allow_infinity=False)
 json_values: st.SearchStrategy[Any] = st.recursive(
@@ -49,7 +51,7 @@ def bodies(draw: st.DrawFn, lang: bool = True) -> dict[str, Any]:
         d["text"] = draw(texts)
         d["key"] = draw(st.just("") | names)
     else:
-        d["nbytes"] = draw(counts)
+        d["nbytes"] = draw(sizes)
         d["key"] = draw(names)
     if lang:
         d["lang"] = draw(st.sampled_from(LANGS))
@@ -130,7 +132,7 @@ tool_defs = st.builds(
     ),
     names,
     st.none() | st.dictionaries(texts, json_values, max_size=3),
-    counts,
+    sizes,
     st.booleans(),
 )
 
