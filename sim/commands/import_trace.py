@@ -10,8 +10,9 @@ import argparse
 import json
 from pathlib import Path
 
-from ctxbench.traces.format import write_trace
-from ctxbench.traces.importers import FORMATS, import_paths
+from ctxbench.traces.format import dumps_trace
+from ctxbench.traces.importers import FORMATS, ImportFailure, import_paths
+from ctxbench.traces.importers.base import file_names
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,10 +27,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 def handle(args: argparse.Namespace) -> int:
     res = import_paths([Path(p) for p in args.paths], args.format)
     out = Path(args.output)
+    names = file_names(res.names)
+    dests = [
+        out if i == 0 else out.with_name(f"{out.stem}.{n}{out.suffix or '.jsonl'}")
+        for i, n in enumerate(names)
+    ]
+    texts = [
+        dumps_trace(tr, path=str(d)) for tr, d in zip(res.traces, dests, strict=True)
+    ]  # all checked first
     written = []
-    for i, (tr, name) in enumerate(zip(res.traces, res.names, strict=True)):
-        dest = out if i == 0 else out.with_name(f"{out.stem}.{name}{out.suffix or '.jsonl'}")
-        write_trace(tr, dest)
+    for text, dest in zip(texts, dests, strict=True):
+        try:
+            with open(dest, "w", encoding="utf-8", newline="\n") as f:
+                f.write(text)
+        except OSError as e:
+            raise ImportFailure(str(dest), f"cannot write: {e.strerror or e}") from None
         written.append(str(dest))
     if args.json:
         print(json.dumps({**res.report.as_dict(), "written": written}, indent=2))

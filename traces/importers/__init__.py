@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ctxbench.policies.registry import register
+from ctxbench.traces.format import TraceError
 from ctxbench.traces.importers.base import ImportFailure, ImportReport, ImportResult
 from ctxbench.traces.importers.claude_code import import_claude_code
 from ctxbench.traces.importers.claude_trace import import_claude_trace
@@ -53,4 +54,14 @@ def import_paths(paths: list[Path], fmt: str | None = None) -> ImportResult:
                 raise ImportFailure(
                     str(p), f"is {other}, but {paths[0]} is {name}: import one format at a time"
                 )
-    return IMPORTERS[name](paths)
+    try:
+        return IMPORTERS[name](paths)
+    except (ImportFailure, TraceError):
+        raise
+    except (TypeError, AttributeError, KeyError, IndexError, ValueError, OverflowError, RecursionError) as e:
+        # A shape the importer does not expect (e.g. a list where the format has an object): one
+        # line naming the file and what was wrong, never a traceback.
+        what = "nested too deeply" if isinstance(e, RecursionError) else f"{type(e).__name__}: {e}"
+        raise ImportFailure(
+            str(paths[0]), f"malformed {name} log the importer cannot read ({what})"
+        ) from None

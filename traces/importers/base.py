@@ -10,25 +10,74 @@ from __future__ import annotations
 
 import base64
 import datetime as _dt
+import hashlib
 import json
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ctxbench.sim.imagesize import image_size
+from ctxbench.traces.fields import MAX_COST, MAX_TOKENS
 from ctxbench.traces.model import Content, Trace
 
 
 class ImportFailure(ValueError):
-    """Input an importer cannot turn into a trace: `path[:line]: reason`."""
+    """Input an importer cannot turn into a trace: `path[:line]: [field 'x': ]reason`."""
 
-    def __init__(self, path: str, reason: str, line: int = 0) -> None:
-        super().__init__(f"{path}:{line}: {reason}" if line else f"{path}: {reason}")
+    def __init__(self, path: str, reason: str, line: int = 0, field: str = "") -> None:
+        where = f"{path}:{line}" if line else path
+        super().__init__(f"{where}: field '{field}': {reason}" if field else f"{where}: {reason}")
         self.path = path
         self.line = line
+        self.field = field
         self.reason = reason
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ImportFailure, (self.path, self.reason, self.line, self.field))
+
+
+def _fail(where: str, field: str, reason: str) -> ImportFailure:
+    path, _, line = where.rpartition(":")
+    if not line.isdigit():
+        path, line = where, "0"
+    return ImportFailure(path, reason, int(line), field)
+
+
+def _shown(value: Any) -> str:
+    return json.dumps(value)[:40] if isinstance(value, int | float | str) else type(value).__name__
+
+
+def cost(record: Any, name: str, where: str, prefix: str = "") -> float | None:
+    """A billed cost in USD from a log record: absent or null is None; anything but a finite
+    non-negative number up to the trace format's bound is an `ImportFailure` (see `count`)."""
+    value = record.get(name) if isinstance(record, dict) else None
+    if value is None:
+        return None
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not ok or (isinstance(value, float) and not math.isfinite(value)) or not 0 <= value <= MAX_COST:
+        field = f"{prefix}.{name}" if prefix else name
+        raise _fail(where, field, f"expected a cost (a number from 0 to {MAX_COST:g}), got {_shown(value)}")
+    return float(value)
+
+
+def count(record: Any, name: str, where: str, prefix: str = "") -> int:
+    """The token count `record[name]` of a log record: absent or null is 0; anything but a
+    non-negative integer (an integral float is accepted) up to the trace format's bound is an
+    `ImportFailure` naming the file, the line and the field. `where` is `file:line` (or a file
+    name with a JSON path), `prefix` the dotted path of `record` inside its line."""
+    value = record.get(name) if isinstance(record, dict) else None
+    if value is None:
+        return 0
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS:
+        field = f"{prefix}.{name}" if prefix else name
+        reason = f"expected a token count (an integer from 0 to {MAX_TOKENS}), got {_shown(value)}"
+        raise _fail(where, field, reason)
+    return value
 
 
 @dataclass
@@ -162,6 +211,28 @@ def canonical(value: Any) -> str:
 def tool_use(arguments: Any, tool_id: Any, name: str) -> Content:
     """A tool call as trace content: its arguments as canonical JSON (key order matters to a cache)."""
     return Content("tool_use", text=canonical(arguments), lang="json", tool_id=str(tool_id), name=name)
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+MAX_NAME = 80  # characters of a conversation name in a file name (NAME_MAX is 255 bytes)
+
+
+def file_names(names: list[str]) -> list[str]:
+    """Names safe inside a file name, one per conversation, all different: characters other than
+    letters, digits, `_`, `.`, `-` become `_`, no leading dot (no `..`, no hidden file), at most
+    MAX_NAME characters; a name that had to change gets a short hash of the original so two ids
+    never share a file. The names come from log content (e.g. Claude Code's `agentId`)."""
+    out: list[str] = []
+    for name in names:
+        safe = _UNSAFE.sub("_", name).lstrip(".")[:MAX_NAME] or "conversation"
+        if safe != name:
+            digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=4).hexdigest()
+            safe = f"{safe}-{digest}"
+        base, n = safe, 2
+        while safe in out:
+            safe, n = f"{base}-{n}", n + 1
+        out.append(safe)
+    return out
 
 
 def normalize_model(name: str) -> str:

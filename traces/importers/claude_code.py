@@ -29,6 +29,7 @@ from ctxbench.traces.importers.base import (
     ImportResult,
     b64_image,
     canonical,
+    count,
     jsonl_objects,
     normalize_model,
     parse_time,
@@ -166,19 +167,18 @@ def assistant_contents(content: Any, report: ImportReport) -> list[Content]:
     return out
 
 
-def _usage(u: Any) -> Usage | None:
+def anthropic_usage(u: Any, where: str, at: str) -> Usage | None:
+    """Usage of an Anthropic response (`at` = its dotted path in the line); None without one."""
     if not isinstance(u, dict) or "input_tokens" not in u:
         return None
-    write = int(u.get("cache_creation_input_tokens") or 0)
-    raw_split = u.get("cache_creation")
-    split: dict[str, Any] = raw_split if isinstance(raw_split, dict) else {}
-    w1h = int(split.get("ephemeral_1h_input_tokens") or 0)
+    write = count(u, "cache_creation_input_tokens", where, at)
+    w1h = count(u.get("cache_creation"), "ephemeral_1h_input_tokens", where, f"{at}.cache_creation")
     return Usage(
-        input_tokens=int(u.get("input_tokens") or 0),
-        cache_read=int(u.get("cache_read_input_tokens") or 0),
+        input_tokens=count(u, "input_tokens", where, at),
+        cache_read=count(u, "cache_read_input_tokens", where, at),
         cache_write_5m=max(0, write - w1h),
         cache_write_1h=min(w1h, write),
-        output_tokens=int(u.get("output_tokens") or 0),
+        output_tokens=count(u, "output_tokens", where, at),
     )
 
 
@@ -290,7 +290,7 @@ class _Reader:
             c.items.append(item)
             c.model = c.model or model
         item.contents += assistant_contents(msg.get("content"), rep)
-        usage = _usage(msg.get("usage"))
+        usage = anthropic_usage(msg.get("usage"), where, "message.usage")
         if usage is not None:
             if item.usage is None:
                 item.usage = usage

@@ -25,7 +25,7 @@ from ctxbench.traces.importers.base import (
     normalize_model,
     parse_time,
 )
-from ctxbench.traces.importers.claude_code import assistant_contents, user_contents
+from ctxbench.traces.importers.claude_code import anthropic_usage, assistant_contents, user_contents
 from ctxbench.traces.importers.tokens import Item, build_traces
 from ctxbench.traces.model import Content, SystemEvent, Usage
 
@@ -64,29 +64,36 @@ def _sse(raw: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             continue
         try:
             e = json.loads(line[6:])
-        except ValueError:
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(e, dict):
             continue
         typ = e.get("type")
         if typ == "message_start":
-            usage = dict(e.get("message", {}).get("usage") or {})
+            msg = e.get("message")
+            raw_usage = msg.get("usage") if isinstance(msg, dict) else None
+            usage = dict(raw_usage) if isinstance(raw_usage, dict) else {}
         elif typ == "message_delta" and isinstance(e.get("usage"), dict):
             usage["output_tokens"] = e["usage"].get("output_tokens", usage.get("output_tokens", 0))
-        elif typ == "content_block_start":
-            blocks[e.get("index", len(blocks))] = dict(e.get("content_block") or {})
-        elif typ == "content_block_delta":
-            b = blocks.setdefault(e.get("index", 0), {"type": "text", "text": ""})
-            d = e.get("delta") or {}
-            if d.get("type") == "text_delta":
-                b["text"] = b.get("text", "") + d.get("text", "")
-            elif d.get("type") == "input_json_delta":
-                b["_json"] = b.get("_json", "") + d.get("partial_json", "")
-            elif d.get("type") == "thinking_delta":
-                b["thinking"] = b.get("thinking", "") + d.get("thinking", "")
+        elif typ == "content_block_start" and isinstance(e.get("content_block"), dict):
+            index = e.get("index", len(blocks))
+            blocks[index if isinstance(index, int) else len(blocks)] = dict(e["content_block"])
+        elif typ == "content_block_delta" and isinstance(e.get("delta"), dict):
+            index = e.get("index", 0)
+            b = blocks.setdefault(index if isinstance(index, int) else 0, {"type": "text", "text": ""})
+            d = e["delta"]
+            for kind, key, part in (
+                ("text_delta", "text", "text"),
+                ("input_json_delta", "_json", "partial_json"),
+                ("thinking_delta", "thinking", "thinking"),
+            ):
+                if d.get("type") == kind:
+                    b[key] = str(b.get(key, "")) + str(d.get(part, ""))
     for b in blocks.values():
         if "_json" in b:
             try:
                 b["input"] = json.loads(b.pop("_json") or "{}")
-            except ValueError:
+            except (ValueError, RecursionError):
                 b["input"] = {}
     return usage, [blocks[k] for k in sorted(blocks)]
 
@@ -100,7 +107,9 @@ def requests(path: Path, report: ImportReport) -> list[Exchange]:
             report.skip("line without a request body", f"{path.name}:{n}")
             continue
         if isinstance(rs.get("body"), dict):
-            usage, content = dict(rs["body"].get("usage") or {}), list(rs["body"].get("content") or [])
+            raw_usage, raw_content = rs["body"].get("usage"), rs["body"].get("content")
+            usage = dict(raw_usage) if isinstance(raw_usage, dict) else {}
+            content = list(raw_content) if isinstance(raw_content, list) else []
         elif isinstance(rs.get("body_raw"), str):
             usage, content = _sse(rs["body_raw"])
         else:
@@ -108,6 +117,7 @@ def requests(path: Path, report: ImportReport) -> list[Exchange]:
         if "input_tokens" not in usage:
             report.skip("response without usage", f"{path.name}:{n}")
             continue
+        anthropic_usage(usage, f"{path}:{n}", "response.body.usage")  # every count checked here
         out.append(Exchange(n, parse_time(rq.get("timestamp")) or 0.0, rq["body"], usage, content))
     out.sort(key=lambda e: (e.t, e.line))
     return out
@@ -164,17 +174,7 @@ def import_claude_trace(paths: list[Path], report: ImportReport | None = None) -
                 items.append(Item("reply", _marked(assistant_contents(raw, report), raw), t=e.t))
             else:
                 items.append(Item("user", _marked(user_contents(raw, report, f"line {e.line}"), raw), t=e.t))
-        u = e.usage
-        split = u.get("cache_creation") or {}
-        w = int(u.get("cache_creation_input_tokens") or 0)
-        w1 = int(split.get("ephemeral_1h_input_tokens") or 0) if isinstance(split, dict) else 0
-        usage = Usage(
-            int(u.get("input_tokens") or 0),
-            int(u.get("cache_read_input_tokens") or 0),
-            w - w1,
-            w1,
-            int(u.get("output_tokens") or 0),
-        )
+        usage = anthropic_usage(e.usage, f"line {e.line}", "response.body.usage") or Usage()
         items.append(Item("reply", assistant_contents(e.response, report), t=e.t, usage=usage, model=e.model))
         prev = [*msgs, {"role": "assistant", "content": e.response}]
     model = main[0].model if main else ""

@@ -13,6 +13,8 @@ from ctxbench.traces.importers.base import (
     ImportReport,
     ImportResult,
     canonical,
+    cost,
+    count,
     json_document,
     normalize_model,
     parse_time,
@@ -69,14 +71,18 @@ def import_cline(paths: list[Path], report: ImportReport | None = None) -> Impor
             met: dict[str, Any] | None = raw_met if isinstance(raw_met, dict) else None
             usage = None
             if met is not None and "inputTokens" in met:
-                total, read = int(met.get("inputTokens") or 0), int(met.get("cacheReadTokens") or 0)
+                at = f"messages[{i}].metrics"
+                total, read = (
+                    count(met, "inputTokens", str(path), at),
+                    count(met, "cacheReadTokens", str(path), at),
+                )
                 usage = Usage(
                     max(0, total - read),
-                    read,
-                    int(met.get("cacheWriteTokens") or 0),
+                    min(read, total),
+                    count(met, "cacheWriteTokens", str(path), at),
                     0,
-                    int(met.get("outputTokens") or 0),
-                    met.get("cost"),
+                    count(met, "outputTokens", str(path), at),
+                    cost(met, "cost", str(path), at),
                 )
             raw_info = m.get("modelInfo")
             info: dict[str, Any] = raw_info if isinstance(raw_info, dict) else {}

@@ -13,6 +13,7 @@ from pathlib import Path
 from ctxbench.traces.importers.base import (
     ImportReport,
     ImportResult,
+    count,
     jsonl_objects,
     normalize_model,
     parse_time,
@@ -63,11 +64,15 @@ def import_codex(paths: list[Path], report: ImportReport | None = None) -> Impor
             if not isinstance(last, dict) or "input_tokens" not in last:
                 report.skip("token_count without input_tokens", f"{path.name}:{n}")
                 continue
-            inp, cached = int(last.get("input_tokens") or 0), int(last.get("cached_input_tokens") or 0)
+            where, at = f"{path}:{n}", "payload.msg.info.last_token_usage"
+            inp, cached = (
+                count(last, "input_tokens", where, at),
+                count(last, "cached_input_tokens", where, at),
+            )
             u = Usage(
                 input_tokens=max(0, inp - cached),
-                cache_read=cached,
-                output_tokens=int(last.get("output_tokens") or 0),
+                cache_read=min(cached, inp),
+                output_tokens=count(last, "output_tokens", where, at),
             )
             items.append(Item("reply", [Content("text", text="\n".join(said))], t=t, usage=u, model=model))
             said = []

@@ -15,7 +15,7 @@ def _first_object(head: bytes) -> dict[str, object] | None:
     for raw in head.split(b"\n")[:20]:
         try:
             obj = json.loads(raw.decode("utf-8", "replace"))
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's stack
             continue
         if isinstance(obj, dict):
             return obj

@@ -11,6 +11,7 @@ from ctxbench.traces.importers.base import (
     ImportReport,
     ImportResult,
     canonical,
+    count,
     json_document,
     normalize_model,
     parse_time,
@@ -77,13 +78,17 @@ def import_inspect_ai(paths: list[Path], report: ImportReport | None = None) -> 
                 report.skip("model event without usage", f"samples[{s_i}]")
                 usage = None
             else:
-                read = int(u.get("input_tokens_cache_read") or 0)
+                at = f"samples[{s_i}].events[].output.usage"
+                read, total = (
+                    count(u, "input_tokens_cache_read", str(path), at),
+                    count(u, "input_tokens", str(path), at),
+                )
                 usage = Usage(
-                    max(0, int(u["input_tokens"]) - read),
-                    read,
-                    int(u.get("input_tokens_cache_write") or 0),
+                    max(0, total - read),
+                    min(read, total),
+                    count(u, "input_tokens_cache_write", str(path), at),
                     0,
-                    int(u.get("output_tokens") or 0),
+                    count(u, "output_tokens", str(path), at),
                 )
             choice = (out.get("choices") or [{}])[0].get("message") or {}
             _, cs = _message({**choice, "role": "assistant"}, att)

@@ -10,6 +10,7 @@ from ctxbench.traces.importers.base import (
     ImportReport,
     ImportResult,
     canonical,
+    count,
     jsonl_objects,
     normalize_model,
     parse_time,
@@ -46,12 +47,14 @@ def import_openhands(paths: list[Path], report: ImportReport | None = None) -> I
             if ev.get("source") == "agent" and rid in usages:
                 u = usages.pop(rid)
                 model = str(u.get("model", model))
+                where, at = f"{path}:{n}", "metrics.token_usages[]"
+                prompt, read = count(u, "prompt_tokens", where, at), count(u, "cache_read_tokens", where, at)
                 usage = Usage(
-                    int(u.get("prompt_tokens") or 0) - int(u.get("cache_read_tokens") or 0),
-                    int(u.get("cache_read_tokens") or 0),
-                    int(u.get("cache_write_tokens") or 0),
+                    max(0, prompt - read),
+                    min(read, prompt),
+                    count(u, "cache_write_tokens", where, at),
                     0,
-                    int(u.get("completion_tokens") or 0),
+                    count(u, "completion_tokens", where, at),
                 )
                 items.append(Item("reply", [Content("text", text=text)], t=t, usage=usage, model=model))
             elif text:
