@@ -62,8 +62,13 @@ def _strip(obj: Any) -> Any:
     return obj
 
 
+def _utf8(text: str) -> bytes:
+    """UTF-8 bytes of a string; a lone surrogate (JSON allows `\\ud800`) is kept, not an error."""
+    return text.encode("utf-8", "surrogatepass")
+
+
 def _canon(obj: Any) -> bytes:
-    return json.dumps(_strip(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return _utf8(json.dumps(_strip(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False))
 
 
 def _content_blocks(content: Any) -> list[tuple[bytes, bool]]:
@@ -71,7 +76,7 @@ def _content_blocks(content: Any) -> list[tuple[bytes, bool]]:
     if content is None:
         return []
     if isinstance(content, str):
-        return [(content.encode("utf-8"), True)]
+        return [(_utf8(content), True)]
     if isinstance(content, dict):
         content = [content]
     if not isinstance(content, list):
@@ -79,14 +84,14 @@ def _content_blocks(content: Any) -> list[tuple[bytes, bool]]:
     out = []
     for part in content:
         if isinstance(part, str):
-            out.append((part.encode("utf-8"), True))
+            out.append((_utf8(part), True))
         elif (
             isinstance(part, dict)
             and part.get("type") in TEXT_TYPES
             and isinstance(part.get("text"), str)
             and set(_strip(part)) <= {"type", "text"}
         ):
-            out.append((part["text"].encode("utf-8"), True))
+            out.append((_utf8(part["text"]), True))
         else:
             out.append((_canon(part), False))
     return out
@@ -130,7 +135,10 @@ def normalize(body: dict[str, Any], where: str = "<body>") -> tuple[list[LBlock]
             msgs.append((str(m.get("type", "item")), [(_canon(m), False)]))
             continue
         parts = _content_blocks(m.get("content"))
-        for tc in m.get("tool_calls") or []:
+        calls = m.get("tool_calls") or []
+        if not isinstance(calls, list):
+            raise ValueError(f"{where}: field 'messages[{n}].tool_calls': expected a list")
+        for tc in calls:
             parts.append((_canon(tc), False))
         if role == "tool":
             role = f"tool:{m.get('tool_call_id', '')}"
@@ -192,16 +200,30 @@ def parse_line(obj: Any, line: int, where: str) -> LoggedRequest:
     )
 
 
-def read_request_log(lines: Iterable[str], path: str = "<log>") -> list[LoggedRequest]:
+def read_request_log(lines: Iterable[str | bytes], path: str = "<log>") -> list[LoggedRequest]:
+    """Every request of a log (text lines, or raw lines as read in binary mode); a line that is not
+    UTF-8, not JSON or not a request body is a ValueError naming the file, the line and the field."""
     out = []
-    for n, text in enumerate(lines, 1):
+    for n, line in enumerate(lines, 1):
+        if isinstance(line, bytes):
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise ValueError(f"{path}:{n}: not valid UTF-8 (byte {e.start} of the line)") from None
+        else:
+            text = line
         if not text.strip():
             continue
         try:
             obj = json.loads(text)
+        except RecursionError:
+            raise ValueError(f"{path}:{n}: JSON nested too deeply") from None
         except ValueError as exc:
-            raise ValueError(f"{path}:{n}: not JSON ({exc.args[0]})") from exc
-        out.append(parse_line(obj, n, f"{path}:{n}"))
+            raise ValueError(f"{path}:{n}: not JSON ({exc.args[0]})") from None
+        try:
+            out.append(parse_line(obj, n, f"{path}:{n}"))
+        except RecursionError:
+            raise ValueError(f"{path}:{n}: JSON nested too deeply") from None
     return out
 
 

@@ -61,13 +61,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _first_json(path: Path) -> Any:
-    with path.open(encoding="utf-8") as f:
+    with path.open("rb") as f:
         for n, line in enumerate(f, 1):
             if line.strip():
                 try:
                     return json.loads(line)
-                except ValueError as exc:
-                    raise ValueError(f"{path}:{n}: not JSON ({exc.args[0]})") from exc
+                except RecursionError:
+                    raise ValueError(f"{path}:{n}: JSON nested too deeply") from None
+                except ValueError as exc:  # not UTF-8 or not JSON
+                    raise ValueError(f"{path}:{n}: not JSON ({exc})") from None
     raise ValueError(f"{path}: empty log")
 
 
@@ -98,7 +100,7 @@ def build_report(args: argparse.Namespace, allowed: tuple[str, ...]) -> Report:
     else:
         if args.policy:
             raise ValueError("--policy needs a ctxbench trace as LOG")
-        with path.open(encoding="utf-8") as f:
+        with path.open("rb") as f:
             reqs = read_request_log(f, str(path))
     if args.save_log:
         out = Path(args.save_log)
@@ -106,7 +108,7 @@ def build_report(args: argparse.Namespace, allowed: tuple[str, ...]) -> Report:
         lines = (
             dump_log(entries)
             if entries is not None
-            else (line.rstrip("\n") for line in path.open(encoding="utf-8"))
+            else (line.rstrip("\n") for line in path.open(encoding="utf-8", errors="surrogateescape"))
         )
         out.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     report = find_breaks(reqs, allowed)
