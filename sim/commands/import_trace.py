@@ -10,7 +10,7 @@ import argparse
 import json
 from pathlib import Path
 
-from ctxbench.traces.format import dumps_trace
+from ctxbench.traces.format import TraceError, dumps_trace
 from ctxbench.traces.importers import FORMATS, ImportFailure, import_paths
 from ctxbench.traces.importers.base import file_names
 
@@ -32,9 +32,11 @@ def handle(args: argparse.Namespace) -> int:
         out if i == 0 else out.with_name(f"{out.stem}.{n}{out.suffix or '.jsonl'}")
         for i, n in enumerate(names)
     ]
-    texts = [
-        dumps_trace(tr, path=str(d)) for tr, d in zip(res.traces, dests, strict=True)
-    ]  # all checked first
+    try:  # every trace checked before any file is written
+        texts = [dumps_trace(tr, path=str(d)) for tr, d in zip(res.traces, dests, strict=True)]
+    except TraceError as e:  # a value of the log the trace format cannot hold
+        field = f"field '{e.field}': " if e.field else ""
+        raise ImportFailure(args.paths[0], f"cannot be imported: {field}{e.reason}") from None
     written = []
     for text, dest in zip(texts, dests, strict=True):
         try:

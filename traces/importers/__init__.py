@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ctxbench.policies.registry import register
 from ctxbench.traces.format import TraceError
-from ctxbench.traces.importers.base import ImportFailure, ImportReport, ImportResult
+from ctxbench.traces.importers.base import ImportFailure, ImportReport, ImportResult, current_line
 from ctxbench.traces.importers.claude_code import import_claude_code
 from ctxbench.traces.importers.claude_trace import import_claude_trace
 from ctxbench.traces.importers.cline import import_cline
@@ -62,6 +62,7 @@ def import_paths(paths: list[Path], fmt: str | None = None) -> ImportResult:
         # A shape the importer does not expect (e.g. a list where the format has an object): one
         # line naming the file and what was wrong, never a traceback.
         what = "nested too deeply" if isinstance(e, RecursionError) else f"{type(e).__name__}: {e}"
+        where, line = current_line.get()
         raise ImportFailure(
-            str(paths[0]), f"malformed {name} log the importer cannot read ({what})"
+            where or str(paths[0]), f"malformed {name} record the importer cannot read ({what})", line
         ) from None

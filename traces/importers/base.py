@@ -9,18 +9,20 @@ nothing usable is an `ImportFailure` naming the file and why.
 from __future__ import annotations
 
 import base64
+import contextvars
 import datetime as _dt
 import hashlib
 import json
 import math
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ctxbench.sim.imagesize import image_size
-from ctxbench.traces.fields import MAX_COST, MAX_TOKENS
+from ctxbench.traces.fields import MAX_COST, MAX_SECONDS, MAX_TOKENS
 from ctxbench.traces.model import Content, Trace
 
 
@@ -149,11 +151,32 @@ def read_bytes(path: Path) -> bytes:
         raise ImportFailure(str(path), f"cannot read: {e.strerror or e}") from None
 
 
+# The line an importer is working on (set while it iterates `jsonl_objects`), so that a shape it
+# does not expect can still be reported as `file:line` by `importers.import_paths`.
+current_line: contextvars.ContextVar[tuple[str, int]] = contextvars.ContextVar(
+    "current_line", default=("", 0)
+)
+
+
+class _Lines(list[tuple[int, dict[str, Any]]]):
+    """The object lines of a file; iterating them records the current line in `current_line`."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = str(path)
+
+    def __iter__(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        for n, obj in super().__iter__():
+            current_line.set((self.path, n))
+            yield n, obj
+        current_line.set(("", 0))
+
+
 def jsonl_objects(path: Path, report: ImportReport) -> list[tuple[int, dict[str, Any]]]:
     """Every JSON object line of a JSONL file, with its line number. Lines that are not UTF-8, not
     JSON (a truncated last line included) or not objects are counted skips."""
     data = read_bytes(path)
-    out: list[tuple[int, dict[str, Any]]] = []
+    out = _Lines(path)
     raw_lines = data.split(b"\n")
     for n, raw in enumerate(raw_lines, 1):
         if not raw.strip():
@@ -193,15 +216,17 @@ def parse_time(value: Any) -> float | None:
     """Epoch seconds from an ISO 8601 string, epoch seconds or epoch milliseconds."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, int | float):
+    v: float | None = None
+    if isinstance(value, int | float) and math.isfinite(value) and abs(value) < 1e15:
         v = float(value)
-        return v / 1000.0 if v > 1e11 else v
-    if isinstance(value, str) and value:
+        v = v / 1000.0 if v > 1e11 else v
+    elif isinstance(value, str) and value:
         try:
-            return _dt.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-        except ValueError:
+            v = _dt.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except (ValueError, OverflowError):
             return None
-    return None
+    # A time outside the format's range (FORMAT.md bounds) is no time at all, like an unparsable one.
+    return v if v is not None and 0 <= v <= MAX_SECONDS else None
 
 
 def canonical(value: Any) -> str:

@@ -1,0 +1,386 @@
+"""Malformed inputs for the fuzz suite and the soak (`ctxbench.bench.soak`): trace lines, request
+logs and importer logs made by mutating valid seeds, and the oracle that runs the CLI on them.
+
+A mutation picks one place in a valid JSON value and puts there a value a careless producer could
+write: integers past float range, `NaN`/`Infinity`/`1e400`, lone surrogates, wrong types (a number
+where a list is expected: `"tool_calls":5`), deep nesting, path-like and very long ids; or it
+damages the line itself (truncated, non-UTF-8 bytes, a key dropped). Raw JSON text that Python's
+encoder cannot write (`NaN`, 400-digit numbers, 5,000 nested arrays) is spliced in after encoding.
+The oracle (`run_cli`) calls `ctxbench.sim.cli.main` in-process and reports an exception that
+escapes it as a traceback: the project's rule is exit 2 with one line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import random
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+# Raw JSON texts (spliced in after encoding) and plain values a mutation can put anywhere.
+RAW_VALUES = (
+    "1" + "0" * 400,  # integer past float range
+    "9" * 30,  # 1e30: representable, absurd as a token count
+    "-1",
+    "1e400",  # parses as infinity
+    "-1e400",
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    '"h\\ud800i"',  # lone surrogate
+    '"zz\\udfff"',
+    "[" * 5000 + "]" * 5000,  # deeper than the parser's stack
+    '{"a":' * 3000 + "1" + "}" * 3000,
+)
+PLAIN_VALUES: tuple[Any, ...] = (
+    None,
+    True,
+    False,
+    0,
+    5,
+    1.5,
+    "",
+    "x",
+    "²",
+    "../../etc/passwd",
+    "a" * 300,
+    [],
+    [1, "a", None],
+    {},
+    {"type": "text"},
+    [[[]]],
+)
+
+
+def _paths(value: Any, at: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    yield at
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _paths(v, (*at, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _paths(v, (*at, i))
+
+
+def _set(value: Any, path: tuple[Any, ...], new: Any) -> Any:
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    if isinstance(value, dict):
+        return {**value, head: _set(value[head], rest, new)}
+    out = list(value)
+    out[head] = _set(out[head], rest, new)
+    return out
+
+
+def _drop(value: Any, path: tuple[Any, ...]) -> Any:
+    if len(path) == 1 and isinstance(value, dict):
+        return {k: v for k, v in value.items() if k != path[0]}
+    if len(path) == 1 and isinstance(value, list):
+        return value[: path[0]] + value[path[0] + 1 :]
+    if not path:
+        return value
+    return _set(value, path[:1], _drop(value[path[0]], path[1:]))
+
+
+_SENTINEL = "\u0000ctxbench-fuzz\u0000"
+
+
+def mutate(value: Any, rng: random.Random) -> bytes:
+    """One malformed JSON line (bytes, no newline) made from a valid JSON value."""
+    op = rng.random()
+    paths = list(_paths(value))
+    path = rng.choice(paths[1:] or paths)
+    if op < 0.45:  # a raw text JSON (or Python) cannot write, at one place
+        text = json.dumps(_set(value, path, _SENTINEL), ensure_ascii=False)
+        return text.replace(json.dumps(_SENTINEL), rng.choice(RAW_VALUES), 1).encode("utf-8")
+    if op < 0.8:  # a wrong type or an absurd value
+        return json.dumps(_set(value, path, rng.choice(PLAIN_VALUES)), ensure_ascii=False).encode("utf-8")
+    if op < 0.88:
+        return json.dumps(_drop(value, path), ensure_ascii=False).encode("utf-8")
+    data = json.dumps(value, ensure_ascii=False).encode("utf-8")
+    if op < 0.94:
+        return data[: rng.randrange(max(1, len(data)))]
+    at = rng.randrange(len(data) + 1)
+    return data[:at] + rng.choice((b"\xff", b"\xc3", b"\x00", b"\xed\xa0\x80", b'"', b"}")) + data[at:]
+
+
+def mutate_lines(lines: list[Any], rng: random.Random, n_bad: int = 1) -> list[bytes]:
+    """A JSONL file: the valid lines with `n_bad` of them (never the first, often) mutated."""
+    out = [json.dumps(x, ensure_ascii=False).encode("utf-8") for x in lines]
+    for _ in range(n_bad):
+        i = (
+            rng.randrange(len(out))
+            if rng.random() < 0.3
+            else rng.randrange(1, len(out))
+            if len(out) > 1
+            else 0
+        )
+        out[i] = mutate(lines[i], rng)
+    return out
+
+
+# ---------------------------------------------------------------- seeds of each importer's format
+def _claude_code() -> list[Any]:
+    base = {"sessionId": "s1", "timestamp": "2026-01-01T00:00:00Z", "version": "2.1.0"}
+    usage = {
+        "input_tokens": 3,
+        "cache_read_input_tokens": 100,
+        "cache_creation_input_tokens": 5000,
+        "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 5000},
+        "output_tokens": 40,
+    }
+    return [
+        {**base, "type": "user", "uuid": "u1", "message": {"role": "user", "content": "hello"}},
+        {
+            **base,
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "requestId": "r1",
+            "message": {
+                "id": "m1",
+                "model": "claude-sonnet-4-5",
+                "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"c": 1}}],
+                "usage": usage,
+            },
+        },
+        {
+            **base,
+            "type": "user",
+            "uuid": "u2",
+            "isSidechain": True,
+            "agentId": "abc",
+            "message": {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "ok"}]}
+                ],
+            },
+        },
+        {
+            **base,
+            "type": "system",
+            "subtype": "compact_boundary",
+            "compactMetadata": {"trigger": "auto", "preTokens": 9},
+        },
+        {
+            **base,
+            "type": "assistant",
+            "uuid": "a2",
+            "requestId": "r2",
+            "message": {
+                "model": "claude-sonnet-4-5",
+                "content": [{"type": "text", "text": "done"}],
+                "usage": usage,
+            },
+        },
+    ]
+
+
+def _claude_trace() -> list[Any]:
+    req = {
+        "timestamp": 1767225600.0,
+        "headers": {"x-api-key": "[redacted]"},
+        "body": {
+            "model": "claude-sonnet-4-5",
+            "system": [{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}],
+            "tools": [
+                {"name": "Bash", "input_schema": {"type": "object"}},
+                {"name": "Read", "input_schema": {}},
+            ],
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+        },
+    }
+    sse = (
+        'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":3,'
+        '"cache_read_input_tokens":0,"cache_creation_input_tokens":900}}}\n\n'
+        'data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n'
+        'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"ok"}}\n\n'
+        'data: {"type":"message_delta","usage":{"output_tokens":5}}\n\n'
+    )
+    usage = {
+        "input_tokens": 3,
+        "cache_read_input_tokens": 900,
+        "cache_creation_input_tokens": 10,
+        "output_tokens": 7,
+    }
+    more = [
+        {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+        {"role": "user", "content": "and?"},
+    ]
+    req2 = {**req, "body": {**req["body"], "messages": req["body"]["messages"] + more}}
+    return [
+        {"request": req, "response": {"status_code": 200, "body_raw": sse}},
+        {
+            "request": req2,
+            "response": {"body": {"usage": usage, "content": [{"type": "text", "text": "yo"}]}},
+        },
+    ]
+
+
+def _codex() -> list[Any]:
+    tok = {
+        "type": "token_count",
+        "info": {"last_token_usage": {"input_tokens": 900, "cached_input_tokens": 800, "output_tokens": 9}},
+    }
+    return [
+        {"ts": "2026-01-01T00:00:00Z", "kind": "session_start", "model": "gpt-5"},
+        {
+            "ts": "2026-01-01T00:00:01Z",
+            "kind": "codex_event",
+            "payload": {"msg": {"type": "user_message", "message": "go"}},
+        },
+        {
+            "ts": "2026-01-01T00:00:02Z",
+            "kind": "codex_event",
+            "payload": {"msg": {"type": "agent_message", "message": "ok"}},
+        },
+        {"ts": "2026-01-01T00:00:03Z", "kind": "codex_event", "payload": {"msg": tok}},
+        {
+            "ts": "2026-01-01T00:00:04Z",
+            "kind": "codex_event",
+            "payload": {"msg": {"type": "exec_command_end", "stdout": "x", "stderr": ""}},
+        },
+        {"ts": "2026-01-01T00:00:05Z", "kind": "codex_event", "payload": {"msg": tok}},
+    ]
+
+
+def _openhands() -> list[Any]:
+    usage = {
+        "model": "openai/gpt-4o",
+        "prompt_tokens": 900,
+        "cache_read_tokens": 100,
+        "cache_write_tokens": 0,
+        "completion_tokens": 9,
+        "response_id": "r1",
+    }
+    history = [
+        {"source": "user", "message": "fix it", "timestamp": "2026-01-01T00:00:00"},
+        {
+            "source": "agent",
+            "message": "ls",
+            "timestamp": "2026-01-01T00:00:01",
+            "tool_call_metadata": {"model_response": {"id": "r1"}},
+        },
+        {"source": "environment", "content": "a b", "timestamp": "2026-01-01T00:00:02"},
+    ]
+    return [{"instance_id": "repo__repo-1", "history": history, "metrics": {"token_usages": [usage]}}]
+
+
+def _cline() -> Any:
+    return {
+        "system_prompt": "you are cline",
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "go"}], "ts": 1767225600000},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t1", "name": "read", "input": {"p": "a"}}],
+                "metrics": {
+                    "inputTokens": 900,
+                    "cacheReadTokens": 100,
+                    "cacheWriteTokens": 0,
+                    "outputTokens": 9,
+                    "cost": 0.01,
+                },
+                "modelInfo": {"id": "claude-sonnet-4-5"},
+            },
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]},
+        ],
+    }
+
+
+def _inspect_ai() -> Any:
+    ev = {
+        "event": "model",
+        "model": "openai/gpt-4o",
+        "timestamp": "2026-01-01T00:00:00+00:00",
+        "input": [{"role": "system", "content": "sys"}, {"role": "user", "content": "attachment://a1"}],
+        "output": {
+            "usage": {"input_tokens": 900, "input_tokens_cache_read": 100, "output_tokens": 9},
+            "choices": [
+                {
+                    "message": {
+                        "role": "assistant",
+                        "content": "ok",
+                        "tool_calls": [{"id": "c1", "function": "bash", "arguments": {"cmd": "ls"}}],
+                    }
+                }
+            ],
+        },
+    }
+    return {"eval": {"task": "t"}, "samples": [{"attachments": {"a1": "hello"}, "events": [ev, dict(ev)]}]}
+
+
+def _swe_agent() -> Any:
+    return {
+        "trajectory": [],
+        "history": [
+            {"role": "system", "content": "sys"},
+            {"role": "user", "content": [{"type": "text", "text": "fix"}]},
+            {"role": "assistant", "content": "ls"},
+        ],
+        "info": {"model_stats": {"tokens_sent": 10}},
+    }
+
+
+# name → (file name, JSONL lines (a list) or one JSON document)
+IMPORTER_SEEDS: dict[str, tuple[str, Any, bool]] = {
+    "claude-code": ("session.jsonl", _claude_code(), True),
+    "claude-trace": ("log-1.jsonl", _claude_trace(), True),
+    "codex": ("codex-tui.jsonl", _codex(), True),
+    "openhands": ("output.jsonl", _openhands(), True),
+    "cline": ("s.messages.json", _cline(), False),
+    "inspect-ai": ("eval.json", _inspect_ai(), False),
+    "swe-agent": ("run.traj", _swe_agent(), False),
+}
+
+
+def importer_input(fmt: str, rng: random.Random) -> tuple[str, bytes, int]:
+    """(file name, malformed content, lines in it) for the importer `fmt`."""
+    name, seed, jsonl = IMPORTER_SEEDS[fmt]
+    if jsonl:
+        lines = mutate_lines(seed, rng, n_bad=rng.choice((1, 1, 2)))
+        return name, b"\n".join(lines) + b"\n", len(lines)
+    return name, mutate(seed, rng), 1
+
+
+# ---------------------------------------------------------------- the oracle
+@dataclass(frozen=True)
+class Outcome:
+    """What one CLI run did: exit code, stderr, and the traceback of an exception that escaped."""
+
+    code: int
+    stderr: str
+    traceback: str = ""
+
+    @property
+    def clean(self) -> bool:
+        """Exit 0 or 1, or exit 2 with exactly one `ctxbench: error:` line; never a traceback."""
+        if self.traceback:
+            return False
+        if self.code == 2:
+            lines = self.stderr.strip().splitlines()
+            return len(lines) == 1 and lines[0].startswith(("ctxbench: error:", "usage:"))
+        return self.code in (0, 1)
+
+
+def run_cli(argv: list[str]) -> Outcome:
+    """`ctxbench ARGV` in this process, stdout discarded, stderr captured."""
+    from ctxbench.sim.cli import main
+
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        try:
+            code = main(argv)
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else 2
+        except BaseException as e:
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            return Outcome(-1, err.getvalue(), traceback.format_exc())
+    return Outcome(int(code), err.getvalue())
