@@ -213,7 +213,8 @@ def _claude_trace() -> list[Any]:
         {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
         {"role": "user", "content": "and?"},
     ]
-    req2 = {**req, "body": {**req["body"], "messages": req["body"]["messages"] + more}}
+    body: dict[str, Any] = req["body"]  # type: ignore[assignment]
+    req2 = {**req, "body": {**body, "messages": body["messages"] + more}}
     return [
         {"request": req, "response": {"status_code": 200, "body_raw": sse}},
         {

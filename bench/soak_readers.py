@@ -84,7 +84,7 @@ def fuzz_trace_lines(counts: ReaderCounts, n_lines: int, rng: random.Random, fol
 def _request_log_seed() -> list[Any]:
     tools = [{"name": "Bash", "input_schema": {"type": "object", "properties": {"c": {"type": "string"}}}}]
     msgs: list[Any] = [{"role": "user", "content": "hi"}]
-    out = []
+    out: list[Any] = []
     for k in range(4):
         out.append(
             {
@@ -103,7 +103,7 @@ def _request_log_seed() -> list[Any]:
     out.append(
         {"model": "m", "input": [{"role": "user", "content": "x"}, {"type": "function_call", "call_id": "1"}]}
     )
-    return out  # fmt: skip
+    return out
 
 
 def fuzz_request_logs(counts: ReaderCounts, n_lines: int, rng: random.Random, folder: Path) -> None:

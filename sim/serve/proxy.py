@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import http.client
 import json
-import socket
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
 from ctxbench.sim.providers.base import Usage
 from ctxbench.sim.runner import factory_for
-from ctxbench.sim.serve.record import Ledger, TraceRecorder, redact_headers, redact_path
+from ctxbench.sim.serve.front import FrontHandler, FrontServer, Refusal, Reply, api_of_path, stop_front
+from ctxbench.sim.serve.record import Ledger, Redactor, TraceRecorder, usage_dict
 from ctxbench.sim.serve.server import ROUTES
 from ctxbench.sim.serve.wire import ANTHROPIC, WireError, parse
 
@@ -96,120 +96,119 @@ class ProxyState:
     start: float = field(default_factory=time.monotonic)
 
 
-class ProxyHandler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class ProxyHandler(FrontHandler):
     server: ProxyServer
 
-    def setup(self) -> None:
-        super().setup()
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return None
+    def ledger(self) -> Ledger:
+        return self.server.state.ledger
 
     def do_GET(self) -> None:
         self._relay(b"")
 
     def do_POST(self) -> None:
-        n = int(self.headers.get("content-length") or 0)
-        self._relay(self.rfile.read(n) if n > 0 else b"")
+        try:
+            body = self.read_body()
+        except Refusal as r:
+            self.refuse(r)
+            return
+        self._relay(body)
 
     def _relay(self, body: bytes) -> None:
+        """Forward the request; a JSON answer is read whole, recorded, then sent; a stream is
+        relayed chunk by chunk as it arrives and recorded when it ends (its usage is in its last
+        events). Either way the request has exactly one ledger line."""
         st = self.server.state
         up = urlsplit(st.upstream)
-        t = time.monotonic() - st.start
+        t = self.now()
         headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP}
         conn_cls = http.client.HTTPSConnection if up.scheme == "https" else http.client.HTTPConnection
         conn = conn_cls(up.hostname or "127.0.0.1", up.port, timeout=st.timeout)
         path = (up.path.rstrip("/") + self.path) if up.path not in ("", "/") else self.path
-        entry: dict[str, Any] = {
-            "t": round(t, 6),
-            "path": redact_path(self.path),
-            "headers": redact_headers({k.lower(): v for k, v in self.headers.items()}),
-        }
-        captured = bytearray()
+        api = ROUTES.get(self.path.split("?", 1)[0], "")
+        entry, red = self.entry(api)
+        entry["t"] = round(t, 6)
         try:
             conn.request(self.command, path, body=body or None, headers=headers)
             resp = conn.getresponse()
             sse = "text/event-stream" in (resp.getheader("content-type") or "")
-            self.send_response_only(resp.status, resp.reason)
-            for k, v in resp.getheaders():
-                if k.lower() not in HOP:
-                    self.send_header(k, v)
-            self.send_header("transfer-encoding", "chunked")
-            self.end_headers()
-            while True:
-                chunk = resp.read1(65536) if sse else resp.read(65536)
-                if not chunk:
-                    break
-                captured += chunk
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-                self.wfile.flush()
-            self.wfile.write(b"0\r\n\r\n")
-            entry["status"] = resp.status
-        except (OSError, http.client.HTTPException) as e:
-            entry["status"] = 502
-            entry["error"] = f"upstream: {e}"
-            err = json.dumps(
-                {"type": "error", "error": {"type": "api_error", "message": f"upstream unreachable: {e}"}}
-            ).encode()
+            relayed = {k: v for k, v in resp.getheaders() if k.lower() not in HOP}
+            if not sse:
+                data = resp.read()
+                self._record(entry, red, body, data, False, t, resp.status)
+                self.answer(entry, Reply(resp.status, relayed, data), record=False)
+                return
+            captured = bytearray()
+
+            def chunks() -> Iterator[bytes]:
+                while chunk := resp.read1(65536):
+                    captured.extend(chunk)
+                    yield chunk
+
             try:
-                self.send_response(502)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(err)))
-                self.end_headers()
-                self.wfile.write(err)
-            except OSError:
-                pass
-            sse = False
+                self.answer(entry, Reply(resp.status, relayed, chunks=chunks()), record=False)
+            finally:
+                self._record(entry, red, body, bytes(captured), True, t, resp.status)
+        except (OSError, http.client.HTTPException) as e:
+            if self.answered:
+                return
+            entry["error"] = f"upstream: {e}"
+            self._record(entry, red, body, b"", False, t, 502)
+            err = WireError(502, "api_error", f"upstream unreachable: {e}")
+            rid = self.server.next_id("req_")
+            self.answer(entry, self.error_reply(api or api_of_path(self.path), err, rid), record=False)
         finally:
             conn.close()
-        self._record(entry, body, bytes(captured), sse, t)
 
-    def _record(self, entry: dict[str, Any], body: bytes, captured: bytes, sse: bool, t: float) -> None:
+    def _record(
+        self,
+        entry: dict[str, Any],
+        red: Redactor,
+        body: bytes,
+        captured: bytes,
+        sse: bool,
+        t: float,
+        status: int,
+    ) -> None:
+        """Fill in the ledger line (redacted body, status, usage) and write it; add the request to
+        its conversation's trace when it parses."""
         st = self.server.state
-        api = ROUTES.get(self.path.split("?", 1)[0], "")
-        entry["api"] = api
+        api = entry["api"]
+        entry["status"] = status
         try:
             parsed_body = json.loads(body) if body else None
-        except ValueError:
+        except (ValueError, RecursionError):
             parsed_body = None
-            entry["body_text"] = body[:65536].decode("utf-8", "replace")
-        entry["body"] = parsed_body
-        u = usage_from(api, captured, sse) if api else None
+            entry["body_text"] = red.text(body[:65536].decode("utf-8", "replace"))
+        entry["body"] = red.body(parsed_body)
+        try:
+            u = usage_from(api, captured, sse) if api else None
+        except (TypeError, ValueError, OverflowError, AttributeError):  # usage fields of an odd shape
+            u = None
         if u is not None:
-            entry["usage"] = {
-                "uncached": u.uncached,
-                "cache_read": u.cache_read,
-                "cache_write_5m": u.cache_write_5m,
-                "cache_write_1h": u.cache_write_1h,
-                "output": u.output,
-            }
-        if api and parsed_body is not None and entry.get("status") == 200 and u is not None:
+            entry["usage"] = usage_dict(u)
+        if api and parsed_body is not None and status == 200 and u is not None:
             try:
                 p = parse(
                     api, parsed_body, {k.lower(): v for k, v in self.headers.items()}, factory_for(st.model)
                 )
                 entry["conversation"] = p.session
                 st.recorder.add(p, (), u, u.output, t)
-            except WireError:
+            except (WireError, ValueError, RecursionError):
                 pass
         st.ledger.write(entry)
 
 
-class ProxyServer(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 128
-
-    def __init__(self, state: ProxyState, host: str = "127.0.0.1", port: int = 0) -> None:
+class ProxyServer(FrontServer):
+    def __init__(
+        self,
+        state: ProxyState,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        read_timeout: float = 60.0,
+        max_connections: int = 256,
+    ) -> None:
         self.state = state
-        super().__init__((host, port), ProxyHandler)
-
-    @property
-    def url(self) -> str:
-        host, port = self.server_address[:2]
-        return f"http://{host!s}:{port}"
+        super().__init__((host, port), ProxyHandler, read_timeout, max_connections)
 
 
 def start_proxy(
@@ -222,6 +221,5 @@ def start_proxy(
 
 
 def stop_proxy(srv: ProxyServer) -> None:
-    srv.shutdown()
-    srv.server_close()
+    stop_front(srv)
     srv.state.ledger.close()

@@ -20,22 +20,30 @@ previous one's first token arrived (providers.md §1.5).
 
 from __future__ import annotations
 
-import json
-import socket
+import re
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from ctxbench.sim.providers.base import ProviderError, Request
+from ctxbench.sim.providers.base import Request
 from ctxbench.sim.providers.registry import make_provider
 from ctxbench.sim.serve import render
-from ctxbench.sim.serve.record import Ledger, redact_headers, redact_path, usage_dict
+from ctxbench.sim.serve.front import (
+    MAX_BODY,
+    FrontHandler,
+    FrontServer,
+    Refusal,
+    Reply,
+    api_of_path,
+    json_reply,
+    stop_front,
+)
+from ctxbench.sim.serve.record import Ledger, usage_dict
 from ctxbench.sim.serve.script import Scripter
 from ctxbench.sim.serve.state import ZERO_LATENCY, Observation, ServeConfig, ServeState
-from ctxbench.sim.serve.wire import ANTHROPIC, CHAT, RESPONSES, Parsed, WireError, parse
+from ctxbench.sim.serve.wire import ANTHROPIC, CHAT, RESPONSES, Parsed, WireError, bad, parse, parse_json_body
 
-MAX_BODY = 32 * 1024 * 1024  # 413 request_too_large above 32 MB (providers.md §1.12)
+_SECONDS = re.compile(r"[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]{1,3})?")
 ROUTES = {
     "/v1/messages": ANTHROPIC,
     "/v1/chat/completions": CHAT,
@@ -45,157 +53,74 @@ ROUTES = {
 }
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class Handler(FrontHandler):
     server: CtxServer
 
-    def setup(self) -> None:
-        super().setup()
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # ecosystem.md §2.2
-
-    def log_message(self, format: str, *args: Any) -> None:  # quiet: the ledger is the log
-        return None
-
-    # ------------------------------------------------------------ plumbing
-    def _headers(self) -> dict[str, str]:
-        return {k.lower(): v for k, v in self.headers.items()}
-
-    def _read_body(self) -> bytes | None:
-        if self.headers.get("transfer-encoding", "").lower() == "chunked":
-            parts, total = [], 0
-            while True:
-                line = self.rfile.readline(65537).split(b";")[0].strip()
-                size = int(line or b"0", 16)
-                if size == 0:
-                    self.rfile.readline()
-                    break
-                total += size
-                if total > MAX_BODY:
-                    return None
-                parts.append(self.rfile.read(size))
-                self.rfile.readline()
-            return b"".join(parts)
-        n = int(self.headers.get("content-length") or 0)
-        if n > MAX_BODY:
-            self.close_connection = True
-            return None
-        return self.rfile.read(n) if n > 0 else b""
-
-    def _send_json(self, status: int, body: dict[str, Any], extra: dict[str, str] | None = None) -> None:
-        data = json.dumps(body, separators=(",", ":")).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        for k, v in (extra or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _send_stream(self, chunks: Any, extra: dict[str, str]) -> None:
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("transfer-encoding", "chunked")
-        for k, v in extra.items():
-            self.send_header(k, v)
-        self.end_headers()
-        for c in chunks:
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(c), c))
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
-
-    def _error(
-        self, api: str, err: WireError | ProviderError, rid: str, window: int = 0, total: int = 0
-    ) -> int:
-        status, body = render.error_body(api, err, rid, window, total)
-        extra = {"request-id": rid, "x-request-id": rid}
-        if isinstance(err, ProviderError) and err.retry_after is not None:
-            extra["retry-after"] = str(max(1, round(err.retry_after)))
-        self._send_json(status, body, extra)
-        return status
+    def ledger(self) -> Ledger:
+        return self.server.state.ledger
 
     # ------------------------------------------------------------ routes
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
-        if path in ("/v1/models", "/models"):
-            st = self.server.state
-            self._send_json(
-                200,
+        api = api_of_path(path)
+        entry, _ = self.entry(api)
+        if path not in ("/v1/models", "/models"):
+            self.refuse(Refusal(404, f"Not found: {path}", "not_found_error"), entry=entry)
+            return
+        model = self.server.state.cfg.model
+        listing = {
+            "object": "list",
+            "data": [
                 {
-                    "object": "list",
-                    "data": [
-                        {
-                            "id": st.cfg.model,
-                            "type": "model",
-                            "object": "model",
-                            "display_name": st.cfg.model,
-                            "created_at": "2026-01-01T00:00:00Z",
-                        }
-                    ],
-                },
-            )
-        else:
-            self._error(ANTHROPIC, WireError(404, "not_found_error", f"Not found: {path}"), "req_none")
+                    "id": model,
+                    "type": "model",
+                    "object": "model",
+                    "display_name": model,
+                    "created_at": "2026-01-01T00:00:00Z",
+                }
+            ],
+        }
+        self.answer(entry, json_reply(200, listing))
 
     def do_POST(self) -> None:
         path = self.path.split("?", 1)[0]
         st = self.server.state
-        api = ROUTES.get(path.removesuffix("/count_tokens").removesuffix("/input_tokens"), ANTHROPIC)
+        route = ROUTES.get(path.removesuffix("/count_tokens").removesuffix("/input_tokens"))
+        api = route or api_of_path(path)
+        entry, red = self.entry(api)
         rid = st.next_id("req_" if api == ANTHROPIC else "chatcmpl-" if api == CHAT else "resp_")
-        headers = self._headers()
-        t = self._now(headers)
-        raw = self._read_body()
-        entry: dict[str, Any] = {
-            "t": round(t, 6),
-            "api": api,
-            "path": redact_path(self.path),
-            "headers": redact_headers(headers),
-        }
-        status = 400
         try:
-            if raw is None:
-                status = self._error(
-                    api,
-                    WireError(
-                        413, "request_too_large", "Request exceeds the maximum allowed number of bytes."
-                    ),
-                    rid,
-                )
-                return
+            headers = self._headers()
+            t = self._now(headers)
+            raw = self.read_body()
             try:
-                body = json.loads(raw)
-            except (ValueError, RecursionError):
-                entry["body_text"] = raw[:65536].decode("utf-8", "replace")
-                status = self._error(
-                    api,
-                    WireError(
-                        400,
-                        "invalid_request_error",
-                        "There was an error parsing the body of the request: invalid JSON",
-                    ),
-                    rid,
-                )
-                return
-            entry["body"] = body
-            if path not in ROUTES and not path.endswith(("/count_tokens", "/input_tokens")):
-                status = self._error(api, WireError(404, "not_found_error", f"Not found: {path}"), rid)
-                return
-            status = self._handle(api, path, body, headers, t, rid, entry)
+                body = parse_json_body(raw)
+            except WireError:
+                entry["body_text"] = red.text(raw[:65536].decode("utf-8", "replace"))
+                raise
+            entry["body"] = red.body(body) if red.secrets or isinstance(body, dict) else body
+            if route is None:
+                raise WireError(404, "not_found_error", f"Not found: {path}")
+            reply = self._handle(api, path, body, headers, t, rid, entry)
+        except Refusal as r:
+            self.refuse(r, close=True, entry=entry)
+            return
         except WireError as e:
-            status = self._error(api, e, rid)
-        except (BrokenPipeError, ConnectionResetError):
-            status = 499
-        finally:
-            entry["status"] = status
-            st.ledger.write(entry)
+            entry.setdefault("error", e.message)
+            reply = self.error_reply(api, e, rid)
+        self.answer(entry, reply)
+
+    def _headers(self) -> dict[str, str]:
+        return {k.lower(): v for k, v in self.headers.items()}
 
     def _now(self, headers: dict[str, str]) -> float:
         st = self.server.state
         if st.cfg.clock == "header" and "x-ctxbench-now" in headers:
-            try:
-                return float(headers["x-ctxbench-now"])
-            except ValueError:
-                pass
+            text = headers["x-ctxbench-now"].strip()
+            now = float(text) if len(text) <= 32 and _SECONDS.fullmatch(text) else -1.0
+            if not 0 <= now <= 1e10:
+                raise bad("x-ctxbench-now: expected seconds as a non-negative decimal number (e.g. 12.5)")
+            return now
         return time.monotonic() - st.start
 
     def _handle(
@@ -207,7 +132,8 @@ class Handler(BaseHTTPRequestHandler):
         t: float,
         rid: str,
         entry: dict[str, Any],
-    ) -> int:
+    ) -> Reply:
+        """Bill and answer one parsed request; the ledger entry is filled in on the way."""
         st = self.server.state
         counting = path.endswith(("/count_tokens", "/input_tokens"))
         if counting and isinstance(body, dict) and api == ANTHROPIC:
@@ -218,21 +144,18 @@ class Handler(BaseHTTPRequestHandler):
         entry["conversation"] = p.session
         if counting:  # no caching logic (providers.md §1.14, §2.7)
             n = p.tr.total_tokens
-            self._send_json(
+            return json_reply(
                 200,
                 {"input_tokens": n}
                 if api == ANTHROPIC
                 else {"object": "response.input_tokens", "input_tokens": n},
             )
-            return 200
         provider = st.provider(model)
-        hint = headers.get("x-ctxbench-output-tokens")
-        reply = st.scripter.reply(p, int(hint) if hint and hint.isdigit() else None)
+        hint = header_int(headers, "x-ctxbench-output-tokens")
+        asked_index = header_int(headers, "x-ctxbench-index")
+        reply = st.scripter.reply(p, hint)
         with st.lock:
-            if "x-ctxbench-index" in headers and headers["x-ctxbench-index"].isdigit():
-                index = int(headers["x-ctxbench-index"])
-            else:
-                index = st.counters.get(p.session, 0)
+            index = asked_index if asked_index is not None else st.counters.get(p.session, 0)
             st.counters[p.session] = index + 1
             req = Request(
                 p.tr,
@@ -281,51 +204,49 @@ class Handler(BaseHTTPRequestHandler):
         err = out.error
         if err is not None and not (err.kind == "stream_error" and p.stream):
             entry["error"] = err.kind
-            return self._error(api, err, rid, provider.model.window, req.input_tokens)
+            return self.error_reply(api, err, rid, provider.model.window, req.input_tokens)
         u = out.usage
         if err is None:
             st.recorder.add(p, reply.blocks, u, reply.output_tokens, t)
         else:
             entry["error"] = err.kind
+        name = requested or model
+        sse = {"content-type": "text/event-stream", "cache-control": "no-cache", **extra}
         if api == ANTHROPIC:
             if p.stream:
-                self._send_stream(render.anthropic_stream(rid, requested or model, reply, u, err), extra)
-            else:
-                self._send_json(200, render.anthropic_message(rid, requested or model, reply, u), extra)
-        elif api == CHAT:
+                return Reply(200, sse, chunks=render.anthropic_stream(rid, name, reply, u, err))
+            return json_reply(200, render.anthropic_message(rid, name, reply, u), extra)
+        if api == CHAT:
             if p.stream:
-                self._send_stream(
-                    render.chat_stream(rid, requested or model, reply, u, p.include_usage), extra
-                )
-            else:
-                self._send_json(200, render.chat_completion(rid, requested or model, reply, u), extra)
-        elif p.stream:
-            self._send_stream(render.responses_stream(rid, requested or model, reply, u, err), extra)
-        else:
-            self._send_json(200, render.response_object(rid, requested or model, reply, u), extra)
-        return 200
+                return Reply(200, sse, chunks=render.chat_stream(rid, name, reply, u, p.include_usage))
+            return json_reply(200, render.chat_completion(rid, name, reply, u), extra)
+        if p.stream:
+            return Reply(200, sse, chunks=render.responses_stream(rid, name, reply, u, err))
+        return json_reply(200, render.response_object(rid, name, reply, u), extra)
 
 
-class CtxServer(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 128
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        import sys
-
-        exc = sys.exc_info()[1]
-        if not isinstance(exc, ConnectionError | TimeoutError):
-            super().handle_error(request, client_address)
-
+class CtxServer(FrontServer):
     def __init__(self, state: ServeState) -> None:
         self.state = state
-        super().__init__((state.cfg.host, state.cfg.port), Handler)
+        cfg = state.cfg
+        super().__init__((cfg.host, cfg.port), Handler, cfg.read_timeout, cfg.max_connections)
 
-    @property
-    def url(self) -> str:
-        host, port = self.server_address[:2]
-        return f"http://{host!s}:{port}"
+    def next_id(self, prefix: str) -> str:
+        return self.state.next_id(prefix)
+
+
+def header_int(headers: dict[str, str], name: str) -> int | None:
+    """A ctxbench control header holding a count: absent is None, anything but 1-9 ASCII digits is
+    a 400 in the API's shape (`²`, `1e3`, 5,000 digits)."""
+    text = headers.get(name)
+    if text is None:
+        return None
+    if not _COUNT.fullmatch(text.strip()):
+        raise bad(f"{name}: expected a non-negative integer of at most 9 digits, got {text[:20]!r}")
+    return int(text)
+
+
+_COUNT = re.compile(r"[0-9]{1,9}")
 
 
 def make_server(cfg: ServeConfig, scripter: Scripter | None = None) -> CtxServer:
@@ -345,12 +266,13 @@ def start_background(
 
 
 def stop(srv: CtxServer) -> None:
-    srv.shutdown()
-    srv.server_close()
+    """Stop a background server: requests in flight finish and are recorded, then the ledger closes."""
+    stop_front(srv)
     srv.state.ledger.close()
 
 
 __all__ = [
+    "MAX_BODY",
     "ZERO_LATENCY",
     "CtxServer",
     "Observation",

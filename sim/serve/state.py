@@ -35,6 +35,10 @@ class ServeConfig:
     tokenizer: str = "rate"
     ledger: str | None = None
     keep_observations: bool = False
+    # A read that stalls this long (a half-sent request) is answered 408 and its connection closed;
+    # an idle keep-alive connection is closed. This project's choice (no provider figure in research/).
+    read_timeout: float = 60.0
+    max_connections: int = 256  # served at once; more wait in the listen backlog (50 harnesses: 0 wait)
 
 
 @dataclass

@@ -60,6 +60,44 @@ def bad(message: str, param: str | None = None) -> WireError:
     return WireError(400, "invalid_request_error", message, param)
 
 
+_PARSE_ERROR = "There was an error parsing the body of the request"
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_json_body(raw: bytes) -> Any:
+    """A request body as the real API reads it: strict JSON in UTF-8. `NaN`/`Infinity`, invalid
+    UTF-8, nesting past the parser's stack and strings with lone surrogates (`"h\\ud800i"`) are
+    400 `invalid_request_error` (WireError), never a crash further on."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise bad(f"{_PARSE_ERROR}: invalid UTF-8") from None
+    try:
+        body = json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise bad(f"{_PARSE_ERROR}: nested too deeply") from None
+    except ValueError:
+        raise bad(f"{_PARSE_ERROR}: invalid JSON") from None
+    stack = [body]
+    while stack:  # iterative: a body nested to the parser's limit must not overflow the stack here
+        v = stack.pop()
+        if isinstance(v, str):
+            if not v.isascii():
+                try:
+                    v.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise bad(f"{_PARSE_ERROR}: invalid Unicode (lone surrogate)") from None
+        elif isinstance(v, dict):
+            stack.extend(v)
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return body
+
+
 def canon(value: Any) -> str:
     """Compact JSON with keys in the order they arrived (the bytes a cache hashes, §1.1)."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -284,4 +322,5 @@ __all__ = [
     "image_size",
     "lang_of",
     "parse",
+    "parse_json_body",
 ]

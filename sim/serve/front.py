@@ -1,0 +1,345 @@
+"""The HTTP front shared by `ctxbench serve` and `ctxbench proxy`: every request gets an answer in
+the shape of the API its path belongs to, and one ledger line, whatever arrives on the socket.
+
+The standard library's handler answers bad framing with HTML pages (501 for an unknown method,
+431 for long headers), lets an exception close the connection with no reply, and waits forever on
+a half-sent body. Here (ctxbench issue 12):
+- methods other than GET and POST (PUT, DELETE, PATCH, OPTIONS, HEAD, lowercase `post`) get 405;
+- unparseable framing gets 400: a `content-length` that is not a plain decimal (`abc`, `1e3`) or
+  repeated with different values, a bad chunk size, both `transfer-encoding` and `content-length`,
+  a transfer coding other than `chunked`, a body shorter than announced; a body past the limit gets
+  413, long or many header lines 431, a long request line 414, a read that stalls past the read
+  timeout 408 (then the connection is closed);
+- the error body is Anthropic's `{"type":"error","error":{"type","message"},"request_id"}` on
+  Anthropic paths and OpenAI's `{"error":{"message","type","param","code"}}` on OpenAI paths
+  (`/v1/chat/…`, `/v1/responses…`, providers.md §1.12, §2.5), rendered by `render.error_body`;
+- an unexpected exception is answered 500 `api_error` (and recorded as `internal: …`) instead of
+  a dropped connection: it is a bug, and the soak counts it as one;
+- at most `max_connections` connections are served at once; more wait in the listen backlog;
+- stopping (`stop_front`) ends reads on idle connections, waits for requests in flight, then the
+  caller closes the ledger, so every request received is on it.
+The 405/408/414/431 texts are this project's (providers.md records no verbatim text for them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import socket
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from ctxbench.sim.providers.base import ProviderError
+from ctxbench.sim.serve import render
+from ctxbench.sim.serve.record import Ledger, Redactor
+from ctxbench.sim.serve.wire import ANTHROPIC, CHAT, RESPONSES, WireError
+
+MAX_BODY = 32 * 1024 * 1024  # 413 request_too_large above 32 MB (providers.md §1.12)
+_DIGITS = re.compile(r"[0-9]{1,15}")
+_HEX = re.compile(rb"[0-9A-Fa-f]{1,15}")
+METHODS = ("GET", "POST")
+
+
+def api_of_path(path: str) -> str:
+    """Which API's error shape a path gets: OpenAI's under `/v1/chat/`, `/v1/responses`, … ."""
+    p = path.split("?", 1)[0]
+    for prefix in ("/v1/chat", "/chat", "/openai"):
+        if p == prefix or p.startswith(prefix + "/"):
+            return CHAT
+    for prefix in ("/v1/responses", "/responses"):
+        if p == prefix or p.startswith(prefix + "/"):
+            return RESPONSES
+    return ANTHROPIC
+
+
+class Refusal(Exception):
+    """A request refused before its body could be used: status, error type, message."""
+
+    def __init__(self, status: int, message: str, type_: str = "invalid_request_error") -> None:
+        super().__init__(message)
+        self.status = status
+        self.type = type_
+        self.message = message
+
+
+@dataclass
+class Reply:
+    """An answer ready to send: status, headers, and a body (bytes) or SSE chunks (an iterator)."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes = b""
+    chunks: Any = None
+
+
+class FrontHandler(BaseHTTPRequestHandler):
+    """One connection; subclasses implement `do_GET` / `do_POST` and `ledger()`."""
+
+    protocol_version = "HTTP/1.1"
+    server: FrontServer
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.settimeout(self.server.read_timeout)
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # ecosystem.md §2.2
+        self.server.track(self.connection, True)
+        self.t0 = 0.0
+        self.answered = False
+
+    def finish(self) -> None:
+        self.server.track(self.connection, False)
+        with contextlib.suppress(OSError):
+            super().finish()
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: the ledger is the log
+        return None
+
+    def ledger(self) -> Ledger:
+        raise NotImplementedError
+
+    def do_GET(self) -> None:
+        raise NotImplementedError
+
+    def do_POST(self) -> None:
+        raise NotImplementedError
+
+    def now(self) -> float:
+        return time.monotonic() - self.server.started
+
+    # ------------------------------------------------------------ one request
+    def handle_one_request(self) -> None:
+        self.command, self.path, self.request_version = "", "", self.default_request_version
+        self.headers = None  # type: ignore[assignment]  # parse_request sets them
+        self.answered, self.t0 = False, 0.0
+        try:
+            self.raw_requestline = self.rfile.readline(65537)
+            if not self.raw_requestline:
+                self.close_connection = True
+                return
+            self.t0 = self.now()
+            if len(self.raw_requestline) > 65536:
+                self.requestline = ""
+                self.send_error(414, "Request line too long")
+                return
+            if not self.parse_request():  # its errors go through send_error below
+                return
+            if self.command not in METHODS:
+                where = self.path.split("?")[0]
+                self.refuse(Refusal(405, f"Method {self.command!r} not allowed for {where}"), close=True)
+                return
+            (self.do_POST if self.command == "POST" else self.do_GET)()
+            self.wfile.flush()
+        except TimeoutError:
+            if self.t0 and not self.answered:  # a request began and stalled: tell the client why
+                self.refuse(Refusal(408, "Request timed out before it was received in full"), close=True)
+            self.close_connection = True
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        except Exception as e:  # a bug: answered and recorded, never a silently dropped connection
+            if not self.answered:
+                self.refuse(Refusal(500, f"internal: {type(e).__name__}: {e}", "api_error"), close=True)
+            self.close_connection = True
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The standard library's framing errors (400, 414, 431, 505), as JSON in the API's shape."""
+        text = message or self.responses.get(code, ("Error",))[0]
+        if code == 431:
+            text = "Request header fields too large"
+        self.refuse(Refusal(code, text), close=True)
+
+    def entry(self, api: str) -> tuple[dict[str, Any], Redactor]:
+        """The start of this request's ledger line (redacted), and the redactor for its body."""
+        headers = {k.lower(): v for k, v in (self.headers.items() if self.headers is not None else [])}
+        red = Redactor(headers, self.path)
+        entry: dict[str, Any] = {"t": round(self.t0, 6), "api": api, "path": red.path(self.path)}
+        if self.command != "POST":
+            entry["method"] = self.command
+        entry["headers"] = red.headers(headers)
+        return entry, red
+
+    def refuse(self, r: Refusal, close: bool = True, entry: dict[str, Any] | None = None) -> None:
+        """Answer a refused request in its API's shape and record it (status, reason); the
+        connection is closed (its body may be unread), unless `close` is False."""
+        api = api_of_path(self.path or "/")
+        rid = self.server.next_id("req_" if api == ANTHROPIC else "chatcmpl-" if api == CHAT else "resp_")
+        if entry is None:
+            entry, _ = self.entry(api)
+        entry["error"] = r.message if r.status in (405, 500) else f"refused: {r.message}"
+        self.answer(entry, self.error_reply(api, WireError(r.status, r.type, r.message), rid), close)
+
+    def error_reply(
+        self, api: str, err: WireError | ProviderError, rid: str, window: int = 0, total: int = 0
+    ) -> Reply:
+        status, body = render.error_body(api, err, rid, window, total)
+        extra = {"request-id": rid, "x-request-id": rid}
+        if status == 405:
+            extra["allow"] = ", ".join(METHODS)
+        if isinstance(err, ProviderError) and err.retry_after is not None:
+            extra["retry-after"] = str(max(1, round(err.retry_after)))
+        return json_reply(status, body, extra)
+
+    def answer(self, entry: dict[str, Any], reply: Reply, close: bool = False, record: bool = True) -> None:
+        """Record the request with its true status, then send the reply (the ledger line is
+        written first, so a client that hangs up never costs a record). `record=False`: the
+        caller writes the line itself (the proxy, once a relayed stream has ended)."""
+        if record:
+            entry["status"] = reply.status
+            self.ledger().write(entry)
+        self.answered = True
+        if close:
+            self.close_connection = True
+            reply.headers["connection"] = "close"
+        try:
+            self.send_response(reply.status)
+            for k, v in reply.headers.items():
+                self.send_header(k, v)
+            if reply.chunks is None:
+                self.send_header("content-length", str(len(reply.body)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(reply.body)
+            else:
+                self.send_header("transfer-encoding", "chunked")
+                self.end_headers()
+                for c in reply.chunks:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(c), c))
+                self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except OSError:  # the client left: its record is already written
+            self.close_connection = True
+
+    # ------------------------------------------------------------ body framing
+    def read_body(self) -> bytes:
+        """The request body by its framing; `Refusal` for anything a real front end would reject."""
+        te = self.headers.get_all("transfer-encoding") or []
+        cl = self.headers.get_all("content-length") or []
+        if te and cl:
+            raise Refusal(400, "Both Transfer-Encoding and Content-Length were sent")
+        if te:
+            if [v.strip().lower() for v in ",".join(te).split(",")] != ["chunked"]:
+                raise Refusal(400, f"Unsupported transfer coding: {','.join(te)[:60]!r}")
+            return self._read_chunked()
+        if not cl:
+            return b""
+        values = {v.strip() for v in cl}
+        if len(values) != 1 or not _DIGITS.fullmatch(next(iter(values))):
+            raise Refusal(400, f"Invalid Content-Length: {','.join(cl)[:40]!r}")
+        n = int(next(iter(values)))
+        if n > MAX_BODY:
+            raise Refusal(413, "Request exceeds the maximum allowed number of bytes.", "request_too_large")
+        data = self.rfile.read(n) if n else b""
+        if len(data) < n:
+            raise Refusal(400, f"Body shorter than its Content-Length ({len(data)} of {n} bytes)")
+        return data
+
+    def _read_chunked(self) -> bytes:
+        parts: list[bytes] = []
+        total = 0
+        while True:
+            line = self.rfile.readline(1026)
+            size_text = line.split(b";", 1)[0].strip()
+            if not line.endswith(b"\n") or not _HEX.fullmatch(size_text):
+                raise Refusal(400, f"Invalid chunk size line: {line[:40]!r}")
+            size = int(size_text, 16)
+            if size == 0:
+                for _ in range(100):  # trailer fields, then the empty line
+                    t = self.rfile.readline(8194)
+                    if not t.endswith(b"\n"):
+                        raise Refusal(400, "Chunked body ended without its final empty line")
+                    if t in (b"\r\n", b"\n"):
+                        return b"".join(parts)
+                raise Refusal(431, "Too many trailer fields")
+            total += size
+            if total > MAX_BODY:
+                raise Refusal(
+                    413, "Request exceeds the maximum allowed number of bytes.", "request_too_large"
+                )
+            data = self.rfile.read(size)
+            if len(data) < size or self.rfile.readline(3) not in (b"\r\n", b"\n"):
+                raise Refusal(400, "Chunk shorter than its size, or not followed by CRLF")
+            parts.append(data)
+
+
+def json_reply(status: int, body: Any, extra: dict[str, str] | None = None) -> Reply:
+    import json
+
+    data = json.dumps(body, separators=(",", ":")).encode()
+    return Reply(status, {"content-type": "application/json", **(extra or {})}, data)
+
+
+class FrontServer(ThreadingHTTPServer):
+    """A threading server with a read timeout, a bound on concurrent connections and a stop that
+    lets requests in flight finish (and be recorded)."""
+
+    daemon_threads = True
+    block_on_close = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(
+        self, address: tuple[str, int], handler: type[FrontHandler], read_timeout: float, max_connections: int
+    ) -> None:
+        self.read_timeout = read_timeout
+        self.started = time.monotonic()
+        self._slots = threading.BoundedSemaphore(max_connections)
+        self._open: set[socket.socket] = set()
+        self._open_lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._ids = 0
+        super().__init__(address, handler)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def next_id(self, prefix: str) -> str:
+        with self._open_lock:
+            self._ids += 1
+            return f"{prefix}{self._ids:024d}"
+
+    def track(self, conn: socket.socket, opened: bool) -> None:
+        with self._open_lock:
+            (self._open.add if opened else self._open.discard)(conn)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        # Bound on concurrent connections: wait for a slot (the kernel backlog queues the rest).
+        while not self._slots.acquire(timeout=0.05):
+            if self._stopping.is_set():
+                self.shutdown_request(request)
+                return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        exc = sys.exc_info()[1]
+        if not isinstance(exc, ConnectionError | TimeoutError):
+            super().handle_error(request, client_address)
+
+    def stop_reading(self) -> None:
+        """End reads on every open connection: idle keep-alive connections close at once, a
+        request in flight finishes writing its answer (its record is written before that)."""
+        self._stopping.set()
+        with self._open_lock:
+            conns = list(self._open)
+        for c in conns:
+            with contextlib.suppress(OSError):
+                c.shutdown(socket.SHUT_RD)
+
+
+def stop_front(srv: FrontServer, serving: bool = True) -> None:
+    """Stop accepting, let requests in flight finish, close the listening socket."""
+    srv._stopping.set()
+    if serving:
+        srv.shutdown()
+    srv.stop_reading()
+    srv.server_close()  # joins the connection threads (block_on_close)
