@@ -23,6 +23,7 @@ import simpy
 from ctxbench.policies.preset import Policy, load_policy
 from ctxbench.sim.catalog import prices
 from ctxbench.sim.harness import Conversation
+from ctxbench.sim.names import TTL_SECONDS, Ttl, is_ttl
 from ctxbench.sim.prepared import PreparedTrace
 from ctxbench.sim.providers.base import Latency, Provider, Request
 from ctxbench.sim.providers.base import Usage as SimUsage
@@ -50,7 +51,6 @@ OBSERVED: dict[str, Any] = {"tool_result_images_nested": True, "refresh_marks_in
 # prefix (coderabbit cb2e607c #23/#72 after 484/374 s, danieldemmel 9e953218 #91/#99 after 12 h /
 # 647 s): other sessions of the same account keep it warm. Assumed: it is re-read every 60 s.
 KEEP_WARM_EVERY_S = 60.0
-TTL_S = {"5m": 300.0, "1h": 3600.0}  # providers.md §1.5
 # A ToolSearch result (Claude Code 2.1.x) is a tool_result whose parts are tool_reference blocks
 # (traces-real FORMATS.md §2.1; providers.md §1.6 escape hatches); the importer keeps them as text.
 TOOL_REFERENCE = "tool_reference"
@@ -158,7 +158,7 @@ def _cached(u: Usage) -> int:
     return u.cache_read + u.cache_write_5m + u.cache_write_1h
 
 
-def warm_up(provider: Provider, prep: PreparedTrace, tokens: int, ttl: str, now: float = -1.0) -> bool:
+def warm_up(provider: Provider, prep: PreparedTrace, tokens: int, ttl: Ttl, now: float = -1.0) -> bool:
     """Write (or read and so refresh) the cache entry an earlier session left: the system block
     whose end is at `tokens`."""
     tr = Transcript(prep.tools, prep.system)
@@ -202,7 +202,8 @@ def replay(
         return p
 
     w = int(trace.header.meta.get("warm_tokens", 0) or 0)
-    ttl = str(trace.header.meta.get("ttl", "5m"))
+    recorded_ttl = str(trace.header.meta.get("ttl", "5m"))
+    ttl: Ttl = recorded_ttl if is_ttl(recorded_ttl) else "5m"
     if warm and w > 0 and warm_up(provider_for(prep.model), prep, w, ttl) and keep_warm:
         env.process(_keep_warm(env, provider_for(prep.model), prep, w, ttl))
     records: list[RequestRecord] = []
@@ -211,7 +212,7 @@ def replay(
     return records
 
 
-def _keep_warm(env: simpy.Environment, provider: Provider, prep: PreparedTrace, tokens: int, ttl: str) -> Any:
+def _keep_warm(env: simpy.Environment, provider: Provider, prep: PreparedTrace, tokens: int, ttl: Ttl) -> Any:
     """Other sessions of the same account read the shared static prefix (the first request's
     recorded read) often enough that it never expires (assumption, see KEEP_WARM_EVERY_S)."""
     while True:
@@ -312,7 +313,8 @@ def likely_cause(r: RequestCompare, meta: dict[str, Any]) -> str:
     billed, pred = r.billed.cache_read, r.predicted.cache_read
     system = int(meta.get("system_tokens", 0) or 0)
     warm = int(meta.get("warm_tokens", 0) or 0)
-    ttl = TTL_S.get(str(meta.get("ttl", "5m")), 300.0)
+    ttl_name = str(meta.get("ttl", "5m"))
+    ttl = TTL_SECONDS[ttl_name] if is_ttl(ttl_name) else 300.0
     if billed < pred:
         if r.gap > ttl:
             return f"idle gap vs TTL: {r.gap:.0f} s gap > {ttl:.0f} s"

@@ -7,10 +7,8 @@ order tools → system → messages (providers.md §1.1); a block's identity is 
 role and content with every `cache_control` marker removed (markers move each turn and are not
 content, DESIGN.md "What real request logs look like").
 
-Session ids, where present: a `session_id` wrapper field or body field (OpenRouter, providers.md
-L431), `x-session-id` / `X-Claude-Code-Session-Id` headers (ecosystem.md L221), a `session_id`
-inside Claude Code's `metadata.user_id` JSON (ecosystem.md L221), else `prompt_cache_key` (Codex
-sends the session id there, ecosystem.md L197).
+Session ids, where present, as the server reads them (`sim/serve/wire.session_of`): a wrapper's
+`session_id`, a session header, the body's session fields, `prompt_cache_key`.
 """
 
 from __future__ import annotations
@@ -22,9 +20,9 @@ from typing import Any
 
 from ctxbench.sim.content import IMAGE, THINKING, TOOL_DEF, TOOL_RESULT, TOOL_USE, Block
 from ctxbench.sim.providers.base import Request
+from ctxbench.sim.serve.wire import session_of
 
 TEXT_TYPES = ("text", "input_text", "output_text")
-SESSION_HEADERS = ("session_id", "x-session-id", "x-claude-code-session-id", "session-id")
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,31 +149,6 @@ def normalize(body: dict[str, Any], where: str = "<body>") -> tuple[list[LBlock]
     return blocks, len(msgs)
 
 
-def session_of(wrapper: dict[str, Any], body: dict[str, Any], headers: dict[str, Any]) -> str | None:
-    if wrapper is not body and isinstance(wrapper.get("session_id"), str):
-        return str(wrapper["session_id"])
-    if isinstance(body.get("session_id"), str):
-        return str(body["session_id"])
-    low = {str(k).lower(): v for k, v in headers.items()}
-    for h in SESSION_HEADERS:
-        if isinstance(low.get(h), str):
-            return str(low[h])
-    meta = body.get("metadata")
-    if isinstance(meta, dict):
-        if isinstance(meta.get("session_id"), str):
-            return str(meta["session_id"])
-        uid = meta.get("user_id")
-        if isinstance(uid, str) and uid.startswith("{"):
-            try:
-                sid = json.loads(uid).get("session_id")
-            except (ValueError, AttributeError):
-                sid = None
-            if isinstance(sid, str):
-                return sid
-    key = body.get("prompt_cache_key")
-    return str(key) if isinstance(key, str) else None
-
-
 def parse_line(obj: Any, line: int, where: str) -> LoggedRequest:
     if not isinstance(obj, dict):
         raise ValueError(f"{where}: expected a JSON object per line")
@@ -193,7 +166,7 @@ def parse_line(obj: Any, line: int, where: str) -> LoggedRequest:
         blocks,
         n_msgs,
         str(body.get("model", "")),
-        session_of(obj, body, headers if isinstance(headers, dict) else {}),
+        session_of(headers if isinstance(headers, dict) else {}, body, obj),
         str(obj.get("declared", "")) if body is not obj else "",
         str(obj.get("kind", "")) if body is not obj else "",
         str(obj.get("label", "")) if body is not obj else "",

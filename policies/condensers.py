@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 from ctxbench.policies.compaction import Action, Summarize
 from ctxbench.policies.estimators import AnchoredEstimator
-from ctxbench.policies.marks import Ttl
 from ctxbench.policies.registry import register
 from ctxbench.policies.tiers import (
     SummaryPlan,
@@ -30,6 +29,7 @@ from ctxbench.policies.tiers import (
 )
 from ctxbench.policies.view import Edit, View, rewrite_blocks, text_block
 from ctxbench.sim.content import TOOL_RESULT, TOOL_USE, Block, Message, digest64
+from ctxbench.sim.names import Breakpoints, Ttl
 from ctxbench.sim.values import Fraction, Tokens
 
 KEEPS = (
@@ -397,7 +397,7 @@ class ClaudeCodeMarks:
     ttl: Ttl = "5m"
     skip_cache_write: bool = False
 
-    def place(self, view: View) -> tuple[tuple[int, str], ...]:
+    def place(self, view: View) -> Breakpoints:
         tr = view.tr
         n = len(tr)
         last = n - 1

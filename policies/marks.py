@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from ctxbench.policies.registry import register
 from ctxbench.policies.view import View
-
-# The two cache lifetimes a mark can ask for (providers.md §1.5: 5-minute default, 1-hour option).
-Ttl = Literal["5m", "1h"]
+from ctxbench.sim.names import Breakpoints, Ttl
 
 
-def _dedupe(positions: list[int], ttl: str, n: int) -> tuple[tuple[int, str], ...]:
+def _dedupe(positions: list[int], ttl: Ttl, n: int) -> Breakpoints:
     """Distinct valid positions in ascending order, each with `ttl`."""
     return tuple((p, ttl) for p in sorted({p for p in positions if 0 <= p < n}))
 
@@ -31,7 +28,7 @@ class OpenRouterMarks:
 
     ttl: Ttl = "5m"
 
-    def place(self, view: View) -> tuple[tuple[int, str], ...]:
+    def place(self, view: View) -> Breakpoints:
         tr = view.tr
         n = len(tr)
         return _dedupe([tr.tools_end - 1, tr.system_end - 1, _previous_end(view), n - 1], self.ttl, n)
@@ -45,7 +42,7 @@ class DirectMarks:
 
     ttl: Ttl = "5m"
 
-    def place(self, view: View) -> tuple[tuple[int, str], ...]:
+    def place(self, view: View) -> Breakpoints:
         tr = view.tr
         n = len(tr)
         prev = view.prev_end if not view.first_after_reset else -1
@@ -59,7 +56,7 @@ class LastBlockMarks:
 
     ttl: Ttl = "5m"
 
-    def place(self, view: View) -> tuple[tuple[int, str], ...]:
+    def place(self, view: View) -> Breakpoints:
         n = len(view.tr)
         return ((n - 1, self.ttl),) if n else ()
 
@@ -69,5 +66,5 @@ class LastBlockMarks:
 class NoMarks:
     """No cache marks: on an explicit-breakpoint provider nothing is ever cached."""
 
-    def place(self, view: View) -> tuple[tuple[int, str], ...]:
+    def place(self, view: View) -> Breakpoints:
         return ()

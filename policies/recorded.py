@@ -13,12 +13,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from ctxbench.policies.compaction import Action
-from ctxbench.policies.marks import Ttl
 from ctxbench.policies.registry import register
 from ctxbench.policies.view import Edit, View
 from ctxbench.sim.content import Message
+from ctxbench.sim.names import Breakpoints, Ttl, is_ttl, ttl_of
 
 
 @register("marks", "recorded")
@@ -34,32 +35,33 @@ class RecordedMarks:
     system: bool = True  # FORMATS.md §2.2: "system (list of text blocks, both with cache_control)"
     max_marks: int = 4  # providers.md §1.2
 
-    def place(self, view: View) -> tuple[tuple[int, str], ...]:
+    def place(self, view: View) -> Breakpoints:
         tr = view.tr
         n = len(tr)
         if n == 0:
             return ()
-        msg_marks: list[tuple[int, str]] = []
+        msg_marks: list[tuple[int, Ttl | Literal[""]]] = []
         last = len(tr.messages) - 1
-        newest_ttl = ""
+        newest_ttl: Ttl | Literal[""] = ""
         for m in range(last, max(-1, last - self.messages), -1):
             end = tr.message_end(m) - 1
             if end < tr.msg_starts[m]:
                 continue
-            ttl = tr.blocks[end].cache or newest_ttl
+            own = tr.blocks[end].cache
+            ttl = own if is_ttl(own) else newest_ttl
             newest_ttl = newest_ttl or ttl
             msg_marks.append((end, ttl))
-        default = newest_ttl or self.ttl
+        default: Ttl = newest_ttl or self.ttl
         marks = [(p, t or default) for p, t in msg_marks]
         if self.system:
             sys_marks = [
-                (p, tr.blocks[p].cache or default)
+                (p, ttl_of(tr.blocks[p].cache, default))
                 for p in range(tr.tools_end, tr.system_end)
                 if tr.blocks[p].cache or p == tr.system_end - 1
             ]
             room = max(0, self.max_marks - len(marks))
             marks += sys_marks[:room]
-        seen: dict[int, str] = {}
+        seen: dict[int, Ttl] = {}
         for p, t in marks[: self.max_marks]:
             seen.setdefault(p, t)
         return tuple(sorted(seen.items()))

@@ -9,23 +9,7 @@ from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import IO, Any
 
-MISS_CAUSES = (
-    "first_request",
-    "compaction",
-    "eviction",
-    "trim",
-    "ttl_expiry",
-    "routing",
-    "lookback_exceeded",
-    "prefix_change",
-    "below_minimum",
-    "evicted",
-    "not_ready",
-    "image_change",
-    "not_written",
-    "model_switch",
-    "provider_switch",  # OpenRouter fell back / re-routed to another upstream: a cold cache (H-21)
-)
+from ctxbench.sim.names import MISS_CAUSES as MISS_CAUSES  # the one spelling, re-exported
 
 
 @dataclass(slots=True)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ctxbench.sim.names import TTLS
+
 # Field tables, in the order the writer emits them.
 HEADER_FIELDS = ("type", "format", "version", "source", "harness", "model", "window", "meta")
 EVENT_FIELDS: dict[str, tuple[str, ...]] = {
@@ -36,7 +38,7 @@ USAGE_FIELDS = ("input_tokens", "cache_read", "cache_write_5m", "cache_write_1h"
 ROLES = ("user", "assistant")
 TAGS = ("", "prep", "reply", "observation", "host", "tool_results", "user", "summary", "handoff")
 LANGS = ("prose", "code", "json")
-CACHE_TTLS = ("5m", "1h")  # recorded cache_control ttl of a block (providers.md §1.5)
+CACHE_TTLS = TTLS  # recorded cache_control ttl of a block (providers.md §1.5; sim/names.py)
 TRIGGERS = ("auto", "manual", "model_switch", "prompt_too_long")
 # Upper bounds of numbers (FORMAT.md "Bounds", schema.json `maximum`): a value past them is a typo or
 # an overflow, never a real session, and refusing it keeps every later sum finite and exact.

@@ -21,12 +21,11 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any
 
 from ctxbench.sim.catalog import ModelInfo, Prices
 from ctxbench.sim.content import IMAGE, TOOL_RESULT, TOOL_USE, Block
+from ctxbench.sim.names import TTL_SECONDS
 from ctxbench.sim.providers.base import (
-    TTL_SECONDS,
     Faults,
     Latency,
     Outcome,
@@ -35,6 +34,7 @@ from ctxbench.sim.providers.base import (
     Usage,
     price,
 )
+from ctxbench.sim.providers.dialects import ANTHROPIC, anthropic_wire_usage, fault_error, too_long
 from ctxbench.sim.providers.thinking import ThinkingStripper, strips_thinking
 
 
@@ -83,33 +83,6 @@ def _nested_image(blocks: list[Block], i: int) -> bool:
     while i > 0 and blocks[i - 1].kind == IMAGE:
         i -= 1
     return i > 0 and blocks[i - 1].kind == TOOL_RESULT
-
-
-_FAULTS: dict[str, tuple[int, str, str]] = {
-    "rate_limit": (
-        429,
-        "rate_limit_error",
-        "Number of request tokens has exceeded your per-minute rate limit",
-    ),
-    "overloaded": (529, "overloaded_error", "Overloaded"),
-    "server_error": (500, "api_error", "Internal server error"),
-    "timeout": (504, "timeout_error", "Request timed out"),
-    "stream_error": (529, "overloaded_error", "Overloaded"),  # SSE `error` event after HTTP 200 (§1.12)
-}
-
-
-def anthropic_wire_usage(u: Usage) -> dict[str, Any]:
-    """Usage in the Messages API's own fields (§1.9): input_tokens is what follows the last breakpoint."""
-    return {
-        "input_tokens": u.uncached,
-        "cache_creation_input_tokens": u.cache_write,
-        "cache_read_input_tokens": u.cache_read,
-        "cache_creation": {
-            "ephemeral_5m_input_tokens": u.cache_write_5m,
-            "ephemeral_1h_input_tokens": u.cache_write_1h,
-        },
-        "output_tokens": u.output,
-    }
 
 
 class AnthropicCache:
@@ -285,20 +258,16 @@ class AnthropicProvider:
             return self._error(req, ProviderError(400, "invalid_request_error", msg, "invalid", False))
         total = req.input_tokens
         if total > self.model.window:
-            msg = f"prompt is too long: {total} tokens > {self.model.window} maximum"
-            return self._error(req, ProviderError(400, "invalid_request_error", msg, "too_long", False))
+            return self._error(req, too_long(ANTHROPIC, total, self.model.window))
         fault = self.cfg.faults.draw(req.index, self.rng, now)
         if fault is not None and fault != "stream_error":
-            status, etype, msg = _FAULTS[fault]
-            ra = self.cfg.faults.retry_after if fault == "rate_limit" else None
-            return self._error(req, ProviderError(status, etype, msg, fault, True, ra))
+            return self._error(req, fault_error(ANTHROPIC, fault, self.cfg.faults.retry_after))
         read, read_pos = self.cache.lookup(req, now)
         ttft = self.cfg.latency.ttft(total - read)
         usage, top_pos = self.cache.commit(req, now, ttft, read, read_pos)
         lat = self.cfg.latency
         if fault == "stream_error":  # cut off after the first token: input billed, no output
-            status, etype, msg = _FAULTS[fault]
-            err = ProviderError(200, etype, msg, fault, True, None, billed=True)
+            err = fault_error(ANTHROPIC, fault, None)
             cut = Usage(usage.uncached, usage.cache_read, usage.cache_write_5m, usage.cache_write_1h, 0)
             return Outcome(
                 cut, price(self.prices, cut), ttft, ttft, err, top_pos, "", anthropic_wire_usage(cut)

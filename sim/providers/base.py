@@ -12,9 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ctxbench.sim.catalog import ModelInfo, Prices
+from ctxbench.sim.names import FAULT_KINDS, Breakpoints, ErrorKind, FaultKind
 from ctxbench.sim.transcript import Transcript
-
-TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}  # providers.md §1.5 (Anthropic ttl values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,11 +42,12 @@ class ProviderError:
     status: int
     type: str
     message: str
-    kind: str  # too_long | rate_limit | overloaded | server_error | timeout | stream_error | invalid
+    kind: ErrorKind
     transient: bool
     retry_after: float | None = None
     billed: bool = False  # True when the input was processed (error after streaming started)
     code: str = ""  # the API's machine-readable code where it has one (OpenAI `code`, Gemini `status`)
+    param: str | None = None  # OpenAI's `param`: the request field the error is about
 
 
 @dataclass(slots=True)
@@ -58,7 +58,7 @@ class Request:
     n: int
     model: str
     output_tokens: int
-    breakpoints: tuple[tuple[int, str], ...] = ()  # (block index, ttl "5m" | "1h")
+    breakpoints: Breakpoints = ()  # (block index, ttl)
     kind: str = "gameplay"
     conversation: str = ""
     index: int = 0
@@ -119,7 +119,6 @@ class Latency:
 
 
 # ---------------------------------------------------------------- faults
-FAULT_KINDS = ("rate_limit", "overloaded", "server_error", "timeout", "stream_error")
 
 
 @dataclass(frozen=True)
@@ -128,11 +127,11 @@ class Faults:
     fault windows in simulated time ((start, end, kind): every call with start <= now < end)."""
 
     rates: dict[str, float] = field(default_factory=dict)
-    scripted: dict[int, str] = field(default_factory=dict)
+    scripted: dict[int, FaultKind] = field(default_factory=dict)
     retry_after: float = 2.0
-    windows: tuple[tuple[float, float, str], ...] = ()
+    windows: tuple[tuple[float, float, FaultKind], ...] = ()
 
-    def draw(self, index: int, rng: random.Random, now: float | None = None) -> str | None:
+    def draw(self, index: int, rng: random.Random, now: float | None = None) -> FaultKind | None:
         if index in self.scripted:
             return self.scripted[index]
         if now is not None:

@@ -7,6 +7,7 @@ import random
 from typing import Any
 
 from ctxbench.sim.catalog import ModelInfo, Prices
+from ctxbench.sim.names import FaultKind
 from ctxbench.sim.providers.base import Outcome, ProviderError, Request, Usage
 from ctxbench.sim.providers.dialects import fault_error, too_long, wire_usage
 
@@ -28,7 +29,7 @@ class DialectProvider:
         lat = self.cfg.latency.base_ttft
         return Outcome(Usage(), 0.0, lat, lat, err, -1, route, wire_usage(self.cfg.dialect, Usage()))
 
-    def _admit(self, req: Request, now: float) -> tuple[Outcome | None, str | None]:
+    def _admit(self, req: Request, now: float) -> tuple[Outcome | None, FaultKind | None]:
         """The outcome of a request rejected before any work (too long, an injected fault), else
         None and the fault to apply after streaming started (`stream_error`) if one was drawn."""
         total = req.input_tokens

@@ -36,7 +36,7 @@ def faults_from(v: Any, where: str) -> Faults:
     retry_after (seconds); kinds are checked against FAULT_KINDS with close matches."""
     if isinstance(v, Faults):
         return v
-    from ctxbench.sim.providers.base import FAULT_KINDS
+    from ctxbench.sim.names import FAULT_KINDS
 
     try:
         faults = build(Faults, _mapping(v, where, "faults"), f"{where}: faults")

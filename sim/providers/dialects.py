@@ -1,22 +1,44 @@
-"""Each provider's own wire shapes: usage fields and error texts (providers.md §7, §8).
+"""Each provider's own wire facts, in one place: usage fields, error texts, statuses and bodies,
+and the fault table (providers.md §7, §8).
 
 A *dialect* names how a provider reports usage and errors. Providers pick one by config, so the
-same cache model can answer as OpenAI Chat Completions, OpenAI Responses, Gemini, DeepSeek,
-OpenRouter or a Meta-style OpenAI-compatible endpoint.
+same cache model can answer as Anthropic Messages, OpenAI Chat Completions, OpenAI Responses,
+Gemini, DeepSeek, OpenRouter or a Meta-style OpenAI-compatible endpoint. The simulated providers
+(`sim/providers/*`) and the HTTP server (`sim/serve/render.py`) both build their usage JSON, error
+statuses and error bodies here, so a simulated call and a served one cannot disagree.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
+from ctxbench.sim.names import FaultKind, is_fault
 from ctxbench.sim.providers.base import ProviderError, Usage
 
-DIALECTS = ("openai-chat", "openai-responses", "gemini", "deepseek", "openrouter", "meta")
+DIALECTS = ("anthropic", "openai-chat", "openai-responses", "gemini", "deepseek", "openrouter", "meta")
+ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES = "anthropic", "openai-chat", "openai-responses"
+_INVALID = "invalid_request_error"
+
+
+def anthropic_wire_usage(u: Usage) -> dict[str, Any]:
+    """Usage in the Messages API's own fields (§1.9): input_tokens is what follows the last breakpoint."""
+    return {
+        "input_tokens": u.uncached,
+        "cache_creation_input_tokens": u.cache_write,
+        "cache_read_input_tokens": u.cache_read,
+        "cache_creation": {
+            "ephemeral_5m_input_tokens": u.cache_write_5m,
+            "ephemeral_1h_input_tokens": u.cache_write_1h,
+        },
+        "output_tokens": u.output,
+    }
 
 
 def wire_usage(dialect: str, u: Usage) -> dict[str, Any]:
     """Usage exactly as the provider's API names it (providers.md §7 table)."""
     inp = u.input_total
+    if dialect == ANTHROPIC:
+        return anthropic_wire_usage(u)
     if dialect in ("openai-chat", "meta"):
         # §2.3 Chat: prompt_tokens includes cached; cached_tokens "is present even when no tokens
         # were cached"; cache_write_tokens only on 5.6+ (written tokens > 0).
@@ -77,21 +99,22 @@ def wire_usage(dialect: str, u: Usage) -> dict[str, Any]:
 
 def too_long(dialect: str, tokens: int, window: int, output: int = 0) -> ProviderError:
     """The provider's real "prompt too long" error (providers.md §8 row "Too long")."""
+    if dialect == ANTHROPIC:  # §1.12
+        msg = f"prompt is too long: {tokens} tokens > {window} maximum"
+        return ProviderError(400, "invalid_request_error", msg, "too_long", False)
     if dialect in ("openai-chat", "meta"):
         # §2.5 [3P verbatim]; meta: OpenAI-compatible (assumed)
         msg = (
             f"This model's maximum context length is {window} tokens. However, your messages resulted in "
             f"{tokens} tokens. Please reduce the length of the messages."
         )
-        return ProviderError(
-            400, "invalid_request_error", msg, "too_long", False, code="context_length_exceeded"
-        )
+        code = "context_length_exceeded"
+        return ProviderError(400, _INVALID, msg, "too_long", False, code=code, param="messages")
     if dialect == "openai-responses":
         # §2.5 [3P codex fixtures]
         msg = "Your input exceeds the context window of this model. Please adjust your input and try again."
-        return ProviderError(
-            400, "invalid_request_error", msg, "too_long", False, code="context_length_exceeded"
-        )
+        code = "context_length_exceeded"
+        return ProviderError(400, _INVALID, msg, "too_long", False, code=code, param="input")
     if dialect == "gemini":
         # §3 [3P verbatim body]: 400 INVALID_ARGUMENT
         msg = f"The input token count ({tokens}) exceeds the maximum number of tokens allowed ({window})."
@@ -118,8 +141,25 @@ def too_long(dialect: str, tokens: int, window: int, output: int = 0) -> Provide
     raise ValueError(f"unknown dialect {dialect!r}; valid: {', '.join(DIALECTS)}")
 
 
-# (status, type, message, code) per fault kind; kinds as in base.FAULT_KINDS.
-_OPENAI_FAULTS = {  # §2.5 [3P summaries of the error-codes page]; message texts abbreviated (UNCONFIRMED)
+# The fault table: (status, type, message, code) per dialect and fault kind (sim/names.FaultKind).
+# `stream_error` is an error event after HTTP 200 on every API (§1.12 "Errors can arrive after HTTP
+# 200 as SSE error events", §2.5 Responses `response.failed`, §5 "mid-stream errors with 200"): its
+# status is 200 and its type is the one the event carries; a request that is not streamed gets the
+# row of that type instead (`as_dialect`).
+Row = tuple[int, str, str, str]
+_ANTHROPIC_FAULTS: dict[FaultKind, Row] = {  # §1.12 [DOC errors]; §8 row "Transient"
+    "rate_limit": (
+        429,
+        "rate_limit_error",
+        "Number of request tokens has exceeded your per-minute rate limit",
+        "",
+    ),
+    "overloaded": (529, "overloaded_error", "Overloaded", ""),
+    "server_error": (500, "api_error", "Internal server error", ""),
+    "timeout": (504, "timeout_error", "Request timed out", ""),
+    "stream_error": (200, "overloaded_error", "Overloaded", ""),
+}
+_OPENAI_FAULTS: dict[FaultKind, Row] = {  # §2.5 [3P summaries of the error-codes page]; texts UNCONFIRMED
     "rate_limit": (
         429,
         "requests",
@@ -138,7 +178,9 @@ _OPENAI_FAULTS = {  # §2.5 [3P summaries of the error-codes page]; message text
         "The server had an error while processing your request.",
         "server_error",
     ),
-    "timeout": (408, "timeout", "Request timed out.", "timeout"),  # client-side in the SDK (assumed 408)
+    # the error-codes page names no server timeout; 408 is the timeout status the SDK retries
+    # (§2.5 "retries 408/409/429/≥500"), and OpenRouter's documented timeout (§5)
+    "timeout": (408, "timeout", "Request timed out.", "timeout"),
     "stream_error": (
         200,
         "server_error",
@@ -146,7 +188,8 @@ _OPENAI_FAULTS = {  # §2.5 [3P summaries of the error-codes page]; message text
         "server_error",
     ),
 }
-FAULT_TEXT: dict[str, dict[str, tuple[int, str, str, str]]] = {
+FAULT_TEXT: Final[dict[str, dict[FaultKind, Row]]] = {
+    "anthropic": _ANTHROPIC_FAULTS,
     "openai-chat": _OPENAI_FAULTS,
     "openai-responses": _OPENAI_FAULTS,
     "meta": _OPENAI_FAULTS,  # OpenAI-compatible (assumed)
@@ -166,7 +209,7 @@ FAULT_TEXT: dict[str, dict[str, tuple[int, str, str, str]]] = {
         "rate_limit": (429, "rate_limit_error", "Rate Limit Reached", "429"),
         "overloaded": (503, "server_overloaded", "Server Overloaded", "503"),
         "server_error": (500, "server_error", "Server Error", "500"),
-        "timeout": (408, "timeout", "Request timed out.", "408"),  # assumed
+        "timeout": (408, "timeout", "Request timed out.", "408"),  # assumed (OpenAI-compatible)
         "stream_error": (200, "server_error", "Server Error", "500"),
     },
     "openrouter": {  # §5 [DOC errors]: 408, 429, 502, 503; mid-stream errors arrive with HTTP 200
@@ -177,10 +220,57 @@ FAULT_TEXT: dict[str, dict[str, tuple[int, str, str, str]]] = {
         "stream_error": (200, "provider_error", "Provider returned error", "502"),
     },
 }
+# Which faults carry a retry-after header: Anthropic's 429 (§1.12 "+retry-after"); OpenAI-style
+# APIs also on 503 (§2.5 `retry-after`, §5 "503 (+Retry-After)").
+_RETRY_AFTER: Final[dict[str, tuple[FaultKind, ...]]] = {"anthropic": ("rate_limit",)}
+_RETRY_AFTER_DEFAULT: Final[tuple[FaultKind, ...]] = ("rate_limit", "overloaded")
 
 
-def fault_error(dialect: str, kind: str, retry_after: float | None) -> ProviderError:
-    status, etype, msg, code = FAULT_TEXT[dialect][kind]
-    ra = retry_after if kind in ("rate_limit", "overloaded") else None
+def _dialect(dialect: str) -> dict[FaultKind, Row]:
+    table = FAULT_TEXT.get(dialect)
+    if table is None:
+        raise ValueError(f"unknown dialect {dialect!r}; valid: {', '.join(DIALECTS)}")
+    return table
+
+
+def fault_error(dialect: str, kind: FaultKind, retry_after: float | None) -> ProviderError:
+    """The error a `kind` fault returns in `dialect` (the fault table above)."""
+    status, etype, msg, code = _dialect(dialect)[kind]
+    ra = retry_after if kind in _RETRY_AFTER.get(dialect, _RETRY_AFTER_DEFAULT) else None
     billed = kind == "stream_error"
     return ProviderError(status, etype, msg, kind, True, ra, billed=billed, code=code)
+
+
+def fault_kind_of(dialect: str, status: int) -> FaultKind | None:
+    """The fault kind an HTTP error status stands for in `dialect` (a client reading a reply)."""
+    return next((k for k, row in _dialect(dialect).items() if row[0] == status and status != 200), None)
+
+
+def as_dialect(
+    dialect: str, err: ProviderError, window: int = 0, tokens: int = 0, streamed: bool = False
+) -> ProviderError:
+    """`err` (from any provider model) as the API of `dialect` returns it: a client speaking the
+    Chat API gets OpenAI's texts even when an Anthropic cache model billed the call. A stream cut
+    on a request that is not streamed becomes the row of the error type the cut carries."""
+    if err.kind == "too_long":
+        return too_long(dialect, tokens, window)
+    kind = err.kind
+    if not is_fault(kind):
+        return err
+    out = fault_error(dialect, kind, err.retry_after)
+    if kind == "stream_error" and not streamed:
+        status = next(r[0] for r in _dialect(dialect).values() if r[1] == out.type and r[0] != 200)
+        out = ProviderError(status, out.type, out.message, kind, True, None, billed=True, code=out.code)
+    return out
+
+
+def error_json(dialect: str, err: ProviderError, request_id: str) -> tuple[int, dict[str, Any]]:
+    """(status, body) of an error in the API's own JSON shape (§1.12, §2.5)."""
+    if dialect == ANTHROPIC:
+        return err.status, {
+            "type": "error",
+            "error": {"type": err.type, "message": err.message},
+            "request_id": request_id,
+        }
+    body = {"message": err.message, "type": err.type, "param": err.param, "code": err.code or None}
+    return err.status, {"error": body}

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxbench.sim.catalog import ModelInfo, Prices
+from ctxbench.sim.names import is_fault
 from ctxbench.sim.providers.base import Faults, Latency, Outcome, Provider, ProviderError, Request, Usage
 from ctxbench.sim.providers.dialects import fault_error, too_long, wire_usage
 
@@ -139,7 +140,7 @@ class OpenRouterProvider:
         if err is not None:
             if err.kind == "too_long":
                 err = too_long(self.cfg.dialect, total, self.model.window, req.output_tokens)
-            elif err.transient:
+            elif is_fault(err.kind):
                 err = fault_error(self.cfg.dialect, err.kind, err.retry_after)
         elif fault == "stream_error":
             err = fault_error(self.cfg.dialect, fault, None)

@@ -22,6 +22,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from ctxbench.sim.content import IMAGE, THINKING, TOOL_RESULT, Message
+from ctxbench.sim.names import Ttl
 from ctxbench.sim.providers.base import Request
 from ctxbench.sim.transcript import Transcript
 
@@ -136,7 +137,7 @@ class ThinkingStripper:
         st = self._state(req.tr)
         self._sync(st)
         mp = ThinkingMap(st)
-        bps: dict[int, str] = {}
+        bps: dict[int, Ttl] = {}
         for pos, ttl in req.breakpoints:
             q = mp.to_eff(pos)
             if q >= 0:

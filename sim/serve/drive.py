@@ -19,12 +19,16 @@ import hashlib
 import json
 import struct
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from ctxbench.sim.catalog import ModelInfo, model_info
 from ctxbench.sim.content import IMAGE, TEXT, THINKING, TOOL_DEF, TOOL_RESULT, TOOL_USE, Block
+from ctxbench.sim.names import ErrorKind
 from ctxbench.sim.providers.base import Outcome, ProviderError, Request, Usage
+from ctxbench.sim.providers.dialects import fault_kind_of
+from ctxbench.sim.serve.render import DIALECT_OF_API
 from ctxbench.sim.serve.wire import ANTHROPIC, CHAT, canon, lang_of
 from ctxbench.traces.codec import canonical_json
 from ctxbench.traces.model import Content, MessageEvent, SystemEvent, ToolDef, ToolsEvent, Trace
@@ -132,7 +136,7 @@ def _text(b: Block) -> str:
     return b.text if b.text is not None else filler(b.nbytes, f"{b.digest:x}")
 
 
-def _marked(marks: dict[int, str], pos: int, obj: dict[str, Any]) -> dict[str, Any]:
+def _marked(marks: Mapping[int, str], pos: int, obj: dict[str, Any]) -> dict[str, Any]:
     """`obj` with the request's cache_control marker when block `pos` carries a breakpoint."""
     if pos in marks:
         ttl = marks[pos]
@@ -255,9 +259,6 @@ def render_chat(req: Request) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- the live provider
-_KINDS = {429: "rate_limit", 529: "overloaded", 503: "overloaded", 500: "server_error", 504: "timeout"}
-
-
 @dataclass
 class LiveProvider:
     """A Provider whose calls go over HTTP through the official SDK to a server."""
@@ -304,10 +305,10 @@ class LiveProvider:
             body = getattr(e, "body", None) or {}
             err = body.get("error", body) if isinstance(body, dict) else {}
             msg = str(err.get("message", e)) if isinstance(err, dict) else str(e)
-            kind = (
+            kind: ErrorKind = (
                 "too_long"
                 if ("too long" in msg or "context length" in msg or "context window" in msg)
-                else _KINDS.get(status, "invalid")
+                else fault_kind_of(DIALECT_OF_API[self.api], status) or "invalid"
             )
             resp = getattr(e, "response", None)
             ra = resp.headers.get("retry-after") if resp is not None else None

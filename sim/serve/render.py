@@ -7,8 +7,8 @@ part, with `cached_tokens` and `cache_write_tokens` in the details. Streams carr
 need (ecosystem.md §2.1): Anthropic `event:` lines with `message_start` first and the cumulative
 usage in `message_delta`; Chat chunks with `object` and `choices[].index`, the usage chunk with
 `choices: []` when `include_usage`; Responses `response.created` first and output items announced
-before their deltas. Errors (providers.md §1.12, §2.5): Anthropic `{"type":"error","error":{…},
-"request_id":…}`, OpenAI `{"error":{"message","type","param","code"}}`.
+before their deltas. Errors (providers.md §1.12, §2.5): statuses, texts and bodies from the one fault table in
+`sim/providers/dialects.py`.
 """
 
 from __future__ import annotations
@@ -19,9 +19,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ctxbench.sim.providers.anthropic import anthropic_wire_usage
 from ctxbench.sim.providers.base import ProviderError, Usage
-from ctxbench.sim.serve.wire import ANTHROPIC, CHAT, WireError, canon
+from ctxbench.sim.providers.dialects import ANTHROPIC as DIALECT_ANTHROPIC
+from ctxbench.sim.providers.dialects import (
+    OPENAI_CHAT,
+    OPENAI_RESPONSES,
+    anthropic_wire_usage,
+    as_dialect,
+    error_json,
+    wire_usage,
+)
+from ctxbench.sim.serve.wire import ANTHROPIC, CHAT, RESPONSES, WireError, canon
 
 
 @dataclass(frozen=True)
@@ -37,23 +45,8 @@ class Reply:
 
 
 def openai_usage(u: Usage, api: str) -> dict[str, Any]:
-    """Usage in OpenAI's fields: the input count includes cached tokens (§2.3, §7)."""
-    total = u.input_total
-    if api == CHAT:
-        return {
-            "prompt_tokens": total,
-            "completion_tokens": u.output,
-            "total_tokens": total + u.output,
-            "prompt_tokens_details": {"cached_tokens": u.cache_read, "cache_write_tokens": u.cache_write},
-            "completion_tokens_details": {"reasoning_tokens": 0},
-        }
-    return {
-        "input_tokens": total,
-        "input_tokens_details": {"cached_tokens": u.cache_read, "cache_write_tokens": u.cache_write},
-        "output_tokens": u.output,
-        "output_tokens_details": {"reasoning_tokens": 0},
-        "total_tokens": total + u.output,
-    }
+    """Usage in OpenAI's fields: the input count includes cached tokens (§2.3, §7; the dialects table)."""
+    return wire_usage(OPENAI_CHAT if api == CHAT else OPENAI_RESPONSES, u)
 
 
 def sse(event: str | None, data: dict[str, Any] | str) -> bytes:
@@ -301,53 +294,25 @@ def responses_stream(
 
 
 # ---------------------------------------------------------------- errors
-_OPENAI_FAULTS = {  # providers.md §2.5
-    "rate_limit": (429, "requests", "rate_limit_exceeded"),
-    "overloaded": (503, "service_unavailable_error", "server_is_overloaded"),
-    "stream_error": (503, "service_unavailable_error", "server_is_overloaded"),
-    "server_error": (500, "server_error", "server_error"),
-    "timeout": (504, "timeout", "timeout"),
-}
+DIALECT_OF_API = {ANTHROPIC: DIALECT_ANTHROPIC, CHAT: OPENAI_CHAT, RESPONSES: OPENAI_RESPONSES}
 
 
 def error_body(
-    api: str, err: WireError | ProviderError, rid: str, window: int = 0, total: int = 0
+    api: str,
+    err: WireError | ProviderError,
+    rid: str,
+    window: int = 0,
+    total: int = 0,
+    streamed: bool = False,
 ) -> tuple[int, dict[str, Any]]:
-    """(status, JSON body) of an error as `api` returns it."""
-    if api == ANTHROPIC:
-        status = err.status if err.status != 200 else 529
-        return status, {
-            "type": "error",
-            "error": {"type": err.type, "message": err.message},
-            "request_id": rid,
-        }
-    if isinstance(err, ProviderError) and err.kind == "too_long":
-        if api == CHAT:
-            msg = (
-                f"This model's maximum context length is {window} tokens. However, your messages resulted in "
-                f"{total} tokens. Please reduce the length of the messages."
-            )
-            return 400, {
-                "error": {
-                    "message": msg,
-                    "type": "invalid_request_error",
-                    "param": "messages",
-                    "code": "context_length_exceeded",
-                }
-            }
-        msg = "Your input exceeds the context window of this model. Please adjust your input and try again."
-        return 400, {
-            "error": {
-                "message": msg,
-                "type": "invalid_request_error",
-                "param": "input",
-                "code": "context_length_exceeded",
-            }
-        }
-    if isinstance(err, ProviderError) and err.kind in _OPENAI_FAULTS:
-        status, ftype, fcode = _OPENAI_FAULTS[err.kind]
-        return status, {"error": {"message": err.message, "type": ftype, "param": None, "code": fcode}}
-    param = err.param if isinstance(err, WireError) else None
-    code = err.code if isinstance(err, WireError) else None
-    etype = "invalid_request_error" if err.status < 500 else "server_error"
-    return err.status, {"error": {"message": err.message, "type": etype, "param": param, "code": code}}
+    """(status, JSON body) of an error as `api` returns it: a provider model's error re-rendered in
+    the client API's dialect (`sim/providers/dialects.py`), a malformed request as the API's 4xx."""
+    dialect = DIALECT_OF_API[api]
+    if isinstance(err, ProviderError):
+        return error_json(dialect, as_dialect(dialect, err, window, total, streamed), rid)
+    etype = err.type
+    if api != ANTHROPIC:
+        etype = "invalid_request_error" if err.status < 500 else "server_error"
+    code = err.code or ""
+    rejected = ProviderError(err.status, etype, err.message, "invalid", False, code=code, param=err.param)
+    return error_json(dialect, rejected, rid)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxbench.sim.catalog import CatalogError, model_info
+from ctxbench.sim.names import Breakpoints
 from ctxbench.sim.providers.base import Provider, Usage
 from ctxbench.sim.providers.registry import make_provider
 from ctxbench.sim.runner import factory_for
@@ -51,7 +52,7 @@ class Observation:
     n: int
     tokens: list[int]
     hashes: list[int]
-    breakpoints: tuple[tuple[int, str], ...]
+    breakpoints: Breakpoints
     usage: Usage | None
     error: str = ""
 

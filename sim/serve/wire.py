@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,11 +36,11 @@ from ctxbench.sim.content import (
     digest64,
 )
 from ctxbench.sim.imagesize import image_size
+from ctxbench.sim.names import Breakpoints, Ttl, is_ttl
 from ctxbench.sim.tokens import IMAGE_RULES, BlockFactory
 from ctxbench.sim.transcript import Transcript
 
 ANTHROPIC, CHAT, RESPONSES = "anthropic", "chat", "responses"
-TTLS = ("5m", "1h")  # providers.md §1.2
 
 
 class WireError(ValueError):
@@ -123,7 +124,7 @@ class Parsed:
     model: str
     stream: bool
     tr: Transcript
-    breakpoints: tuple[tuple[int, str], ...]
+    breakpoints: Breakpoints
     max_tokens: int = 0
     include_usage: bool = False
     cache_key: str | None = None
@@ -145,7 +146,7 @@ class _Builder:
         self.msgs: list[Message] = []
         self.cur: list[Block] = []
         self.cur_role = ""
-        self.marks: list[tuple[str, int, str]] = []  # (segment, index in segment or message block, ttl)
+        self.marks: list[tuple[str, int, Ttl]] = []  # (segment, index in segment or message block, ttl)
         self.last_user_text = ""
         self.tool_params: dict[str, tuple[str, ...]] = {}
 
@@ -192,9 +193,9 @@ class _Builder:
             if not isinstance(cc, dict) or cc.get("type") != "ephemeral":
                 raise bad(f"{where}.cache_control: Input tag found using 'type' does not match 'ephemeral'")
             ttl = cc.get("ttl", "5m")
-            if ttl not in TTLS:
+            if not is_ttl(ttl):
                 raise bad(f"{where}.cache_control.ttl: Input should be '5m' or '1h'")
-            self.marks.append((slot[0], slot[1], str(ttl)))
+            self.marks.append((slot[0], slot[1], ttl))
         return {k: v for k, v in obj.items() if k != "cache_control"}
 
     def add(self, blk: Block, obj: dict[str, Any] | None, where: str, segment: str = "messages") -> None:
@@ -217,11 +218,11 @@ class _Builder:
         self.cur = []
 
     # -------------------------------------------------------------- result
-    def finish(self, auto: str | None) -> tuple[Transcript, tuple[tuple[int, str], ...]]:
+    def finish(self, auto: Ttl | None) -> tuple[Transcript, Breakpoints]:
         tr = Transcript(self.tools, self.system)
         for m in self.msgs:
             tr.append(m)
-        pos: dict[int, str] = {}
+        pos: dict[int, Ttl] = {}
         for seg, i, ttl in self.marks:
             p = i if seg == "tools" else (tr.tools_end + i if seg == "system" else tr.system_end + i)
             pos[p] = ttl
@@ -256,17 +257,49 @@ def str_(v: Any, where: str) -> str:
     return v
 
 
-def session_of(headers: dict[str, str], body: dict[str, Any]) -> str:
-    for h in ("x-claude-code-session-id", "session_id", "x-session-id", "x-ctxbench-conversation"):
-        if headers.get(h):
-            return headers[h]
-    for k in ("prompt_cache_key", "session_id", "user"):
-        if isinstance(body.get(k), str) and body[k]:
-            return str(body[k])
+# Session id headers: Claude Code's and OpenRouter's (ecosystem.md L221, providers.md L431), and the
+# reference driver's conversation name (sim/serve/drive.py).
+SESSION_HEADERS = (
+    "x-claude-code-session-id",
+    "session_id",
+    "x-session-id",
+    "session-id",
+    "x-ctxbench-conversation",
+)
+
+
+def session_of(
+    headers: Mapping[str, Any], body: Mapping[str, Any], wrapper: Mapping[str, Any] | None = None
+) -> str | None:
+    """The session a request belongs to, or None: the one reading shared by the server, the
+    request-log reader and the importers. In order: a log wrapper's `session_id`; a session header;
+    the body's `session_id` (OpenRouter, providers.md L431) or `metadata.session_id`; the
+    `session_id` inside Claude Code's JSON `metadata.user_id` (ecosystem.md L221); `prompt_cache_key`
+    (Codex sends its session id there, ecosystem.md L197); else the raw `metadata.user_id` or the
+    OpenAI `user`, which name the caller at least."""
+    if wrapper is not None and wrapper is not body and _text(wrapper.get("session_id")):
+        return str(wrapper["session_id"])
+    low = {str(k).lower(): v for k, v in headers.items()}
+    for h in SESSION_HEADERS:
+        if _text(low.get(h)):
+            return str(low[h])
     meta = body.get("metadata")
-    if isinstance(meta, dict) and isinstance(meta.get("user_id"), str):
-        return str(meta["user_id"])
-    return "default"
+    meta = meta if isinstance(meta, Mapping) else {}
+    uid = meta.get("user_id")
+    inner = None
+    if isinstance(uid, str) and uid.startswith("{"):
+        try:
+            inner = json.loads(uid).get("session_id")
+        except (ValueError, AttributeError):
+            inner = None
+    for v in (body.get("session_id"), meta.get("session_id"), inner, body.get("prompt_cache_key"), uid):
+        if _text(v):
+            return str(v)
+    return str(body["user"]) if _text(body.get("user")) else None
+
+
+def _text(v: Any) -> bool:
+    return isinstance(v, str) and v != ""
 
 
 def max_tokens_of(body: dict[str, Any], keys: tuple[str, ...], required: bool) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxbench.sim.content import IMAGE, TEXT, THINKING, TOOL_RESULT, TOOL_USE
+from ctxbench.sim.names import is_ttl
 from ctxbench.sim.serve.wire import (
     ANTHROPIC,
     Parsed,
@@ -159,9 +160,10 @@ def parse_anthropic(body: dict[str, Any], headers: dict[str, str], factory: Bloc
         cc = obj(top, "cache_control")
         if cc.get("type") != "ephemeral":
             raise bad("cache_control.type: Input should be 'ephemeral'")
-        auto = str(cc.get("ttl", "5m"))
-        if auto not in ("5m", "1h"):
+        ttl = cc.get("ttl", "5m")
+        if not is_ttl(ttl):
             raise bad("cache_control.ttl: Input should be '5m' or '1h'")
+        auto = ttl
     tr, bps = bd.finish(auto)
     oc = body.get("output_config")
     wants_json = isinstance(oc, dict) and isinstance(oc.get("format"), dict)
@@ -174,7 +176,7 @@ def parse_anthropic(body: dict[str, Any], headers: dict[str, str], factory: Bloc
         mt,
         False,
         None,
-        session_of(headers, body),
+        session_of(headers, body) or "default",
         tuple(names),
         bd.last_user_text,
         wants_json,
