@@ -135,16 +135,45 @@ def compare_rows(rows: list[dict[str, Any]]) -> list[PolicyRow]:
         pr = PolicyRow(pol, sum(len(v) for v in seeds.values()), len(seeds))
         pr.stats = {k: stat([float(c.get(k, 0)) for c in per_seed]) for k in keys}
         out.append(pr)
-    if out:
-        best = min(out, key=lambda p: p.stats["cost"].mean)
-        for p in out:
-            c = p.stats["cost"]
-            p.rel_best = c.mean / best.stats["cost"].mean if best.stats["cost"].mean else 1.0
-            if p is best:
-                p.verdict = "best"
-            elif p.seeds > 1 and c.lo <= best.stats["cost"].hi:
-                p.verdict = "NOT SUPPORTED (gap < spread)"
+    rank(out)
     return out
+
+
+def failed_runs(p: PolicyRow) -> int:
+    """How many of the policy's runs ended with an error (any seed, any trace)."""
+    s = p.stats.get("failed_runs")
+    return round(s.mean * s.n) if s else 0
+
+
+def rank(prs: list[PolicyRow]) -> None:
+    """Cost relative to the cheapest policy whose every run reached the end: a run that ended
+    with an error (cut short, so cheap) is never ranked best; such rows say FAILED instead."""
+    finished = [p for p in prs if not failed_runs(p)]
+    best = min(finished, key=lambda p: p.stats["cost"].mean) if finished else None
+    for p in prs:
+        c = p.stats["cost"]
+        ref = best.stats["cost"].mean if best else 0.0
+        p.rel_best = c.mean / ref if ref else float("nan")
+        if failed_runs(p):
+            p.verdict = f"FAILED ({failed_runs(p)} of {p.runs} runs ended by an error)"
+        elif p is best:
+            p.verdict = "best"
+        elif best is not None and p.seeds > 1 and c.lo <= best.stats["cost"].hi:
+            p.verdict = "NOT SUPPORTED (gap < spread)"
+
+
+def nothing_varied(prs: list[PolicyRow]) -> bool:
+    """More than one seed, and every policy's every number was the same under each of them."""
+    return any(p.seeds > 1 for p in prs) and all(
+        s.hi - s.lo <= 1e-9 * max(1.0, abs(s.mean)) for p in prs for s in p.stats.values()
+    )
+
+
+NOTHING_VARIED = (
+    "note: every seed gave the same result: nothing in these traces, policies and providers draws "
+    "from the seed (a gen: trace without seed= takes the run's seed; add faults or best-effort "
+    "eviction to the provider for draws)"
+)
 
 
 def _active(prs: list[PolicyRow], prefix: str, order: tuple[str, ...] = ()) -> list[str]:
@@ -187,8 +216,8 @@ def table(prs: list[PolicyRow]) -> tuple[list[str], list[list[str]]]:
         "compactions",
         "tokens saved",
         "evictions",
-        *(f"fail {f[9:]}" for f in fails),
-        "failed runs",
+        *(f"req. errors {f[9:]}" for f in fails),
+        "runs ended by error",
         "est. err mean",
         "est. err worst",
         "verdict",
@@ -200,7 +229,7 @@ def table(prs: list[PolicyRow]) -> tuple[list[str], list[list[str]]]:
             [
                 p.policy,
                 _fmt(s["cost"], "$"),
-                f"{p.rel_best:.2f}x",
+                "-" if math.isnan(p.rel_best) else f"{p.rel_best:.2f}x",
                 _fmt(s["cache_read_share"], "%"),
                 *(_fmt(s[m], "n") for m in misses),
                 _fmt(s["compactions"], "n"),
@@ -249,7 +278,8 @@ def flat(prs: list[PolicyRow]) -> list[dict[str, Any]]:
             "policy": p.policy,
             "runs": p.runs,
             "seeds": p.seeds,
-            "cost_rel_best": round(p.rel_best, 6),
+            "cost_rel_best": None if math.isnan(p.rel_best) else round(p.rel_best, 6),
+            "failed_runs_total": failed_runs(p),
             "verdict": p.verdict,
         }
         for k in keys:
@@ -272,17 +302,19 @@ def format_csv(prs: list[PolicyRow]) -> str:
 
 
 def format_json(prs: list[PolicyRow], meta: dict[str, Any] | None = None) -> str:
-    return json.dumps({**(meta or {}), "policies": flat(prs)}, indent=2)
+    varied = not nothing_varied(prs)
+    return json.dumps({**(meta or {}), "seeds_varied": varied, "policies": flat(prs)}, indent=2)
 
 
 FORMATS = ("terminal", "markdown", "csv", "json")
 
 
 def render(prs: list[PolicyRow], fmt: str, title: str = "", meta: dict[str, Any] | None = None) -> str:
+    note = f"\n\n{NOTHING_VARIED}" if nothing_varied(prs) else ""
     if fmt == "terminal":
-        return format_terminal(prs, title)
+        return format_terminal(prs, title) + note
     if fmt == "markdown":
-        return format_markdown(prs, title)
+        return format_markdown(prs, title) + note
     if fmt == "csv":
         return format_csv(prs)
     if fmt == "json":

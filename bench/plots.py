@@ -1,6 +1,8 @@
 """Plots of sweep results (matplotlib, Agg): cost vs budget per policy with 95 % bands over seeds,
-share read from cache vs budget, compactions and failed runs vs budget. PNG and SVG, written
-deterministically (no dates, fixed SVG ids) so committed plots only change when results do."""
+share read from cache vs budget, compactions and failed runs vs budget (integer axes). A budget
+where a run ended with an error is a gap in the cost and cache lines, marked on the axis floor.
+PNG and SVG, written deterministically (no dates, fixed SVG ids) so committed plots only change
+when results do."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
 
 from ctxbench.bench.compare import Stat, stat
 
@@ -40,36 +43,70 @@ def series(rows: list[dict[str, Any]], metric: str) -> dict[str, list[tuple[int,
     return dict(out)
 
 
-def _line(ax: Any, data: dict[str, list[tuple[int, Stat]]], scale: float = 1.0, style: str = "-") -> None:
-    for pol, pts in data.items():
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h")
+LINESTYLES = ("-", "--", "-.", ":")
+
+
+def failed_budgets(rows: list[dict[str, Any]]) -> dict[str, set[int]]:
+    """Per policy, the budgets at which at least one run ended with an error."""
+    out: dict[str, set[int]] = defaultdict(set)
+    for r in rows:
+        if r.get("status", "ok") != "ok":
+            out[str(r["policy"])].add(int(r["budget"]))
+    return dict(out)
+
+
+def _line(
+    ax: Any,
+    data: dict[str, list[tuple[int, Stat]]],
+    scale: float = 1.0,
+    failed: dict[str, set[int]] | None = None,
+) -> None:
+    """One line per policy, each with its own marker shape and dash (hollow markers, so
+    policies that coincide stay visible), a 95 % band over seeds, and a gap with a marker on
+    the floor of the axes wherever a run ended with an error (its cost covers only the part it
+    ran, so it is not drawn as a value)."""
+    failed = failed or {}
+    floor_x: list[float] = []
+    for i, (pol, pts) in enumerate(data.items()):
+        bad = failed.get(pol, set())
         xs = [b / 1000 for b, _ in pts]
-        ys = [s.mean * scale for _, s in pts]
-        (ln,) = ax.plot(xs, ys, style, marker="o", markersize=3, label=pol)
+        ys = [float("nan") if b in bad else s.mean * scale for b, s in pts]
+        (ln,) = ax.plot(
+            xs,
+            ys,
+            LINESTYLES[i % len(LINESTYLES)],
+            marker=MARKERS[i % len(MARKERS)],
+            markersize=5,
+            markerfacecolor="none",
+            label=pol,
+            zorder=3 + i,
+        )
         if any(s.n > 1 for _, s in pts):
             ax.fill_between(
                 xs,
-                [s.lo * scale for _, s in pts],
-                [s.hi * scale for _, s in pts],
+                [float("nan") if b in bad else s.lo * scale for b, s in pts],
+                [float("nan") if b in bad else s.hi * scale for b, s in pts],
                 color=ln.get_color(),
                 alpha=0.2,
                 linewidth=0,
             )
-
-
-def _mark_failures(
-    ax: Any, data: dict[str, list[tuple[int, Stat]]], failed: dict[str, list[tuple[int, Stat]]]
-) -> None:
-    """Cross out the points where a run ended with an error: their cost covers only what ran."""
-    xs, ys = [], []
-    for pol, pts in data.items():
-        fails = dict(failed.get(pol, []))
-        for budget, st in pts:
-            f = fails.get(budget)
-            if f is not None and f.mean > 0:
-                xs.append(budget / 1000)
-                ys.append(st.mean)
-    if xs:
-        ax.plot(xs, ys, "x", color="crimson", markersize=9, mew=2, label="run ended with an error")
+        fx = [b / 1000 for b, _ in pts if b in bad]
+        if fx:
+            ax.plot(
+                fx,
+                [0.03 + 0.035 * i] * len(fx),
+                "x",
+                color=ln.get_color(),
+                markersize=8,
+                mew=2,
+                transform=ax.get_xaxis_transform(),
+                clip_on=False,
+                zorder=10,
+            )
+            floor_x += fx
+    if floor_x:
+        ax.plot([], [], "x", color="0.3", markersize=8, mew=2, label="run ended with an error (gap)")
 
 
 def _save(fig: Any, out: Path, name: str) -> list[Path]:
@@ -93,9 +130,8 @@ def plot_results(rows: list[dict[str, Any]], out_dir: str | Path, title: str = "
     suffix = f" — {title}" if title else ""
 
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    costs = series(rows, "cost")
-    _line(ax, costs)
-    _mark_failures(ax, costs, series(rows, "failed_runs"))
+    failed = failed_budgets(rows)
+    _line(ax, series(rows, "cost"), failed=failed)
     ax.set(
         xlabel="working budget (k tokens)", ylabel="cost ($, all traces)", title="Cost versus budget" + suffix
     )
@@ -104,7 +140,7 @@ def plot_results(rows: list[dict[str, Any]], out_dir: str | Path, title: str = "
     written += _save(fig, out, "cost_vs_budget")
 
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    _line(ax, series(rows, "cache_read_share"), 100.0)
+    _line(ax, series(rows, "cache_read_share"), 100.0, failed=failed)
     ax.set(
         xlabel="working budget (k tokens)",
         ylabel="input read from cache (%)",
@@ -121,6 +157,8 @@ def plot_results(rows: list[dict[str, Any]], out_dir: str | Path, title: str = "
     _line(a2, series(rows, "failed_runs"))
     a2.set(xlabel="working budget (k tokens)", ylabel="runs ended by a failure", title="Failed runs")
     for a in (a1, a2):
+        a.yaxis.set_major_locator(MaxNLocator(integer=True))
+        a.set_ylim(bottom=0)
         a.grid(alpha=0.3)
         a.legend(fontsize=8)
     written += _save(fig, out, "compactions_failures_vs_budget")

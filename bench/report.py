@@ -1,7 +1,8 @@
-"""An HTML page for sweep results: the plots, the compare table per budget, and the run list.
+"""An HTML page for sweep results: a headline (which policy is cheapest at which budgets, by how
+much, which runs failed), the plots, the compare table per budget, and the run list.
 
-Self-contained apart from the plot files written beside it; no timestamps, so the same results
-give the same page."""
+Offline: no scripts, fonts or styles from elsewhere, only the plot files written beside it; no
+timestamps, so the same results give the same page."""
 
 from __future__ import annotations
 
@@ -10,14 +11,71 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from ctxbench.bench.compare import compare_rows, table
+from ctxbench.bench.compare import PolicyRow, compare_rows, failed_runs, table
 from ctxbench.bench.plots import plot_results
 
 CSS = """body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}
 table{border-collapse:collapse;font-size:13px;margin:0.5em 0 1.5em}
 th,td{border:1px solid #ccc;padding:3px 7px;text-align:right}th{background:#f3f3f3}
 td:first-child,th:first-child{text-align:left}img{max-width:100%;margin:0.5em 0}
-.note{color:#666;font-size:13px}"""
+.note{color:#666;font-size:13px}.headline{font-size:15px;line-height:1.5;background:#f6f8fa;
+border-left:4px solid #2a6;padding:0.6em 1em}.headline .fail{color:#b00}
+.plots{display:flex;flex-wrap:wrap;gap:1em}.plots img{max-width:48%;min-width:420px}"""
+
+
+def _k(budget: int) -> str:
+    return f"{budget / 1000:g}k"
+
+
+def headline(by_budget: dict[int, list[PolicyRow]]) -> list[str]:
+    """Sentences for the top of the page: the cheapest policy whose runs all finished, per run of
+    consecutive budgets, with its margin over the runner-up; then every policy that failed where."""
+    spans: list[tuple[str, list[int], list[float], str]] = []  # winner, budgets, margins, runner-up
+    for budget, prs in sorted(by_budget.items()):
+        finished = sorted((p for p in prs if not failed_runs(p)), key=lambda p: p.stats["cost"].mean)
+        if not finished:
+            spans.append(("", [budget], [], ""))
+            continue
+        best, nxt = finished[0], finished[1] if len(finished) > 1 else None
+        margin = nxt.stats["cost"].mean / best.stats["cost"].mean if nxt and best.stats["cost"].mean else 0.0
+        runner = nxt.policy if nxt else ""
+        if spans and spans[-1][0] == best.policy and spans[-1][3] == runner:
+            spans[-1][1].append(budget)
+            spans[-1][2].append(margin)
+        else:
+            spans.append((best.policy, [budget], [margin], runner))
+    out = []
+    for winner, budgets, margins, runner in spans:
+        where = _k(budgets[0]) if len(budgets) == 1 else f"{_k(budgets[0])}–{_k(budgets[-1])}"
+        if not winner:
+            out.append(
+                f"<span class='fail'>At {where} every policy had a run that ended with an error.</span>"
+            )
+            continue
+        text = f"At {where}, <b>{html.escape(winner)}</b> is the cheapest policy whose runs all finished"
+        if runner:
+            lo, hi = min(margins), max(margins)
+            by = f"{lo:.2f}×" if round(lo, 2) == round(hi, 2) else f"{lo:.2f}–{hi:.2f}×"
+            text += f": {html.escape(runner)} costs {by} as much"
+        out.append(text + ".")
+    fails: dict[str, list[int]] = {}
+    for budget, prs in sorted(by_budget.items()):
+        for p in prs:
+            if failed_runs(p):
+                fails.setdefault(p.policy, []).append(budget)
+    by_where: dict[tuple[int, ...], list[str]] = {}
+    for pol, budgets in fails.items():
+        by_where.setdefault(tuple(budgets), []).append(pol)
+    for budgets_t, pols in by_where.items():
+        names = ", ".join(f"<b>{html.escape(p)}</b>" for p in pols)
+        verb = "has runs" if len(pols) == 1 else "have runs"
+        out.append(
+            f"<span class='fail'>{names} {verb} that ended with an error at "
+            f"{', '.join(_k(b) for b in budgets_t)} (never ranked; gaps in the plots).</span>"
+        )
+    if not fails:
+        out.append("Every run reached the end of its trace.")
+    return out
 
 
 def _table(head: list[str], body: list[list[str]]) -> str:
@@ -44,18 +102,22 @@ def write_report(rows: list[dict[str, Any]], out_dir: str | Path, name: str = ""
         f"{html.escape(', '.join(policies))} · seeds: {len(seeds)} · budgets: {len(by_budget)}"
         + (f" · from {html.escape(source)}" if source else "")
         + "</p>",
-        "<h2>Plots</h2>",
     ]
+    ranked = {b: compare_rows(rs) for b, rs in sorted(by_budget.items())}
+    parts.append("<div class='headline'>" + "<br>".join(headline(ranked)) + "</div>")
+    parts.append("<h2>Plots</h2><div class='plots'>")
     for p in plots:
         if p.suffix == ".svg":
             parts.append(f"<img src='{html.escape(p.name)}' alt='{html.escape(p.stem)}'>")
+    parts.append("</div>")
     parts.append(
         "<h2>Policies per budget</h2><p class='note'>Costs add up all traces; with several seeds, "
         "mean ± 95 % interval. A verdict 'NOT SUPPORTED' means the gap to the best is smaller than the "
-        "spread. A run that ended in a failure stops early: its cost is that of the part it ran.</p>"
+        "spread. A run that ended in a failure stops early: its cost is that of the part it ran, so a "
+        "policy with such a run is marked FAILED and never ranked best.</p>"
     )
-    for budget in sorted(by_budget):
-        head, body = table(compare_rows(by_budget[budget]))
+    for budget, prs in ranked.items():
+        head, body = table(prs)
         parts.append(f"<h3>budget {budget:,}</h3>" + _table(head, body))
     run_head = [
         "trace",

@@ -109,6 +109,17 @@ def trace_hash(trace: str) -> str:
     return hashlib.sha256(p.read_bytes()).hexdigest()[:20]
 
 
+def seeded_spec(trace: str, seed: int) -> str:
+    """A `gen:` spec that names no `seed` draws its trace from the run's seed, so `--seeds N`
+    varies the synthetic trace; files and specs with `seed=` are returned unchanged."""
+    if not trace.startswith(GEN_PREFIX):
+        return trace
+    _, params = parse_gen_spec(trace)
+    if "seed" in params:
+        return trace
+    return f"{trace}{'&' if '?' in trace else '?'}seed={seed}"
+
+
 def load_trace(trace: str) -> Trace:
     if trace.startswith(GEN_PREFIX):
         from ctxbench.traces.generators import generate
@@ -152,7 +163,7 @@ def make_tasks(
 ) -> list[RunTask]:
     """Every combination, grouped by trace so a worker reuses its prepared trace. A budget or
     provider of None means the preset's own."""
-    hashes = {t: trace_hash(t) for t in traces}
+    hashes = {(t, s): trace_hash(seeded_spec(t, s)) for t in traces for s in seeds}
     tasks = []
     for t in traces:
         for pname in policies:
@@ -162,7 +173,8 @@ def make_tasks(
                 budget = pol.with_budget(b).budget
                 for prov in providers:
                     for s in seeds:
-                        tasks.append(RunTask(t, hashes[t], pname, ph, budget, prov or pol.provider, s))
+                        th = hashes[t, s]
+                        tasks.append(RunTask(t, th, pname, ph, budget, prov or pol.provider, s))
     return tasks
 
 
@@ -170,7 +182,8 @@ def make_tasks(
 def run_task(task: RunTask) -> dict[str, Any]:
     """Run one cell and return its flat row (a top-level function: pickled by reference)."""
     pol = cached_policy(task.policy).with_budget(task.budget)
-    res = run_prepared([prepared(task.trace, task.trace_hash)], pol, task.provider, task.seed)
+    source = seeded_spec(task.trace, task.seed)
+    res = run_prepared([prepared(source, task.trace_hash)], pol, task.provider, task.seed)
     s = summarize(res.records, res.outcomes)
     row: dict[str, Any] = {
         "key": task.key,

@@ -89,47 +89,36 @@ MAX_BATCH = 32  # runs per executor call: a ~500-request run is ~30 ms, a batch 
 
 # ------------------------------------------------------------------ progress
 class Progress:
-    """A bar with ETA on a terminal; plain lines (every 5 % or 10 s) otherwise."""
+    """Progress of a batch of runs through tqdm (a kept library, pyproject dependency): a bar
+    with rate and ETA on a terminal; on a pipe or log file, a line at most every 10 s. None as
+    the stream: silent."""
 
     def __init__(self, total: int, done: int, stream: IO[str] | None, label: str = "sweep") -> None:
-        self.total, self.done, self.start_done = total, done, done
-        self.stream = stream
-        self.tty = bool(stream is not None and stream.isatty())
-        self.t0 = self.last = time.monotonic()
-        self.label = label
-        self.step = max(1, total // 20)
+        self.bar: Any = None
+        if stream is None:
+            return
+        from tqdm import tqdm
 
-    def _eta(self) -> str:
-        rate = (self.done - self.start_done) / max(1e-9, time.monotonic() - self.t0)
-        if rate <= 0:
-            return "--:--"
-        s = int((self.total - self.done) / rate)
-        return f"{s // 60:d}:{s % 60:02d}"
+        tty = stream.isatty()
+        self.bar = tqdm(
+            total=total,
+            initial=done,
+            desc=label,
+            unit="run",
+            file=stream,
+            dynamic_ncols=tty,
+            ncols=None if tty else 80,
+            mininterval=0.1 if tty else 10.0,
+            ascii=not tty,
+        )
 
     def update(self, n: int = 1) -> None:
-        self.done += n
-        if self.stream is None:
-            return
-        now = time.monotonic()
-        if self.tty:
-            if now - self.last >= 0.1 or self.done == self.total:
-                w = 30
-                fill = int(w * self.done / max(1, self.total))
-                self.stream.write(
-                    f"\r{self.label} [{'#' * fill}{'.' * (w - fill)}] {self.done}/{self.total} "
-                    f"ETA {self._eta()} "
-                )
-                self.stream.flush()
-                self.last = now
-        elif self.done % self.step == 0 or now - self.last >= 10 or self.done == self.total:
-            self.stream.write(f"{self.label}: {self.done}/{self.total} runs, ETA {self._eta()}\n")
-            self.stream.flush()
-            self.last = now
+        if self.bar is not None:
+            self.bar.update(n)
 
     def close(self) -> None:
-        if self.stream is not None and self.tty:
-            self.stream.write("\n")
-            self.stream.flush()
+        if self.bar is not None:
+            self.bar.close()
 
 
 # ------------------------------------------------------------------ the sweep

@@ -66,12 +66,13 @@ def test_compare_sums_traces_per_seed_and_gives_verdicts() -> None:
     assert prs["a"].stats["cost"].mean == pytest.approx(2.02)
     assert prs["a"].verdict == "best"
     assert prs["b"].verdict.startswith("NOT SUPPORTED")
-    assert prs["c"].verdict == "" and prs["c"].rel_best == pytest.approx(6.0 / 2.02)
+    assert prs["c"].verdict == "FAILED (2 of 6 runs ended by an error)"
+    assert prs["c"].rel_best == pytest.approx(6.0 / 2.02)
     assert prs["a"].stats["cache_read_share"].mean == pytest.approx(0.8)
     assert prs["c"].stats["failures_too_long"].mean == pytest.approx(2 / 3)
     lst = list(prs.values())
     md = render(lst, "markdown")
-    assert "| policy |" in md and "fail too_long" in md and "miss eviction" in md
+    assert "| policy |" in md and "req. errors too_long" in md and "miss eviction" in md
     parsed = list(csv.DictReader(io.StringIO(render(lst, "csv"))))
     assert [p["policy"] for p in parsed] == ["a", "b", "c"] and "cost_lo" in parsed[0]
     assert json.loads(render(lst, "json"))["policies"][0]["policy"] == "a"
