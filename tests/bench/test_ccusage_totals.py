@@ -9,15 +9,12 @@ session in a project of its own). `--mode calculate` gives the same costs.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
 from ctxbench.bench.billed import session_totals
+from tests.real import REAL, needs_real
 
-REAL = Path(os.environ.get("CTXBENCH_REAL") or Path(__file__).resolve().parents[3] / "shared" / "traces-real")
-pytestmark = pytest.mark.skipif(not REAL.is_dir(), reason="traces-real not present")
+pytestmark = needs_real
 
 # session file: (inputTokens, outputTokens, cacheCreationTokens, cacheReadTokens, totalCost)
 CCUSAGE = {

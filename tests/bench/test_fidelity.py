@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
 from ctxbench.bench.fidelity import compare, tolerance
 from ctxbench.traces.importers import import_paths
+from tests.real import REAL, needs_real
 
-REAL = Path(os.environ.get("CTXBENCH_REAL") or Path(__file__).resolve().parents[3] / "shared" / "traces-real")
-pytestmark = pytest.mark.skipif(not REAL.is_dir(), reason="traces-real not present")
+pytestmark = needs_real
 
 
 def test_tolerance() -> None:

@@ -4,15 +4,14 @@ per-request usage says so and counts as no match."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from ctxbench.sim.cli import main
+from tests.real import REAL, needs_real
 
-REAL = Path(os.environ.get("CTXBENCH_REAL") or Path(__file__).resolve().parents[3] / "shared" / "traces-real")
-pytestmark = pytest.mark.skipif(not REAL.is_dir(), reason="traces-real not present")
+pytestmark = needs_real
 KEYS = {"input", "cache_read", "cache_write_5m", "cache_write_1h", "output", "cost"}
 
 

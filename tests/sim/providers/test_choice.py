@@ -4,7 +4,6 @@ no silent model substitution, an unknown model stops before the first request.""
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,10 +15,9 @@ from ctxbench.sim.providers.choice import choose
 from ctxbench.traces.format import read_trace
 from ctxbench.traces.importers import import_paths
 from ctxbench.traces.model import Trace
+from tests.real import REAL, needs_real
 
-REAL = Path(os.environ.get("CTXBENCH_REAL") or Path(__file__).resolve().parents[4] / "shared" / "traces-real")
 SAMPLE = Path(__file__).resolve().parents[3] / "traces" / "samples" / "game-300.jsonl"
-needs_real = pytest.mark.skipif(not REAL.is_dir(), reason="traces-real not present")
 
 
 def _imported(rel: str) -> Trace:

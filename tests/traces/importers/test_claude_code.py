@@ -11,8 +11,7 @@ from ctxbench.bench.fidelity import compare
 from ctxbench.traces.format import dumps_trace
 from ctxbench.traces.importers import ImportFailure, import_paths
 from ctxbench.traces.model import MessageEvent
-
-REAL = Path(__file__).resolve().parents[4] / "shared" / "traces-real"
+from tests.real import REAL, needs_real
 
 
 def _line(**kw: object) -> str:
@@ -149,7 +148,7 @@ def test_nothing_usable_is_a_clear_error(tmp_path: Path) -> None:
         import_paths([p], "claude-code")
 
 
-@pytest.mark.skipif(not REAL.is_dir(), reason="traces-real not present")
+@needs_real
 def test_real_spotter_session_imports_with_compaction() -> None:
     res = import_paths([REAL / "spotter/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl"])
     assert res.main.header.meta["system_tokens"] == 21445
