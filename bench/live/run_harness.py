@@ -55,11 +55,16 @@ def npm_prefix(arg: str | None) -> Path:
 def harness_available(name: str, prefix: Path) -> str | None:
     """Why the harness cannot run here, or None."""
     if shutil.which("node") is None or shutil.which("npm") is None:
-        return "node/npm not installed"
+        return (
+            f"node/npm not installed (Debian: apt-get install -y nodejs npm; {INSTALL.format(prefix=prefix)})"
+        )
     binary = prefix / "node_modules" / ".bin" / ("claude" if name == "claude-code" else "codex")
     if not binary.exists():
-        return f"{binary} missing (npm install --prefix {prefix} @anthropic-ai/claude-code @openai/codex)"
+        return f"{binary} missing (install the harnesses: {INSTALL.format(prefix=prefix)})"
     return None
+
+
+INSTALL = "npm install --prefix {prefix} @anthropic-ai/claude-code @openai/codex"
 
 
 def _run(cmd: list[str], env: dict[str, str], cwd: Path, timeout: float, log: Path) -> int:
@@ -82,6 +87,8 @@ def _run(cmd: list[str], env: dict[str, str], cwd: Path, timeout: float, log: Pa
 
 
 def run(name: str, out: Path, prefix: Path, timeout: float = 300.0) -> dict[str, Any]:
+    # absolute: the harness runs in `out/work` and reads HOME/CODEX_HOME from its environment
+    out, prefix = out.resolve(), prefix.resolve()
     out.mkdir(parents=True, exist_ok=True)
     (out / "requests.jsonl").unlink(missing_ok=True)
     home, work = out / "home", out / "work"
@@ -200,14 +207,15 @@ def analyze(out: Path, harness: str = "claude-code") -> dict[str, Any]:
             }
         )
     findings: list[str] = []
+    prefix_ok: bool | None = None
     try:
         from ctxbench.bench.prefix_check import find_breaks, format_text
         from ctxbench.bench.request_log import read_request_log
 
         reqs = read_request_log([json.dumps(x) for x in served], str(out / "requests.jsonl"))
-        findings = format_text(
-            find_breaks(reqs, allowed=("side_request", "reset_after_compaction"))
-        ).splitlines()
+        report = find_breaks(reqs, allowed=("side_request", "reset_after_compaction"))
+        prefix_ok = report.ok
+        findings = format_text(report).splitlines()
     except Exception as e:  # the prefix checker is another module; report instead of failing the run
         findings = [f"prefix check unavailable: {e}"]
     result = {
@@ -217,24 +225,35 @@ def analyze(out: Path, harness: str = "claude-code") -> dict[str, Any]:
         "usage_mismatches": diffs,
         "rows": rows,
         "prefix_findings": findings,
+        "prefix_ok": prefix_ok,
     }
     (out / "analysis.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
     return result
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("harness", choices=("claude-code", "codex"))
-    ap.add_argument("--out", default=None)
-    ap.add_argument("--prefix", default=None)
-    ap.add_argument("--timeout", type=float, default=300.0)
+    """Exit 0 when the harness ran, compacted and kept its prefix; 1 when it failed or the prefix
+    check FAILed; 2 when it cannot run here (harness not installed: the message says how)."""
+    ap = argparse.ArgumentParser(
+        prog="python -m ctxbench.bench.live.run_harness",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("harness", choices=("claude-code", "codex"), help="which harness to run")
+    ap.add_argument("--out", default=None, help="output folder (default reports/live/HARNESS)")
+    ap.add_argument(
+        "--prefix",
+        default=None,
+        help="npm prefix with the harnesses (default $CTXBENCH_NPM_PREFIX or /tmp/ctxnpm)",
+    )
+    ap.add_argument("--timeout", type=float, default=300.0, help="seconds before the harness is killed")
     a = ap.parse_args(argv)
     prefix = npm_prefix(a.prefix)
     why = harness_available(a.harness, prefix)
     if why:
-        print(f"skip: {why}")
-        return 0
-    out = Path(a.out or f"reports/live/{a.harness}")
+        print(f"run_harness: error: cannot run {a.harness}: {why}", file=sys.stderr)
+        return 2
+    out = Path(a.out or f"reports/live/{a.harness}").resolve()
     info = run(a.harness, out, prefix, a.timeout)
     res = analyze(out, a.harness)
     print(json.dumps({**info, **{k: v for k, v in res.items() if k != "rows"}}, indent=1))
@@ -243,7 +262,22 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['seq']:4d} {r['kind']:8s} msgs {r['messages']:3d} in {r['input']:7d} billed {r['billed']} "
             f"{'=' if r['identical'] else '!= predicted ' + str(r['predicted'])}"
         )
-    return 0
+    problems = run_problems(info, res)
+    for p in problems:
+        print(f"run_harness: FAIL: {p}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def run_problems(info: dict[str, Any], res: dict[str, Any]) -> list[str]:
+    """What went wrong in a finished live run (empty: nothing)."""
+    problems = []
+    if info["rc"] != 0:
+        problems.append(f"the harness exited with {info['rc']} (see harness.log)")
+    if not res["served"]:
+        problems.append("the harness sent no request to the server")
+    if res.get("prefix_ok") is not True:
+        problems.append("prefix check: " + next(iter(res["prefix_findings"]), "no result"))
+    return problems
 
 
 if __name__ == "__main__":
