@@ -57,7 +57,7 @@ class NoCompaction:
     reactive: bool = False
 
     def threshold(self, view: View) -> int:
-        return view.window
+        return view.budget
 
     def decide(self, view: View, estimate: int, mode: str | None = None) -> Action | None:
         return None
@@ -71,10 +71,12 @@ class NoCompaction:
 class ThresholdSummary:
     """Summarize when a trigger fires; keep a tail chosen by `keep`; rebuild around the summary.
 
-    Trigger (the first that applies): `reserve_output` > 0 → window − min(max output,
-    reserve_output) − `buffer` (Claude Code, opencode); `trigger` > 0 → that fraction of the
-    window (Codex 0.9, Gemini 0.5); `trigger_tokens`; `trigger_events` (OpenHands: more than N
-    events); `trigger_turns` (Complexity Trap: N+M turns since the last summary).
+    Trigger (the first that applies), where "window" is the budget the harness plans against
+    (`view.budget`: the model window or the preset's budget below it, policies/budget.py):
+    `reserve_output` > 0 → window − min(max output, reserve_output) − `buffer` (Claude Code,
+    opencode); `trigger` > 0 → that fraction of the window (Codex 0.9, Gemini 0.5);
+    `trigger_tokens`; `trigger_events` (OpenHands: more than N events); `trigger_turns`
+    (Complexity Trap: N+M turns since the last summary).
     """
 
     trigger: Fraction = 0.0
@@ -109,7 +111,6 @@ class ThresholdSummary:
     regrow: Fraction = 0.05
     switch_summarize: bool = False
     tier2_keep: int = 10
-    window: Tokens = 0  # trigger window if set (CLAUDE_CODE_AUTO_COMPACT_WINDOW, policies.md §1)
 
     def __post_init__(self) -> None:
         if self.keep not in KEEPS:
@@ -121,14 +122,14 @@ class ThresholdSummary:
         return msg_estimate(m, self.bytes_per_token, self.image_tokens)
 
     def threshold(self, view: View) -> int:
-        window = self.window or view.window
+        window = view.budget
         if self.reserve_output:
             return window - min(view.max_output or self.reserve_output, self.reserve_output) - self.buffer
         if self.trigger:
             return int(self.trigger * window)
         if self.trigger_tokens:
             return self.trigger_tokens
-        return view.window
+        return view.budget
 
     def _since_summary(self, view: View) -> list[Message]:
         msgs = view.tr.messages

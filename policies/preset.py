@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
@@ -24,6 +24,7 @@ TOP_KEYS = (
     "sources",
     "harness",
     "budget",
+    "budget_means",
     "budget_min",
     "budget_max",
     "estimator",
@@ -49,9 +50,10 @@ class Policy:
     eviction: Any
     compaction: Any
     marks: Any
-    budget: Tokens = 120_000  # H-11 default
+    budget: Tokens = 120_000  # H-11 default; 0 = none of its own (policies/budget.py budget_for)
     budget_min: Tokens = 32_000  # H-11
     budget_max: Tokens = 200_000  # H-11
+    budget_means: Literal["working", "window", "none"] = "working"  # policies/budget.py
     harness: str = "H"
     provider: str = "anthropic"
     retries: int = 5  # H-17: transient errors retried up to 5 times
@@ -63,12 +65,19 @@ class Policy:
     sources: tuple[str, ...] = field(default=())
 
     def with_budget(self, budget: int | None) -> Policy:
+        """This policy with `budget` (None: its own). Refused where a budget means nothing."""
         if budget is None:
             return self
+        if self.budget_means == "none":
+            raise PresetError(
+                f"policy {self.name!r} takes no --budget: nothing it decides depends on a token "
+                "budget (budget_means: none in its preset)"
+            )
         if not self.budget_min <= budget <= self.budget_max:
             raise PresetError(
                 f"budget {budget} is outside {self.budget_min}..{self.budget_max} "
-                f"for policy {self.name!r} (H-11)"
+                f"for policy {self.name!r}"
+                + (" (H-11)" if self.budget_means == "working" else " (its preset's budget_min/budget_max)")
             )
         return replace(self, budget=budget)
 
@@ -110,8 +119,12 @@ def policy_from_dict(data: dict[str, Any], where: str = "<preset>") -> Policy:
         checked = check_params(Policy, scalars, f"{where}:")
     except ValueProblem as exc:
         raise PresetError(str(exc)) from exc
-    budget = checked.pop("budget", 120_000)
-    pol = Policy(**{k: _component(k, data[k], where) for k in COMPONENT_KINDS}, **checked)
+    means = checked.setdefault("budget_means", "working" if checked.get("harness", "H") == "H" else "window")
+    if means == "none" and any(k in checked for k in ("budget", "budget_min", "budget_max")):
+        raise PresetError(f"{where}: a preset with budget_means: none has no budget keys")
+    # working: H-11's default 120,000; window: 0 = the current model's window (budget_for)
+    budget = checked.pop("budget", 120_000 if means == "working" else None)
+    pol = Policy(**{k: _component(k, data[k], where) for k in COMPONENT_KINDS}, budget=0, **checked)
     try:
         return pol.with_budget(budget)
     except PresetError as exc:

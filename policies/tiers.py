@@ -148,7 +148,8 @@ def carry_skills(older: list[Message]) -> tuple[list[Message], tuple[Message, ..
 class CTiers:
     """Harness C's auto-compaction tiers, checked before every model call (C-5, C-6, C-17).
 
-    Thresholds are fractions of the current model's window (C-1, C-19). In `fast` mode tier 1
+    Thresholds are fractions of the current model's window (C-1, C-19), or of the preset's
+    budget below it (`view.budget`, policies/budget.py). In `fast` mode tier 1
     (≥50 %) trims to the last 20 tool calls and tier 2 (≥80 %) to the last 10; tier 3 (≥90 %)
     summarizes in every mode. The summary keeps a recent tail (C-7), carries skills (C-8),
     keeps everything from the first image on (C-9), drops an earlier summary (C-10), does
@@ -190,12 +191,12 @@ class CTiers:
 
     # -- C-2, C-3: where auto-compaction fires
     def threshold(self, view: View) -> int:
-        return int(self.tier3 * view.window)
+        return int(self.tier3 * view.budget)
 
     def decide(self, view: View, estimate: int, mode: str | None = None) -> Action | None:
         """The highest tier whose threshold the estimate has passed (C-5, C-6; mode read live, C-17)."""
         mode = mode or self.mode
-        frac = estimate / view.window if view.window else 0.0
+        frac = estimate / view.budget if view.budget else 0.0
         if frac >= self.tier3:
             return Summarize("tier3")
         if mode != "fast":

@@ -15,6 +15,7 @@ from typing import Any
 
 import simpy
 
+from ctxbench.policies.budget import budget_for
 from ctxbench.policies.compaction import Summarize, Trim
 from ctxbench.policies.preset import Policy
 from ctxbench.policies.view import Anchor, Edit, View
@@ -92,13 +93,13 @@ class Conversation:
     # ------------------------------------------------------------ views and edits
     def view(self, tr: Transcript | None = None) -> View:
         tr = tr or self.tr
-        window = self.provider_for(self.model).model.window
+        info = self.provider_for(self.model).model
         main = tr is self.tr
         return View(
             tr,
             self.anchor if main else None,
-            min(self.policy.budget, window) if self.policy.harness == "H" else window,
-            window,
+            budget_for(self.policy, info),  # H-11: the working budget, never above the window
+            info.window,
             self.prep_msgs if main else 0,
             self.prev_end if main else -1,
             self.first_after_reset if main else True,

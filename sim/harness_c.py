@@ -18,10 +18,12 @@ from typing import Any
 
 import simpy
 
+from ctxbench.policies.budget import budget_for
 from ctxbench.policies.compaction import Summarize, Trim
 from ctxbench.policies.preset import Policy
 from ctxbench.policies.tiers import SummaryPlan
 from ctxbench.policies.view import Anchor, Edit, View
+from ctxbench.sim.catalog import ModelInfo
 from ctxbench.sim.content import Block, Message
 from ctxbench.sim.harness import Conversation, Proc, ProviderFor, _Failed
 from ctxbench.sim.harness_c_summary import SUMMARIZER_SYSTEM_BYTES, VERIFY_PROMPT_BYTES, SummaryCalls
@@ -103,19 +105,30 @@ class CConversation(SummaryCalls):
     def count(self, key: str, n: int = 1) -> None:
         self.counters[key] = self.counters.get(key, 0) + n
 
-    def window(self, model: str | None = None) -> int:
+    def model_info(self, model: str | None = None) -> ModelInfo:
+        """The model's profile, with the window a switch event of the trace gave it (C-1)."""
         m = model or self.model
-        return self.windows.get(m) or self.provider_for(m).model.window
+        info = self.provider_for(m).model
+        override = self.windows.get(m)
+        return replace(info, window=override) if override else info
+
+    def window(self, model: str | None = None) -> int:
+        return self.model_info(model).window
+
+    def budget(self, model: str | None = None) -> int:
+        """What the tiers' thresholds are fractions of (C-1, C-19): the current model's window,
+        or the preset's budget below it (policies/budget.py, one computation for every harness)."""
+        return budget_for(self.policy, self.model_info(model))
 
     def view(self, tr: Transcript | None = None) -> View:
         tr = tr or self.tr
         main = tr is self.tr
-        w = self.window()
+        info = self.model_info()
         return View(
             tr,
             self.anchor if main else None,
-            w,
-            w,
+            budget_for(self.policy, info),
+            info.window,
             self.prep_msgs if main else 0,
             self.prev_end if main else -1,
             self.first_after_reset if main else True,
@@ -139,11 +152,11 @@ class CConversation(SummaryCalls):
     def _switch(self, step: Step) -> None:
         """C-19: thresholds follow the new window; a strictly smaller one is checked before the
         next request (a larger one touches nothing)."""
-        old = self.window()
+        old = self.budget()
         self.model = step.model
         if step.window:
             self.windows[step.model] = step.window
-        new = self.window()
+        new = self.budget()
         if new < old:
             self.pending_switch = (old, new)
         self.count("model_switches")
@@ -204,7 +217,7 @@ class CConversation(SummaryCalls):
             return
         action = comp.decide(self.view(), est, self.mode)
         if isinstance(action, Trim):
-            tier = "tier2" if est >= getattr(comp, "tier2", 1.0) * self.window() else "tier1"
+            tier = "tier2" if est >= getattr(comp, "tier2", 1.0) * self.budget() else "tier1"
             self._apply_trim(action.edit, tier, est)
         elif isinstance(action, Summarize):
             yield from self._compact_now(action.reason, est)
@@ -230,7 +243,7 @@ class CConversation(SummaryCalls):
     def _maybe_back_off(self, saved: int) -> None:
         """C-12: a pass that reclaims almost nothing waits for the conversation to grow."""
         comp = self.policy.compaction
-        w = self.window()
+        w = self.budget()
         if saved < getattr(comp, "min_reclaim", 0.0) * w:
             self.count("unproductive_passes")
             if getattr(comp, "backoff", False):
@@ -325,7 +338,7 @@ class CConversation(SummaryCalls):
         tr = req.tr
         main = tr is self.tr
         comp = self.policy.compaction
-        thr = comp.threshold(self.view()) if hasattr(comp, "threshold") else self.window()
+        thr = comp.threshold(self.view()) if hasattr(comp, "threshold") else self.budget()
         used = self.estimate() if main else int(self.policy.estimator.whole(self.view(tr)))
         trusted = main and self.anchor is not None and self.anchor.trustworthy
         return Snapshot(
@@ -339,7 +352,7 @@ class CConversation(SummaryCalls):
             sum(1 for m in tr.messages if m.role == "assistant"),
             used,
             trusted,
-            self.window(),
+            self.budget(),
             thr,
             req.input_tokens,
             self.mode,

@@ -40,6 +40,7 @@ from ctxbench.bench.live.ledger import (
 )
 from ctxbench.bench.live.run_harness import PROFILES as RUN_PROFILES
 from ctxbench.bench.live.table import as_json, format_table, verdict
+from ctxbench.policies.budget import budget_for
 from ctxbench.policies.preset import Policy, PresetError, load_policy
 from ctxbench.policies.view import View
 from ctxbench.sim.catalog import model_info, prices
@@ -66,8 +67,9 @@ def threshold_of(policy: Policy, model: str) -> int:
     """The preset's compaction threshold for `model` (what the harness compares its estimate with)."""
     comp = policy.compaction
     info = model_info(model)
-    view = View(Transcript((), ()), None, info.window, info.window, 0, -1, True, 0, info.max_output)
-    return int(comp.threshold(view)) if hasattr(comp, "threshold") else info.window
+    budget = budget_for(policy, info)
+    view = View(Transcript((), ()), None, budget, info.window, 0, -1, True, 0, info.max_output)
+    return int(comp.threshold(view)) if hasattr(comp, "threshold") else budget
 
 
 def _totals_usage(usages: list[dict[str, int]], model: str) -> dict[str, float]:

@@ -6,8 +6,9 @@ import argparse
 import json
 import sys
 
+from ctxbench.policies.budget import budget_label
 from ctxbench.policies.preset import load_policy
-from ctxbench.sim.catalog import add_prices_file
+from ctxbench.sim.catalog import add_prices_file, model_info
 from ctxbench.sim.providers.choice import choose
 from ctxbench.sim.records import save, write_jsonl
 from ctxbench.sim.runner import run_trace
@@ -23,7 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--budget",
         type=size_arg,
-        help="working context budget in tokens (H-11: 32000..200000); 80000, 80k or 1.5M",
+        help="context budget in tokens (80000, 80k or 1.5M); what it means is the preset's budget_means "
+        "(working: H-11 32000..200000; window: overrides the model window; none: refused)",
     )
     p.add_argument("--seed", type=int, default=0, help="seed for every random choice (default 0)")
     p.add_argument(
@@ -75,7 +77,8 @@ def handle(args: argparse.Namespace) -> int:
         )
     elif args.records != "-":
         title = (
-            f"{args.trace} · policy {policy.name} · budget {policy.budget:,} · provider {provider} "
+            f"{args.trace} · policy {policy.name} · budget {budget_label(policy, model_info(model))} · "
+            f"provider {provider} "
             f"({serving.why}) · model {model}"
         )
         print(format_summary(s, title))

@@ -8,6 +8,7 @@ are absent; the other tests check the pieces on small hand-made ledgers and tran
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxbench.bench.live.ledger import MAIN, SIDE, SUMMARY, PredictError, load_ledger, rebill, task_of
-from ctxbench.bench.live.predict import READ_TOLERANCE, compare, main
+from ctxbench.bench.live.predict import READ_TOLERANCE, compare, main, threshold_of
 from ctxbench.policies.condensers import ClaudeCodeMarks, ThresholdSummary
 from ctxbench.policies.preset import load_policy
 from ctxbench.policies.view import View
@@ -39,15 +40,15 @@ def _view(tr: Transcript, window: int = 200_000, max_output: int = 64_000) -> Vi
 
 
 def test_threshold_window_override() -> None:
-    """policies.md §1: threshold = (CLAUDE_CODE_AUTO_COMPACT_WINDOW or window) − min(max out, 20k) − 13k."""
+    """policies.md §1: threshold = (CLAUDE_CODE_AUTO_COMPACT_WINDOW or window) − min(max out, 20k) − 13k;
+    the override is the preset's budget (budget_means: window, policies/budget.py)."""
     tr = Transcript((), ())
     base = ThresholdSummary(reserve_output=20_000, buffer=13_000)
     assert base.threshold(_view(tr)) == 167_000
-    assert (
-        ThresholdSummary(reserve_output=20_000, buffer=13_000, window=100_000).threshold(_view(tr)) == 67_000
-    )
-    assert ThresholdSummary(trigger=0.9, window=100_000).threshold(_view(tr)) == 90_000
-    assert load_policy("claude-code-live").compaction.threshold(_view(tr)) == 67_000
+    assert base.threshold(replace(_view(tr), budget=100_000)) == 67_000
+    assert ThresholdSummary(trigger=0.9).threshold(replace(_view(tr), budget=100_000)) == 90_000
+    assert threshold_of(load_policy("claude-code-live"), "claude-sonnet-4-6") == 67_000
+    assert threshold_of(load_policy("claude-code"), "claude-sonnet-4-6") == 167_000
     assert load_policy("codex-live").compaction.threshold(_view(tr)) == 30_000
 
 
@@ -214,7 +215,7 @@ def test_compare_pairs_requests_by_turn_and_names_the_header_change(tmp_path: Pa
     preset = tmp_path / "tiny.yaml"
     text = (Path(__file__).parents[2] / "policies/presets/claude-code-live.yaml").read_text(encoding="utf-8")
     # a window small enough that this tiny task compacts once: threshold = 35.6k − 20k − 13k = 2.6k
-    text = text.replace("window: 100000", "window: 35600").replace(
+    text = text.replace("budget: 100000", "budget: 35600").replace(
         "summary_bytes: 6000", "summary_bytes: 1000"
     )
     preset.write_text(text, encoding="utf-8")
