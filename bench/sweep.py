@@ -45,6 +45,9 @@ class Workers:
         return dict(self.client.scatter(files, broadcast=True)) if files else None
 
 
+SCHEDULER_TIMEOUT = 5.0  # seconds to reach a Dask scheduler before saying which one failed
+
+
 @contextlib.contextmanager
 def make_executor(scheduler: str | None, jobs: int) -> Iterator[Workers]:
     """A process pool, or Dask (local cluster or an address) through its executor."""
@@ -62,7 +65,14 @@ def make_executor(scheduler: str | None, jobs: int) -> Iterator[Workers]:
         )
         client = Client(cluster)
     else:
-        cluster, client = None, Client(scheduler)
+        cluster = None
+        try:
+            client = Client(scheduler, timeout=SCHEDULER_TIMEOUT)
+        except (OSError, TimeoutError) as exc:
+            raise ValueError(
+                f"--scheduler {scheduler}: could not reach the Dask scheduler within {SCHEDULER_TIMEOUT:g} s "
+                f"({type(exc).__name__}); start one (`dask scheduler`) or use --scheduler local-dask"
+            ) from None
     try:
         yield Workers(client.get_executor(), client)
     finally:

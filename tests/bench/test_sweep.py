@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -150,3 +151,25 @@ def test_dask_local_cluster(tmp_path: Path) -> None:
     run_sweep(tasks, tmp_path / "p.csv", jobs=1, stream=None)
     assert st.computed == 4
     assert (tmp_path / "d.csv").read_bytes() == (tmp_path / "p.csv").read_bytes()
+
+
+def test_an_unreachable_scheduler_is_named_quickly() -> None:
+    pytest.importorskip("distributed", reason="the `dask` extra is not installed")
+    from ctxbench.bench.sweep import execute
+
+    tasks = make_tasks(["traces/samples/game-60.jsonl"], ["h-direct"], [None], [None], [0])
+    with pytest.raises(ValueError, match=r"tcp://127.0.0.1:9: could not reach the Dask scheduler within"):
+        execute(tasks, lambda row: None, 1, "tcp://127.0.0.1:9")
+
+
+def test_workers_run_from_shipped_trace_contents_not_paths(tmp_path: Path) -> None:
+    """What Dask workers started in another folder do: the trace arrives as data, so a relative
+    path that does not exist where the worker runs is never opened."""
+    from ctxbench.bench.runs import load_trace, run_batch
+
+    sample = "traces/samples/game-60.jsonl"
+    tasks = make_tasks([sample], ["h-direct"], [None], [None], [0])
+    shipped = {"elsewhere/game-60.jsonl": load_trace(sample)}
+    moved = [dataclasses.replace(t, trace="elsewhere/game-60.jsonl") for t in tasks]
+    rows = run_batch(moved, shipped)
+    assert rows[0]["requests"] > 60 and rows[0]["trace"] == "elsewhere/game-60.jsonl"
