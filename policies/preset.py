@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import yaml
 
-from ctxbench.policies.registry import RegistryError, create
+from ctxbench.policies.registry import RegistryError, create, lookup
 from ctxbench.sim.values import Tokens, ValueProblem, check_params, unknown
 from ctxbench.sim.yamltext import load_yaml
 
@@ -119,6 +119,9 @@ def policy_from_dict(data: dict[str, Any], where: str = "<preset>") -> Policy:
         checked = check_params(Policy, scalars, f"{where}:")
     except ValueProblem as exc:
         raise PresetError(str(exc)) from exc
+    for kind, name in (("harness", checked.get("harness", "H")), ("provider", checked.get("provider"))):
+        if name is not None:
+            _known(kind, str(name), where)
     means = checked.setdefault("budget_means", "working" if checked.get("harness", "H") == "H" else "window")
     if means == "none" and any(k in checked for k in ("budget", "budget_min", "budget_max")):
         raise PresetError(f"{where}: a preset with budget_means: none has no budget keys")
@@ -129,6 +132,23 @@ def policy_from_dict(data: dict[str, Any], where: str = "<preset>") -> Policy:
         return pol.with_budget(budget)
     except PresetError as exc:
         raise PresetError(f"{where}: {exc}") from exc
+
+
+def _known(kind: str, name: str, where: str) -> None:
+    """A harness name must be registered and a provider a known profile: a typo is an error with
+    the closest names, not a run of another harness (issue 10)."""
+    if kind == "harness":
+        try:
+            lookup("harness", name)
+        except RegistryError as exc:
+            raise PresetError(f"{where}: harness: {exc}") from exc
+        return
+    from ctxbench.sim.providers.registry import ProfileError, profile
+
+    try:
+        profile(name)
+    except ProfileError as exc:
+        raise PresetError(f"{where}: provider: {exc}") from exc
 
 
 def preset_names() -> list[str]:

@@ -7,12 +7,12 @@ component's dataclass fields and reports the valid ones for an unknown key.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from ctxbench.sim.values import ValueProblem, build, unknown
 
-KINDS = ("estimator", "eviction", "compaction", "marks", "provider", "generator", "importer")
+KINDS = ("estimator", "eviction", "compaction", "marks", "provider", "generator", "importer", "harness")
 
 _REGISTRY: dict[str, dict[str, Any]] = {k: {} for k in KINDS}
 
@@ -47,6 +47,29 @@ def lookup(kind: str, name: str) -> Any:
     if name not in table:
         raise RegistryError(unknown(kind, name, table, f"valid {kind} names"))
     return table[name]
+
+
+class Registered(Mapping[str, Any]):
+    """A read-only view of one kind of the registry, by name (`pick` chooses what each entry
+    shows): the kind's names are registered once, here, and every listing reads this view."""
+
+    def __init__(self, kind: str, pick: Callable[[Any], Any] = lambda entry: entry) -> None:
+        self.kind = kind
+        self.pick = pick
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self:
+            raise KeyError(name)
+        return self.pick(lookup(self.kind, name))
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in names(self.kind)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(names(self.kind))
+
+    def __len__(self) -> int:
+        return len(names(self.kind))
 
 
 def registered_name(obj: Any) -> str:
@@ -92,6 +115,7 @@ _MODULES_OF: dict[str, tuple[str, ...]] = {
     "provider": ("ctxbench.sim.providers.registry",),
     "generator": ("ctxbench.traces.generators",),
     "importer": ("ctxbench.traces.importers",),
+    "harness": ("ctxbench.sim.harness", "ctxbench.sim.harness_c"),
 }
 _loaded: set[str] = set()
 

@@ -18,6 +18,7 @@ import simpy
 from ctxbench.policies.budget import budget_for
 from ctxbench.policies.compaction import Summarize, Trim
 from ctxbench.policies.preset import Policy
+from ctxbench.policies.registry import register
 from ctxbench.policies.view import Anchor, Edit, View
 from ctxbench.sim.content import IMAGE, Message
 from ctxbench.sim.prepared import PreparedTrace, Step
@@ -55,7 +56,10 @@ class _Failed(Exception):
         self.counted = counted
 
 
+@register("harness", "H")
 class Conversation:
+    """Harness H's conversation process (SPEC H-…): the base every harness model extends."""
+
     def __init__(
         self,
         env: simpy.Environment,
@@ -402,3 +406,9 @@ class Conversation:
                     img = self.factory.image("user", b.width, b.height, b.nbytes, f"fresh-{self.index}")
                     return Message.of("user", (img,), "observation")
         return None
+
+
+@register("harness", "recorded")
+class RecordedConversation(Conversation):
+    """The recorded harness replayed (imported traces, `recorded` preset): H's process; its budget
+    is the model's window (`budget_means: window`, budget_for), since the log does not hold it."""

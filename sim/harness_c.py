@@ -12,7 +12,6 @@ real harnesses (policies/condensers.py): their components say which of these beh
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -21,11 +20,12 @@ import simpy
 from ctxbench.policies.budget import budget_for
 from ctxbench.policies.compaction import Summarize, Trim
 from ctxbench.policies.preset import Policy
+from ctxbench.policies.registry import register
 from ctxbench.policies.tiers import SummaryPlan
 from ctxbench.policies.view import Anchor, Edit, View
 from ctxbench.sim.catalog import ModelInfo
 from ctxbench.sim.content import Block, Message
-from ctxbench.sim.harness import Conversation, Proc, ProviderFor, _Failed
+from ctxbench.sim.harness import Proc, ProviderFor, _Failed
 from ctxbench.sim.harness_c_summary import SUMMARIZER_SYSTEM_BYTES, VERIFY_PROMPT_BYTES, SummaryCalls
 from ctxbench.sim.prepared import PreparedTrace, Step
 from ctxbench.sim.providers.base import Outcome, Request
@@ -71,6 +71,7 @@ class Snapshot:
     mode: str
 
 
+@register("harness", "C")
 class CConversation(SummaryCalls):
     """The C harness process (see the module docstring)."""
 
@@ -359,11 +360,7 @@ class CConversation(SummaryCalls):
         )
 
 
-HARNESSES: dict[str, Callable[..., Conversation]] = {"C": CConversation}
-
-
 __all__ = [
-    "HARNESSES",
     "SUMMARIZER_SYSTEM_BYTES",
     "VERIFY_PROMPT_BYTES",
     "CConversation",

@@ -11,9 +11,9 @@ from typing import Any
 import simpy
 
 from ctxbench.policies.preset import Policy
+from ctxbench.policies.registry import lookup
 from ctxbench.sim.catalog import model_info
-from ctxbench.sim.harness import Conversation, RunOutcome
-from ctxbench.sim.harness_c import HARNESSES
+from ctxbench.sim.harness import RunOutcome
 from ctxbench.sim.prepared import PreparedTrace, prepare
 from ctxbench.sim.providers.base import Outcome, Provider, Request
 from ctxbench.sim.providers.registry import make_provider
@@ -78,7 +78,7 @@ def run_prepared(
         name = f"c{i}" if len(traces) > 1 else "c0"
         factory = factory_for(tr.model)
         conv_seed = zlib.crc32(f"{seed}:{name}".encode())
-        cls = HARNESSES.get(policy.harness, Conversation)
+        cls = lookup("harness", policy.harness)
         c = cls(env, name, tr, policy, provider_for, factory, records, conv_seed)
         convs.append(c)
         env.process(c.run())

@@ -17,6 +17,7 @@ from ctxbench.sim.catalog import model_info, prices
 from ctxbench.sim.providers.anthropic import AnthropicConfig, AnthropicProvider
 from ctxbench.sim.providers.base import Provider
 from ctxbench.sim.providers.config import ProfileError, config_from
+from ctxbench.sim.values import unknown
 from ctxbench.sim.yamltext import load_yaml
 
 __all__ = ["ProfileError", "default_model", "make_provider", "profile", "profile_names"]
@@ -113,7 +114,7 @@ def profile_names() -> list[str]:
 def profile(name: str) -> dict[str, Any]:
     profs = _profiles()
     if name not in profs:
-        raise ProfileError(f"unknown provider profile {name!r}; known profiles: {', '.join(sorted(profs))}")
+        raise ProfileError(unknown("provider profile", name, sorted(profs), "known profiles"))
     return dict(profs[name])
 
 

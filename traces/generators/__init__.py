@@ -1,20 +1,37 @@
-"""Registry of synthetic trace generators, by name (DESIGN.md: one registry by kind and name).
+"""Synthetic trace generators, registered by name in the one registry (policies/registry.py).
 
-A generator is a function `params -> Trace` with a frozen dataclass of parameters. To add one
-(e.g. `coding`), put it in its own module and add it to GENERATORS and PARAMS.
+A generator is a `Generator`: a frozen dataclass of parameters and the function `params -> Trace`.
+To add one, put it in its own module and register it below; `GENERATORS` and `PARAMS` are views
+of the registry, not second lists.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from ctxbench.policies.registry import Registered, register
 from ctxbench.traces.generators import coding, game
 from ctxbench.traces.model import Trace
 
-GENERATORS: dict[str, Callable[[Any], Trace]] = {"game": game.generate, "coding": coding.generate}
-PARAMS: dict[str, type] = {"game": game.GameParams, "coding": coding.CodingParams}
+
+@dataclass(frozen=True)
+class Generator:
+    """A registered generator: its parameter dataclass and what makes a trace of them."""
+
+    params: type
+    run: Callable[[Any], Trace]
+
+    def generate(self, params: Any) -> Trace:
+        return self.run(params)
+
+
+register("generator", "game")(Generator(game.GameParams, game.generate))
+register("generator", "coding")(Generator(coding.CodingParams, coding.generate))
+GENERATORS: Mapping[str, Callable[[Any], Trace]] = Registered("generator", lambda g: g.generate)
+PARAMS: Mapping[str, type] = Registered("generator", lambda g: g.params)
 
 
 def params_for(name: str, **overrides: Any) -> Any:

@@ -2,40 +2,41 @@
 
 Each importer keeps the recorded usage as ground truth on the trace (`MessageEvent.usage`), derives
 true block sizes from it where it can (`tokens.py`), and lists in its report what the source format
-cannot provide. `IMPORTERS` maps a format name to its function; each is also registered as an
-`importer` in policies/registry.py.
+cannot provide. Each is registered once as an `importer` in policies/registry.py; `IMPORTERS`
+(format name → function) and `FORMATS` are read from there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ctxbench.policies.registry import register
+from ctxbench.policies.registry import Registered, register
 from ctxbench.traces.format import TraceError
 from ctxbench.traces.importers.base import ImportFailure, ImportReport, ImportResult, current_line
 from ctxbench.traces.importers.claude_code import import_claude_code
 from ctxbench.traces.importers.claude_trace import import_claude_trace
 from ctxbench.traces.importers.cline import import_cline
 from ctxbench.traces.importers.codex import import_codex
-from ctxbench.traces.importers.detect import FORMATS, detect
+from ctxbench.traces.importers.detect import detect
 from ctxbench.traces.importers.inspect_ai import import_inspect_ai
 from ctxbench.traces.importers.openhands import import_openhands
 from ctxbench.traces.importers.swe_agent import import_swe_agent
 
 Importer = Callable[[list[Path]], ImportResult]
 
-IMPORTERS: dict[str, Importer] = {
-    "claude-code": import_claude_code,
-    "claude-trace": import_claude_trace,
-    "codex": import_codex,
-    "cline": import_cline,
-    "inspect-ai": import_inspect_ai,
-    "openhands": import_openhands,
-    "swe-agent": import_swe_agent,
-}
-for _name, _fn in IMPORTERS.items():
+for _name, _fn in (
+    ("claude-code", import_claude_code),
+    ("claude-trace", import_claude_trace),
+    ("codex", import_codex),
+    ("cline", import_cline),
+    ("inspect-ai", import_inspect_ai),
+    ("openhands", import_openhands),
+    ("swe-agent", import_swe_agent),
+):
     register("importer", _name)(_fn)
+IMPORTERS: Mapping[str, Importer] = Registered("importer")  # a view of the registry
+FORMATS = tuple(IMPORTERS)
 
 __all__ = ["FORMATS", "IMPORTERS", "ImportFailure", "ImportReport", "ImportResult", "detect", "import_paths"]
 

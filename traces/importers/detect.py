@@ -8,8 +8,6 @@ from pathlib import Path
 
 from ctxbench.traces.importers.base import ImportFailure
 
-FORMATS = ("claude-code", "claude-trace", "codex", "cline", "inspect-ai", "openhands", "swe-agent")
-
 
 def _first_object(head: bytes) -> dict[str, object] | None:
     for raw in head.split(b"\n")[:20]:
@@ -23,7 +21,7 @@ def _first_object(head: bytes) -> dict[str, object] | None:
 
 
 def detect(path: Path) -> str:
-    """The format name of `path` (one of FORMATS)."""
+    """The format name of `path` (a registered importer)."""
     if path.suffix == ".traj":
         return "swe-agent"
     if path.name.endswith(".messages.json") or path.name.endswith(".compaction.json"):
@@ -54,4 +52,7 @@ def detect(path: Path) -> str:
             return "swe-agent"
         if '"system_prompt"' in text and '"messages"' in text:
             return "cline"
-    raise ImportFailure(str(path), f"unknown trace format; give --format (known: {', '.join(FORMATS)})")
+    from ctxbench.policies.registry import names
+
+    known = ", ".join(names("importer"))
+    raise ImportFailure(str(path), f"unknown trace format; give --format (known: {known})")
