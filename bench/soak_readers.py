@@ -53,7 +53,7 @@ def _check(counts: ReaderCounts, verb: str, argv: list[str], what: str) -> None:
 
 
 def fuzz_trace_lines(counts: ReaderCounts, n_lines: int, rng: random.Random, folder: Path) -> None:
-    """Traces of 12 lines (header first) cut from the samples, with 1-3 lines mutated; each file
+    """Traces of 6-15 lines (the start of a sample), with 1-3 lines mutated; each file
     through `check-prefix` (reader + the request log it implies), one in four also through `run`."""
     from ctxbench.traces.format import TraceError, loads_line
 
@@ -61,8 +61,7 @@ def fuzz_trace_lines(counts: ReaderCounts, n_lines: int, rng: random.Random, fol
     path = folder / "t.jsonl"
     while counts.lines < n_lines:
         seed = rng.choice(seeds)
-        start = rng.randrange(1, max(2, len(seed) - 11))
-        lines = [seed[0], *seed[start : start + 11]]
+        lines = seed[: rng.randrange(6, 16)]  # a prefix: every tool_result keeps its tool_use
         data = mutate_lines(lines, rng, n_bad=rng.choice((1, 1, 2, 3)))
         for i, raw in enumerate(data, 1):
             try:

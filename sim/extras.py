@@ -35,10 +35,7 @@ def missing_message(exc: ModuleNotFoundError, what: str) -> str | None:
     extra = extra_for(exc)
     if extra is None:
         return None
-    return (
-        f"{what} needs the {extra!r} extra (no module named {exc.name!r}): "
-        f"pip install 'ctxbench[{extra}]'"
-    )
+    return f"{what} needs the {extra!r} extra (no module named {exc.name!r}): pip install 'ctxbench[{extra}]'"
 
 
 def require(module: str) -> None:

@@ -8,6 +8,7 @@ compares `traces/schema.json` with them.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from ctxbench.sim.names import TTLS
@@ -97,7 +98,11 @@ def show(value: Any) -> str:
 
 
 def check_unicode(value: Any, field: str) -> None:
-    """Reject strings that are not valid Unicode (lone surrogates from `\\ud800` escapes)."""
+    """Reject strings that are not valid Unicode (lone surrogates from `\\ud800` escapes) and,
+    in free-form objects (`meta`, tool schemas), numbers that are not finite (`1e400` reads as
+    infinity, which no JSON writer can write back)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise FieldError(field, f"number is not finite ({value})")
     if isinstance(value, str):
         try:
             value.encode("utf-8")

@@ -6,6 +6,8 @@ import signal
 import sys
 from typing import Any
 
+from ctxbench.sim.serve.front import stop_front
+
 
 def serve_until_stopped(srv: Any, label: str, banner: str, record: str | None) -> int:
     """Serve until SIGINT/SIGTERM, then close the ledger and write the recorded traces (if any)."""
@@ -18,7 +20,7 @@ def serve_until_stopped(srv: Any, label: str, banner: str, record: str | None) -
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):  # a second stop signal must not cut the recording
             signal.signal(sig, signal.SIG_IGN)
-        srv.server_close()
+        stop_front(srv, serving=False)  # requests in flight finish and are recorded
         srv.state.ledger.close()
         if record:
             paths = srv.state.recorder.write(record)
@@ -26,4 +28,6 @@ def serve_until_stopped(srv: Any, label: str, banner: str, record: str | None) -
                 f"ctxbench {label}: {srv.state.ledger.count} requests; traces: {', '.join(map(str, paths))}",
                 file=sys.stderr,
             )
+            for failure in srv.state.recorder.failed:  # the other conversations are written
+                print(f"ctxbench {label}: warning: trace not written: {failure}", file=sys.stderr)
     return 0

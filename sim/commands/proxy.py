@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from ctxbench.sim.commands._serving import serve_until_stopped
+from ctxbench.sim.serve.front import add_front_args
 from ctxbench.sim.serve.proxy import ProxyServer, ProxyState
 from ctxbench.sim.serve.record import Ledger
 
@@ -20,6 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--port", type=int, default=8780, help="port to listen on (default 8780; 0 = any free port)"
     )
     p.add_argument("--record", metavar="DIR", required=True, help="folder for requests.jsonl and the traces")
+    add_front_args(p)
     p.set_defaults(handler=handle)
 
 
@@ -29,5 +31,7 @@ def handle(args: argparse.Namespace) -> int:
         ProxyState(args.upstream.rstrip("/"), Ledger(Path(args.record) / "requests.jsonl")),
         args.host,
         args.port,
+        args.read_timeout,
+        args.max_connections,
     )
     return serve_until_stopped(srv, "proxy", f"{srv.url} -> {args.upstream}", args.record)

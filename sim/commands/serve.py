@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from ctxbench.sim.commands._serving import serve_until_stopped
+from ctxbench.sim.serve.front import add_front_args
 from ctxbench.sim.serve.script import Scripter, load_script, replay_script
 from ctxbench.sim.serve.server import ServeConfig, make_server
 from ctxbench.traces.format import read_trace
@@ -21,6 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def add_server_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1: loopback only)")
+    add_front_args(p)
     p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 = any free port)")
     p.add_argument("--provider", default="anthropic", help="provider profile (default anthropic)")
     p.add_argument("--model", default="claude-sonnet-4-6", help="model for requests naming an unknown model")
@@ -62,8 +64,19 @@ def scripter_from(args: argparse.Namespace) -> Scripter:
 
 def handle(args: argparse.Namespace) -> int:
     ledger = str(Path(args.record) / "requests.jsonl") if args.record else None
+    if args.read_timeout <= 0 or args.max_connections < 1:
+        raise ValueError("--read-timeout must be > 0 and --max-connections at least 1")
     cfg = ServeConfig(
-        args.host, args.port, args.provider, args.model, args.seed, args.clock, args.latency, ledger=ledger
+        args.host,
+        args.port,
+        args.provider,
+        args.model,
+        args.seed,
+        args.clock,
+        args.latency,
+        ledger=ledger,
+        read_timeout=args.read_timeout,
+        max_connections=args.max_connections,
     )
     srv = make_server(cfg, scripter_from(args))
     banner = f"listening on {srv.url} (provider {args.provider})"

@@ -80,6 +80,7 @@ class FrontHandler(BaseHTTPRequestHandler):
     """One connection; subclasses implement `do_GET` / `do_POST` and `ledger()`."""
 
     protocol_version = "HTTP/1.1"
+    default_request_version = "HTTP/1.0"  # a garbled request line still gets a status line back
     server: FrontServer
 
     def setup(self) -> None:
@@ -89,11 +90,24 @@ class FrontHandler(BaseHTTPRequestHandler):
         self.server.track(self.connection, True)
         self.t0 = 0.0
         self.answered = False
+        self.refused = False  # a refusal closed the connection: linger before closing
 
     def finish(self) -> None:
         self.server.track(self.connection, False)
         with contextlib.suppress(OSError):
             super().finish()
+        if self.refused:
+            self._linger()
+
+    def _linger(self) -> None:
+        """After a refusal the client may still be sending (a body never read): read and drop
+        that for a moment before closing, or the kernel's reset could destroy the answer."""
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_WR)
+            self.connection.settimeout(0.5)
+            for _ in range(256):  # at most 16 MB, half a second per read
+                if not self.connection.recv(65536):
+                    break
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet: the ledger is the log
         return None
@@ -127,10 +141,19 @@ class FrontHandler(BaseHTTPRequestHandler):
                 return
             if not self.parse_request():  # its errors go through send_error below
                 return
+            if len(self.requestline.split()) == 2:  # `GET /`: HTTP/0.9, which no API client speaks
+                self.send_error(400, "HTTP/0.9 requests are not supported")
+                return
             if self.command not in METHODS:
                 where = self.path.split("?")[0]
                 self.refuse(Refusal(405, f"Method {self.command!r} not allowed for {where}"), close=True)
                 return
+            if self.command == "GET":
+                try:  # a GET's body (if any) is framed like any other: read past it, or refuse
+                    self.read_body()
+                except Refusal as r:
+                    self.refuse(r)
+                    return
             (self.do_POST if self.command == "POST" else self.do_GET)()
             self.wfile.flush()
         except TimeoutError:
@@ -149,6 +172,8 @@ class FrontHandler(BaseHTTPRequestHandler):
         text = message or self.responses.get(code, ("Error",))[0]
         if code == 431:
             text = "Request header fields too large"
+        if code == 505:  # not a server fault: a client speaking an HTTP version that does not exist
+            code = 400
         self.refuse(Refusal(code, text), close=True)
 
     def entry(self, api: str) -> tuple[dict[str, Any], Redactor]:
@@ -157,7 +182,7 @@ class FrontHandler(BaseHTTPRequestHandler):
         red = Redactor(headers, self.path)
         entry: dict[str, Any] = {"t": round(self.t0, 6), "api": api, "path": red.path(self.path)}
         if self.command != "POST":
-            entry["method"] = self.command
+            entry["method"] = self.command or ""
         entry["headers"] = red.headers(headers)
         return entry, red
 
@@ -169,6 +194,7 @@ class FrontHandler(BaseHTTPRequestHandler):
         if entry is None:
             entry, _ = self.entry(api)
         entry["error"] = r.message if r.status in (405, 500) else f"refused: {r.message}"
+        self.refused = self.refused or close
         self.answer(entry, self.error_reply(api, WireError(r.status, r.type, r.message), rid), close)
 
     def error_reply(
@@ -334,6 +360,24 @@ class FrontServer(ThreadingHTTPServer):
         for c in conns:
             with contextlib.suppress(OSError):
                 c.shutdown(socket.SHUT_RD)
+
+
+def add_front_args(p: Any) -> None:
+    """`--read-timeout` and `--max-connections` of `serve` and `proxy` (defaults: ServeConfig)."""
+    p.add_argument(
+        "--read-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="a request that stalls this long is answered 408; idle connections close (default 60)",
+    )
+    p.add_argument(
+        "--max-connections",
+        type=int,
+        default=256,
+        metavar="N",
+        help="connections served at once; more wait in the listen backlog (default 256)",
+    )
 
 
 def stop_front(srv: FrontServer, serving: bool = True) -> None:

@@ -24,7 +24,7 @@ from ctxbench.sim.runner import factory_for
 from ctxbench.sim.serve.front import FrontHandler, FrontServer, Refusal, Reply, api_of_path, stop_front
 from ctxbench.sim.serve.record import Ledger, Redactor, TraceRecorder, usage_dict
 from ctxbench.sim.serve.server import ROUTES
-from ctxbench.sim.serve.wire import ANTHROPIC, WireError, parse
+from ctxbench.sim.serve.wire import ANTHROPIC, WireError, parse, parse_json_body
 
 HOP = frozenset(
     {
@@ -188,11 +188,10 @@ class ProxyHandler(FrontHandler):
             entry["usage"] = usage_dict(u)
         if api and parsed_body is not None and status == 200 and u is not None:
             try:
-                p = parse(
-                    api, parsed_body, {k.lower(): v for k, v in self.headers.items()}, factory_for(st.model)
-                )
+                strict = parse_json_body(body)  # a body the trace format cannot hold is not traced
+                p = parse(api, strict, {k.lower(): v for k, v in self.headers.items()}, factory_for(st.model))
                 entry["conversation"] = p.session
-                st.recorder.add(p, (), u, u.output, t)
+                st.recorder.add(p, (), u, u.output, t, red.secrets)
             except (WireError, ValueError, RecursionError):
                 pass
         st.ledger.write(entry)

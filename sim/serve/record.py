@@ -11,6 +11,7 @@ and a request that does not extend the conversation (a compaction, a reset) is r
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -22,7 +23,7 @@ from typing import IO, Any
 from ctxbench.sim.content import IMAGE, TOOL_DEF, Block, Message
 from ctxbench.sim.providers.base import Usage
 from ctxbench.sim.serve.wire import Parsed, lang_of
-from ctxbench.traces.format import write_trace
+from ctxbench.traces.format import TraceError, write_trace
 from ctxbench.traces.model import (
     CompactionEvent,
     Content,
@@ -234,6 +235,18 @@ def _content(b: Block) -> Content:
     return Content(b.kind if b.kind in ("text", "thinking") else "text", text=text, lang=lang)
 
 
+def _scrubbed(ev: Any, red: Redactor) -> Any:
+    """An event with every secret removed from its texts (a key a user pasted into a message)."""
+    fields = [n for n in ("content", "summary") if hasattr(ev, n)]
+    changes = {
+        n: tuple(
+            dataclasses.replace(c, text=red.text(c.text)) if c.text is not None else c for c in getattr(ev, n)
+        )
+        for n in fields
+    }
+    return dataclasses.replace(ev, **changes) if changes else ev
+
+
 @dataclass
 class _Conv:
     tools: tuple[int, ...] = ()
@@ -256,11 +269,21 @@ class TraceRecorder:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.convs: dict[str, _Conv] = {}
+        self.failed: list[str] = []  # conversations `write` could not write, with the reason
+        self.secrets: set[str] = set()
 
     def add(
-        self, p: Parsed, reply_blocks: tuple[dict[str, Any], ...], usage: Usage, out_tokens: int, t: float
+        self,
+        p: Parsed,
+        reply_blocks: tuple[dict[str, Any], ...],
+        usage: Usage,
+        out_tokens: int,
+        t: float,
+        secrets: list[str] | tuple[str, ...] = (),
     ) -> None:
+        """Add one answered request; `secrets` (values sent as keys) are scrubbed when written."""
         with self._lock:
+            self.secrets.update(secrets)
             c = self.convs.setdefault(p.session, _Conv())
             tr = p.tr
             if not c.events:
@@ -345,14 +368,26 @@ class TraceRecorder:
         )
 
     def write(self, folder: str | Path, source: str = "ctxbench-serve") -> list[Path]:
-        """Write one trace per conversation; returns the paths written."""
+        """Write one trace per conversation; returns the paths written. Each conversation is
+        written on its own: one that cannot be (its reason is kept in `failed`) never stops the
+        others, and a conversation name that is not valid Unicode is recorded escaped."""
         out = []
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         with self._lock:
             for i, (name, c) in enumerate(sorted(self.convs.items())):
-                header = Header(source, "live", c.model, 0, meta={"conversation": name})
+                shown = name.encode("utf-8", "backslashreplace").decode("utf-8")
+                header = Header(source, "live", c.model, 0, meta={"conversation": shown})
                 path = folder / f"conv-{i:03d}.jsonl"
-                write_trace(Trace(header, tuple(c.events)), path)
+                events = tuple(c.events)
+                if self.secrets:
+                    red = Redactor({}, "")
+                    red.secrets = sorted(self.secrets, key=len, reverse=True)
+                    events = tuple(_scrubbed(ev, red) for ev in events)
+                try:
+                    write_trace(Trace(header, events), path)
+                except (TraceError, OSError) as e:
+                    self.failed.append(f"{path}: {e}")
+                    continue
                 out.append(path)
         return out

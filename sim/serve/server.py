@@ -88,6 +88,7 @@ class Handler(FrontHandler):
         route = ROUTES.get(path.removesuffix("/count_tokens").removesuffix("/input_tokens"))
         api = route or api_of_path(path)
         entry, red = self.entry(api)
+        self.secrets = red.secrets  # scrubbed from this conversation's trace too
         rid = st.next_id("req_" if api == ANTHROPIC else "chatcmpl-" if api == CHAT else "resp_")
         try:
             headers = self._headers()
@@ -207,7 +208,7 @@ class Handler(FrontHandler):
             return self.error_reply(api, err, rid, provider.model.window, req.input_tokens)
         u = out.usage
         if err is None:
-            st.recorder.add(p, reply.blocks, u, reply.output_tokens, t)
+            st.recorder.add(p, reply.blocks, u, reply.output_tokens, t, self.secrets)
         else:
             entry["error"] = err.kind
         name = requested or model
