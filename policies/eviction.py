@@ -17,10 +17,13 @@ def placeholder_for(view: View, img: Block, text: str) -> Block:
 
 
 def _unpinned_images_newest_first(view: View) -> list[tuple[int, int, Block]]:
+    """(message, block, image) of every unpinned image, newest first, visiting only the messages
+    that hold images (the transcript's running index of them)."""
     out: list[tuple[int, int, Block]] = []
-    for m in range(len(view.tr.messages) - 1, -1, -1):
-        msg = view.tr.messages[m]
-        if msg.pinned or not msg.images:
+    messages = view.tr.messages
+    for m in reversed(view.tr.image_msgs):
+        msg = messages[m]
+        if msg.pinned:
             continue
         for i in range(len(msg.blocks) - 1, -1, -1):
             b = msg.blocks[i]

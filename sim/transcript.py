@@ -46,6 +46,7 @@ class Transcript:
         self.img_hashes: list[int] = [CHAIN_SEED]
         self.messages: list[Message] = []
         self.msg_starts: list[int] = []
+        self.image_msgs: list[int] = []  # indices of the messages holding images, ascending
         self.added_bytes = 0
         self.added_images = 0
         self.added_tokens = 0
@@ -119,6 +120,8 @@ class Transcript:
 
     def append(self, msg: Message) -> None:
         """Append a new message; counts towards the monotonic 'added' counters."""
+        if msg.images:
+            self.image_msgs.append(len(self.messages))
         self.msg_starts.append(len(self.blocks))
         self.messages.append(msg)
         self._push_blocks(msg.blocks)
@@ -132,6 +135,9 @@ class Transcript:
             return
         pos = self.msg_starts[m]
         del self.messages[m:], self.msg_starts[m:]
+        image_msgs = self.image_msgs
+        while image_msgs and image_msgs[-1] >= m:
+            image_msgs.pop()
         del self.blocks[pos:], self.hashes[pos:], self.cum_tokens[pos:], self.cum_bytes[pos:]
         del self.cum_images[pos:]
         del self.img_hashes[(self.cum_images[-1] if self.cum_images else 0) + 1 :]
@@ -154,6 +160,8 @@ class Transcript:
         new = messages[keep:]
         start = len(self.blocks)
         for msg in new:
+            if msg.images:
+                self.image_msgs.append(len(self.messages))
             self.msg_starts.append(start)
             self.messages.append(msg)
             start += len(msg.blocks)

@@ -56,6 +56,7 @@ def test_incremental_chain_matches_full_recomputation(operations: list[tuple[str
         assert tr.img_hashes == imgs
         assert tr.cum_images[-1] == len(imgs) - 1
         assert tr.msg_starts == sorted(tr.msg_starts)
+        assert tr.image_msgs == [m for m, msg in enumerate(tr.messages) if msg.images]
 
 
 def test_edit_marks_first_changed_block_and_keeps_identical_messages() -> None:
