@@ -34,6 +34,9 @@ VERBS: tuple[Verb, ...] = (
     Verb("generate", _PKG + "generate", "write a synthetic trace"),
     Verb("presets", _PKG + "presets", "list policy presets"),
     Verb("providers", _PKG + "providers", "list provider profiles with their parameters and sources"),
+    Verb(
+        "tokenizers", _PKG + "tokenizers", "token counters: exact offline encodings and the calibrated rate"
+    ),
     Verb("context", _PKG + "context", "C's context breakdown at one request (C-2, C-3)"),
     Verb("compare", _PKG + "compare", "compare policies on traces (one table)"),
     Verb("sweep", _PKG + "sweep", "budget sweep: every policy x budget x seed on traces, resumable"),

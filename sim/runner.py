@@ -55,6 +55,7 @@ def run_prepared(
     seed: int = 0,
     provider_params: dict[str, Any] | None = None,
     on_call: Callable[[Request, Outcome], None] | None = None,
+    tokenizer: str = "rate",
 ) -> RunResult:
     """Replay prepared traces concurrently, sharing one provider (and so one cache) per model.
 
@@ -76,7 +77,7 @@ def run_prepared(
     convs = []
     for i, tr in enumerate(traces):
         name = f"c{i}" if len(traces) > 1 else "c0"
-        factory = factory_for(tr.model)
+        factory = factory_for(tr.model, tokenizer)
         conv_seed = zlib.crc32(f"{seed}:{name}".encode())
         cls = lookup("harness", policy.harness)
         c = cls(env, name, tr, policy, provider_for, factory, records, conv_seed)
@@ -113,5 +114,9 @@ def run_trace(
     model: str | None = None,
     provider_params: dict[str, Any] | None = None,
     on_call: Callable[[Request, Outcome], None] | None = None,
+    tokenizer: str = "rate",
 ) -> RunResult:
-    return run_prepared([prepare_for(trace, model)], policy, provider, seed, provider_params, on_call)
+    """Replay one trace; `tokenizer` (`rate`, `o200k`, `cl100k`) gives the true token counts of
+    text blocks (size-only synthetic blocks always use the calibrated rate)."""
+    prep = prepare_for(trace, model, tokenizer)
+    return run_prepared([prep], policy, provider, seed, provider_params, on_call, tokenizer)

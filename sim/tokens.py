@@ -76,11 +76,25 @@ def toktok_available() -> bool:
     return True
 
 
+# `--tokenizer` choices: the calibrated rate, or an exact offline encoding (toktok-rs).
+TOKENIZERS: dict[str, str | None] = {"rate": None, "o200k": "o200k_base", "cl100k": "cl100k_base"}
+
+
 def make_counter(kind: str = "rate", encoding: str = "o200k_base", scale: float = 1.0) -> TokenCounter:
-    """Build the counter a provider profile names; `toktok` falls back to rates if absent."""
+    """Build a counter: `rate`, `o200k` or `cl100k` (`--tokenizer`; the exact ones need the
+    `tokenizers` extra and raise ModuleNotFoundError naming `toktok` when it is absent), or a
+    provider profile's `toktok`, which falls back to rates if absent."""
     rates = RateCounter(scale=scale)
+    if kind in ("o200k", "cl100k"):
+        if not toktok_available():
+            raise ModuleNotFoundError(f"--tokenizer {kind} needs toktok-rs", name="toktok")
+        return ToktokCounter(str(TOKENIZERS[kind]), rates, name=kind)
     if kind == "toktok" and toktok_available():
         return ToktokCounter(encoding, rates)
+    if kind not in ("rate", "toktok"):
+        from ctxbench.sim.values import unknown
+
+        raise ValueError(unknown("tokenizer", kind, TOKENIZERS, "valid"))
     return rates
 
 

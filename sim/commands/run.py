@@ -13,6 +13,7 @@ from ctxbench.sim.providers.choice import choose
 from ctxbench.sim.records import save, write_jsonl
 from ctxbench.sim.runner import run_trace
 from ctxbench.sim.summary import format_summary, summarize
+from ctxbench.sim.tokens import TOKENIZERS
 from ctxbench.sim.values import size_arg
 from ctxbench.traces.format import read_trace
 
@@ -40,6 +41,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--records", help="write every request record to FILE (.jsonl or .csv); '-' for stdout")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument(
+        "--tokenizer",
+        choices=sorted(TOKENIZERS),
+        default="rate",
+        help="true token counts of text: the calibrated byte rate (default) or exact o200k/cl100k "
+        "(extra `tokenizers`; see `ctxbench tokenizers`)",
+    )
+    p.add_argument(
         "--strict",
         action="store_true",
         help="exit 1 when the simulated run ends with an error (default: it is a result, exit 0)",
@@ -56,7 +64,7 @@ def handle(args: argparse.Namespace) -> int:
     if serving.note:
         print(f"note: {serving.note}", file=sys.stderr)
     provider, model = serving.profile, serving.model
-    result = run_trace(trace, policy, provider, args.seed, model)
+    result = run_trace(trace, policy, provider, args.seed, model, tokenizer=args.tokenizer)
     s = summarize(result.records, result.outcomes)
     if args.records == "-":
         write_jsonl(result.records, sys.stdout)
