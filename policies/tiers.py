@@ -113,6 +113,7 @@ class SummaryPlan:
     carried: tuple[Message, ...] = ()
     manifest_files: int = 0  # C-13
     reason: str = "auto"
+    shown: tuple[Message, ...] = ()  # what the summarizer request carries, when not `older` (C-9)
 
 
 def carry_skills(older: list[Message]) -> tuple[list[Message], tuple[Message, ...]]:
@@ -140,6 +141,24 @@ def carry_skills(older: list[Message]) -> tuple[list[Message], tuple[Message, ..
     if results:
         carried.append(Message.of("user", tuple(results), "skill"))
     return rest, tuple(carried)
+
+
+def carry_images(msgs: list[Message]) -> tuple[list[Message], tuple[Message, ...]]:
+    """C-9: split the images out of `msgs` (earlier summaries dropped, C-10) into one user message
+    carried verbatim; returns (the rest, to summarize; the carried images)."""
+    rest: list[Message] = []
+    images: list[Block] = []
+    for m in msgs:
+        if is_summary(m):
+            continue
+        if not m.images:
+            rest.append(m)
+            continue
+        images.extend(b for b in m.blocks if b.is_image)
+        kept = tuple(b for b in m.blocks if not b.is_image)
+        if kept:
+            rest.append(Message.of(m.role, kept, m.tag, m.pinned))
+    return rest, ((Message.of("user", tuple(images), "image"),) if images else ())
 
 
 # ---------------------------------------------------------------- C's tiered compaction
@@ -212,7 +231,9 @@ class CTiers:
         return trim_to_last(view, self.tier2_keep)
 
     # -- C-7, C-9, C-10, C-11: what the summary replaces
-    def boundary(self, view: View) -> int:
+    def tail_boundary(self, view: View) -> int:
+        """C-7: the first message of the recent tail (roughly the last 30k tokens, never fewer
+        than the last 3 messages, split at a clean turn boundary)."""
         msgs = view.tr.messages
         start = view.prep_msgs
         k = max(start, len(msgs) - self.tail_min_messages)
@@ -220,25 +241,51 @@ class CTiers:
         while k > start and acc < self.tail_tokens:
             k -= 1
             acc += msg_estimate(msgs[k], self.bytes_per_token, self.image_tokens)
-        k = clean_boundary(msgs, k, start)
+        return clean_boundary(msgs, k, start)
+
+    def boundary(self, view: View) -> int:
+        """C-9: the keep-boundary moves back to the first image before the tail, so that image and
+        everything after it survive as-is."""
+        msgs = view.tr.messages
+        start = view.prep_msgs
+        k = self.tail_boundary(view)
         if self.keep_images:
             first_img = next((i for i in range(start, k) if msgs[i].images), None)
             if first_img is not None:
                 k = clean_boundary(msgs, first_img, start)
         return k
 
+    def _older(self, view: View, end: int) -> tuple[list[Message], tuple[Message, ...]]:
+        """The messages a summary of [prep, end) replaces, and those carried verbatim (C-8)."""
+        older = [m for m in view.tr.messages[view.prep_msgs : end] if not is_summary(m)]  # C-10
+        if self.exempt_skills:
+            return carry_skills(older)
+        return older, ()
+
     def plan(self, view: View, reason: str = "auto") -> SummaryPlan | None:
-        msgs = view.tr.messages
+        """What tier 3 summarizes. C-9 first moves the boundary back to the first image. When that
+        leaves nothing to summarize (C-11) because an image an earlier pass kept now sits right
+        after the summary, the summary would never reclaim anything again and the session could
+        only overflow, which the seed rules out ("overflow (never reached)"; C-18: the recovery
+        path "stays rare"; an image costs "~1.5k tokens" and is "never summarized away"). So the
+        images of the older part are then carried verbatim, as skills are (C-8), and the older
+        text up to the tail (C-7) is summarized: no image is ever summarized."""
         start = view.prep_msgs
         end = self.boundary(view)
-        older = [m for m in msgs[start:end] if not is_summary(m)]  # C-10: dropped, not re-summarized
-        carried: tuple[Message, ...] = ()
-        if self.exempt_skills:
-            older, carried = carry_skills(older)
+        older, carried = self._older(view, end)
+        shown: tuple[Message, ...] = ()
+        if len(older) < self.min_older and self.keep_images:
+            tail = self.tail_boundary(view)
+            if tail > end:
+                text, images = carry_images(list(view.tr.messages[start:tail]))
+                older, skills = carry_skills(text) if self.exempt_skills else (text, ())
+                if len(older) >= self.min_older:
+                    end, carried = tail, (*skills, *images)
+                    shown = tuple(m for m in view.tr.messages[start:tail] if not is_summary(m))
         if len(older) < self.min_older:
             return None  # C-11
         files = sum(1 for m in older for b in m.blocks if b.kind == TOOL_USE and b.name == "Write")
-        return SummaryPlan(start, end, tuple(older), carried, files, reason)
+        return SummaryPlan(start, end, tuple(older), carried, files, reason, shown)
 
     def summary_size(self, plan: SummaryPlan) -> int:
         """Bytes of the summary message: the brief plus the scratchpad manifest (C-13)."""

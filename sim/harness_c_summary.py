@@ -45,7 +45,7 @@ class SummaryCalls(Conversation):
         tools = self.trace.tools if getattr(comp, "summary_tools", True) else ()
         t = Transcript(tools, self.trace.system)
         msgs = self.tr.messages
-        body = msgs if mode == "full" else [*msgs[: plan.first], *plan.older]
+        body = msgs if mode == "full" else [*msgs[: plan.first], *(plan.shown or plan.older)]
         for m in body:
             t.append(m)
         t.append(instr_msg)

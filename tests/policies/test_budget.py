@@ -79,6 +79,8 @@ def test_c_default_honours_the_budget_on_coding_long() -> None:
     assert s.compactions > 2 * lg.compactions
     assert s.true_input < lg.true_input
     assert [r.true_input for r in default.records] == [r.true_input for r in large.records]
+    peak_small = max(r.true_input for r in small.records if r.kind == "turn")
+    assert peak_small < 0.6 * 200_000  # tier 3 at 90 % of 60k keeps requests far below the window
 
 
 NONE_60K = ("--policy", "none", "--budget", "60000")

@@ -114,3 +114,24 @@ def test_c8_c10_c11_c13_plan() -> None:
     edit = c.rebuild(view(msgs), plan, text("user", 8_000, "new", summary=True))
     assert sum(1 for m in edit.messages if any(b.summary for b in m.blocks)) == 1  # C-10: replaced
     assert c.plan(view(conv(2))) is None  # C-11: fewer than 5 older messages
+
+
+def test_c9_an_image_kept_by_an_earlier_pass_is_carried_not_a_wall() -> None:
+    """C-9 after a first pass: the image it kept sits right after the summary, so moving the
+    boundary back to it would leave nothing to summarize for the rest of the session (C-11) and
+    the window could only overflow. The image is carried verbatim instead (as skills, C-8) and
+    the older text is summarized; no image is ever summarized away."""
+    msgs = [text("user", 8_000, "s0", summary=True), *conv(40, result_bytes=8_000)[1:]]
+    img = F.image("user", 1280, 800, 100_000, "img")
+    msgs[2] = Message.of("user", (*msgs[2].blocks, img), "tool_results")
+    v = view(msgs)
+    tiers = CTiers()
+    assert tiers.boundary(v) <= 2  # the literal move: the summary and one pair before it
+    plan = tiers.plan(v)
+    assert plan is not None
+    assert plan.end == tiers.tail_boundary(v) > 2
+    assert not any(m.images for m in plan.older)  # never summarized
+    assert [m.images for m in plan.carried] == [1]  # carried verbatim, in front of the tail
+    assert plan.shown and plan.shown[1] is msgs[2]  # the summarizer sees the messages as they are
+    edit = tiers.rebuild(v, plan, text("user", 8_000, "s1", summary=True))
+    assert sum(m.images for m in edit.messages) == 1

@@ -234,3 +234,25 @@ def test_gemini_probe_continues_the_summary_request_and_reads_it_from_cache() ->
         rec1, rec2 = res.records[i], res.records[i + 1]
         assert rec2.cache_read >= rec1.true_input > 0  # so the probe reads it from the cache
         assert seen[i + 2][0] != "summary"  # summary_calls: 2
+
+
+def test_c9_c18_coding_long_with_images_compacts_instead_of_overflowing() -> None:
+    """C-9 with C-18's "this path stays rare": on coding-long (first image at message 167 of 586)
+    the image boundary used to leave nothing to summarize once an image sat behind a summary (9
+    empty passes, 7 prompt-too-long recoveries, 5 compactions); with kept images carried, every
+    tier-3 pass finds older text to summarize and no request is refused as too long."""
+    from pathlib import Path
+
+    from ctxbench.sim.summary import summarize
+    from ctxbench.traces.format import read_trace
+
+    sample = Path(__file__).resolve().parents[2] / "traces" / "samples" / "coding-long.jsonl"
+    res = run_prepared([prepare_for(read_trace(sample))], load_policy("c-default"))
+    s = summarize(res.records, res.outcomes)
+    counters = res.outcomes[0].counters
+    assert s.status == "ok"
+    assert counters.get("too_long_caught", 0) == 0  # C-18: the reactive path was not needed
+    assert counters.get("nothing_to_summarize", 0) == 0
+    assert s.compactions >= 10
+    images = sum(r.images for r in res.records[-1:])
+    assert images == 6  # C-9: all six images of the trace are still in the last request
