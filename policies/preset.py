@@ -151,6 +151,33 @@ def _known(kind: str, name: str, where: str) -> None:
         raise PresetError(f"{where}: provider: {exc}") from exc
 
 
+SCALAR_KEYS = (
+    "retries",
+    "backoff",
+    "session_id",
+    "cache_key",
+    "harness",
+    "provider",
+    "budget_min",
+    "budget_max",
+)
+
+
+def policy_assignments(items: list[str]) -> dict[str, Any]:
+    """`["retries=3", "backoff=2"]` -> typed values for a Policy's scalar fields (`--policy-set`),
+    checked against its type hints like a preset's YAML."""
+    from ctxbench.sim.values import parse_assignments
+
+    bad = [i for i in items if i.partition("=")[0].strip() not in SCALAR_KEYS]
+    if bad:
+        key = bad[0].partition("=")[0].strip()
+        raise PresetError(f"--policy-set: {unknown('key', key, SCALAR_KEYS, 'settable keys')}")
+    try:
+        return parse_assignments(Policy, items, "--policy-set")
+    except ValueProblem as exc:
+        raise PresetError(str(exc)) from exc
+
+
 def preset_names() -> list[str]:
     folder = resources.files("ctxbench.policies").joinpath("presets")
     return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))

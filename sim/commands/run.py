@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 
 from ctxbench.policies.budget import budget_label
-from ctxbench.policies.preset import load_policy
+from ctxbench.policies.preset import load_policy, policy_assignments
 from ctxbench.sim.catalog import add_prices_file, model_info
 from ctxbench.sim.providers.choice import choose
+from ctxbench.sim.providers.registry import provider_assignments
 from ctxbench.sim.records import save, write_jsonl
 from ctxbench.sim.runner import run_trace
 from ctxbench.sim.summary import format_summary, summarize
@@ -41,6 +43,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--records", help="write every request record to FILE (.jsonl or .csv); '-' for stdout")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument(
+        "--provider-set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any provider parameter, dotted for nested ones: faults.rates.rate_limit=0.05, "
+        "faults.retry_after=3, latency.base_ttft=1.2, random_evict_rate=0.01 (repeat; checked like YAML)",
+    )
+    p.add_argument(
+        "--policy-set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a preset's top-level value: retries=3, backoff=2.0, session_id=true (repeat; checked "
+        "like YAML)",
+    )
+    p.add_argument(
         "--tokenizer",
         choices=sorted(TOKENIZERS),
         default="rate",
@@ -56,7 +74,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    policy = load_policy(args.policy).with_budget(args.budget)
+    policy = load_policy(args.policy)
+    if args.policy_set:
+        policy = dataclasses.replace(policy, **policy_assignments(args.policy_set))
+    policy = policy.with_budget(args.budget)
+    provider_params = provider_assignments(args.provider_set)
     trace = read_trace(args.trace)
     if args.prices:
         add_prices_file(args.prices)
@@ -64,7 +86,7 @@ def handle(args: argparse.Namespace) -> int:
     if serving.note:
         print(f"note: {serving.note}", file=sys.stderr)
     provider, model = serving.profile, serving.model
-    result = run_trace(trace, policy, provider, args.seed, model, tokenizer=args.tokenizer)
+    result = run_trace(trace, policy, provider, args.seed, model, provider_params, tokenizer=args.tokenizer)
     s = summarize(result.records, result.outcomes)
     if args.records == "-":
         write_jsonl(result.records, sys.stdout)

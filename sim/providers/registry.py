@@ -77,16 +77,18 @@ def openrouter_provider(model: str, seed: int = 0, **params: Any) -> Provider:
     return OpenRouterProvider(model_info(model), prices(model), cfg, ups, seed)
 
 
-def _read_profile(p: Any) -> dict[str, Any]:
+def _read_profile(p: Any, label: str = "") -> dict[str, Any]:
     try:
         data = load_yaml(p.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
         why = getattr(exc, "problem", exc)
-        raise ProfileError(f"sim/data/profiles/{p.name}{line}: not valid YAML ({why})") from None
+        raise ProfileError(
+            f"{label or 'sim/data/profiles/' + p.name}{line}: not valid YAML ({why})"
+        ) from None
     if not isinstance(data, dict):
-        raise ProfileError(f"sim/data/profiles/{p.name}: a profile must be a mapping")
+        raise ProfileError(f"{label or 'sim/data/profiles/' + p.name}: a profile must be a mapping")
     return dict(data)
 
 
@@ -112,10 +114,50 @@ def profile_names() -> list[str]:
 
 
 def profile(name: str) -> dict[str, Any]:
+    """A bundled profile by name, or a profile YAML file (`--provider my-faults.yaml`: the same
+    keys as sim/data/profiles/*.yaml, e.g. `provider: anthropic` plus `faults: {rates: ...}`)."""
+    if name.endswith((".yaml", ".yml")):
+        from pathlib import Path
+
+        path = Path(name)
+        if not path.is_file():
+            raise ProfileError(f"{name}: no such provider profile file")
+        return _read_profile(path, name)
     profs = _profiles()
     if name not in profs:
         raise ProfileError(unknown("provider profile", name, sorted(profs), "known profiles"))
     return dict(profs[name])
+
+
+def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """`base` updated by `extra`, nested mappings merged rather than replaced."""
+    out = dict(base)
+    for k, v in extra.items():
+        out[k] = merge(out[k], v) if isinstance(out.get(k), dict) and isinstance(v, dict) else v
+    return out
+
+
+def provider_assignments(items: list[str]) -> dict[str, Any]:
+    """`["faults.rates.rate_limit=0.05", "latency.base_ttft=1"]` -> nested provider parameters
+    (values read as YAML scalars; checked against the provider's config when it is built)."""
+    from ctxbench.sim.yamltext import load_yaml
+
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise ProfileError(
+                f"--provider-set: expected KEY=VALUE (e.g. faults.rates.rate_limit=0.05), got {item!r}"
+            )
+        *path, last = key.strip().split(".")
+        node = out
+        for part in path:
+            node = node.setdefault(part, {})
+        try:
+            node[last] = load_yaml(text)
+        except yaml.YAMLError:
+            node[last] = text
+    return out
 
 
 def make_provider(name: str, model: str, seed: int = 0, **overrides: Any) -> Provider:
@@ -128,7 +170,9 @@ def make_provider(name: str, model: str, seed: int = 0, **overrides: Any) -> Pro
     prof.pop("sources", None)
     prof.pop("model", None)
     prof.pop("models", None)
-    prof.update(overrides)
+    for key, value in overrides.items():  # nested mappings (faults, latency) merge key by key
+        base = prof.get(key)
+        prof[key] = merge(base, value) if isinstance(base, dict) and isinstance(value, dict) else value
     builder = lookup("provider", kind)
     provider: Provider = builder(model, seed, **prof)
     return provider
