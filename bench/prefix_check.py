@@ -34,6 +34,13 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ctxbench.bench.prefix_recognise import (
+    Recognised,
+    break_tokens,
+    changed_system_fields,
+    helpers,
+    recognise,
+)
 from ctxbench.bench.request_log import LBlock, LoggedRequest
 
 CLASSES = (
@@ -63,6 +70,10 @@ class Break:
     old: str  # parent's bytes around the divergence
     new: str  # this request's bytes around it
     label: str = ""
+    tokens: int = 0  # re-billed by the break (bench/prefix_recognise.py `break_tokens`)
+    note: str = (
+        ""  # what the log itself shows (bench/prefix_recognise.py): compaction request, changed fields
+    )
 
     @property
     def signature(self) -> tuple[Any, ...]:
@@ -163,8 +174,9 @@ def find_breaks(reqs: list[LoggedRequest], allowed: tuple[str, ...] = DEFAULT_AL
     main = _main_line(groups, found, extends)
     lasts = {m[-1] for m in groups.values()}
     members_of = {i: m for m in groups.values() for i in m}
+    seen = recognise(reqs, found, main, helpers(reqs))
     breaks = [
-        _describe(reqs, i, p, k, extends, main, lasts, _since(reqs, members_of[i], p, i))
+        _describe(reqs, i, p, k, extends, main, lasts, _since(reqs, members_of[i], p, i), seen)
         for i, p, k in sorted(found)
     ]
     failing = [b for b in breaks if not b.explained and b.cls not in allowed]
@@ -222,6 +234,7 @@ def _describe(
     main: set[int],
     lasts: set[int],
     since: str,
+    seen: Recognised | None = None,
 ) -> Break:
     r, par = reqs[i], reqs[p]
     leaf = not extends.get(i) and i not in lasts  # nothing contains it whole; not the last request
@@ -265,7 +278,55 @@ def _describe(
         cls = "mid_conversation_edit"
     declared = own if cls == "side_request" else since  # a side request is not explained by main-line edits
     explained = any(w in declared for w in ("compaction", "eviction", "trim"))
-    return Break(i, r.line, p, par.line, seg, msg, blk, off, cls, explained, declared, old, new, r.label)
+    note = ""
+    if seen is not None and any(c == i for _s, c in seen.compactions):
+        note = "the harness's compaction request (recognised)"
+    if seen is not None and i in seen.helpers:
+        cls, explained, declared = "side_request", False, own  # a helper call (prefix_recognise.py)
+    elif seen is not None and not explained and cls in ("reset_after_compaction", "static_prefix_edit"):
+        c = seen.compaction_between(r.session, p, i)
+        shared_msgs = _shared_messages(r, par)
+        if c is not None and (msg == 0 or (seg == "system" and shared_msgs == 0)):
+            cls, explained, declared = "reset_after_compaction", True, f"compaction (recognised: request {c})"
+            fields = changed_system_fields(r, par)
+            note = f"changed with the new conversation: {', '.join(fields)}" if fields else ""
+    tokens = break_tokens(r, k)
+    return Break(
+        i,
+        r.line,
+        p,
+        par.line,
+        seg,
+        msg,
+        blk,
+        off,
+        cls,
+        explained,
+        declared,
+        old,
+        new,
+        r.label,
+        tokens,
+        note,
+    )
+
+
+def _shared_messages(r: LoggedRequest, par: LoggedRequest) -> int:
+    """Leading messages r and its parent have in common (byte-equal blocks)."""
+
+    def msgs(x: LoggedRequest) -> list[list[bytes]]:
+        out: list[list[bytes]] = [[] for _ in range(x.n_messages)]
+        for b in x.blocks:
+            if b.segment == "messages" and b.message is not None and b.message < x.n_messages:
+                out[b.message].append(b.payload)
+        return out
+
+    n = 0
+    for a, b in zip(msgs(r), msgs(par), strict=False):
+        if a != b:
+            break
+        n += 1
+    return n
 
 
 # ------------------------------------------------------------------ baselines
@@ -335,7 +396,9 @@ def describe(b: Break) -> str:
         + (f" [line {b.line}]" if b.line else "")
     )
     parent = f"request {b.parent}" if b.parent is not None else "the previous request"
-    return f"{who} does not start with {parent}: {b.cls} at {b.where()} ({state})"
+    cost = f", ~{b.tokens:,} tokens re-billed" if b.tokens else ""
+    note = f"; {b.note}" if b.note else ""
+    return f"{who} does not start with {parent}: {b.cls} at {b.where()} ({state}{cost}){note}"
 
 
 def format_text(report: Report, limit: int = 20) -> str:
