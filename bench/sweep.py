@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
@@ -24,8 +26,35 @@ from typing import IO, Any
 from ctxbench.bench.runs import GEN_PREFIX, RunTask, load_trace, run_batch, run_task
 from ctxbench.bench.store import Ledger, ledger_path, load_ledger, write_results
 
-
 # ------------------------------------------------------------------ executors
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+PARENT_POLL_SECONDS = 1.0
+
+
+def watch_parent(parent: int) -> None:
+    """Pool worker initializer: the worker ends when the sweep that started it dies. A SIGKILL
+    gives the pool no chance to stop its workers, which would otherwise run on (issue 12). Linux:
+    the kernel sends SIGKILL on the parent's death (prctl PR_SET_PDEATHSIG); everywhere, and as a
+    second guard, a thread polls the parent's pid."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+    threading.Thread(target=_poll_parent, args=(parent,), name="watch-parent", daemon=True).start()
+
+
+def _poll_parent(parent: int) -> None:
+    while True:
+        time.sleep(PARENT_POLL_SECONDS)
+        if os.getppid() != parent:
+            os._exit(1)
+
+
 @dataclass
 class Workers:
     """Where runs go: a concurrent.futures executor, and the Dask client behind it (if any), which
@@ -52,7 +81,7 @@ SCHEDULER_TIMEOUT = 5.0  # seconds to reach a Dask scheduler before saying which
 def make_executor(scheduler: str | None, jobs: int) -> Iterator[Workers]:
     """A process pool, or Dask (local cluster or an address) through its executor."""
     if not scheduler:
-        with ProcessPoolExecutor(max_workers=jobs) as ex:
+        with ProcessPoolExecutor(max_workers=jobs, initializer=watch_parent, initargs=(os.getpid(),)) as ex:
             yield Workers(ex)
         return
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -141,6 +142,52 @@ def test_killed_sweep_resumes_nothing_lost_nothing_recomputed(tmp_path: Path) ->
     assert len(keys) == total == len(set(keys))  # every run present once
     rows = read_results(out)
     assert len(rows) == total and len({r["key"] for r in rows}) == total
+
+
+def _children(pid: int) -> set[int]:
+    out: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            out.update(int(x) for x in (task / "children").read_text().split())
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc to find the workers")
+def test_killed_sweep_leaves_no_worker_behind(tmp_path: Path) -> None:
+    """SIGKILL to the sweep process alone (not its group): its pool workers end too."""
+    out = tmp_path / "sweep.csv"
+    lp = ledger_path(out)
+    proc = subprocess.Popen(
+        _sweep_cmd(out, "--quiet"), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    workers: set[int] = set()
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            workers |= _children(proc.pid)
+            if len(workers) >= 2 and lp.exists() and lp.read_bytes().count(b"\n") >= 5:
+                break
+            time.sleep(0.01)
+        assert len(workers) >= 2 and proc.poll() is None, "the sweep must be killed while its pool runs"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and any(_alive(w) for w in workers):
+            time.sleep(0.05)
+        assert not [w for w in workers if _alive(w)], "pool workers outlived the killed sweep"
+    finally:
+        for w in workers:
+            with contextlib.suppress(OSError):
+                if _alive(w):
+                    os.kill(w, signal.SIGKILL)
 
 
 @pytest.mark.slow  # starts a local Dask cluster (~5 s)
