@@ -52,7 +52,23 @@ VERBS: tuple[Verb, ...] = (
     Verb("speed", _PKG + "speed", "simulated requests per CPU-second on the bundled traces and presets"),
 )
 
-USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError, KeyError)
+# Bad input ends in exit 2 with one line (readers raise ValueError subclasses naming file, line and
+# field); OSError (a directory, no permission, a name too long), RecursionError (nesting deeper than
+# a parser's stack) and OverflowError (a number past float range) are caught as the last guard.
+USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError, KeyError, RecursionError, OverflowError)
+
+
+def user_message(exc: BaseException) -> str:
+    """The one line printed for a user error."""
+    if isinstance(exc, KeyError) and exc.args:
+        return str(exc.args[0])
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    if isinstance(exc, RecursionError):
+        return "input nested too deeply to read"
+    if isinstance(exc, OverflowError):
+        return f"a number in the input is too large ({exc})"
+    return str(exc)
 
 
 def chosen_verb(argv: Sequence[str]) -> str | None:
@@ -99,12 +115,11 @@ def _main(words: list[str]) -> int:
         return 2
     try:
         return int(args.handler(args) or 0)
-    except USER_ERRORS as exc:
-        msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
-        print(f"ctxbench: error: {msg}", file=sys.stderr)
-        return 2
     except BrokenPipeError:
         return 0
+    except USER_ERRORS as exc:
+        print(f"ctxbench: error: {user_message(exc)}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":
