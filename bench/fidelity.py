@@ -22,16 +22,14 @@ import simpy
 
 from ctxbench.policies.preset import Policy, load_policy
 from ctxbench.sim.catalog import prices
-from ctxbench.sim.harness import Conversation
 from ctxbench.sim.names import TTL_SECONDS, Ttl, is_ttl
 from ctxbench.sim.prepared import PreparedTrace
 from ctxbench.sim.providers.base import Latency, Provider, Request
 from ctxbench.sim.providers.base import Usage as SimUsage
 from ctxbench.sim.providers.choice import Serving, choose
-from ctxbench.sim.providers.registry import make_provider
 from ctxbench.sim.providers.registry import profile as profile_config
 from ctxbench.sim.records import RequestRecord
-from ctxbench.sim.runner import factory_for, prepare_for
+from ctxbench.sim.runner import ProviderFor, RunHooks, prepare_for, run_prepared
 from ctxbench.sim.transcript import Transcript
 from ctxbench.traces.importers.tokens import real_user_content
 from ctxbench.traces.model import CompactionEvent, MessageEvent, Trace, Usage
@@ -189,27 +187,18 @@ def replay(
     """Replay one trace (one conversation) and return its records in order. `observed` turns on
     the Anthropic options the real sessions show (OBSERVED, anthropic profiles only)."""
     prep = prepare_for(trace, model)
-    env = simpy.Environment()
-    providers: dict[str, Provider] = {}
     params: dict[str, Any] = {"latency": ZERO_LATENCY} if zero_latency else {}
     if observed and str(profile_config(profile).get("provider", profile)) == "anthropic":
         params.update(OBSERVED)
-
-    def provider_for(model: str) -> Provider:
-        p = providers.get(model)
-        if p is None:
-            p = providers[model] = make_provider(profile, model, seed, **params)
-        return p
-
     w = int(trace.header.meta.get("warm_tokens", 0) or 0)
     recorded_ttl = str(trace.header.meta.get("ttl", "5m"))
     ttl: Ttl = recorded_ttl if is_ttl(recorded_ttl) else "5m"
-    if warm and w > 0 and warm_up(provider_for(prep.model), prep, w, ttl) and keep_warm:
-        env.process(_keep_warm(env, provider_for(prep.model), prep, w, ttl))
-    records: list[RequestRecord] = []
-    conv = Conversation(env, "c0", prep, policy, provider_for, factory_for(prep.model), records, seed)
-    env.run(until=env.process(conv.run()))
-    return records
+
+    def before(env: simpy.Environment, provider_for: ProviderFor) -> None:
+        if warm and w > 0 and warm_up(provider_for(prep.model), prep, w, ttl) and keep_warm:
+            env.process(_keep_warm(env, provider_for(prep.model), prep, w, ttl))
+
+    return run_prepared([prep], policy, profile, seed, params, hooks=RunHooks(before=before)).records
 
 
 def _keep_warm(env: simpy.Environment, provider: Provider, prep: PreparedTrace, tokens: int, ttl: Ttl) -> Any:

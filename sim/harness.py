@@ -70,8 +70,10 @@ class Conversation:
         factory: BlockFactory,
         records: list[RequestRecord],
         seed: int = 0,
+        snapshot_at: tuple[int, ...] = (),
     ) -> None:
         self.env = env
+        self.snapshot_at = set(snapshot_at)  # request indexes to snapshot (harnesses that do, C-2)
         self.name = name
         self.trace = trace
         self.policy = policy

@@ -87,7 +87,7 @@ class CConversation(SummaryCalls):
         seed: int = 0,
         snapshot_at: tuple[int, ...] = (),
     ) -> None:
-        super().__init__(env, name, trace, policy, provider_for, factory, records, seed)
+        super().__init__(env, name, trace, policy, provider_for, factory, records, seed, snapshot_at)
         comp = policy.compaction
         self.mode: str = getattr(comp, "mode", "default")  # C-17: read live at every check
         self.windows: dict[str, int] = {}  # window overrides from the trace's switch events (C-1)
@@ -98,7 +98,6 @@ class CConversation(SummaryCalls):
         self.pending_switch: tuple[int, int] | None = None  # (old, new window), C-19
         self.pending_manual = False  # C-16
         self.fail_streak = 0  # C-4: repeated failures make the reported count untrustworthy
-        self.snapshot_at = set(snapshot_at)
         self.snapshots: dict[int, Snapshot] = {}
         self.counters = self.outcome.counters
 

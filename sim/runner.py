@@ -13,7 +13,7 @@ import simpy
 from ctxbench.policies.preset import Policy
 from ctxbench.policies.registry import lookup
 from ctxbench.sim.catalog import model_info
-from ctxbench.sim.harness import RunOutcome
+from ctxbench.sim.harness import Conversation, RunOutcome
 from ctxbench.sim.prepared import PreparedTrace, prepare
 from ctxbench.sim.providers.base import Outcome, Provider, Request
 from ctxbench.sim.providers.registry import make_provider
@@ -48,6 +48,37 @@ def prepare_for(trace: Trace, model: str | None = None, tokenizer: str = "rate")
     return prep
 
 
+ProviderFor = Callable[[str], Provider]
+
+
+@dataclass(frozen=True)
+class RunHooks:
+    """What a caller adds to the one run loop (`run_prepared`), which fidelity, `context`,
+    `validate`, request logs and sweeps all use, so the same trace, policy and seed give the
+    same records whichever path runs them.
+
+    - `on_call(request, outcome)`: sees every provider call as it happens (the request's
+      transcript is only valid during the call);
+    - `provider_for`: the providers to call, by model (default: one of the run's profile per
+      model, shared by every conversation);
+    - `before(env, provider_for)`: runs once before the conversations start (warm-ups, extra
+      simpy processes that run beside them);
+    - `snapshot_at`: request indexes each conversation snapshots (C-2, `ctxbench context`);
+    - `on_conversation`: each conversation process once made (to read its state afterwards).
+    """
+
+    on_call: Callable[[Request, Outcome], None] | None = None
+    provider_for: ProviderFor | None = None
+    before: Callable[[simpy.Environment, ProviderFor], None] | None = None
+    snapshot_at: tuple[int, ...] = ()
+    on_conversation: Callable[[Conversation], None] | None = None
+
+
+def conversation_seed(seed: int, name: str) -> int:
+    """The seed of conversation `name`'s own random choices in a run seeded `seed`."""
+    return zlib.crc32(f"{seed}:{name}".encode())
+
+
 def run_prepared(
     traces: Sequence[PreparedTrace],
     policy: Policy,
@@ -56,34 +87,40 @@ def run_prepared(
     provider_params: dict[str, Any] | None = None,
     on_call: Callable[[Request, Outcome], None] | None = None,
     tokenizer: str = "rate",
+    hooks: RunHooks | None = None,
 ) -> RunResult:
-    """Replay prepared traces concurrently, sharing one provider (and so one cache) per model.
-
-    `on_call(request, outcome)`, when given, sees every provider call as it happens (request logs,
-    prefix checks, live validation); the request's transcript is only valid during the call.
-    """
+    """Replay prepared traces concurrently under the policy's harness, sharing one provider (and
+    so one cache) per model; `hooks` add observers, providers, extra processes and snapshots.
+    `tokenizer` counts the true tokens of the blocks the harness makes (as `prepare_for`'s)."""
+    hooks = hooks or RunHooks()
+    observer = on_call or hooks.on_call
     env = simpy.Environment()
     records: list[RequestRecord] = []
     providers: dict[str, Provider] = {}
     params = dict(provider_params or {})
+    make: ProviderFor = hooks.provider_for or (lambda model: make_provider(provider, model, seed, **params))
 
     def provider_for(model: str) -> Provider:
         p = providers.get(model)
         if p is None:
-            p = make_provider(provider, model, seed, **params)
-            providers[model] = p if on_call is None else _Observed(p, on_call)
+            p = make(model)
+            providers[model] = p if observer is None else _Observed(p, observer)
         return providers[model]
 
-    convs = []
+    if hooks.before is not None:
+        hooks.before(env, provider_for)
+    harness = lookup("harness", policy.harness)
+    convs: list[Conversation] = []
+    procs = []
     for i, tr in enumerate(traces):
         name = f"c{i}" if len(traces) > 1 else "c0"
-        factory = factory_for(tr.model, tokenizer)
-        conv_seed = zlib.crc32(f"{seed}:{name}".encode())
-        cls = lookup("harness", policy.harness)
-        c = cls(env, name, tr, policy, provider_for, factory, records, conv_seed)
+        c = harness(env, name, tr, policy, provider_for, factory_for(tr.model, tokenizer), records,
+                    conversation_seed(seed, name), hooks.snapshot_at)  # fmt: skip
+        if hooks.on_conversation is not None:
+            hooks.on_conversation(c)
         convs.append(c)
-        env.process(c.run())
-    env.run()
+        procs.append(env.process(c.run()))
+    env.run(until=env.all_of(procs))  # extra processes (`before`) may run for ever
     records.sort(key=lambda r: (r.time, r.conversation, r.index))
     return RunResult(records, [c.outcome for c in convs], policy.name, provider, seed)
 

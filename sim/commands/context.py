@@ -6,18 +6,13 @@ from __future__ import annotations
 
 import argparse
 import math
-import zlib
 from dataclasses import dataclass
-
-import simpy
 
 from ctxbench.policies.preset import Policy, load_policy
 from ctxbench.sim.content import IMAGE, TOOL_DEF, Block
+from ctxbench.sim.harness import Conversation
 from ctxbench.sim.harness_c import CConversation, Snapshot
-from ctxbench.sim.providers.base import Provider
-from ctxbench.sim.providers.registry import make_provider
-from ctxbench.sim.records import RequestRecord
-from ctxbench.sim.runner import factory_for, prepare_for
+from ctxbench.sim.runner import RunHooks, prepare_for, run_prepared
 from ctxbench.traces.format import read_trace
 from ctxbench.traces.model import SystemEvent, Trace
 
@@ -142,21 +137,11 @@ def snapshot(
     trace: Trace, policy: Policy, at: int, seed: int = 0, model: str | None = None
 ) -> Snapshot | None:
     """Run `trace` under a C-harness `policy` and return the snapshot of request `at`."""
-    prep = prepare_for(trace, model)
-    env = simpy.Environment()
-    providers: dict[str, Provider] = {}
-
-    def provider_for(m: str) -> Provider:
-        if m not in providers:
-            providers[m] = make_provider(policy.provider, m, seed)
-        return providers[m]
-
-    records: list[RequestRecord] = []
-    conv = CConversation(env, "c0", prep, policy, provider_for, factory_for(prep.model), records,
-                         zlib.crc32(f"{seed}:c0".encode()), snapshot_at=(at,))  # fmt: skip
-    env.process(conv.run())
-    env.run()
-    return conv.snapshots.get(at)
+    convs: list[Conversation] = []
+    hooks = RunHooks(snapshot_at=(at,), on_conversation=convs.append)
+    run_prepared([prepare_for(trace, model)], policy, policy.provider, seed, hooks=hooks)
+    conv = convs[0]
+    return conv.snapshots.get(at) if isinstance(conv, CConversation) else None
 
 
 def register(sub: argparse._SubParsersAction) -> None:

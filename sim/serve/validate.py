@@ -11,19 +11,14 @@ share one timeline). Compared request by request:
 
 from __future__ import annotations
 
-import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-import simpy
-
 from ctxbench.policies.preset import Policy
-from ctxbench.sim.harness import Conversation
-from ctxbench.sim.prepared import prepare
 from ctxbench.sim.providers.base import Outcome, Provider, Request, Usage
 from ctxbench.sim.providers.registry import make_provider
 from ctxbench.sim.records import RequestRecord
-from ctxbench.sim.runner import DEFAULT_MODEL, factory_for
+from ctxbench.sim.runner import DEFAULT_MODEL, RunHooks, prepare_for, run_prepared
 from ctxbench.sim.serve.drive import live_provider_for, materialize
 from ctxbench.sim.serve.server import Observation, ServeConfig, start_background, stop
 from ctxbench.sim.serve.wire import ANTHROPIC
@@ -81,21 +76,13 @@ class Comparison:
         return not self.mismatches
 
 
-def run_conversation(trace: Trace, policy: Policy, provider_for: Any, model: str) -> list[RequestRecord]:
-    env = simpy.Environment()
-    records: list[RequestRecord] = []
-    prep = prepare(trace, factory_for(model))
-    prep = (
-        prep
-        if prep.model == model
-        else type(prep)(prep.name, model, prep.window, prep.tools, prep.system, prep.steps)
-    )
-    conv = Conversation(
-        env, "c0", prep, policy, provider_for, factory_for(model), records, zlib.crc32(b"0:c0")
-    )
-    env.process(conv.run())
-    env.run()
-    return records
+def run_conversation(
+    trace: Trace, policy: Policy, provider_for: Any, model: str, seed: int = 0
+) -> list[RequestRecord]:
+    """One conversation of `trace` under the policy's own harness, through the one run loop, with
+    `provider_for` as its providers (the provider models, or the live server)."""
+    prep = prepare_for(trace, model)
+    return run_prepared([prep], policy, seed=seed, hooks=RunHooks(provider_for=provider_for)).records
 
 
 def _u(u: Usage | None) -> tuple[int, ...]:
@@ -123,14 +110,15 @@ def validate(
             providers[m] = _Recording(make_provider(profile, m, seed), sim_seen)
         return providers[m]
 
-    sim_records = run_conversation(mt, policy, sim_for, model)
+    sim_records = run_conversation(mt, policy, sim_for, model, seed)
     srv, _th = start_background(
         ServeConfig(
             profile=profile, model=model, seed=seed, clock="header", latency="profile", keep_observations=True
         )
     )
     try:
-        live_records = run_conversation(mt, policy, live_provider_for(srv.url, api, stream, "c0"), model)
+        live = live_provider_for(srv.url, api, stream, "c0")
+        live_records = run_conversation(mt, policy, live, model, seed)
         live_seen = list(srv.state.observations)
     finally:
         stop(srv)

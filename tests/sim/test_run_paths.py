@@ -1,0 +1,52 @@
+"""One run loop: the runner, fidelity's replay, `validate`'s simulated side and `context` run the
+same trace, policy and seed through `run_prepared`, so their records are byte-identical."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from ctxbench.bench.fidelity import replay
+from ctxbench.policies.preset import load_policy
+from ctxbench.sim.commands.context import snapshot
+from ctxbench.sim.providers.base import Provider
+from ctxbench.sim.providers.registry import make_provider
+from ctxbench.sim.records import RequestRecord, write_jsonl
+from ctxbench.sim.runner import DEFAULT_MODEL, run_trace
+from ctxbench.sim.serve.validate import run_conversation
+from ctxbench.traces.format import read_trace
+
+
+def _bytes(records: list[RequestRecord]) -> str:
+    out = io.StringIO()
+    write_jsonl(records, out)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("sample", "preset", "seed"),
+    [("game-short", "h-direct", 3), ("coding-short", "c-default", 5), ("coding-short", "gemini-cli", 0)],
+)
+def test_every_path_gives_the_same_records(sample: str, preset: str, seed: int) -> None:
+    trace = read_trace(f"traces/samples/{sample}.jsonl")
+    policy = load_policy(preset)
+    model = trace.header.model or DEFAULT_MODEL
+    runner = run_trace(trace, policy, policy.provider, seed).records
+    assert runner, "the sample makes requests"
+    fidelity = replay(
+        trace, policy, policy.provider, warm=False, seed=seed, zero_latency=False, observed=False
+    )
+
+    def provider_for(m: str) -> Provider:
+        return make_provider(policy.provider, m, seed)
+
+    validate = run_conversation(trace, policy, provider_for, model, seed)
+    assert _bytes(fidelity) == _bytes(runner)
+    assert _bytes(validate) == _bytes(runner)
+    if policy.harness == "C":  # `context` snapshots the request the runner recorded
+        at = len(runner) // 2
+        snap = snapshot(trace, policy, at, seed)
+        assert snap is not None
+        rec = next(r for r in runner if r.index == at)
+        assert (snap.index, snap.kind, snap.true_input) == (rec.index, rec.kind, rec.true_input)
