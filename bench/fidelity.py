@@ -170,7 +170,8 @@ def warm_up(provider: Provider, prep: PreparedTrace, tokens: int, ttl: Ttl, now:
 def serving(trace: Trace, profile: str | None = None, model: str | None = None) -> Serving:
     """The profile and model a fidelity replay uses (sim/providers/choice.py; the recorded
     harness's provider unless `profile` says otherwise)."""
-    return choose(trace, "anthropic", profile, model)
+    # the bill is the recorded model's: a profile of another family never replaces it
+    return choose(trace, "anthropic", profile, model or trace.header.model or None)
 
 
 def replay(

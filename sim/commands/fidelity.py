@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from ctxbench.bench.fidelity import compare, serving
@@ -65,7 +66,9 @@ def handle(args: argparse.Namespace) -> int:
     traces = [(path, read_trace(path)) for path in args.traces]
     for _path, tr in traces:  # every model known before the first request (H-20)
         if any(isinstance(e, MessageEvent) and e.usage is not None for e in tr.events):
-            serving(tr, args.provider, args.model)
+            note = serving(tr, args.provider, args.model).note
+            if note:
+                print(f"note: {note}", file=sys.stderr)
     docs: list[dict[str, object]] = []
     for path, tr in traces:
         sf = compare(

@@ -51,3 +51,14 @@ def test_log_without_per_request_usage_is_not_a_match(
     d = _fidelity_json("swe-agent/pydicom__pydicom-1458.traj", tmp_path, capsys)
     assert d["requests"] == 0 and d["per_request_usage"] is False and d["within_tolerance"] is None
     assert "no per-request usage" in d["note"]
+
+
+def test_another_provider_never_replaces_the_recorded_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "t.jsonl"
+    assert main(["import", str(REAL / "codex-tui/binary-size-log.jsonl"), "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["fidelity", str(out), "--provider", "anthropic", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["model"] == "gpt-5" and "on profile 'anthropic'" in captured.err
