@@ -48,7 +48,7 @@ class HandoffCompaction:
     handoff_min_bytes: int = 40  # H-15
     handoff_max_bytes: int = 12_000  # H-15
     tool_call_rate: float = 0.0  # chance the model calls a tool instead of writing (H-15 retry)
-    state_bytes: int = 1500  # current plan + notebook carried into the new conversation (H-16)
+    state_bytes: int = 1500  # plan + notebook: seen again only after compaction (H-10, H-16)
     bytes_per_token: float = 2.5  # the estimator's rate, for the instruction and handoff (H-12)
     margin: Tokens = 0  # how close to the budget "too close" is (H-14); 0 = only the budget itself
     max_retries: int = 5  # transient errors of the summary request (H-17)

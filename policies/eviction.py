@@ -47,8 +47,9 @@ def _evict_all_but(view: View, keep: int, text: str) -> Edit | None:
 @register("eviction", "batch")
 @dataclass(frozen=True)
 class BatchEviction:
-    """H-9: only past `cap` unpinned images are the oldest replaced, in one batch, down to the
-    newest `keep`: one cache miss per batch instead of one per new image."""
+    """H-9, H-25: only past `cap` unpinned images (a safety limit for providers' per-request
+    image limits; the full images stay on disk, i.e. in the trace) are the oldest replaced, in
+    one batch, down to the newest `keep`: one cache miss per batch instead of one per new image."""
 
     cap: int = 16  # H-9
     keep: int = 4  # H-9

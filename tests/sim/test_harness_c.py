@@ -256,3 +256,20 @@ def test_c9_c18_coding_long_with_images_compacts_instead_of_overflowing() -> Non
     assert s.compactions >= 10
     images = sum(r.images for r in res.records[-1:])
     assert images == 6  # C-9: all six images of the trace are still in the last request
+
+
+def test_c14_session_log_append_only_entries_point_at_summary_and_first_kept() -> None:
+    """C-14: compaction changes what is sent, not what is logged: the session log only grows,
+    and each compaction is an entry pointing at the summary and the first kept message; the
+    trace (the full history on disk) is untouched."""
+    prep = long_prep(10)
+    steps_before = prep.steps
+    c, recs = run(prep, load_policy("c-default"), windows={"claude-sonnet-4-6": 60_000})
+    summaries = [e for e in c.log if e.summary_at >= 0]
+    assert len(summaries) >= 2
+    assert [e.index for e in c.log] == sorted(e.index for e in c.log)  # appended in order
+    for e in summaries:
+        assert e.first_kept == e.summary_at + 1
+    last = summaries[-1]
+    assert any(b.summary for b in c.tr.messages[last.summary_at].blocks)
+    assert prep.steps is steps_before and sum(1 for r in recs if r.kind == "summary") == len(summaries)

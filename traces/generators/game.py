@@ -303,6 +303,8 @@ def generate(params: GameParams | None = None) -> Trace:
     """A synthetic H trace for `params` (defaults: 300 turns, seed 0); deterministic."""
     p = params or GameParams()
     g = _Game(p)
+    # H-3: one system prompt for the run, byte-identical; the clock, plan and notebook travel in
+    # observations and tool results (H-10: plan and notebook only when read or written)
     g.events.append(SystemEvent((Content("text", nbytes=g.draw(p.system_bytes), key="system"),), t=0.0))
     g.events.append(g.tools())
     g.prep()
