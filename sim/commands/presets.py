@@ -36,12 +36,23 @@ def preset_record(name: str, pol: Policy) -> dict[str, Any]:
         "harness": pol.harness,
         "provider": pol.provider,
         "budget": pol.budget,
+        "budget_means": pol.budget_means,
         "budget_min": pol.budget_min,
         "budget_max": pol.budget_max,
         "spec": list(pol.spec),
         "sources": list(pol.sources),
         **{k: _component(getattr(pol, k)) for k in ("estimator", "eviction", "compaction", "marks")},
     }
+
+
+def _budget(pol: Policy) -> str:
+    """What --budget means for this preset (policies/budget.py)."""
+    if pol.budget_means == "none":
+        return "refused (nothing depends on it)"
+    if pol.budget_means == "window":
+        own = f"{pol.budget:,}" if pol.budget else "the model window"
+        return f"overrides the model window (default {own})"
+    return f"working budget (default {pol.budget:,}, H-11)"
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -51,5 +62,5 @@ def handle(args: argparse.Namespace) -> int:
     for name in preset_names():
         pol = load_policy(name)
         print(f"{name:22s} {pol.description.strip()}")
-        print(f"{'':22s} reproduces: {', '.join(pol.spec) or '-'}")
+        print(f"{'':22s} reproduces: {', '.join(pol.spec) or '-'} · --budget: {_budget(pol)}")
     return 0
