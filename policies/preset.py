@@ -36,6 +36,7 @@ TOP_KEYS = (
     "backoff",
     "session_id",
     "cache_key",
+    "interview",
 )
 
 
@@ -60,6 +61,7 @@ class Policy:
     backoff: float = 1.0  # first retry delay (s), doubled each time unless retry-after is given
     session_id: bool = False  # H-21: send the run id as a session id
     cache_key: bool = False  # H-22: send a prompt_cache_key
+    interview: int = 0  # H-29: questions of a post-episode interview, billed apart (0 = none)
     description: str = ""
     spec: tuple[str, ...] = ()
     sources: tuple[str, ...] = field(default=())

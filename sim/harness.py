@@ -28,6 +28,9 @@ from ctxbench.sim.tokens import BlockFactory
 from ctxbench.sim.transcript import Transcript
 
 ProviderFor = Callable[[str], Provider]
+# H-29: the post-episode interview's question and answer sizes (assumed: the seed gives none)
+INTERVIEW_QUESTION_BYTES = 600
+INTERVIEW_ANSWER_TOKENS = 400
 Proc = Generator[simpy.Event, Any, Any]
 
 
@@ -147,12 +150,27 @@ class Conversation:
                     self._switch(step)
                 elif step.kind == "compaction":
                     self._recorded_compaction(step)
+            if self.policy.interview:
+                yield from self._interview(self.policy.interview)
         except _Failed as f:
             self.outcome.status = "error"
             self.outcome.error = f.kind
             self.outcome.message = str(f)
             if not f.counted:
                 self.outcome.failures[f.kind] = self.outcome.failures.get(f.kind, 0) + 1
+
+    def _interview(self, questions: int) -> Proc:
+        """H-29: the post-episode interview: `questions` requests that repeat the run's own
+        conversation (so they read its cache, with the run's session id, H-21), each a question and
+        the model's answer. Recorded with kind "interview" and billed apart from the run's totals
+        (sim/summary.py keeps them in their own fields)."""
+        for q in range(questions):
+            ask = self.factory.text("user", None, INTERVIEW_QUESTION_BYTES, key=f"interview-q{q}")
+            self.tr.append(Message.of("user", (ask,), "interview"))
+            est = self.policy.estimator.estimate(self.view())
+            yield from self._send(self.tr, "interview", est, INTERVIEW_ANSWER_TOKENS)
+            answer = self.factory.text("assistant", None, INTERVIEW_ANSWER_TOKENS * 4, key=f"interview-a{q}")
+            self.tr.append(Message.of("assistant", (answer,), "interview"))
 
     def _switch(self, step: Step) -> None:
         """A model switch (hook: harness C recalibrates its thresholds here, C-19)."""

@@ -35,6 +35,11 @@ class Summary:
     status: str = "ok"
     by_kind: dict[str, int] = field(default_factory=dict)
     counters: dict[str, int] = field(default_factory=dict)  # harness events (C passes, back-offs, ...)
+    # H-29: the post-episode interview, billed apart from every total above
+    interview_requests: int = 0
+    interview_input: int = 0
+    interview_output: int = 0
+    interview_cost: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -47,6 +52,12 @@ def summarize(records: Sequence[RequestRecord], outcomes: Sequence[RunOutcome] =
     kinds: Counter[str] = Counter()
     errs: list[float] = []
     for r in records:
+        if r.kind == "interview":  # H-29: its own tokens and cost, not part of the run's
+            s.interview_requests += 1
+            s.interview_input += r.input_total
+            s.interview_output += r.output
+            s.interview_cost += r.cost
+            continue
         s.requests += 1
         kinds[r.kind] += 1
         s.uncached += r.uncached
@@ -109,6 +120,11 @@ def format_summary(s: Summary, title: str = "") -> str:
         )
     if s.counters:
         lines.append("harness events      " + " · ".join(f"{k} {v:,}" for k, v in s.counters.items()))
+    if s.interview_requests:  # H-29: billed apart, not in the totals above
+        lines.append(
+            f"interview (apart)   {s.interview_requests:>12,}   requests · input {s.interview_input:,} · "
+            f"output {s.interview_output:,} · cost ${s.interview_cost:,.4f}"
+        )
     fails = ", ".join(f"{k} {v}" for k, v in s.failures.items()) or "none"
     ending = 0 if s.status == "ok" else 1  # the run stops at its first unrecovered error
     recovered = max(0, sum(s.failures.values()) - ending)

@@ -156,3 +156,28 @@ def test_h25_images_past_16_become_placeholders_full_images_stay_on_disk() -> No
     assert peak <= 17  # never more than 16 unpinned images plus the newest one being added
     after = [c for e in tr.events if isinstance(e, MessageEvent) for c in e.content if c.kind == "image"]
     assert after == before
+
+
+def test_h29_post_episode_interview_is_billed_apart_from_the_run() -> None:
+    """H-29: the interview's requests repeat the run's own conversation (so they read its cache)
+    but their tokens and cost live apart from the run's totals."""
+    from dataclasses import replace
+
+    trace = game(60, 1)
+    base = load_policy("h-openrouter")
+    plain = run_trace(trace, base)
+    interviewed = run_trace(trace, replace(base, interview=3))
+    asked = [r for r in interviewed.records if r.kind == "interview"]
+    assert len(asked) == 3
+    assert all(r.cache_read > 0.9 * r.true_input for r in asked)  # the run's conversation, cached
+    s0 = summarize(plain.records, plain.outcomes)
+    s1 = summarize(interviewed.records, interviewed.outcomes)
+    assert (s1.requests, s1.cost, s1.true_input, s1.output) == (
+        s0.requests,
+        s0.cost,
+        s0.true_input,
+        s0.output,
+    )
+    assert s1.interview_requests == 3
+    assert math.isclose(s1.interview_cost, sum(r.cost for r in asked)) and s1.interview_cost > 0
+    assert s1.interview_input == sum(r.input_total for r in asked)
