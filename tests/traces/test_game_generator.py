@@ -175,3 +175,35 @@ def test_registry_and_params() -> None:
     ):
         with pytest.raises(ValueError):
             GameParams(**bad)  # type: ignore[arg-type]
+
+
+def test_h28_pixel_targeting_age_limit_counts_from_the_last_real_screenshot() -> None:
+    """H-28: a pixel-targeting call judges its 30-second age limit against the last real
+    screenshot; a text-only observation does not refresh it. Off by default (samples unchanged)."""
+    from ctxbench.traces.generators.game import TARGETED_TOOLS, GameParams, generate
+    from ctxbench.traces.model import MessageEvent
+
+    params = dict(turns=200, seed=5, error_share=0.0, text_only_share=0.6, tool_seconds=(8.0, 20.0))
+    off = generate(GameParams(**params))  # type: ignore[arg-type]
+    on = generate(GameParams(**params, targeting_age_limit=30.0))  # type: ignore[arg-type]
+    names: dict[str, str] = {}
+    last_shot, stale_after_text_only, checked = 0.0, 0, 0
+    saw_text_only_since_shot = False
+    for ev in on.events:
+        if not isinstance(ev, MessageEvent):
+            continue
+        for c in ev.content:
+            if c.kind == "tool_use":
+                names[c.tool_id] = c.name
+            elif c.kind == "tool_result" and names.get(c.tool_id) in TARGETED_TOOLS:
+                stale = (ev.game_t or 0.0) - last_shot > 30.0
+                assert c.is_error == stale
+                checked += 1
+                stale_after_text_only += stale and saw_text_only_since_shot
+        if any(c.kind == "image" for c in ev.content):
+            last_shot, saw_text_only_since_shot = ev.game_t or 0.0, False
+        elif ev.role == "user" and any(c.lang == "json" and c.kind == "text" for c in ev.content):
+            saw_text_only_since_shot = True
+    assert checked > 20 and stale_after_text_only > 0  # text-only observations did not refresh it
+    off_errors = sum(c.is_error for e in off.events if isinstance(e, MessageEvent) for c in e.content)
+    assert off_errors == 0  # error_share 0 and the limit off: no failed call

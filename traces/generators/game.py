@@ -88,6 +88,10 @@ class GameParams:
     game_seconds: int = 7_200  # length of timed play, for "Game time left: … of …" (H-6)
     game_speed: float = 1.0  # game seconds per wall second during timed play
     fallback_observation: str = "when-needed"  # H-7: or "always" (host observations are screenshots)
+    # H-28: a pixel-targeting call judges its age limit (30 game seconds) against the last real
+    # screenshot; a text-only observation does not refresh it, and a call past it fails. 0 = off,
+    # the default, so that traces made before it stay byte-identical; 30.0 reproduces H-28.
+    targeting_age_limit: float = 0.0
     full_text: bool = False  # real text instead of sizes in tools, tool calls, replies and readings
     model: str = ""
     window: int = 0
@@ -112,8 +116,14 @@ class GameParams:
         return w, round(w * NATIVE[1] / NATIVE[0])
 
     def meta(self) -> dict[str, Any]:
-        """The parameters as plain JSON (tuples as lists), recorded in the trace header."""
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+        """The parameters as plain JSON (tuples as lists), recorded in the trace header; options
+        added later are left out at their default, so earlier traces keep their bytes."""
+        later = {"targeting_age_limit": 0.0}
+        return {
+            k: list(v) if isinstance(v, tuple) else v
+            for k, v in asdict(self).items()
+            if not (k in later and v == later[k])
+        }
 
 
 def tool_names(n: int) -> tuple[str, ...]:
@@ -136,6 +146,7 @@ class _Game:
         self.t = 0.0
         self.play_start: float | None = None  # wall time timed play started (game clock paused before)
         self.streak = 0  # replies in a row that acted without looking (H-27)
+        self.last_shot = 0.0  # game time of the last real screenshot (H-28's targeting frame)
         names = tool_names(p.n_tools)
         self.look = [n for n in LOOK_TOOLS if n in names]
         self.targeted = [n for n in TARGETED_TOOLS if n in names]
@@ -197,6 +208,7 @@ class _Game:
             w, h = p.screenshot_size
             nbytes = round(self.draw(p.screenshot_bytes) * (w * h) / REFERENCE_PIXELS)
             out.append(Content("image", nbytes=max(nbytes, 1), key=f"shot{k}", width=w, height=h))
+            self.last_shot = self.game_t()  # H-28: only a real screenshot refreshes the frame
         lo, hi = p.stats_bytes
         extra = 0 if screenshot else len(NO_SCREENSHOT) + 1
         full = None
@@ -282,6 +294,9 @@ class _Game:
         for i, name in enumerate(calls):
             looked = name in LOOK_TOOLS
             err = not looked and rng.random() < p.error_share
+            limit = p.targeting_age_limit
+            if limit and name in TARGETED_TOOLS and self.game_t() - self.last_shot > limit:
+                err = True  # H-28: the targeting frame is older than the age limit
             full = ("Observation follows." if looked else self.words(60)) if p.full_text else None
             res = self.text(f"out{k}.{i}", (30, 90) if looked else p.tool_result_bytes, full=full)
             results.append(Content("tool_result", text=res.text, nbytes=res.nbytes, key=res.key,
