@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ctxbench.policies.contracts import CompactionDefaults, CompactionRules, HandoffRequest
 from ctxbench.policies.registry import register
 from ctxbench.policies.view import Edit, View
 from ctxbench.sim.content import Message
@@ -31,7 +32,7 @@ Action = Trim | Summarize
 
 @register("compaction", "h-handoff")
 @dataclass(frozen=True)
-class HandoffCompaction:
+class HandoffCompaction(CompactionDefaults):
     """H-14..H-18: summarize into a handoff and start a new conversation.
 
     Trigger: the anchored estimate passes `trigger` × budget (65 %, H-14), or earlier when that
@@ -54,7 +55,10 @@ class HandoffCompaction:
     max_retries: int = 5  # transient errors of the summary request (H-17)
     fresh_observation: bool = True  # H-16 ends with a fresh screenshot
 
-    def decide(self, view: View, estimate: int) -> Action | None:
+    def rules(self) -> CompactionRules:
+        return CompactionRules(trigger=self.trigger)
+
+    def decide(self, view: View, estimate: int, mode: str | None = None) -> Action | None:
         if estimate >= self.trigger * view.budget:
             return Summarize("threshold")
         reserve = math.ceil((self.instruction_bytes + self.handoff_max_bytes) / self.bytes_per_token)
@@ -68,6 +72,21 @@ class HandoffCompaction:
 
     def handoff_ok(self, nbytes: int) -> bool:
         return self.handoff_min_bytes <= nbytes <= self.handoff_max_bytes
+
+    def handoff(self, view: View, estimate: int) -> HandoffRequest:
+        return HandoffRequest(
+            self.instruction_bytes,
+            round(self.instruction_bytes / self.bytes_per_token),
+            self.handoff_bytes,
+            self.summary_fits(view, estimate),
+            self.tool_call_rate,
+            self.handoff_min_bytes,
+            self.handoff_max_bytes,
+            self.state_bytes,
+        )
+
+    def rebuild_handoff(self, view: View, handoff: Message, fresh: Message | None) -> Edit:
+        return self.rebuild(view, handoff, fresh)
 
     def rebuild(self, view: View, handoff: Message, fresh: Message | None) -> Edit:
         """H-16: pinned prep + (plan, notebook, handoff) + last reply and its results + fresh shot."""

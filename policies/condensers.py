@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass
 
 from ctxbench.policies.compaction import Action, Summarize
+from ctxbench.policies.contracts import CompactionDefaults, CompactionRules, SummaryRequest
 from ctxbench.policies.estimators import AnchoredEstimator
 from ctxbench.policies.registry import register
 from ctxbench.policies.tiers import (
@@ -51,7 +52,7 @@ def events_of(m: Message) -> int:
 
 @register("compaction", "none")
 @dataclass(frozen=True)
-class NoCompaction:
+class NoCompaction(CompactionDefaults):
     """No context management: the conversation grows until the provider refuses it."""
 
     reactive: bool = False
@@ -62,13 +63,13 @@ class NoCompaction:
     def decide(self, view: View, estimate: int, mode: str | None = None) -> Action | None:
         return None
 
-    def plan(self, view: View, reason: str = "auto") -> SummaryPlan | None:
-        return None
+    def rules(self) -> CompactionRules:
+        return CompactionRules(reactive=self.reactive)
 
 
 @register("compaction", "threshold-summary")
 @dataclass(frozen=True)
-class ThresholdSummary:
+class ThresholdSummary(CompactionDefaults):
     """Summarize when a trigger fires; keep a tail chosen by `keep`; rebuild around the summary.
 
     Trigger (the first that applies), where "window" is the budget the harness plans against
@@ -229,6 +230,34 @@ class ThresholdSummary:
 
     def summary_size(self, plan: SummaryPlan) -> int:
         return self.summary_bytes
+
+    def rules(self) -> CompactionRules:
+        return CompactionRules(
+            reactive=self.reactive,
+            backoff=self.backoff,
+            min_reclaim=self.min_reclaim,
+            regrow=self.regrow,
+            switch_summarize=self.switch_summarize,
+            trim_fallback=self.trim_fallback,
+            trigger=self.trigger,
+        )
+
+    def summary_request(self) -> SummaryRequest:
+        cap = self.summary_input_max_tokens
+        return SummaryRequest(
+            self.instruction_bytes,
+            self.summary_input,
+            int(cap * self.bytes_per_token) if cap else 0,
+            self.summary_tools,
+            max(1, self.summary_calls),
+            self.fallback_model,
+            self.ack_bytes,
+        )
+
+    def rebuild_summary(
+        self, view: View, plan: SummaryPlan, summary: Message, extra: tuple[Message, ...] = ()
+    ) -> Edit:
+        return self.rebuild(view, plan, summary, extra)
 
     def rebuild(
         self, view: View, plan: SummaryPlan, summary: Message, extra: tuple[Message, ...] = ()

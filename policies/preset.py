@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 import yaml
 
+from ctxbench.policies.contracts import Compaction, Estimator, Eviction, Marks
 from ctxbench.policies.registry import RegistryError, create, lookup
 from ctxbench.sim.values import Tokens, ValueProblem, check_params, unknown
 from ctxbench.sim.yamltext import load_yaml
@@ -47,10 +48,10 @@ class PresetError(ValueError):
 @dataclass(frozen=True)
 class Policy:
     name: str
-    estimator: Any
-    eviction: Any
-    compaction: Any
-    marks: Any
+    estimator: Estimator
+    eviction: Eviction
+    compaction: Compaction
+    marks: Marks
     budget: Tokens = 120_000  # H-11 default; 0 = none of its own (policies/budget.py budget_for)
     budget_min: Tokens = 32_000  # H-11
     budget_max: Tokens = 200_000  # H-11

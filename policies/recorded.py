@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ctxbench.policies.compaction import Action
+from ctxbench.policies.contracts import CompactionDefaults
 from ctxbench.policies.registry import register
 from ctxbench.policies.view import Edit, View
 from ctxbench.sim.content import Message
@@ -69,11 +70,11 @@ class RecordedMarks:
 
 @register("compaction", "recorded")
 @dataclass(frozen=True)
-class RecordedCompaction:
+class RecordedCompaction(CompactionDefaults):
     """Compacts only where the recorded harness did: `recorded` turns a CompactionEvent's summary
     into an Edit (cause "compaction") that replaces every message after the pinned ones."""
 
-    def decide(self, view: View, estimate: int) -> Action | None:
+    def decide(self, view: View, estimate: int, mode: str | None = None) -> Action | None:
         return None
 
     def recorded(self, view: View, summary: Message | None) -> Edit:

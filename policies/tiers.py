@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 
 from ctxbench.policies.compaction import Action, Summarize, Trim
+from ctxbench.policies.contracts import CompactionDefaults, CompactionRules, SummaryRequest
 from ctxbench.policies.estimators import AnchoredEstimator
 from ctxbench.policies.registry import register
 from ctxbench.policies.view import Edit, View
@@ -164,7 +165,7 @@ def carry_images(msgs: list[Message]) -> tuple[list[Message], tuple[Message, ...
 # ---------------------------------------------------------------- C's tiered compaction
 @register("compaction", "c-tiers")
 @dataclass(frozen=True)
-class CTiers:
+class CTiers(CompactionDefaults):
     """Harness C's auto-compaction tiers, checked before every model call (C-5, C-6, C-17).
 
     Thresholds are fractions of the current model's window (C-1, C-19), or of the preset's
@@ -290,6 +291,30 @@ class CTiers:
     def summary_size(self, plan: SummaryPlan) -> int:
         """Bytes of the summary message: the brief plus the scratchpad manifest (C-13)."""
         return self.summary_bytes + plan.manifest_files * self.manifest_entry_bytes
+
+    def rules(self) -> CompactionRules:
+        return CompactionRules(
+            self.mode,
+            self.tier2,
+            self.tier3,
+            self.reactive,
+            self.backoff,
+            self.min_reclaim,
+            self.regrow,
+            self.switch_summarize,
+            self.trim_fallback,
+        )
+
+    def summary_request(self) -> SummaryRequest:
+        calls = max(1, self.summary_calls)
+        return SummaryRequest(self.instruction_bytes, self.summary_input, 0, True, calls, self.fallback_model)
+
+    def rebuild_summary(
+        self, view: View, plan: SummaryPlan, summary: Message, extra: tuple[Message, ...] = ()
+    ) -> Edit:
+        if extra:
+            return super().rebuild_summary(view, plan, summary, extra)
+        return self.rebuild(view, plan, summary)
 
     def rebuild(self, view: View, plan: SummaryPlan, summary: Message) -> Edit:
         """C-6, C-10: the summary replaces the older messages; carried skills and the tail follow."""

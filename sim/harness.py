@@ -180,10 +180,7 @@ class Conversation:
         """A compaction the recorded harness performed (imported traces): applied only when the
         policy's compaction component replays recorded ones (`recorded(view, summary) -> Edit`),
         as an Edit with cause "compaction"; other policies ignore it and compact by their own rules."""
-        hook = getattr(self.policy.compaction, "recorded", None)
-        if hook is None:
-            return
-        edit = hook(self.view(), step.message)
+        edit = self.policy.compaction.recorded(self.view(), step.message)
         if edit is None:
             return
         self.apply(edit)
@@ -371,17 +368,19 @@ class Conversation:
         if isinstance(action, Trim):
             self.apply(action.edit)
             return
-        handoff_bytes = pol.handoff_bytes
+        req = pol.handoff(self.view(), est)
+        if req is None:
+            raise _Failed("summary_failed", f"compaction {type(pol).__name__} writes no handoff (harness H)")
+        handoff_bytes = req.handoff_bytes
         ok = False
-        instr = self.factory.text("user", None, pol.instruction_bytes, key="handoff-instruction")
+        instr = self.factory.text("user", None, req.instruction_bytes, key="handoff-instruction")
         instr_msg = Message.of("user", (instr,), "instruction")
-        instr_est = round(pol.instruction_bytes / pol.bytes_per_token)
         out_tokens = self.factory.counter.count_bytes(handoff_bytes, "prose")
-        if pol.summary_fits(self.view(), est):
+        if req.fits:
             self.tr.append(instr_msg)
             try:
-                yield from self._send(self.tr, "summary", est + instr_est, out_tokens)
-                ok = self.rng.random() >= pol.tool_call_rate and handoff_bytes >= pol.handoff_min_bytes
+                yield from self._send(self.tr, "summary", est + req.instruction_estimate, out_tokens)
+                ok = self.rng.random() >= req.tool_call_rate and handoff_bytes >= req.min_bytes
             except _Failed as f:
                 if f.kind != "too_long":
                     raise
@@ -396,25 +395,23 @@ class Conversation:
                 yield from self._send(text_tr, "summary_text", est, out_tokens, forced_cause="compaction")
             except _Failed as f:
                 raise _Failed("summary_failed", f"handoff failed after the text-only retry: {f}") from f
-        if not pol.handoff_ok(handoff_bytes):
+        if not req.in_range():
             raise _Failed(
                 "summary_out_of_range",
-                f"handoff of {handoff_bytes} bytes is outside "
-                f"{pol.handoff_min_bytes}..{pol.handoff_max_bytes} (H-17)",
+                f"handoff of {handoff_bytes} bytes is outside {req.min_bytes}..{req.max_bytes} (H-17)",
             )
         handoff = self.factory.text(
-            "user", None, handoff_bytes + pol.state_bytes, key=f"handoff-{self.index}", summary=True
+            "user", None, handoff_bytes + req.state_bytes, key=f"handoff-{self.index}", summary=True
         )
-        self.apply(
-            pol.rebuild(self.view(), Message.of("user", (handoff,), "handoff"), self._fresh_observation())
-        )
+        fresh = self._fresh_observation()
+        self.apply(pol.rebuild_handoff(self.view(), Message.of("user", (handoff,), "handoff"), fresh))
         self.outcome.compactions += 1
         self.outcome.tokens_saved += self.pending_edit[2]
         self.anchor = None
         self.first_after_reset = True
         self.prev_end = -1
         after = self.policy.estimator.estimate(self.view())
-        if after > getattr(pol, "trigger", 1.0) * self.view().budget:
+        if after > pol.rules().trigger * self.view().budget:
             raise _Failed(
                 "still_over_budget", f"new conversation still at ~{after} tokens after compaction (H-17)"
             )

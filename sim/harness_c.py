@@ -89,7 +89,8 @@ class CConversation(SummaryCalls):
     ) -> None:
         super().__init__(env, name, trace, policy, provider_for, factory, records, seed, snapshot_at)
         comp = policy.compaction
-        self.mode: str = getattr(comp, "mode", "default")  # C-17: read live at every check
+        self.rules = comp.rules()  # what of the C process the component turns on (contracts.py)
+        self.mode: str = self.rules.mode  # C-17: read live at every check
         self.windows: dict[str, int] = {}  # window overrides from the trace's switch events (C-1)
         self.backoff_until = 0  # C-12: no auto pass until the estimate reaches this
         self.saved_total = 0  # C-15
@@ -142,7 +143,7 @@ class CConversation(SummaryCalls):
 
     def whole(self) -> int:
         est = self.policy.estimator
-        return int(est.whole(self.view())) if hasattr(est, "whole") else self.estimate()
+        return int(est.whole(self.view()))
 
     def set_mode(self, mode: str) -> None:
         """C-17: `compact-mode` is read live; a mid-session switch applies from the next check."""
@@ -163,7 +164,7 @@ class CConversation(SummaryCalls):
 
     def _recorded_compaction(self, step: Step) -> None:
         ev = step.event
-        if getattr(ev, "trigger", "") == "manual":
+        if getattr(ev, "trigger", "") == "manual":  # a trace event (CompactionEvent), not a component
             self.pending_manual = True  # C-16: runs before the next request
         else:
             super()._recorded_compaction(step)
@@ -175,7 +176,7 @@ class CConversation(SummaryCalls):
         try:
             out = yield from self._send(self.tr, "turn", est, step.output_tokens)
         except _Failed as f:
-            if f.kind != "too_long" or not getattr(self.policy.compaction, "reactive", False):
+            if f.kind != "too_long" or not self.rules.reactive:
                 raise
             # C-18: classify, compact on the spot, retry once; only a second failure surfaces
             self.count("too_long_caught")
@@ -203,21 +204,20 @@ class CConversation(SummaryCalls):
         if self.pending_switch is not None:
             _old, new = self.pending_switch
             self.pending_switch = None
-            tier3 = getattr(comp, "tier3", 0.9)
-            if getattr(comp, "switch_summarize", False) and self.estimate() > tier3 * new:
+            if self.rules.switch_summarize and self.estimate() > self.rules.tier3 * new:
                 self.count("switch_summaries")
                 yield from self._compact_now("model_switch", self.estimate())
         edit = self.policy.eviction.plan(self.view())
         if edit is not None:
             self._apply_trim(edit, "masking")
         est = self.estimate()
-        if getattr(comp, "backoff", False) and est < self.backoff_until:
+        if self.rules.backoff and est < self.backoff_until:
             if comp.decide(self.view(), est, self.mode) is not None:
                 self.count("backoff_skips")
             return
         action = comp.decide(self.view(), est, self.mode)
         if isinstance(action, Trim):
-            tier = "tier2" if est >= getattr(comp, "tier2", 1.0) * self.budget() else "tier1"
+            tier = "tier2" if est >= self.rules.tier2 * self.budget() else "tier1"
             self._apply_trim(action.edit, tier, est)
         elif isinstance(action, Summarize):
             yield from self._compact_now(action.reason, est)
@@ -242,21 +242,16 @@ class CConversation(SummaryCalls):
 
     def _maybe_back_off(self, saved: int) -> None:
         """C-12: a pass that reclaims almost nothing waits for the conversation to grow."""
-        comp = self.policy.compaction
         w = self.budget()
-        if saved < getattr(comp, "min_reclaim", 0.0) * w:
+        if saved < self.rules.min_reclaim * w:
             self.count("unproductive_passes")
-            if getattr(comp, "backoff", False):
-                self.backoff_until = self.whole() + int(getattr(comp, "regrow", 0.0) * w)
+            if self.rules.backoff:
+                self.backoff_until = self.whole() + int(self.rules.regrow * w)
 
     def manual_compact(self) -> Proc:
         """C-16: tier 3 at once; nothing worth compacting says so; a failure changes nothing."""
         self.count("manual")
-        plan = (
-            self.policy.compaction.plan(self.view(), "manual")
-            if hasattr(self.policy.compaction, "plan")
-            else None
-        )
+        plan = self.policy.compaction.plan(self.view(), "manual")
         if plan is None:
             self.notices.append("Conversation is already compact.")
             self.count("manual_noop")
@@ -266,10 +261,10 @@ class CConversation(SummaryCalls):
     def _compact_now(self, reason: str, est: int, plan: SummaryPlan | None = None) -> Proc:
         comp = self.policy.compaction
         if plan is None:
-            plan = comp.plan(self.view(), reason) if hasattr(comp, "plan") else None
+            plan = comp.plan(self.view(), reason)
         if plan is None:
             self.count("nothing_to_summarize")  # C-11: fewer than 5 older messages
-            if reason == "reactive" and getattr(comp, "trim_fallback", False):
+            if reason == "reactive" and self.rules.trim_fallback:
                 # C-18 must free room now; with nothing to summarize, C-11's tier-2 trim is the
                 # only fail-open edit left (an interpretation: the seed names no other path).
                 trim = comp.fallback_trim(self.view())
@@ -284,7 +279,7 @@ class CConversation(SummaryCalls):
         summary = yield from self._summarize(plan, est)
         if summary is None:  # C-11: no summary; C-12: an outage is retried on the next turn
             self.count("summary_failed")
-            trim = comp.fallback_trim(self.view()) if getattr(comp, "trim_fallback", False) else None
+            trim = comp.fallback_trim(self.view()) if self.rules.trim_fallback else None
             if trim is not None and reason != "manual":
                 self.count("trim_fallbacks")
                 self.apply(trim)
@@ -294,19 +289,13 @@ class CConversation(SummaryCalls):
                 self.notices.append("Compaction failed; the conversation is unchanged.")
             return
         extra: tuple[Message, ...] = ()
-        ack = getattr(comp, "ack_bytes", 0)
+        ack = comp.summary_request().ack_bytes
         if ack:  # Gemini: the model's acknowledgement after the snapshot
             extra = (Message.of("assistant", (self.factory.text("assistant", None, ack, key="ack"),), "ack"),)
-        reattach = getattr(comp, "reattach", None)
-        if reattach is not None:
-            blocks = reattach(self.view(), plan)
-            if blocks:
-                extra = (*extra, Message.of("user", tuple(blocks), "reattach"))
-        edit = (
-            comp.rebuild(self.view(), plan, summary, extra)
-            if extra
-            else comp.rebuild(self.view(), plan, summary)
-        )
+        blocks = comp.reattach(self.view(), plan)
+        if blocks:
+            extra = (*extra, Message.of("user", tuple(blocks), "reattach"))
+        edit = comp.rebuild_summary(self.view(), plan, summary, extra)
         self.apply(edit)
         self.outcome.compactions += 1
         self.outcome.tokens_saved += max(0, true_before - self.tr.total_tokens)
@@ -338,7 +327,7 @@ class CConversation(SummaryCalls):
         tr = req.tr
         main = tr is self.tr
         comp = self.policy.compaction
-        thr = comp.threshold(self.view()) if hasattr(comp, "threshold") else self.budget()
+        thr = comp.threshold(self.view())
         used = self.estimate() if main else int(self.policy.estimator.whole(self.view(tr)))
         trusted = main and self.anchor is not None and self.anchor.trustworthy
         return Snapshot(

@@ -29,20 +29,19 @@ class SummaryCalls(Conversation):
         def count(self, key: str, n: int = 1) -> None: ...
 
     def _summary_transcript(self, plan: SummaryPlan, instr: Block) -> Transcript:
-        comp = self.policy.compaction
-        mode = getattr(comp, "summary_input", "older")
+        req = self.policy.compaction.summary_request()
+        mode = req.input
         instr_msg = Message.of("user", (instr,), "instruction")
         if mode == "text":  # a separate prompt: own system, no tools, the older part as text
             sys_block = self.factory.text("system", None, SUMMARIZER_SYSTEM_BYTES, key="summarizer-system")
             t = Transcript((), (sys_block,))
             nbytes = sum(m.nbytes for m in plan.older)
-            cap = getattr(comp, "summary_input_max_tokens", 0)
-            if cap:
-                nbytes = min(nbytes, int(cap * getattr(comp, "bytes_per_token", 4.0)))
+            if req.input_max_bytes:
+                nbytes = min(nbytes, req.input_max_bytes)
             conv = self.factory.text("user", None, nbytes, key=f"as-text-{self.name}-{self.index}")
             t.append(Message.of("user", (conv, instr), "instruction"))
             return t
-        tools = self.trace.tools if getattr(comp, "summary_tools", True) else ()
+        tools = self.trace.tools if req.tools else ()
         t = Transcript(tools, self.trace.system)
         msgs = self.tr.messages
         body = msgs if mode == "full" else [*msgs[: plan.first], *(plan.shown or plan.older)]
@@ -55,13 +54,12 @@ class SummaryCalls(Conversation):
         """The summarizer call: retried on transient errors (in `_send`), then once on the
         fallback model (C-11). Returns the summary message, or None."""
         comp = self.policy.compaction
-        instr = self.factory.text(
-            "user", None, getattr(comp, "instruction_bytes", 2500), key="summary-instruction"
-        )
+        req = comp.summary_request()
+        instr = self.factory.text("user", None, req.instruction_bytes, key="summary-instruction")
         size = comp.summary_size(plan)
         out_tokens = self.factory.counter.count_bytes(size, "prose")
         models = [self.model]
-        fb = getattr(comp, "fallback_model", "")
+        fb = req.fallback_model
         if fb and fb != self.model:
             models.append(fb)
         current = self.model
@@ -69,7 +67,7 @@ class SummaryCalls(Conversation):
             self.model = model
             t = self._summary_transcript(plan, instr)
             try:
-                for k in range(max(1, getattr(comp, "summary_calls", 1))):
+                for k in range(req.calls):
                     if k:  # a verification probe continues the summarizer's own conversation
                         self._add_probe(t, size, k)
                     yield from self._send(t, "summary", est, out_tokens, forced_cause="compaction")
