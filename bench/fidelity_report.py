@@ -12,8 +12,10 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import IO
 
 from ctxbench.bench.fidelity import SessionFidelity, compare, replay, serving
+from ctxbench.bench.progress import Progress
 from ctxbench.sim.tokens import RateCounter, make_counter, toktok_available
 from ctxbench.traces.importers import import_paths
 from ctxbench.traces.importers.base import ImportReport, canonical
@@ -49,14 +51,23 @@ def _pct(a: float, b: float) -> str:
     return f"{(a - b) / b:+.1%}" if b else "n/a"
 
 
-def session_rows(root: Path) -> list[tuple[str, SessionFidelity, SessionFidelity]]:
-    """(name, replay, replay with --keep-warm) for every Claude Code conversation."""
+def session_rows(
+    root: Path, stream: IO[str] | None = None
+) -> list[tuple[str, SessionFidelity, SessionFidelity]]:
+    """(name, replay, replay with --keep-warm) for every Claude Code conversation; a progress bar
+    per recorded file on `stream` (None: silent)."""
     out = []
-    for rel in (*CLAUDE_CODE, CLAUDE_TRACE):
-        res = import_paths([root / rel])
-        for tr, name in zip(res.traces, res.names, strict=True):
-            label = f"{Path(rel).parent.name[:24]}/{Path(rel).stem[:8]} {name}"
-            out.append((label, compare(tr, name), compare(tr, name, keep_warm=True)))
+    files = (*CLAUDE_CODE, CLAUDE_TRACE)
+    progress = Progress(len(files), 0, stream, "fidelity", unit="file")
+    try:
+        for rel in files:
+            res = import_paths([root / rel])
+            for tr, name in zip(res.traces, res.names, strict=True):
+                label = f"{Path(rel).parent.name[:24]}/{Path(rel).stem[:8]} {name}"
+                out.append((label, compare(tr, name), compare(tr, name, keep_warm=True)))
+            progress.update()
+    finally:
+        progress.close()
     return out
 
 
@@ -92,8 +103,8 @@ def calibration(path: Path) -> list[tuple[str, int, int, int]]:
     return rows
 
 
-def render(root: Path = DEFAULT_DIR) -> str:
-    rows = session_rows(root)
+def render(root: Path = DEFAULT_DIR, stream: IO[str] | None = None) -> str:
+    rows = session_rows(root, stream)
     lines = [
         "# Fidelity on real recorded sessions",
         "",

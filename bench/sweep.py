@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from ctxbench.bench.progress import Progress
 from ctxbench.bench.runs import GEN_PREFIX, RunTask, load_trace, run_batch, run_task
 from ctxbench.bench.store import Ledger, ledger_path, load_ledger, write_results
 
@@ -145,40 +146,6 @@ def batches(tasks: list[RunTask], jobs: int) -> list[list[RunTask]]:
 
 
 MAX_BATCH = 32  # runs per executor call: a ~500-request run is ~30 ms, a batch ~1 s
-
-
-# ------------------------------------------------------------------ progress
-class Progress:
-    """Progress of a batch of runs through tqdm (a kept library, pyproject dependency): a bar
-    with rate and ETA on a terminal; on a pipe or log file, a line at most every 10 s. None as
-    the stream: silent."""
-
-    def __init__(self, total: int, done: int, stream: IO[str] | None, label: str = "sweep") -> None:
-        self.bar: Any = None
-        if stream is None:
-            return
-        from tqdm import tqdm
-
-        tty = stream.isatty()
-        self.bar = tqdm(
-            total=total,
-            initial=done,
-            desc=label,
-            unit="run",
-            file=stream,
-            dynamic_ncols=tty,
-            ncols=None if tty else 80,
-            mininterval=0.1 if tty else 10.0,
-            ascii=not tty,
-        )
-
-    def update(self, n: int = 1) -> None:
-        if self.bar is not None:
-            self.bar.update(n)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
 
 
 # ------------------------------------------------------------------ the sweep

@@ -44,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="print one JSON object per session: requests, within_tolerance, billed and predicted fields",
     )
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     p.set_defaults(handler=handle)
 
 
@@ -52,8 +53,10 @@ def handle(args: argparse.Namespace) -> int:
         add_prices_file(args.prices)
     if args.all_real is not None:
         from ctxbench.bench.fidelity_report import DEFAULT_DIR, render
+        from ctxbench.bench.progress import terminal_stderr
 
-        text = render(Path(args.all_real) if args.all_real else DEFAULT_DIR)
+        stream = terminal_stderr(args.quiet or args.json)  # progress never reaches stdout
+        text = render(Path(args.all_real) if args.all_real else DEFAULT_DIR, stream)
         if args.output:
             Path(args.output).write_text(text, encoding="utf-8")
             print(f"wrote {args.output}")

@@ -7,12 +7,15 @@ provide) is printed."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 from pathlib import Path
+from typing import IO
 
+from ctxbench.bench.progress import Progress, terminal_stderr
 from ctxbench.traces.format import TraceError, dumps_trace
 from ctxbench.traces.importers import FORMATS, ImportFailure, import_paths
-from ctxbench.traces.importers.base import file_names
+from ctxbench.traces.importers.base import ImportResult, file_names, parsed_bytes
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,11 +24,33 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=FORMATS, help="source format (default: detected)")
     p.add_argument("-o", "--output", required=True, help="trace file to write (JSONL)")
     p.add_argument("--json", action="store_true", help="print the import report as JSON")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     p.set_defaults(handler=handle)
 
 
+def total_bytes(paths: list[Path]) -> int:
+    """The size of the files to import (a missing one counts 0: the importer names it)."""
+    total = 0
+    for p in paths:
+        with contextlib.suppress(OSError):
+            total += p.stat().st_size
+    return total
+
+
+def import_with_progress(paths: list[Path], fmt: str | None, stream: IO[str] | None) -> ImportResult:
+    """`import_paths`, with a bar of the bytes parsed on `stream` (None: silent)."""
+    progress = Progress(total_bytes(paths), 0, stream, "import", unit="B", unit_scale=True)
+    token = parsed_bytes.set(progress.update if stream is not None else None)
+    try:
+        return import_paths(paths, fmt)
+    finally:
+        parsed_bytes.reset(token)
+        progress.close()
+
+
 def handle(args: argparse.Namespace) -> int:
-    res = import_paths([Path(p) for p in args.paths], args.format)
+    paths = [Path(p) for p in args.paths]
+    res = import_with_progress(paths, args.format, terminal_stderr(args.quiet or args.json))
     out = Path(args.output)
     names = file_names(res.names)
     dests = [

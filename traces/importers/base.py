@@ -16,7 +16,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -151,6 +151,15 @@ def read_bytes(path: Path) -> bytes:
         raise ImportFailure(str(path), f"cannot read: {e.strerror or e}") from None
 
 
+# Where the bytes an importer has parsed are reported (`ctxbench import` sets it to a progress
+# bar, counted in bytes so that many small files and one large log both move it); None: nowhere.
+parsed_bytes: contextvars.ContextVar[Callable[[int], None] | None] = contextvars.ContextVar(
+    "parsed_bytes", default=None
+)
+
+PROGRESS_EVERY = 1 << 20  # bytes between two reports while parsing a large JSONL log
+
+
 # The line an importer is working on (set while it iterates `jsonl_objects`), so that a shape it
 # does not expect can still be reported as `file:line` by `importers.import_paths`.
 current_line: contextvars.ContextVar[tuple[str, int]] = contextvars.ContextVar(
@@ -178,7 +187,14 @@ def jsonl_objects(path: Path, report: ImportReport) -> list[tuple[int, dict[str,
     data = read_bytes(path)
     out = _Lines(path)
     raw_lines = data.split(b"\n")
+    report_parsed = parsed_bytes.get()
+    unreported = 0
     for n, raw in enumerate(raw_lines, 1):
+        if report_parsed is not None:
+            unreported += len(raw) + (n < len(raw_lines))  # the newline, if any
+            if unreported >= PROGRESS_EVERY:
+                report_parsed(unreported)
+                unreported = 0
         if not raw.strip():
             continue
         where = f"{path.name}:{n}"
@@ -197,11 +213,16 @@ def jsonl_objects(path: Path, report: ImportReport) -> list[tuple[int, dict[str,
             report.skip("line not a JSON object", where)
             continue
         out.append((n, obj))
+    if report_parsed is not None and unreported:
+        report_parsed(unreported)
     return out
 
 
 def json_document(path: Path) -> Any:
     data = read_bytes(path)
+    report_parsed = parsed_bytes.get()
+    if report_parsed is not None:
+        report_parsed(len(data))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
