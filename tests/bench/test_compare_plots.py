@@ -8,10 +8,11 @@ import io
 import json
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import pytest
 
 from ctxbench.bench.compare import compare_rows, render, stat
-from ctxbench.bench.plots import plot_results
+from ctxbench.bench.plots import cost_figure, plot_results
 from ctxbench.bench.report import write_report
 from ctxbench.sim.cli import main
 
@@ -98,6 +99,19 @@ def test_plots_and_report_are_deterministic(tmp_path: Path) -> None:
     page = write_report(rows, tmp_path / "rep", "demo")
     text = page.read_text()
     assert "cost_vs_budget.svg" in text and "budget 96,000" in text and "<td>a</td>" in text
+
+
+def test_cost_axis_starts_at_zero_so_failure_crosses_are_not_values() -> None:
+    """Costs far from zero would let matplotlib start the axis near them; the axis must still
+    start at $0, where the crosses of failed runs sit."""
+    rows = [row(p, 0, c, budget=b) for p, c in (("a", 100.0), ("b", 101.0)) for b in (32000, 64000)]
+    rows.append(row("a", 0, 3.0, budget=96000, status="error"))
+    fig = cost_figure(rows)
+    try:
+        bottom, top = fig.axes[0].get_ylim()
+        assert bottom == 0.0 and top > 101.0
+    finally:
+        plt.close(fig)
 
 
 class Result:
