@@ -38,7 +38,8 @@ def assert_prefix_stable(
 ) -> None:
     """Fail with a readable message if any request does not start with its parent (outside a
     declared compaction/eviction or an allowed class); `requests` may also be a JSONL path."""
-    from ctxbench.bench.prefix_check import find_breaks, format_text
+    from ctxbench.bench.prefix_check import find_breaks
+    from ctxbench.bench.prefix_report import format_text
     from ctxbench.bench.request_log import parse_line
 
     reqs = [parse_line(e, i + 1, f"request {i}") for i, e in enumerate(_entries(requests))]

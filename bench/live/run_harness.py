@@ -209,7 +209,8 @@ def analyze(out: Path, harness: str = "claude-code") -> dict[str, Any]:
     findings: list[str] = []
     prefix_ok: bool | None = None
     try:
-        from ctxbench.bench.prefix_check import find_breaks, format_text
+        from ctxbench.bench.prefix_check import find_breaks
+        from ctxbench.bench.prefix_report import format_text
         from ctxbench.bench.request_log import read_request_log
 
         reqs = read_request_log([json.dumps(x) for x in served], str(out / "requests.jsonl"))

@@ -14,16 +14,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ctxbench.bench.prefix_check import (
-    CLASSES,
-    DEFAULT_ALLOWED,
-    Report,
+from ctxbench.bench.prefix_check import CLASSES, DEFAULT_ALLOWED, Report, find_breaks, record_breaks
+from ctxbench.bench.prefix_report import (
     apply_baseline,
     baseline_dict,
-    find_breaks,
     format_github,
     format_text,
-    record_breaks,
     report_dict,
 )
 from ctxbench.bench.request_log import dump_log, parse_line, read_request_log, simulated_log, trace_log

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxbench.bench.prefix_check import apply_baseline, baseline_dict, find_breaks, record_breaks
+from ctxbench.bench.prefix_check import find_breaks, record_breaks
+from ctxbench.bench.prefix_report import apply_baseline, baseline_dict
 from ctxbench.bench.request_log import normalize, parse_line, read_request_log
 from ctxbench.sim.records import RequestRecord
 from tests.bench.prefix_logs import Conv, bodies, conversations
