@@ -3,9 +3,7 @@
 - `threshold-summary`: one summarizing compaction with the trigger, the kept part and the summary
   request of Claude Code, Codex, Gemini CLI, opencode, OpenHands, LangChain and the Complexity
   Trap paper, each chosen by parameters in a preset (policies/presets/*.yaml cite the values);
-- `mask-tool-results`: replace old tool results by a short placeholder (observation masking,
-  Anthropic `clear_tool_uses`, Gemini tool-output masking, opencode prune);
-- `recent-events`: OpenHands' RecentEvents condenser (keep the head and the newest events);
+- the masking components (`mask-tool-results`, `recent-events`) are in `policies/masking.py`;
 - `none` compaction, `last-usage` estimator, `claude-code` cache marks.
 It shares the summarize plan and the helpers of `policies/tiers.py`, so every preset is measured
 by the same harness model and provider.
@@ -28,7 +26,7 @@ from ctxbench.policies.tiers import (
     msg_estimate,
     trim_to_last,
 )
-from ctxbench.policies.view import Edit, View, rewrite_blocks, text_block
+from ctxbench.policies.view import Edit, View
 from ctxbench.sim.content import TOOL_RESULT, TOOL_USE, Block, Message, digest64
 from ctxbench.sim.names import Breakpoints, Ttl
 from ctxbench.sim.values import Fraction, Tokens
@@ -285,117 +283,6 @@ class ThresholdSummary(CompactionDefaults):
                     dig = digest64(b"reattach", b.digest.to_bytes(8, "little"), str(nbytes).encode())
                     out.append(Block("text", "user", nbytes, tokens, dig))
         return out
-
-
-# ---------------------------------------------------------------- masking
-def placeholder_result(view: View, b: Block, text: str) -> Block:
-    """The masked form of a tool result: a short text that keeps its tool_use id."""
-    return text_block(view, b, text, kind=TOOL_RESULT, tool_id=b.tool_id)
-
-
-@register("eviction", "mask-tool-results")
-@dataclass(frozen=True)
-class MaskToolResults:
-    """Replace old tool results by a short placeholder; masked results stay masked.
-
-    Protected (never masked): results of the last `keep_turns` assistant replies, the last
-    `keep_tool_uses` results, the newest `protect_tokens` of results, the last `skip_user_turns`
-    user turns, skills (`exempt_skills`) and `exclude_tools`. Masking happens only when the
-    measured context reaches `trigger_tokens` (`measure` = full: the unedited history, as the
-    API sees it when the client keeps full history; current: the edited transcript) and the
-    masked results add up to at least max(`min_tokens`, 1).
-    """
-
-    keep_turns: int = 0
-    keep_tool_uses: int = 0
-    protect_tokens: Tokens = 0
-    skip_user_turns: int = 0
-    trigger_tokens: Tokens = 0
-    measure: str = "current"
-    min_tokens: Tokens = 0
-    exempt_skills: bool = True
-    exclude_tools: tuple[str, ...] = ()
-    bytes_per_token: float = 4.0
-    placeholder: str = "[Old tool result content cleared]"
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "exclude_tools", tuple(self.exclude_tools))
-        if self.measure not in ("full", "current"):
-            raise ValueError("measure must be full or current")
-
-    def plan(self, view: View) -> Edit | None:
-        tr = view.tr
-        if self.trigger_tokens:
-            if self.measure == "full":
-                size = (
-                    tr.total_tokens
-                    if tr.added_tokens == 0
-                    else tr.tokens_before(tr.system_end) + tr.added_tokens
-                )
-            else:
-                size = tr.total_tokens
-            if size < self.trigger_tokens:
-                return None
-        msgs = tr.messages
-        names = {b.tool_id: b.name for m in msgs for b in m.blocks if b.kind == TOOL_USE}
-        protect_from = len(msgs)
-        if self.keep_turns:
-            replies = [i for i, m in enumerate(msgs) if m.role == "assistant"]
-            protect_from = replies[-self.keep_turns] if len(replies) >= self.keep_turns else 0
-        if self.skip_user_turns:
-            users = [i for i, m in enumerate(msgs) if m.role == "user" and not m.has_tool_result]
-            protect_from = min(
-                protect_from, users[-self.skip_user_turns] if len(users) >= self.skip_user_turns else 0
-            )
-        results = [(m, i, b) for m in range(view.prep_msgs, len(msgs)) for i, b in enumerate(msgs[m].blocks)
-                   if b.kind == TOOL_RESULT]  # fmt: skip
-        protected = 0
-        kept_uses = 0
-        cands: dict[tuple[int, int], Block] = {}
-        total = 0
-        for m, i, b in reversed(results):
-            if b.placeholder:
-                continue
-            est = math.ceil(b.nbytes / self.bytes_per_token)
-            if m >= protect_from or kept_uses < self.keep_tool_uses or protected < self.protect_tokens:
-                kept_uses += 1
-                protected += est
-                continue
-            if (self.exempt_skills and b.skill) or names.get(b.tool_id, "") in self.exclude_tools:
-                continue
-            cands[(m, i)] = placeholder_result(view, b, self.placeholder)
-            total += est
-        if not cands or total < max(self.min_tokens, 1):
-            return None
-        return rewrite_blocks(view, cands, "trim")
-
-
-@register("eviction", "recent-events")
-@dataclass(frozen=True)
-class RecentEvents:
-    """OpenHands RecentEvents: past `max_events`, keep the first `keep_first` and the newest events."""
-
-    keep_first: int = 1
-    max_events: int = 100
-
-    def plan(self, view: View) -> Edit | None:
-        msgs = view.tr.messages
-        if sum(events_of(m) for m in msgs) <= self.max_events:
-            return None
-        head, ev = 0, 0
-        while head < len(msgs) and ev < self.keep_first:
-            ev += events_of(msgs[head])
-            head += 1
-        k, acc = len(msgs), 0
-        while k > head and acc + events_of(msgs[k - 1]) <= self.max_events - self.keep_first:
-            k -= 1
-            acc += events_of(msgs[k])
-        k = clean_boundary(msgs, k, head)
-        while k < len(msgs) and msgs[k].has_tool_result:
-            k += 1
-        if k <= head:
-            return None
-        return Edit(head, tuple(msgs[k:]), "trim", k - head)
 
 
 @register("estimator", "last-usage")

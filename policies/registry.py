@@ -108,7 +108,7 @@ def create(kind: str, name: str, params: dict[str, Any] | None = None, where: st
 # run does not import the trace importers and generators (and a listing of importers no providers).
 _COMPONENTS = tuple(
     f"ctxbench.policies.{c}"
-    for c in ("estimators", "eviction", "marks", "compaction", "recorded", "tiers", "condensers")
+    for c in ("estimators", "eviction", "marks", "compaction", "recorded", "tiers", "condensers", "masking")
 )
 _MODULES_OF: dict[str, tuple[str, ...]] = {
     **{kind: _COMPONENTS for kind in ("estimator", "eviction", "compaction", "marks")},
