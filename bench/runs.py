@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
-from ctxbench.policies.preset import Policy, load_policy
+from ctxbench.policies.preset import Policy, load_policy, policy_assignments
 from ctxbench.sim import __version__
 from ctxbench.sim.prepared import PreparedTrace
 from ctxbench.sim.records import MISS_CAUSES
@@ -68,10 +68,13 @@ class RunTask:
     provider: str
     seed: int
     version: str = __version__
+    policy_set: tuple[str, ...] = ()  # `--policy-set KEY=VALUE` items (also in policy_hash)
+    provider_params: str = ""  # `--provider-set` as canonical JSON ("" = none)
+    tokenizer: str = "rate"  # `--tokenizer`
 
     @property
     def key(self) -> str:
-        ident = [
+        ident: list[Any] = [
             self.trace_hash,
             self.policy,
             self.policy_hash,
@@ -80,6 +83,8 @@ class RunTask:
             self.seed,
             self.version,
         ]
+        if self.policy_set or self.provider_params or self.tokenizer != "rate":  # older keys unchanged
+            ident += [list(self.policy_set), self.provider_params, self.tokenizer]
         return hashlib.sha256(json.dumps(ident, separators=(",", ":")).encode()).hexdigest()[:24]
 
 
@@ -135,22 +140,43 @@ def policy_hash(policy: Policy) -> str:
 
 
 @lru_cache(maxsize=64)
-def cached_policy(spec: str) -> Policy:
-    return load_policy(spec)
+def cached_policy(spec: str, policy_set: tuple[str, ...] = ()) -> Policy:
+    """The preset `spec` with the `--policy-set` items applied (parsed and checked once)."""
+    pol = load_policy(spec)
+    return dataclasses.replace(pol, **policy_assignments(list(policy_set))) if policy_set else pol
 
 
-_PREPARED: dict[tuple[str, str], PreparedTrace] = {}
+@dataclass(frozen=True)
+class RunOptions:
+    """What `--policy-set`, `--provider-set` and `--tokenizer` change in every run of a batch
+    (`run`, `compare`, `sweep` share them: sim/commands/_run_options.py)."""
+
+    policy_set: tuple[str, ...] = ()
+    provider_params: dict[str, Any] = dataclasses.field(default_factory=dict)
+    tokenizer: str = "rate"
+
+    @property
+    def provider_json(self) -> str:
+        return (
+            json.dumps(self.provider_params, sort_keys=True, separators=(",", ":"))
+            if self.provider_params
+            else ""
+        )
 
 
-def prepared(trace: str, thash: str, source: Trace | None = None) -> PreparedTrace:
+_PREPARED: dict[tuple[str, str, str], PreparedTrace] = {}
+
+
+def prepared(trace: str, thash: str, source: Trace | None = None, tokenizer: str = "rate") -> PreparedTrace:
     """The prepared trace, read (or taken from `source`, the trace as shipped to this worker) and
-    prepared once per worker process (sweeps reuse it)."""
-    key = (trace, thash)
+    prepared once per worker process and tokenizer (sweeps reuse it)."""
+    key = (trace, thash, tokenizer)
     prep = _PREPARED.get(key)
     if prep is None:
         if len(_PREPARED) >= 16:
             _PREPARED.clear()
-        prep = _PREPARED[key] = prepare_for(source if source is not None else load_trace(trace))
+        tr = source if source is not None else load_trace(trace)
+        prep = _PREPARED[key] = prepare_for(tr, None, tokenizer)
     return prep
 
 
@@ -160,30 +186,44 @@ def make_tasks(
     budgets: list[int | None],
     providers: list[str | None],
     seeds: list[int],
+    options: RunOptions | None = None,
 ) -> list[RunTask]:
     """Every combination, grouped by trace so a worker reuses its prepared trace. A budget or
-    provider of None means the preset's own."""
+    provider of None means the preset's own; `options` apply to every run."""
+    opts = options or RunOptions()
+    pjson = opts.provider_json
     hashes = {(t, s): trace_hash(seeded_spec(t, s)) for t in traces for s in seeds}
     tasks = []
     for t in traces:
         for pname in policies:
-            pol = cached_policy(pname)
+            pol = cached_policy(pname, opts.policy_set)
             ph = policy_hash(pol)
             for b in budgets:
                 budget = pol.with_budget(b).budget
                 for prov in providers:
                     for s in seeds:
                         th = hashes[t, s]
-                        tasks.append(RunTask(t, th, pname, ph, budget, prov or pol.provider, s))
+                        task = RunTask(t, th, pname, ph, budget, prov or pol.provider, s)
+                        tasks.append(dataclasses.replace(
+                            task, policy_set=opts.policy_set, provider_params=pjson, tokenizer=opts.tokenizer
+                        ))  # fmt: skip
+    if opts.provider_params:  # a bad --provider-set is one error here, not one per worker run
+        from ctxbench.sim.providers.registry import make_provider
+        from ctxbench.sim.runner import DEFAULT_MODEL
+
+        for name in sorted({task.provider for task in tasks}):
+            make_provider(name, DEFAULT_MODEL, 0, **opts.provider_params)
     return tasks
 
 
 # ------------------------------------------------------------------ the worker
 def run_task(task: RunTask) -> dict[str, Any]:
     """Run one cell and return its flat row (a top-level function: pickled by reference)."""
-    pol = cached_policy(task.policy).with_budget(task.budget)
+    pol = cached_policy(task.policy, task.policy_set).with_budget(task.budget)
     source = seeded_spec(task.trace, task.seed)
-    res = run_prepared([prepared(source, task.trace_hash)], pol, task.provider, task.seed)
+    prep = prepared(source, task.trace_hash, tokenizer=task.tokenizer)
+    params = json.loads(task.provider_params) if task.provider_params else None
+    res = run_prepared([prep], pol, task.provider, task.seed, params, tokenizer=task.tokenizer)
     s = summarize(res.records, res.outcomes)
     row: dict[str, Any] = {
         "key": task.key,
@@ -227,7 +267,7 @@ def run_batch(tasks: Sequence[RunTask], sources: Mapping[str, Trace] | None = No
     workers (Dask scatters each once per worker) instead of letting each read it."""
     for task in tasks:
         if sources and task.trace in sources:
-            prepared(task.trace, task.trace_hash, sources[task.trace])
+            prepared(task.trace, task.trace_hash, sources[task.trace], task.tokenizer)
     return [run_task(task) for task in tasks]
 
 

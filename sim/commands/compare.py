@@ -14,6 +14,7 @@ from ctxbench.bench.compare import FORMATS, compare_rows, render
 from ctxbench.bench.runs import cached_policy, make_tasks
 from ctxbench.bench.sweep import execute
 from ctxbench.policies.preset import preset_names
+from ctxbench.sim.commands._run_options import add_run_options, run_options
 from ctxbench.sim.values import size_arg
 
 
@@ -42,6 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=FORMATS, default="terminal", help="output format (default terminal)")
     p.add_argument("-o", "--output", help="write the table to FILE instead of stdout")
     p.add_argument("-j", "--jobs", type=int, help="worker processes (default: all cores, 1 for small jobs)")
+    add_run_options(p)
     p.set_defaults(handler=handle)
 
 
@@ -50,11 +52,11 @@ def handle(args: argparse.Namespace) -> int:
         raise ValueError("--seeds must be at least 1")
     policies = args.policy or preset_names()
     seeds = list(range(args.seed_base, args.seed_base + args.seeds))
-    tasks = make_tasks(args.traces, policies, [args.budget], [args.provider], seeds)
+    tasks = make_tasks(args.traces, policies, [args.budget], [args.provider], seeds, run_options(args))
     rows: list[dict[str, Any]] = []
     jobs = args.jobs or (1 if len(tasks) < 8 else min(len(tasks), os.cpu_count() or 1))
     execute(tasks, rows.append, jobs)
-    order = {cached_policy(p).name: i for i, p in reversed(list(enumerate(policies)))}
+    order = {cached_policy(p, tuple(args.policy_set)).name: i for i, p in reversed(list(enumerate(policies)))}
     rows.sort(key=lambda r: (order[r["policy"]], r["trace"], r["seed"]))
     prs = compare_rows(rows)
     provider = args.provider or "each preset's"

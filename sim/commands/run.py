@@ -10,12 +10,11 @@ import sys
 from ctxbench.policies.budget import budget_label
 from ctxbench.policies.preset import load_policy, policy_assignments
 from ctxbench.sim.catalog import add_prices_file, model_info
+from ctxbench.sim.commands._run_options import add_run_options, run_options
 from ctxbench.sim.providers.choice import choose
-from ctxbench.sim.providers.registry import provider_assignments
 from ctxbench.sim.records import save, write_jsonl
 from ctxbench.sim.runner import run_trace
 from ctxbench.sim.summary import format_summary, summarize
-from ctxbench.sim.tokens import TOKENIZERS
 from ctxbench.sim.values import size_arg
 from ctxbench.traces.format import read_trace
 
@@ -42,29 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--prices", metavar="FILE", help="extra price rows (YAML, as sim/data/prices.yaml)")
     p.add_argument("--records", help="write every request record to FILE (.jsonl or .csv); '-' for stdout")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
-    p.add_argument(
-        "--provider-set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="any provider parameter, dotted for nested ones: faults.rates.rate_limit=0.05, "
-        "faults.retry_after=3, latency.base_ttft=1.2, random_evict_rate=0.01 (repeat; checked like YAML)",
-    )
-    p.add_argument(
-        "--policy-set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a preset's top-level value: retries=3, backoff=2.0, session_id=true (repeat; checked "
-        "like YAML)",
-    )
-    p.add_argument(
-        "--tokenizer",
-        choices=sorted(TOKENIZERS),
-        default="rate",
-        help="true token counts of text: the calibrated byte rate (default) or exact o200k/cl100k "
-        "(extra `tokenizers`; see `ctxbench tokenizers`)",
-    )
+    add_run_options(p)
     p.add_argument(
         "--strict",
         action="store_true",
@@ -74,11 +51,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    opts = run_options(args)
     policy = load_policy(args.policy)
-    if args.policy_set:
-        policy = dataclasses.replace(policy, **policy_assignments(args.policy_set))
+    if opts.policy_set:
+        policy = dataclasses.replace(policy, **policy_assignments(list(opts.policy_set)))
     policy = policy.with_budget(args.budget)
-    provider_params = provider_assignments(args.provider_set)
     trace = read_trace(args.trace)
     if args.prices:
         add_prices_file(args.prices)
@@ -86,7 +63,9 @@ def handle(args: argparse.Namespace) -> int:
     if serving.note:
         print(f"note: {serving.note}", file=sys.stderr)
     provider, model = serving.profile, serving.model
-    result = run_trace(trace, policy, provider, args.seed, model, provider_params, tokenizer=args.tokenizer)
+    result = run_trace(
+        trace, policy, provider, args.seed, model, opts.provider_params, tokenizer=opts.tokenizer
+    )
     s = summarize(result.records, result.outcomes)
     if args.records == "-":
         write_jsonl(result.records, sys.stdout)

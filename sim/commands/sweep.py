@@ -9,6 +9,7 @@ import sys
 
 from ctxbench.bench.runs import make_tasks
 from ctxbench.bench.sweep import run_sweep
+from ctxbench.sim.commands._run_options import add_run_options, run_options
 from ctxbench.sim.values import parse_sizes
 
 
@@ -37,6 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "-o", "--output", required=True, metavar="RESULTS", help="results CSV (ledger kept beside it)"
     )
     p.add_argument("-j", "--jobs", type=int, help="worker processes (default: all cores)")
+    add_run_options(p)
     p.add_argument("--scheduler", help="'local-dask' or a Dask scheduler address (needs the dask extra)")
     p.add_argument("--fresh", action="store_true", help="discard the ledger and start over")
     p.add_argument("--quiet", action="store_true", help="no progress output")
@@ -49,7 +51,9 @@ def handle(args: argparse.Namespace) -> int:
         raise ValueError("--seeds must be at least 1")
     budgets = parse_sizes(args.budgets)
     seeds = list(range(args.seed_base, args.seed_base + args.seeds))
-    tasks = make_tasks(args.traces, args.policy, list(budgets), args.provider or [None], seeds)
+    tasks = make_tasks(
+        args.traces, args.policy, list(budgets), args.provider or [None], seeds, run_options(args)
+    )
     stats = run_sweep(
         tasks, args.output, args.jobs, args.scheduler, args.fresh, None if args.quiet else sys.stderr
     )
