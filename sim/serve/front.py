@@ -23,6 +23,7 @@ The 405/408/414/431 texts are this project's (providers.md records no verbatim t
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import re
 import socket
@@ -76,7 +77,7 @@ class Reply:
     chunks: Any = None
 
 
-class FrontHandler(BaseHTTPRequestHandler):
+class FrontHandler(BaseHTTPRequestHandler, abc.ABC):
     """One connection; subclasses implement `do_GET` / `do_POST` and `ledger()`."""
 
     protocol_version = "HTTP/1.1"
@@ -112,14 +113,17 @@ class FrontHandler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet: the ledger is the log
         return None
 
+    @abc.abstractmethod
     def ledger(self) -> Ledger:
-        raise NotImplementedError
+        """The ledger this front writes (serve's or proxy's handler says which)."""
 
+    @abc.abstractmethod
     def do_GET(self) -> None:
-        raise NotImplementedError
+        """Answer a GET (model listings, health) in the path's API shape."""
 
+    @abc.abstractmethod
     def do_POST(self) -> None:
-        raise NotImplementedError
+        """Answer a POST: the API call itself."""
 
     def now(self) -> float:
         return time.monotonic() - self.server.started
