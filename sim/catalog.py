@@ -113,13 +113,17 @@ def _prices() -> dict[str, dict[str, Any]]:
     return {**_load("prices.yaml"), **_EXTRA_PRICES}
 
 
+_ALIASES: dict[str, str] = {}  # _aliases() once built; emptied whenever _EXTRA_MODELS changes
+
+
 def _aliases() -> dict[str, str]:
-    out: dict[str, str] = {}
-    for key, row in _models().items():
-        out[key.lower()] = key
-        for a in row.get("aliases") or ():
-            out[str(a).lower()] = key
-    return out
+    """Lower-cased ids and aliases -> catalog key (built once: every provider build resolves)."""
+    if not _ALIASES:
+        for key, row in _models().items():
+            _ALIASES[key.lower()] = key
+            for a in row.get("aliases") or ():
+                _ALIASES[str(a).lower()] = key
+    return _ALIASES
 
 
 _DATE = re.compile(r"(-\d{8}|-\d{4}-\d{2}-\d{2})$")
@@ -298,6 +302,7 @@ def add_prices_file(path: str | Path) -> list[str]:
                 ) from None
             key = str(raw)
             _EXTRA_MODELS[key] = {k: row[k] for k in row if k not in ("source", "date")}
+            _ALIASES.clear()
         merged = {**(_load("prices.yaml").get(key) or {}), **row}
         merged.setdefault("source", f"--prices {p}")
         _price_row(key, merged, "", "")  # validate now: a bad row stops before the first request
@@ -310,3 +315,4 @@ def clear_added() -> None:
     """Forget every `--prices` row (tests)."""
     _EXTRA_MODELS.clear()
     _EXTRA_PRICES.clear()
+    _ALIASES.clear()
