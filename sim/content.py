@@ -58,7 +58,11 @@ class Block:
 @dataclass(frozen=True, slots=True)
 class Message:
     """A message: a role and its blocks. `tag` says what the harness made it for
-    (prep, reply, observation, host, tool_results, summary, handoff, instruction)."""
+    (prep, reply, observation, host, tool_results, summary, handoff, instruction).
+
+    Made by `Message.of`, which also sums its sizes and lays out what a transcript appends for it
+    (`digests` and the running sums inside the message), so appending a message to a transcript
+    is one chain step per block plus list extensions, never a second pass over its blocks."""
 
     role: str
     blocks: tuple[Block, ...]
@@ -67,20 +71,34 @@ class Message:
     nbytes: int = field(default=0, compare=False)  # text bytes (images count by number, not bytes)
     images: int = field(default=0, compare=False)
     tokens: int = field(default=0, compare=False)  # true tokens of all blocks
+    thinking: int = field(default=0, compare=False)  # thinking blocks
+    digests: tuple[int, ...] = field(default=(), compare=False, repr=False)  # each block's digest
+    tok_ends: tuple[int, ...] = field(default=(), compare=False, repr=False)  # tokens through block i
+    byte_ends: tuple[int, ...] = field(default=(), compare=False, repr=False)  # text bytes through i
+    img_ends: tuple[int, ...] = field(default=(), compare=False, repr=False)  # images through block i
 
     @staticmethod
     def of(
         role: str, blocks: tuple[Block, ...] | list[Block], tag: str = "", pinned: bool = False
     ) -> Message:
         bl = tuple(blocks)
+        tok_ends, byte_ends, img_ends = [], [], []
+        t = nb = im = th = 0
+        for b in bl:
+            t += b.tokens
+            kind = b.kind
+            if kind == IMAGE:
+                im += 1
+            else:
+                nb += b.nbytes
+                if kind == THINKING:
+                    th += 1
+            tok_ends.append(t)
+            byte_ends.append(nb)
+            img_ends.append(im)
+        digests = tuple([b.digest for b in bl])
         return Message(
-            role,
-            bl,
-            tag,
-            pinned,
-            sum(b.nbytes for b in bl if b.kind != IMAGE),
-            sum(1 for b in bl if b.kind == IMAGE),
-            sum(b.tokens for b in bl),
+            role, bl, tag, pinned, nb, im, t, th, digests, tuple(tok_ends), tuple(byte_ends), tuple(img_ends)
         )
 
     @property

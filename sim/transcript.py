@@ -5,11 +5,14 @@ Order is tools → system → messages (providers.md §1.1). For block i, `hashe
 appending a message hashes only its new blocks, and an edit re-hashes only from the first
 changed message. `cum_tokens`, `cum_bytes` (text bytes; images are counted, not sized) and
 `cum_images` make every size query O(1); the image chain (`img_hashes`) lets a provider tell
-whether a request's images extend an earlier request's.
+whether a request's images extend an earlier request's. Two running indexes serve the policies
+and providers without a scan: the block positions of the unpinned images (image eviction) and
+the messages holding thinking blocks (providers that strip them).
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 
 from ctxbench.sim.content import IMAGE, Block, Message
@@ -43,10 +46,11 @@ class Transcript:
         self.cum_tokens: list[int] = []
         self.cum_bytes: list[int] = []
         self.cum_images: list[int] = []
-        self.img_hashes: list[int] = [CHAIN_SEED]
+        self.img_hashes: list[int] = [CHAIN_SEED]  # one more than the images: the seed first
         self.messages: list[Message] = []
         self.msg_starts: list[int] = []
-        self.image_msgs: list[int] = []  # indices of the messages holding images, ascending
+        self.unpinned_imgs: list[int] = []  # block positions of images in no pinned message, ascending
+        self.thinking_msgs: list[int] = []  # indices of the messages holding thinking blocks, ascending
         self.added_bytes = 0
         self.added_images = 0
         self.added_tokens = 0
@@ -55,6 +59,30 @@ class Transcript:
         self.tools_end = len(self.blocks)
         self._push_blocks(system)
         self.system_end = len(self.blocks)
+
+    def fork(self, m: int | None = None) -> Transcript:
+        """A new transcript with the same tools, system and messages[:m] (all by default), as if
+        they had been appended to a fresh one (the 'added' counters count them), without
+        re-hashing: its arrays are copies of this one's prefix."""
+        t = Transcript.__new__(Transcript)
+        m = len(self.messages) if m is None else m
+        pos = self.msg_starts[m] if m < len(self.messages) else len(self.blocks)
+        t.blocks, t.hashes = self.blocks[:pos], self.hashes[:pos]
+        t.cum_tokens, t.cum_bytes, t.cum_images = (
+            self.cum_tokens[:pos],
+            self.cum_bytes[:pos],
+            self.cum_images[:pos],
+        )
+        t.img_hashes = self.img_hashes[: self.images_before(pos) + 1]
+        t.messages, t.msg_starts = self.messages[:m], self.msg_starts[:m]
+        t.unpinned_imgs = self.unpinned_imgs[: bisect_left(self.unpinned_imgs, pos)]
+        t.thinking_msgs = self.thinking_msgs[: bisect_left(self.thinking_msgs, m)]
+        t.tools_end, t.system_end = self.tools_end, self.system_end
+        t.added_bytes = self.bytes_before(pos) - self.bytes_before(self.system_end)
+        t.added_images = self.images_before(pos) - self.images_before(self.system_end)
+        t.added_tokens = self.tokens_before(pos) - self.tokens_before(self.system_end)
+        t.changed_from = None
+        return t
 
     # ------------------------------------------------------------ reading
     def __len__(self) -> int:
@@ -89,42 +117,48 @@ class Transcript:
 
     # ------------------------------------------------------------ writing
     def _push_blocks(self, blocks: Iterable[Block]) -> None:
-        """Extend every array by `blocks` (hot path: the chain step is inlined)."""
-        h = self.hashes[-1] if self.hashes else CHAIN_SEED
-        t = self.total_tokens
-        b = self.total_bytes
-        im = self.cum_images[-1] if self.cum_images else 0
-        img_hashes = self.img_hashes
-        add_block, add_hash = self.blocks.append, self.hashes.append
-        add_tok, add_byte, add_img = self.cum_tokens.append, self.cum_bytes.append, self.cum_images.append
-        for blk in blocks:
-            x = (h * 0x9E3779B97F4A7C15 + blk.digest) & _M64  # == chain(h, blk.digest)
+        """Extend every array by loose blocks (tools and system, before any message)."""
+        self._push(Message.of("tools", tuple(blocks)), index=False)
+
+    def _push(self, msg: Message, index: bool = True) -> None:
+        """Extend every array by one message's blocks (hot path: the chain step is inlined, the
+        running sums are the message's own shifted by the totals so far)."""
+        hashes = self.hashes
+        start = len(hashes)
+        h = hashes[-1] if start else CHAIN_SEED
+        add_hash = hashes.append
+        for d in msg.digests:
+            x = (h * 0x9E3779B97F4A7C15 + d) & _M64  # == chain(h, d)
             x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
             x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
             h = x ^ (x >> 31)
-            t += blk.tokens
-            if blk.kind == IMAGE:
-                im += 1
-                if len(img_hashes) <= im:
-                    img_hashes.append(chain(img_hashes[-1], blk.digest))
-                else:
-                    img_hashes[im] = chain(img_hashes[im - 1], blk.digest)
-            else:
-                b += blk.nbytes
-            add_block(blk)
             add_hash(h)
-            add_tok(t)
-            add_byte(b)
-            add_img(im)
-        del img_hashes[im + 1 :]
+        self.blocks.extend(msg.blocks)
+        if start:
+            self.cum_tokens.extend(map(self.cum_tokens[-1].__add__, msg.tok_ends))
+            self.cum_bytes.extend(map(self.cum_bytes[-1].__add__, msg.byte_ends))
+            im = self.cum_images[-1]
+            self.cum_images.extend(map(im.__add__, msg.img_ends))
+        else:
+            self.cum_tokens.extend(msg.tok_ends)
+            self.cum_bytes.extend(msg.byte_ends)
+            self.cum_images.extend(msg.img_ends)
+        if msg.images:
+            img_hashes = self.img_hashes
+            pinned = msg.pinned or not index
+            for i, b in enumerate(msg.blocks):
+                if b.kind == IMAGE:
+                    img_hashes.append(chain(img_hashes[-1], b.digest))
+                    if not (pinned or b.pinned):
+                        self.unpinned_imgs.append(start + i)
 
     def append(self, msg: Message) -> None:
         """Append a new message; counts towards the monotonic 'added' counters."""
-        if msg.images:
-            self.image_msgs.append(len(self.messages))
+        if msg.thinking:
+            self.thinking_msgs.append(len(self.messages))
         self.msg_starts.append(len(self.blocks))
         self.messages.append(msg)
-        self._push_blocks(msg.blocks)
+        self._push(msg)
         self.added_bytes += msg.nbytes
         self.added_images += msg.images
         self.added_tokens += msg.tokens
@@ -135,9 +169,9 @@ class Transcript:
             return
         pos = self.msg_starts[m]
         del self.messages[m:], self.msg_starts[m:]
-        image_msgs = self.image_msgs
-        while image_msgs and image_msgs[-1] >= m:
-            image_msgs.pop()
+        for index, first in ((self.thinking_msgs, m), (self.unpinned_imgs, pos)):
+            while index and index[-1] >= first:
+                index.pop()
         del self.blocks[pos:], self.hashes[pos:], self.cum_tokens[pos:], self.cum_bytes[pos:]
         del self.cum_images[pos:]
         del self.img_hashes[(self.cum_images[-1] if self.cum_images else 0) + 1 :]
@@ -150,22 +184,16 @@ class Transcript:
         (and the re-hashing) starts at the first message that really changed.
         """
         keep = 0
-        while (
-            keep < len(messages)
-            and m + keep < len(self.messages)
-            and messages[keep] is self.messages[m + keep]
-        ):
+        own = self.messages
+        while keep < len(messages) and m + keep < len(own) and messages[keep] is own[m + keep]:
             keep += 1
         self.truncate_messages(m + keep)
-        new = messages[keep:]
-        start = len(self.blocks)
-        for msg in new:
-            if msg.images:
-                self.image_msgs.append(len(self.messages))
-            self.msg_starts.append(start)
-            self.messages.append(msg)
-            start += len(msg.blocks)
-        self._push_blocks(b for msg in new for b in msg.blocks)
+        for msg in messages[keep:]:
+            if msg.thinking:
+                self.thinking_msgs.append(len(own))
+            self.msg_starts.append(len(self.blocks))
+            own.append(msg)
+            self._push(msg)
 
     def pop_message(self) -> Message:
         """Remove the last message without marking a change (undo of a transient append)."""

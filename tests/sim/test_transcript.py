@@ -9,10 +9,9 @@ from ctxbench.sim.content import Block, Message, digest64
 from ctxbench.sim.transcript import CHAIN_SEED, Transcript, chain
 
 
-def _block(i: int, image: bool = False) -> Block:
-    return Block(
-        "image" if image else "text", "user", 0 if image else i, i % 97 + 1, digest64(str(i).encode())
-    )
+def _block(i: int, image: bool = False, kind: str = "text", pinned: bool = False) -> Block:
+    kind = "image" if image else kind
+    return Block(kind, "user", 0 if image else i, i % 97 + 1, digest64(str(i).encode()), pinned=pinned)
 
 
 def _full(tr: Transcript) -> tuple[list[int], list[int], list[int]]:
@@ -33,6 +32,7 @@ ops = st.lists(
         st.integers(0, 10_000),
         st.integers(1, 4),
         st.booleans(),
+        st.sampled_from(["", "thinking", "pinned-block", "pinned-message"]),
     ),
     max_size=40,
 )
@@ -40,10 +40,19 @@ ops = st.lists(
 
 @given(ops)
 @settings(max_examples=150, deadline=None)
-def test_incremental_chain_matches_full_recomputation(operations: list[tuple[str, int, int, bool]]) -> None:
-    tr = Transcript([_block(1)], [_block(2)])
-    for op, seed, nblocks, image in operations:
-        msg = Message.of("user", [_block(seed + k, image and k == 0) for k in range(nblocks)])
+def test_incremental_chain_matches_full_recomputation(
+    operations: list[tuple[str, int, int, bool, str]],
+) -> None:
+    """Hashes, sums, the image chain and the running indexes (unpinned images, thinking) equal a
+    recomputation from the blocks; a fork plus the rest of the messages equals the original."""
+    tr = Transcript([_block(1)], [_block(2, image=True)])
+    for op, seed, nblocks, image, extra in operations:
+        blocks = [
+            _block(seed + k, image and k == 0, "thinking" if extra == "thinking" and k == 1 else "text",
+                   pinned=extra == "pinned-block")
+            for k in range(nblocks)
+        ]  # fmt: skip
+        msg = Message.of("user", blocks, pinned=extra == "pinned-message")
         if op == "append" or not tr.messages:
             tr.append(msg)
         elif op == "replace":
@@ -56,7 +65,19 @@ def test_incremental_chain_matches_full_recomputation(operations: list[tuple[str
         assert tr.img_hashes == imgs
         assert tr.cum_images[-1] == len(imgs) - 1
         assert tr.msg_starts == sorted(tr.msg_starts)
-        assert tr.image_msgs == [m for m, msg in enumerate(tr.messages) if msg.images]
+        unpinned = [
+            p
+            for m, msg in enumerate(tr.messages)
+            for p, b in enumerate(msg.blocks, tr.msg_starts[m])
+            if b.kind == "image" and not (b.pinned or msg.pinned)
+        ]
+        assert tr.unpinned_imgs == unpinned
+        assert tr.thinking_msgs == [m for m, msg in enumerate(tr.messages) if msg.thinking]
+        copy = tr.fork(seed % (len(tr.messages) + 1))
+        for msg in tr.messages[len(copy.messages) :]:
+            copy.append(msg)
+        assert (copy.hashes, copy.cum_tokens, copy.img_hashes) == (tr.hashes, tr.cum_tokens, tr.img_hashes)
+        assert copy.unpinned_imgs == tr.unpinned_imgs
 
 
 def test_edit_marks_first_changed_block_and_keeps_identical_messages() -> None:
