@@ -9,6 +9,7 @@ time only: idle gaps from the trace, latencies, back-off; policies never see it.
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import simpy
 
@@ -68,12 +69,32 @@ class Conversation(ProviderCalls):
         self.pending_edit: tuple[str, int, int] = ("", 0, 0)  # (causes, detail, tokens saved)
         self.index = 0
         self.game_t = 0.0
+        self._view_key: tuple[Any, ...] = ()  # the harness state self._view was made in (view())
+        self._view: View | None = None
 
     # ------------------------------------------------------------ views and edits
     def view(self, tr: Transcript | None = None) -> View:
+        """What the policy sees of `tr` (default: the conversation). The conversation's View is
+        made once per harness state (anchor, model, pinned exchange, previous end) and reused until
+        that state changes: a View reads the transcript live, so edits do not make it stale."""
         tr = tr or self.tr
+        if tr is not self.tr:
+            return self._make_view(tr, False)
+        key: tuple[Any, ...] = (
+            self.anchor,
+            self.model,
+            self.prep_msgs,
+            self.prev_end,
+            self.first_after_reset,
+            self.pinned_images,
+        )
+        view = self._view
+        if view is None or key != self._view_key:
+            self._view_key, self._view = key, (view := self._make_view(tr, True))
+        return view
+
+    def _make_view(self, tr: Transcript, main: bool) -> View:
         info = self.provider_for(self.model).model
-        main = tr is self.tr
         return View(
             tr,
             self.anchor if main else None,
@@ -171,6 +192,7 @@ class Conversation(ProviderCalls):
         pinned_reply = step.message.pinned and self.prep_msgs == len(self.tr.messages)
         kind = "preparation" if pinned_reply else "gameplay"
         view = self.view()
+        est: int | None = None
         if not pinned_reply:
             edit = self.policy.eviction.plan(view)
             if edit is not None:
@@ -180,8 +202,9 @@ class Conversation(ProviderCalls):
             action = self.policy.compaction.decide(view, est)
             if action is not None:
                 yield from self._compact(action, est)
-                view = self.view()
-        est = self.policy.estimator.estimate(view)
+                view, est = self.view(), None
+        if est is None:  # else nothing changed since the estimate
+            est = self.policy.estimator.estimate(view)
         out = yield from self._send(self.tr, kind, est, step.output_tokens, view=view)
         self.tr.append(step.message)
         if pinned_reply:

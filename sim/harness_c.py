@@ -121,9 +121,7 @@ class CConversation(SummaryCalls):
         or the preset's budget below it (policies/budget.py, one computation for every harness)."""
         return budget_for(self.policy, self.model_info(model))
 
-    def view(self, tr: Transcript | None = None) -> View:
-        tr = tr or self.tr
-        main = tr is self.tr
+    def _make_view(self, tr: Transcript, main: bool) -> View:
         info = self.model_info()
         return View(
             tr,
@@ -157,6 +155,7 @@ class CConversation(SummaryCalls):
         self.model = step.model
         if step.window:
             self.windows[step.model] = step.window
+            self._view_key = ()  # the window a View holds changed with the model's (C-1)
         new = self.budget()
         if new < old:
             self.pending_switch = (old, new)
