@@ -19,7 +19,7 @@ from ctxbench.policies.preset import Policy
 from ctxbench.policies.registry import register
 from ctxbench.policies.view import Anchor, Edit, View
 from ctxbench.sim.content import IMAGE, Message
-from ctxbench.sim.harness_calls import Proc, ProviderCalls, ProviderFor, RunOutcome, _Failed
+from ctxbench.sim.harness_calls import Proc, ProviderCalls, ProviderFor, RunOutcome, _Failed, wait
 from ctxbench.sim.prepared import PreparedTrace, Step
 from ctxbench.sim.records import RequestRecord
 from ctxbench.sim.tokens import BlockFactory
@@ -132,8 +132,9 @@ class Conversation(ProviderCalls):
                     self._append_input(step.message)
                     last_t = step.t if step.t is not None else last_t
                 elif step.kind == "reply":
-                    if last_reply_t is not None and last_t is not None and last_t > last_reply_t:
-                        yield self.env.timeout(last_t - last_reply_t)
+                    idle = last_t - last_reply_t if last_reply_t is not None and last_t is not None else 0.0
+                    if idle > 0 and (ev := wait(self.env, idle)) is not None:
+                        yield ev
                     yield from self._turn(step)
                     last_reply_t = step.t if step.t is not None else last_reply_t
                     last_t = last_reply_t

@@ -27,6 +27,16 @@ ProviderFor = Callable[[str], Provider]
 Proc = Generator[simpy.Event, Any, Any]
 
 
+def wait(env: simpy.Environment, delay: float) -> simpy.Event | None:
+    """A timeout of `delay` seconds to yield, or None when the clock was advanced at once: with
+    no other event scheduled (this conversation runs alone), the timeout would be the next event
+    anyway, so moving the clock gives the same times and order without the event queue."""
+    if env._queue or delay < 0:  # others to interleave with (or simpy's own error for < 0)
+        return env.timeout(delay)
+    env._now += delay
+    return None
+
+
 @dataclass
 class RunOutcome:
     """How a conversation ended: `ok`, or the failure that ended it (H-17)."""
@@ -112,7 +122,8 @@ class ProviderCalls:
                 found = "evicted"  # dropped by best-effort eviction during this very lookup
             self._record(req, out, est, attempt, now, found, main, forced_cause)
             self.index += 1
-            yield self.env.timeout(out.duration)
+            if (ev := wait(self.env, out.duration)) is not None:
+                yield ev
             err = out.error
             if err is None:
                 if main:
@@ -124,7 +135,8 @@ class ProviderCalls:
             if attempt >= self.policy.retries:
                 raise _Failed("retries_exhausted", f"{err.kind} after {attempt + 1} attempts: {err.message}")
             delay = err.retry_after if err.retry_after is not None else self.policy.backoff * (2**attempt)
-            yield self.env.timeout(delay)
+            if (ev := wait(self.env, delay)) is not None:
+                yield ev
             attempt += 1
 
     def _sent(self, out: Outcome) -> None:
