@@ -16,10 +16,12 @@ from ctxbench.sim.transcript import Transcript
 _DEFAULT_FACTORY = BlockFactory()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Anchor:
     """The provider-reported size of the context after a reply (H-13, C-4), with the transcript's
-    monotonic counters at that moment, so only what was added since is estimated."""
+    monotonic counters at that moment, so only what was added since is estimated. A value, never
+    changed once made (`dataclasses.replace` makes another); not frozen, since one is made per
+    reply and a frozen dataclass takes several times longer to build."""
 
     tokens: int
     added_bytes: int
@@ -27,8 +29,12 @@ class Anchor:
     trustworthy: bool = True
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class View:
+    """What a component reads: the transcript (live) and the harness's numbers at this moment.
+    Read-only by contract (components never assign to it; not frozen, for the cost of building a
+    frozen dataclass, as `Anchor`)."""
+
     tr: Transcript
     anchor: Anchor | None
     budget: int  # the harness's working budget (H-11) or the model window (C-1)

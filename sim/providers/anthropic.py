@@ -120,8 +120,7 @@ class AnthropicCache:
         if e.expires <= now or e.readable_at > now:
             return False
         if self.cfg.image_change_invalidates_messages and pos >= req.tr.system_end:
-            imgs = req.images
-            return e.img_count <= imgs and req.tr.img_hashes[e.img_count] == e.img_hash
+            return e.img_count <= req.images and req.tr.img_hashes[e.img_count] == e.img_hash
         return True
 
     def lookup(self, req: Request, now: float) -> tuple[int, int]:
@@ -269,9 +268,7 @@ class AnthropicProvider:
         if fault == "stream_error":  # cut off after the first token: input billed, no output
             err = fault_error(ANTHROPIC, fault, None)
             cut = Usage(usage.uncached, usage.cache_read, usage.cache_write_5m, usage.cache_write_1h, 0)
-            return Outcome(
-                cut, price(self.prices, cut), ttft, ttft, err, top_pos, "", anthropic_wire_usage(cut)
-            )
+            return Outcome(cut, price(self.prices, cut), ttft, ttft, err, top_pos, "", anthropic_wire_usage)
         return Outcome(
             usage,
             price(self.prices, usage),
@@ -280,7 +277,7 @@ class AnthropicProvider:
             None,
             top_pos,
             "",
-            anthropic_wire_usage(usage),
+            anthropic_wire_usage,
         )
 
     def diagnose(self, req: Request, pos: int, now: float) -> str:

@@ -21,7 +21,7 @@ from ctxbench.sim.catalog import ModelInfo, Prices
 from ctxbench.sim.providers.base import Faults, Latency, Outcome, Request, Usage, price
 from ctxbench.sim.providers.chain_store import ChainStore
 from ctxbench.sim.providers.common import DialectProvider
-from ctxbench.sim.providers.dialects import fault_error, wire_usage
+from ctxbench.sim.providers.dialects import fault_error
 from ctxbench.sim.providers.routing import ReplicaRouter, Route
 
 
@@ -114,7 +114,7 @@ class AutoPrefixProvider(DialectProvider):
             err,
             cached_pos,
             tag,
-            wire_usage(self.cfg.dialect, usage),
+            self.wire,
         )
 
     def _plan(self, req: Request, now: float) -> Route:
