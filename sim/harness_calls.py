@@ -118,9 +118,10 @@ class ProviderCalls:
             now = self.env.now
             found = self._entry_state(req, provider, now) if main else ""
             out = provider.call(req, now)
-            if found == "lookback_exceeded" and provider.diagnose(req, self.prev_cached[0], now) == "evicted":
-                found = "evicted"  # dropped by best-effort eviction during this very lookup
-            self._record(req, out, est, attempt, now, found, main, forced_cause)
+            cause, lost = "", 0
+            if out.error is None or out.error.billed:
+                cause, lost = self._miss(out.usage.cache_read, req, found, forced_cause, provider, now)
+            self._record(req, out, est, attempt, now, cause, lost, main)
             self.index += 1
             if (ev := wait(self.env, out.duration)) is not None:
                 yield ev
@@ -156,15 +157,12 @@ class ProviderCalls:
         est: int,
         attempt: int,
         now: float,
-        found: str,
+        cause: str,
+        lost: int,
         main: bool,
-        forced_cause: str,
     ) -> None:
+        """One flat record of the call, with its miss `cause` and the `lost` tokens."""
         u = out.usage
-        total = req.input_tokens
-        cause, lost = "", 0
-        if out.error is None or out.error.billed:
-            cause, lost = self._miss(u.cache_read, total, found, forced_cause)
         edit, detail, saved = self.pending_edit if main else ("", 0, 0)
         self.records.append(
             RequestRecord(
@@ -175,7 +173,7 @@ class ProviderCalls:
                 now,
                 self.game_t,
                 req.model,
-                total,
+                req.input_tokens,
                 est,
                 u.uncached,
                 u.cache_read,
@@ -207,9 +205,14 @@ class ProviderCalls:
             return ""
         return provider.diagnose(req, pos, now)
 
-    def _miss(self, read: int, total: int, found: str, forced: str) -> tuple[str, int]:
+    def _miss(
+        self, read: int, req: Request, found: str, forced: str, provider: Provider, now: float
+    ) -> tuple[str, int]:
         """Name why tokens the previous request left cached were not read (DESIGN.md: every miss
-        has a cause): an edit declared before this call, else the provider's own diagnosis."""
+        has a cause): an edit declared before this call, else the provider's own diagnosis
+        (`found`, asked before the call; asked again after it only for a miss it calls
+        lookback_exceeded, which the lookup itself may have evicted)."""
+        total = req.input_tokens
         if forced:
             return (forced, total - read) if read < total else ("", 0)
         pos, cached = self.prev_cached
@@ -226,4 +229,6 @@ class ProviderCalls:
         if changed is not None and changed <= pos:
             first = min(self.declared, default=(changed, "prefix_change"))
             return (first[1] if first[0] <= pos else "prefix_change"), lost
+        if found == "lookback_exceeded" and provider.diagnose(req, pos, now) == "evicted":
+            found = "evicted"  # dropped by best-effort eviction during this very lookup
         return found or "prefix_change", lost
