@@ -3,17 +3,18 @@
 Order is tools → system → messages (providers.md §1.1). For block i, `hashes[i]` is
 `H(hashes[i-1], digest_i)` seeded with a fixed constant (DESIGN.md, vLLM's block-hash chain), so
 appending a message hashes only its new blocks, and an edit re-hashes only from the first
-changed message. `cum_tokens`, `cum_bytes` (text bytes; images are counted, not sized) and
-`cum_images` make every size query O(1); the image chain (`img_hashes`) lets a provider tell
-whether a request's images extend an earlier request's. Two running indexes serve the policies
+changed message. Running sums of tokens (per block), of text bytes (per message; images are
+counted, not sized) and the positions of the images answer every size query without a scan; the
+image chain (`img_hashes`) lets a provider tell whether a request's images extend an earlier
+request's. Two running indexes serve the policies
 and providers without a scan: the block positions of the unpinned images (image eviction) and
 the messages holding thinking blocks (providers that strip them).
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from collections.abc import Iterable, Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 
 from ctxbench.sim.content import IMAGE, Block, Message
 
@@ -35,30 +36,34 @@ def chain(parent: int, digest: int) -> int:
 class Transcript:
     """Blocks of tools, system and messages with their chain hashes and running sums.
 
-    Monotonic counters (`added_bytes`, `added_images`, `added_tokens`) only ever grow, so an
-    estimator anchored at one moment can measure what was added since without ever subtracting
-    what an edit removed (H-13).
+    Per block: the block, its chain hash and the running token count. Per image: its position and
+    the image chain. Per message: its first block and the running count of text bytes. Monotonic
+    counters (`added_bytes`, `added_images`, `added_tokens`) only ever grow, so an estimator
+    anchored at one moment can measure what was added since without ever subtracting what an edit
+    removed (H-13).
     """
 
     def __init__(self, tools: Sequence[Block] = (), system: Sequence[Block] = ()) -> None:
         self.blocks: list[Block] = []
         self.hashes: list[int] = []
         self.cum_tokens: list[int] = []
-        self.cum_bytes: list[int] = []
-        self.cum_images: list[int] = []
+        self.image_pos: list[int] = []  # block positions of every image, ascending
         self.img_hashes: list[int] = [CHAIN_SEED]  # one more than the images: the seed first
+        self.unpinned_imgs: list[int] = []  # block positions of images in no pinned message, ascending
         self.messages: list[Message] = []
         self.msg_starts: list[int] = []
-        self.unpinned_imgs: list[int] = []  # block positions of images in no pinned message, ascending
+        self.msg_bytes: list[int] = []  # text bytes of blocks [0, end of message m]
         self.thinking_msgs: list[int] = []  # indices of the messages holding thinking blocks, ascending
         self.added_bytes = 0
         self.added_images = 0
         self.added_tokens = 0
         self.changed_from: int | None = None  # first block changed since `mark_sent`
-        self._push_blocks(tools)
-        self.tools_end = len(self.blocks)
-        self._push_blocks(system)
+        head = Message.of("tools", (*tools, *system))
+        self._push(head, index=False)
+        self.tools_end = len(tools)
         self.system_end = len(self.blocks)
+        self.head_bytes = head.byte_ends  # text bytes through each tools/system block
+        self.head_images = head.images
 
     def fork(self, m: int | None = None) -> Transcript:
         """A new transcript with the same tools, system and messages[:m] (all by default), as if
@@ -67,19 +72,16 @@ class Transcript:
         t = Transcript.__new__(Transcript)
         m = len(self.messages) if m is None else m
         pos = self.msg_starts[m] if m < len(self.messages) else len(self.blocks)
-        t.blocks, t.hashes = self.blocks[:pos], self.hashes[:pos]
-        t.cum_tokens, t.cum_bytes, t.cum_images = (
-            self.cum_tokens[:pos],
-            self.cum_bytes[:pos],
-            self.cum_images[:pos],
-        )
-        t.img_hashes = self.img_hashes[: self.images_before(pos) + 1]
-        t.messages, t.msg_starts = self.messages[:m], self.msg_starts[:m]
+        t.blocks, t.hashes, t.cum_tokens = self.blocks[:pos], self.hashes[:pos], self.cum_tokens[:pos]
+        images = self.images_before(pos)
+        t.image_pos, t.img_hashes = self.image_pos[:images], self.img_hashes[: images + 1]
         t.unpinned_imgs = self.unpinned_imgs[: bisect_left(self.unpinned_imgs, pos)]
+        t.messages, t.msg_starts, t.msg_bytes = self.messages[:m], self.msg_starts[:m], self.msg_bytes[:m]
         t.thinking_msgs = self.thinking_msgs[: bisect_left(self.thinking_msgs, m)]
         t.tools_end, t.system_end = self.tools_end, self.system_end
+        t.head_bytes, t.head_images = self.head_bytes, self.head_images
         t.added_bytes = self.bytes_before(pos) - self.bytes_before(self.system_end)
-        t.added_images = self.images_before(pos) - self.images_before(self.system_end)
+        t.added_images = images - self.head_images
         t.added_tokens = self.tokens_before(pos) - self.tokens_before(self.system_end)
         t.changed_from = None
         return t
@@ -94,35 +96,46 @@ class Transcript:
 
     @property
     def total_bytes(self) -> int:
-        return self.cum_bytes[-1] if self.cum_bytes else 0
+        """Text bytes of every block (images are counted, not sized)."""
+        if self.msg_bytes:
+            return self.msg_bytes[-1]
+        return self.head_bytes[-1] if self.head_bytes else 0
+
+    @property
+    def total_images(self) -> int:
+        return len(self.image_pos)
 
     @property
     def message_images(self) -> int:
         """Images in the messages segment."""
-        return (self.cum_images[-1] if self.cum_images else 0) - self.images_before(self.system_end)
+        return len(self.image_pos) - self.head_images
 
     def tokens_before(self, pos: int) -> int:
         """Tokens of blocks [0, pos)."""
         return self.cum_tokens[pos - 1] if pos > 0 else 0
 
     def bytes_before(self, pos: int) -> int:
-        return self.cum_bytes[pos - 1] if pos > 0 else 0
+        """Text bytes of blocks [0, pos)."""
+        if pos <= self.system_end:
+            return self.head_bytes[pos - 1] if pos > 0 else 0
+        m = bisect_right(self.msg_starts, pos - 1) - 1  # the message holding block pos - 1
+        before = self.msg_bytes[m - 1] if m > 0 else self.bytes_before(self.system_end)
+        return before + self.messages[m].byte_ends[pos - 1 - self.msg_starts[m]]
 
     def images_before(self, pos: int) -> int:
-        return self.cum_images[pos - 1] if pos > 0 else 0
+        """Images among blocks [0, pos)."""
+        if pos >= len(self.blocks):
+            return len(self.image_pos)
+        return bisect_left(self.image_pos, pos)
 
     def message_end(self, m: int) -> int:
         """Block index one past message m."""
         return self.msg_starts[m + 1] if m + 1 < len(self.msg_starts) else len(self.blocks)
 
     # ------------------------------------------------------------ writing
-    def _push_blocks(self, blocks: Iterable[Block]) -> None:
-        """Extend every array by loose blocks (tools and system, before any message)."""
-        self._push(Message.of("tools", tuple(blocks)), index=False)
-
     def _push(self, msg: Message, index: bool = True) -> None:
-        """Extend every array by one message's blocks (hot path: the chain step is inlined, the
-        running sums are the message's own shifted by the totals so far)."""
+        """Extend the per-block and per-image arrays by one message's blocks (hot path: the chain
+        step is inlined; the running token counts are the message's own shifted by the total)."""
         hashes = self.hashes
         start = len(hashes)
         h = hashes[-1] if start else CHAIN_SEED
@@ -134,31 +147,30 @@ class Transcript:
             h = x ^ (x >> 31)
             add_hash(h)
         self.blocks.extend(msg.blocks)
-        if start:
-            self.cum_tokens.extend(map(self.cum_tokens[-1].__add__, msg.tok_ends))
-            self.cum_bytes.extend(map(self.cum_bytes[-1].__add__, msg.byte_ends))
-            im = self.cum_images[-1]
-            self.cum_images.extend(map(im.__add__, msg.img_ends))
-        else:
-            self.cum_tokens.extend(msg.tok_ends)
-            self.cum_bytes.extend(msg.byte_ends)
-            self.cum_images.extend(msg.img_ends)
+        cum = self.cum_tokens
+        cum.extend(map(cum[-1].__add__, msg.tok_ends) if start else msg.tok_ends)
         if msg.images:
             img_hashes = self.img_hashes
             pinned = msg.pinned or not index
-            for i, b in enumerate(msg.blocks):
+            for i, b in enumerate(msg.blocks, start):
                 if b.kind == IMAGE:
+                    self.image_pos.append(i)
                     img_hashes.append(chain(img_hashes[-1], b.digest))
                     if not (pinned or b.pinned):
-                        self.unpinned_imgs.append(start + i)
+                        self.unpinned_imgs.append(i)
 
-    def append(self, msg: Message) -> None:
-        """Append a new message; counts towards the monotonic 'added' counters."""
+    def _add(self, msg: Message) -> None:
+        """Add `msg` after the last message (its arrays and the message indexes)."""
         if msg.thinking:
             self.thinking_msgs.append(len(self.messages))
+        self.msg_bytes.append(self.total_bytes + msg.nbytes)
         self.msg_starts.append(len(self.blocks))
         self.messages.append(msg)
         self._push(msg)
+
+    def append(self, msg: Message) -> None:
+        """Append a new message; counts towards the monotonic 'added' counters."""
+        self._add(msg)
         self.added_bytes += msg.nbytes
         self.added_images += msg.images
         self.added_tokens += msg.tokens
@@ -168,13 +180,12 @@ class Transcript:
         if m >= len(self.messages):
             return
         pos = self.msg_starts[m]
-        del self.messages[m:], self.msg_starts[m:]
-        for index, first in ((self.thinking_msgs, m), (self.unpinned_imgs, pos)):
+        del self.messages[m:], self.msg_starts[m:], self.msg_bytes[m:]
+        for index, first in ((self.thinking_msgs, m), (self.unpinned_imgs, pos), (self.image_pos, pos)):
             while index and index[-1] >= first:
                 index.pop()
-        del self.blocks[pos:], self.hashes[pos:], self.cum_tokens[pos:], self.cum_bytes[pos:]
-        del self.cum_images[pos:]
-        del self.img_hashes[(self.cum_images[-1] if self.cum_images else 0) + 1 :]
+        del self.blocks[pos:], self.hashes[pos:], self.cum_tokens[pos:]
+        del self.img_hashes[len(self.image_pos) + 1 :]
         self.changed_from = pos if self.changed_from is None else min(self.changed_from, pos)
 
     def replace_from(self, m: int, messages: Sequence[Message]) -> None:
@@ -189,11 +200,7 @@ class Transcript:
             keep += 1
         self.truncate_messages(m + keep)
         for msg in messages[keep:]:
-            if msg.thinking:
-                self.thinking_msgs.append(len(own))
-            self.msg_starts.append(len(self.blocks))
-            own.append(msg)
-            self._push(msg)
+            self._add(msg)
 
     def pop_message(self) -> Message:
         """Remove the last message without marking a change (undo of a transient append)."""

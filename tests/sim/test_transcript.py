@@ -63,7 +63,12 @@ def test_incremental_chain_matches_full_recomputation(
         assert tr.hashes == hashes
         assert tr.cum_tokens == cum
         assert tr.img_hashes == imgs
-        assert tr.cum_images[-1] == len(imgs) - 1
+        assert tr.image_pos == [p for p, b in enumerate(tr.blocks) if b.kind == "image"]
+        text = [0 if b.kind == "image" else b.nbytes for b in tr.blocks]
+        assert [tr.bytes_before(p) for p in range(len(tr) + 1)] == [sum(text[:p]) for p in range(len(tr) + 1)]
+        assert [tr.images_before(p) for p in range(len(tr) + 1)] == [
+            sum(1 for b in tr.blocks[:p] if b.kind == "image") for p in range(len(tr) + 1)
+        ]
         assert tr.msg_starts == sorted(tr.msg_starts)
         unpinned = [
             p
