@@ -7,7 +7,7 @@ the first edited block is exactly where the prompt cache breaks, and its `cause`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ctxbench.sim.content import Block, Message
 from ctxbench.sim.tokens import BlockFactory
@@ -45,6 +45,8 @@ class View:
     pinned_images: int = 0
     max_output: int = 0
     factory: BlockFactory = _DEFAULT_FACTORY  # the provider's tokenizer, for blocks a policy makes
+    # blocks made by `text_block` for this conversation: a placeholder is the same block each time
+    made: dict[tuple[str, str, str, str], Block] = field(default_factory=dict)
 
     @property
     def unpinned_images(self) -> int:
@@ -60,10 +62,17 @@ class View:
 
 def text_block(view: View, like: Block, text: str, kind: str = "text", tool_id: str = "") -> Block:
     """A short text block a policy puts in place of `like` (a placeholder), with true tokens from
-    the provider's tokenizer, so a policy never guesses the truth."""
-    if tool_id:
-        return view.factory.text(like.role, text, kind=kind, placeholder=True, tool_id=tool_id)
-    return view.factory.text(like.role, text, kind=kind, placeholder=True)
+    the provider's tokenizer, so a policy never guesses the truth. Made once per conversation
+    (`View.made`): the same role, text, kind and tool id give the same block."""
+    key = (like.role, text, kind, tool_id)
+    b = view.made.get(key)
+    if b is None:
+        if tool_id:
+            b = view.factory.text(like.role, text, kind=kind, placeholder=True, tool_id=tool_id)
+        else:
+            b = view.factory.text(like.role, text, kind=kind, placeholder=True)
+        view.made[key] = b
+    return b
 
 
 @dataclass(frozen=True, slots=True)

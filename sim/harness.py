@@ -18,7 +18,7 @@ from ctxbench.policies.compaction import Summarize, Trim
 from ctxbench.policies.preset import Policy
 from ctxbench.policies.registry import register
 from ctxbench.policies.view import Anchor, Edit, View
-from ctxbench.sim.content import IMAGE, Message
+from ctxbench.sim.content import IMAGE, Block, Message
 from ctxbench.sim.harness_calls import Proc, ProviderCalls, ProviderFor, RunOutcome, _Failed, wait
 from ctxbench.sim.prepared import PreparedTrace, Step
 from ctxbench.sim.records import RequestRecord
@@ -71,6 +71,7 @@ class Conversation(ProviderCalls):
         self.game_t = 0.0
         self._view_key: tuple[Any, ...] = ()  # the harness state self._view was made in (view())
         self._view: View | None = None
+        self._made: dict[tuple[str, str, str, str], Block] = {}  # View.made: blocks policies made
 
     # ------------------------------------------------------------ views and edits
     def view(self, tr: Transcript | None = None) -> View:
@@ -105,6 +106,7 @@ class Conversation(ProviderCalls):
             self.first_after_reset if main else True,
             self.pinned_images if main else 0,
             factory=self.factory,
+            made=self._made,
         )
 
     def apply(self, edit: Edit) -> None:

@@ -134,6 +134,7 @@ class CConversation(SummaryCalls):
             self.pinned_images if main else 0,
             self.provider_for(self.model).model.max_output,
             self.factory,
+            self._made,
         )
 
     def estimate(self) -> int:

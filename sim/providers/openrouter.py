@@ -105,7 +105,11 @@ class OpenRouterProvider:
     def choose(self, req: Request, now: float) -> tuple[str | None, str]:
         """(upstream or None, session id)."""
         sid = req.session_id or req.cache_key or conversation_id(req)
-        avail = [u for u in self.cfg.upstreams if not self._down(u, req, now)]
+        cfg = self.cfg
+        if cfg.down or cfg.down_windows or cfg.outage_rate:
+            avail = [u for u in cfg.upstreams if not self._down(u, req, now)]
+        else:  # no outage configured: every upstream is up (and no draw is made)
+            avail = list(cfg.upstreams)
         if self.cfg.order:
             for u in self.cfg.order:
                 if u in avail:
