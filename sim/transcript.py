@@ -24,10 +24,20 @@ CHAIN_SEED = 0x243F6A8885A308D3  # fixed seed: same content → same hashes in e
 _M64 = (1 << 64) - 1
 
 
+_R = 0x9E3779B97F4A7C15  # odd, so invertible mod 2⁶⁴
+
+
 def chain(parent: int, digest: int) -> int:
-    """h_i = mix(h_{i-1}·R + d_i) mod 2⁶⁴: a splitmix64 finaliser over the parent and the block's
-    content digest (performance.md B4 variant (c); ~10⁻⁹ collision odds at 3·10⁵ entries)."""
-    x = (parent * 0x9E3779B97F4A7C15 + digest) & _M64
+    """h_i = h_{i-1}·R + d_i mod 2⁶⁴ over the blocks' random 64-bit content digests: a polynomial
+    chain (performance.md B4 variant (c); ~10⁻⁹ collision odds at 3·10⁵ entries), one multiply
+    and add per block."""
+    return (parent * _R + digest) & _M64
+
+
+def splitmix_chain(parent: int, digest: int) -> int:
+    """h_i = mix(h_{i-1}·R + d_i): the chain above with a splitmix64 finaliser, for the replica
+    routing hash (`providers/routing.py`), whose values pick replicas and so must not change."""
+    x = (parent * _R + digest) & _M64
     x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
     x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
     return x ^ (x >> 31)
@@ -141,10 +151,7 @@ class Transcript:
         h = hashes[-1] if start else CHAIN_SEED
         add_hash = hashes.append
         for d in msg.digests:
-            x = (h * 0x9E3779B97F4A7C15 + d) & _M64  # == chain(h, d)
-            x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
-            x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
-            h = x ^ (x >> 31)
+            h = (h * 0x9E3779B97F4A7C15 + d) & _M64  # == chain(h, d)
             add_hash(h)
         self.blocks.extend(msg.blocks)
         cum = self.cum_tokens
