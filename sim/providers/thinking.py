@@ -17,6 +17,7 @@ provider's lookup/commit run unchanged on the stripped prompt.
 
 from __future__ import annotations
 
+import functools
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from ctxbench.sim.transcript import Transcript
 _FAMILY = re.compile(r"claude-(?:(\d+)(?:-(\d+))?-)?(opus|sonnet|haiku)(?:-(\d+))?(?:-(\d+))?")
 
 
+@functools.cache
 def strips_thinking(model: str) -> bool:
     """providers.md §1.6: thinking stripped on all Haiku and on Opus < 4.5 / Sonnet < 4.6 (and on
     every Claude 3.x model); kept on Opus 4.5+, Sonnet 4.6+ and newer families (Fable, Mythos,
