@@ -75,14 +75,13 @@ class Message:
     digests: tuple[int, ...] = field(default=(), compare=False, repr=False)  # each block's digest
     tok_ends: tuple[int, ...] = field(default=(), compare=False, repr=False)  # tokens through block i
     byte_ends: tuple[int, ...] = field(default=(), compare=False, repr=False)  # text bytes through i
-    img_ends: tuple[int, ...] = field(default=(), compare=False, repr=False)  # images through block i
 
     @staticmethod
     def of(
         role: str, blocks: tuple[Block, ...] | list[Block], tag: str = "", pinned: bool = False
     ) -> Message:
         bl = tuple(blocks)
-        tok_ends, byte_ends, img_ends = [], [], []
+        tok_ends, byte_ends = [], []
         t = nb = im = th = 0
         for b in bl:
             t += b.tokens
@@ -95,10 +94,9 @@ class Message:
                     th += 1
             tok_ends.append(t)
             byte_ends.append(nb)
-            img_ends.append(im)
         digests = tuple([b.digest for b in bl])
         return Message(
-            role, bl, tag, pinned, nb, im, t, th, digests, tuple(tok_ends), tuple(byte_ends), tuple(img_ends)
+            role, bl, tag, pinned, nb, im, t, th, digests, tuple(tok_ends), tuple(byte_ends)
         )
 
     @property

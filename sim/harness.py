@@ -9,6 +9,7 @@ time only: idle gaps from the trace, latencies, back-off; policies never see it.
 from __future__ import annotations
 
 import random
+from bisect import bisect_left, bisect_right
 from typing import Any
 
 import simpy
@@ -18,7 +19,7 @@ from ctxbench.policies.compaction import Summarize, Trim
 from ctxbench.policies.preset import Policy
 from ctxbench.policies.registry import register
 from ctxbench.policies.view import Anchor, Edit, View
-from ctxbench.sim.content import IMAGE, Block, Message
+from ctxbench.sim.content import Block, Message
 from ctxbench.sim.harness_calls import Proc, ProviderCalls, ProviderFor, RunOutcome, _Failed, wait
 from ctxbench.sim.prepared import PreparedTrace, Step
 from ctxbench.sim.records import RequestRecord
@@ -271,12 +272,18 @@ class Conversation(ProviderCalls):
             )
 
     def _fresh_observation(self) -> Message | None:
-        for m in range(len(self.tr.messages) - 1, -1, -1):
-            for b in self.tr.messages[m].blocks:
-                if b.kind == IMAGE and not b.pinned:
-                    img = self.factory.image("user", b.width, b.height, b.nbytes, f"fresh-{self.index}")
-                    return Message.of("user", (img,), "observation")
-        return None
+        """A new screenshot like the first unpinned image of the newest message holding one
+        (H-16), found from the transcript's image positions."""
+        tr = self.tr
+        images, blocks = tr.image_pos, tr.blocks
+        newest = next((p for p in reversed(images) if not blocks[p].pinned), -1)
+        if newest < tr.system_end:
+            return None
+        start = tr.msg_starts[bisect_right(tr.msg_starts, newest) - 1]
+        first = next(p for p in images[bisect_left(images, start) :] if not blocks[p].pinned)
+        b = blocks[first]
+        img = self.factory.image("user", b.width, b.height, b.nbytes, f"fresh-{self.index}")
+        return Message.of("user", (img,), "observation")
 
 
 @register("harness", "recorded")
