@@ -14,7 +14,8 @@ the messages holding thinking blocks (providers that strip them).
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from itertools import accumulate
 
 from ctxbench.sim.content import IMAGE, Block, Message
 
@@ -68,6 +69,8 @@ class Transcript:
         self.added_images = 0
         self.added_tokens = 0
         self.changed_from: int | None = None  # first block changed since `mark_sent`
+        self._block_indexes: dict[Callable[[Block], bool], list[int]] = {}  # block_index()
+        self._message_sums: dict[Callable[[Message], int], list[int]] = {}  # message_sums()
         head = Message.of("tools", (*tools, *system))
         self._push(head, index=False)
         self.tools_end = len(tools)
@@ -88,6 +91,8 @@ class Transcript:
         t.unpinned_imgs = self.unpinned_imgs[: bisect_left(self.unpinned_imgs, pos)]
         t.messages, t.msg_starts, t.msg_bytes = self.messages[:m], self.msg_starts[:m], self.msg_bytes[:m]
         t.thinking_msgs = self.thinking_msgs[: bisect_left(self.thinking_msgs, m)]
+        t._block_indexes = {f: idx[: bisect_left(idx, pos)] for f, idx in self._block_indexes.items()}
+        t._message_sums = {f: sums[:m] for f, sums in self._message_sums.items()}
         t.tools_end, t.system_end = self.tools_end, self.system_end
         t.head_bytes, t.head_images = self.head_bytes, self.head_images
         t.added_bytes = self.bytes_before(pos) - self.bytes_before(self.system_end)
@@ -142,6 +147,30 @@ class Transcript:
         """Block index one past message m."""
         return self.msg_starts[m + 1] if m + 1 < len(self.msg_starts) else len(self.blocks)
 
+    def message_at(self, pos: int) -> int:
+        """Index of the message holding block `pos` (-1 for tools and system)."""
+        return bisect_right(self.msg_starts, pos) - 1
+
+    # ------------------------------------------------------------ indexes a component asks for
+    def block_index(self, pred: Callable[[Block], bool]) -> list[int]:
+        """Ascending positions of the blocks for which `pred` (a pure function of one block, the
+        same function object each time) holds. Built by one scan on the first call, then kept
+        up to date by every append and edit, so a component that asks on every request does
+        work bounded by what it reads, not by the prompt; transcripts never asked pay nothing.
+        Read-only for the caller."""
+        idx = self._block_indexes.get(pred)
+        if idx is None:
+            idx = self._block_indexes[pred] = [p for p, b in enumerate(self.blocks) if pred(b)]
+        return idx
+
+    def message_sums(self, f: Callable[[Message], int]) -> list[int]:
+        """Running sums of `f` (a pure function of one message) over the messages: entry m is
+        f(messages[0]) + ... + f(messages[m]); kept up to date like `block_index`."""
+        sums = self._message_sums.get(f)
+        if sums is None:
+            sums = self._message_sums[f] = list(accumulate(map(f, self.messages)))
+        return sums
+
     # ------------------------------------------------------------ writing
     def _push(self, msg: Message, index: bool = True) -> None:
         """Extend the per-block and per-image arrays by one message's blocks (hot path: the chain
@@ -156,6 +185,8 @@ class Transcript:
         self.blocks.extend(msg.blocks)
         cum = self.cum_tokens
         cum.extend(map(cum[-1].__add__, msg.tok_ends) if start else msg.tok_ends)
+        for pred, idx in self._block_indexes.items():
+            idx.extend([p for p, b in enumerate(msg.blocks, start) if pred(b)])
         if msg.images:
             img_hashes = self.img_hashes
             pinned = msg.pinned or not index
@@ -171,6 +202,8 @@ class Transcript:
         if msg.thinking:
             self.thinking_msgs.append(len(self.messages))
         self.msg_bytes.append(self.total_bytes + msg.nbytes)
+        for f, sums in self._message_sums.items():
+            sums.append(sums[-1] + f(msg) if sums else f(msg))
         self.msg_starts.append(len(self.blocks))
         self.messages.append(msg)
         self._push(msg)
@@ -188,9 +221,15 @@ class Transcript:
             return
         pos = self.msg_starts[m]
         del self.messages[m:], self.msg_starts[m:], self.msg_bytes[m:]
-        for index, first in ((self.thinking_msgs, m), (self.unpinned_imgs, pos), (self.image_pos, pos)):
-            while index and index[-1] >= first:
-                index.pop()
+        for sums in self._message_sums.values():
+            del sums[m:]
+        for index, first in (
+            (self.thinking_msgs, m),
+            (self.unpinned_imgs, pos),
+            (self.image_pos, pos),
+            *((idx, pos) for idx in self._block_indexes.values()),
+        ):
+            del index[bisect_left(index, first) :]
         del self.blocks[pos:], self.hashes[pos:], self.cum_tokens[pos:]
         del self.img_hashes[len(self.image_pos) + 1 :]
         self.changed_from = pos if self.changed_from is None else min(self.changed_from, pos)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import accumulate
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,6 +28,14 @@ def _full(tr: Transcript) -> tuple[list[int], list[int], list[int]]:
     return hashes, cum, imgs
 
 
+def _odd_tokens(b: Block) -> bool:
+    return b.tokens % 2 == 1
+
+
+def _blocks_of(m: Message) -> int:
+    return len(m.blocks)
+
+
 ops = st.lists(
     st.tuples(
         st.sampled_from(["append", "replace", "pop"]),
@@ -43,9 +53,11 @@ ops = st.lists(
 def test_incremental_chain_matches_full_recomputation(
     operations: list[tuple[str, int, int, bool, str]],
 ) -> None:
-    """Hashes, sums, the image chain and the running indexes (unpinned images, thinking) equal a
-    recomputation from the blocks; a fork plus the rest of the messages equals the original."""
+    """Hashes, sums, the image chain and the running indexes (unpinned images, thinking, the
+    indexes a component asks for) equal a recomputation from the blocks; a fork plus the rest of
+    the messages equals the original."""
     tr = Transcript([_block(1)], [_block(2, image=True)])
+    odd = tr.block_index(_odd_tokens)  # asked before the edits: kept up to date by them
     for op, seed, nblocks, image, extra in operations:
         blocks = [
             _block(seed + k, image and k == 0, "thinking" if extra == "thinking" and k == 1 else "text",
@@ -83,6 +95,10 @@ def test_incremental_chain_matches_full_recomputation(
             copy.append(msg)
         assert (copy.hashes, copy.cum_tokens, copy.img_hashes) == (tr.hashes, tr.cum_tokens, tr.img_hashes)
         assert copy.unpinned_imgs == tr.unpinned_imgs
+        assert odd == [p for p, b in enumerate(tr.blocks) if _odd_tokens(b)]
+        assert tr.message_sums(_blocks_of) == list(accumulate(len(m.blocks) for m in tr.messages))
+        assert copy.block_index(_odd_tokens) == odd
+        assert copy.message_sums(_blocks_of) == tr.message_sums(_blocks_of)
 
 
 def test_edit_marks_first_changed_block_and_keeps_identical_messages() -> None:
