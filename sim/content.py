@@ -60,9 +60,9 @@ class Message:
     """A message: a role and its blocks. `tag` says what the harness made it for
     (prep, reply, observation, host, tool_results, summary, handoff, instruction).
 
-    Made by `Message.of`, which also sums its sizes and lays out what a transcript appends for it
-    (`digests` and the running sums inside the message), so appending a message to a transcript
-    is one chain step per block plus list extensions, never a second pass over its blocks."""
+    Made by `Message.of`, which also counts its blocks by kind and lays out what a transcript
+    appends for it (each block's digest and tokens), so appending messages to a transcript is one
+    chain step per block plus list extensions, never a second pass over their blocks."""
 
     role: str
     blocks: tuple[Block, ...]
@@ -72,32 +72,29 @@ class Message:
     images: int = field(default=0, compare=False)
     tokens: int = field(default=0, compare=False)  # true tokens of all blocks
     thinking: int = field(default=0, compare=False)  # thinking blocks
+    tool_results: int = field(default=0, compare=False)  # tool_result blocks
     digests: tuple[int, ...] = field(default=(), compare=False, repr=False)  # each block's digest
-    tok_ends: tuple[int, ...] = field(default=(), compare=False, repr=False)  # tokens through block i
-    byte_ends: tuple[int, ...] = field(default=(), compare=False, repr=False)  # text bytes through i
+    block_tokens: tuple[int, ...] = field(default=(), compare=False, repr=False)  # each block's tokens
 
     @staticmethod
     def of(
         role: str, blocks: tuple[Block, ...] | list[Block], tag: str = "", pinned: bool = False
     ) -> Message:
         bl = tuple(blocks)
-        tok_ends, byte_ends = [], []
-        t = nb = im = th = 0
+        nb = im = th = tr = 0
         for b in bl:
-            t += b.tokens
             kind = b.kind
             if kind == IMAGE:
                 im += 1
-            else:
-                nb += b.nbytes
-                if kind == THINKING:
-                    th += 1
-            tok_ends.append(t)
-            byte_ends.append(nb)
+                continue
+            nb += b.nbytes
+            if kind == THINKING:
+                th += 1
+            elif kind == TOOL_RESULT:
+                tr += 1
+        tokens = tuple([b.tokens for b in bl])
         digests = tuple([b.digest for b in bl])
-        return Message(
-            role, bl, tag, pinned, nb, im, t, th, digests, tuple(tok_ends), tuple(byte_ends)
-        )
+        return Message(role, bl, tag, pinned, nb, im, sum(tokens), th, tr, digests, tokens)
 
     @property
     def tool_use_ids(self) -> tuple[str, ...]:
@@ -105,4 +102,4 @@ class Message:
 
     @property
     def has_tool_result(self) -> bool:
-        return any(b.kind == TOOL_RESULT for b in self.blocks)
+        return self.tool_results > 0

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
-from itertools import accumulate
+from itertools import accumulate, islice
+from itertools import chain as _chain
 
 from ctxbench.sim.content import IMAGE, Block, Message
 
@@ -23,6 +24,7 @@ CHAIN_SEED = 0x243F6A8885A308D3  # fixed seed: same content → same hashes in e
 
 
 _M64 = (1 << 64) - 1
+_join = _chain.from_iterable  # the items of several sequences, one after the other
 
 
 _R = 0x9E3779B97F4A7C15  # odd, so invertible mod 2⁶⁴
@@ -72,10 +74,11 @@ class Transcript:
         self._block_indexes: dict[Callable[[Block], bool], list[int]] = {}  # block_index()
         self._message_sums: dict[Callable[[Message], int], list[int]] = {}  # message_sums()
         head = Message.of("tools", (*tools, *system))
-        self._push(head, index=False)
+        self._add((head,), index=False)
         self.tools_end = len(tools)
         self.system_end = len(self.blocks)
-        self.head_bytes = head.byte_ends  # text bytes through each tools/system block
+        # text bytes through each tools/system block
+        self.head_bytes = list(accumulate(0 if b.kind == IMAGE else b.nbytes for b in head.blocks))
         self.head_images = head.images
 
     def fork(self, m: int | None = None) -> Transcript:
@@ -135,7 +138,8 @@ class Transcript:
             return self.head_bytes[pos - 1] if pos > 0 else 0
         m = bisect_right(self.msg_starts, pos - 1) - 1  # the message holding block pos - 1
         before = self.msg_bytes[m - 1] if m > 0 else self.bytes_before(self.system_end)
-        return before + self.messages[m].byte_ends[pos - 1 - self.msg_starts[m]]
+        part = self.messages[m].blocks[: pos - self.msg_starts[m]]
+        return before + sum(b.nbytes for b in part if b.kind != IMAGE)
 
     def images_before(self, pos: int) -> int:
         """Images among blocks [0, pos)."""
@@ -172,45 +176,54 @@ class Transcript:
         return sums
 
     # ------------------------------------------------------------ writing
-    def _push(self, msg: Message, index: bool = True) -> None:
-        """Extend the per-block and per-image arrays by one message's blocks (hot path: the chain
-        step is inlined; the running token counts are the message's own shifted by the total)."""
+    def _add(self, msgs: Sequence[Message], index: bool = True) -> None:
+        """Add `msgs` after the last message (hot path). Per message: its start, running text
+        bytes and the message indexes; then, for all their blocks in one pass, the chain hashes
+        (the chain step inlined), running tokens, block indexes and image chain. `index` False:
+        the tools and system blocks, which are no message."""
+        blocks = self.blocks
+        start = len(blocks)
+        if index:
+            own, starts, text, thinking = self.messages, self.msg_starts, self.msg_bytes, self.thinking_msgs
+            total, pos = self.total_bytes, start
+            for msg in msgs:
+                if msg.thinking:
+                    thinking.append(len(own))
+                total += msg.nbytes
+                text.append(total)
+                starts.append(pos)
+                own.append(msg)
+                pos += len(msg.blocks)
+            for f, sums in self._message_sums.items():
+                sums.extend(islice(accumulate(map(f, msgs), initial=sums[-1] if sums else 0), 1, None))
+        one = len(msgs) == 1
         hashes = self.hashes
-        start = len(hashes)
         h = hashes[-1] if start else CHAIN_SEED
         add_hash = hashes.append
-        for d in msg.digests:
+        for d in msgs[0].digests if one else _join([m.digests for m in msgs]):
             h = (h * 0x9E3779B97F4A7C15 + d) & _M64  # == chain(h, d)
             add_hash(h)
-        self.blocks.extend(msg.blocks)
+        blocks.extend(msgs[0].blocks if one else _join([m.blocks for m in msgs]))
         cum = self.cum_tokens
-        cum.extend(map(cum[-1].__add__, msg.tok_ends) if start else msg.tok_ends)
+        toks = msgs[0].block_tokens if one else _join([m.block_tokens for m in msgs])
+        cum.extend(islice(accumulate(toks, initial=cum[-1]), 1, None) if start else accumulate(toks))
         for pred, idx in self._block_indexes.items():
-            idx.extend([p for p, b in enumerate(msg.blocks, start) if pred(b)])
-        if msg.images:
-            img_hashes = self.img_hashes
-            pinned = msg.pinned or not index
-            for i, b in enumerate(msg.blocks, start):
-                if b.kind == IMAGE:
-                    self.image_pos.append(i)
-                    img_hashes.append(chain(img_hashes[-1], b.digest))
-                    if not (pinned or b.pinned):
-                        self.unpinned_imgs.append(i)
-
-    def _add(self, msg: Message) -> None:
-        """Add `msg` after the last message (its arrays and the message indexes)."""
-        if msg.thinking:
-            self.thinking_msgs.append(len(self.messages))
-        self.msg_bytes.append(self.total_bytes + msg.nbytes)
-        for f, sums in self._message_sums.items():
-            sums.append(sums[-1] + f(msg) if sums else f(msg))
-        self.msg_starts.append(len(self.blocks))
-        self.messages.append(msg)
-        self._push(msg)
+            idx.extend([p for p in range(start, len(blocks)) if pred(blocks[p])])
+        pos = start
+        for msg in msgs:
+            if msg.images:
+                pinned = msg.pinned or not index
+                for i, b in enumerate(msg.blocks, pos):
+                    if b.kind == IMAGE:
+                        self.image_pos.append(i)
+                        self.img_hashes.append(chain(self.img_hashes[-1], b.digest))
+                        if not (pinned or b.pinned):
+                            self.unpinned_imgs.append(i)
+            pos += len(msg.blocks)
 
     def append(self, msg: Message) -> None:
         """Append a new message; counts towards the monotonic 'added' counters."""
-        self._add(msg)
+        self._add((msg,))
         self.added_bytes += msg.nbytes
         self.added_images += msg.images
         self.added_tokens += msg.tokens
@@ -245,8 +258,8 @@ class Transcript:
         while keep < len(messages) and m + keep < len(own) and messages[keep] is own[m + keep]:
             keep += 1
         self.truncate_messages(m + keep)
-        for msg in messages[keep:]:
-            self._add(msg)
+        if keep < len(messages):
+            self._add(messages[keep:])
 
     def pop_message(self) -> Message:
         """Remove the last message without marking a change (undo of a transient append)."""

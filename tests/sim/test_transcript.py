@@ -68,7 +68,8 @@ def test_incremental_chain_matches_full_recomputation(
         if op == "append" or not tr.messages:
             tr.append(msg)
         elif op == "replace":
-            tr.replace_from(seed % len(tr.messages), [msg])
+            m = seed % len(tr.messages)  # keeps one old message, then several new ones
+            tr.replace_from(m, [*tr.messages[m : m + 1], msg, Message.of("user", [_block(seed + 7)])])
         else:
             tr.pop_message()
         hashes, cum, imgs = _full(tr)
