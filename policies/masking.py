@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from ctxbench.policies.condensers import events_of
 from ctxbench.policies.registry import register
-from ctxbench.policies.tiers import clean_boundary
+from ctxbench.policies.tiers import clean_boundary, is_reply, is_user_turn, nth_last
 from ctxbench.policies.view import Edit, View, rewrite_blocks, text_block
-from ctxbench.sim.content import TOOL_RESULT, TOOL_USE, Block, Message
+from ctxbench.sim.content import TOOL_RESULT, TOOL_USE, Block
 from ctxbench.sim.values import Tokens
 
 
@@ -27,22 +26,6 @@ def _live_result(b: Block) -> bool:
     return b.kind == TOOL_RESULT and not b.placeholder
 
 
-def _is_reply(m: Message) -> bool:
-    return m.role == "assistant"
-
-
-def _is_user_turn(m: Message) -> bool:
-    return m.role == "user" and not m.has_tool_result
-
-
-def _nth_last(msgs: list[Message], n: int, pick: Callable[[Message], bool]) -> int:
-    """Index of the n-th last message `pick` selects (walking back from the end), 0 if fewer."""
-    for i in range(len(msgs) - 1, -1, -1):
-        if pick(msgs[i]):
-            n -= 1
-            if n == 0:
-                return i
-    return 0
 
 
 def placeholder_result(view: View, b: Block, text: str) -> Block:
@@ -99,9 +82,9 @@ class MaskToolResults:
             names = {b.tool_id: b.name for m in msgs for b in m.blocks if b.kind == TOOL_USE}
         protect_from = len(msgs)
         if self.keep_turns:
-            protect_from = _nth_last(msgs, self.keep_turns, _is_reply)
+            protect_from = nth_last(tr, self.keep_turns, is_reply)
         if self.skip_user_turns:
-            protect_from = min(protect_from, _nth_last(msgs, self.skip_user_turns, _is_user_turn))
+            protect_from = min(protect_from, nth_last(tr, self.skip_user_turns, is_user_turn))
         # the results not masked yet (masked ones stay masked), from the transcript's index of
         # them: work bounded by what is protected or about to be masked, not by the prompt
         live = tr.block_index(_live_result)
@@ -139,7 +122,7 @@ class RecentEvents:
 
     def plan(self, view: View) -> Edit | None:
         msgs = view.tr.messages
-        if sum(events_of(m) for m in msgs) <= self.max_events:
+        if not msgs or view.tr.message_sums(events_of)[-1] <= self.max_events:
             return None
         head, ev = 0, 0
         while head < len(msgs) and ev < self.keep_first:
