@@ -79,6 +79,7 @@ class Transcript:
         self.system_end = len(self.blocks)
         # text bytes through each tools/system block
         self.head_bytes = list(accumulate(0 if b.kind == IMAGE else b.nbytes for b in head.blocks))
+        self._head_total = head.nbytes
         self.head_images = head.images
 
     def fork(self, m: int | None = None) -> Transcript:
@@ -97,7 +98,7 @@ class Transcript:
         t._block_indexes = {f: idx[: bisect_left(idx, pos)] for f, idx in self._block_indexes.items()}
         t._message_sums = {f: sums[:m] for f, sums in self._message_sums.items()}
         t.tools_end, t.system_end = self.tools_end, self.system_end
-        t.head_bytes, t.head_images = self.head_bytes, self.head_images
+        t.head_bytes, t._head_total, t.head_images = self.head_bytes, self._head_total, self.head_images
         t.added_bytes = self.bytes_before(pos) - self.bytes_before(self.system_end)
         t.added_images = images - self.head_images
         t.added_tokens = self.tokens_before(pos) - self.tokens_before(self.system_end)
@@ -115,9 +116,7 @@ class Transcript:
     @property
     def total_bytes(self) -> int:
         """Text bytes of every block (images are counted, not sized)."""
-        if self.msg_bytes:
-            return self.msg_bytes[-1]
-        return self.head_bytes[-1] if self.head_bytes else 0
+        return self.msg_bytes[-1] if self.msg_bytes else self._head_total
 
     @property
     def total_images(self) -> int:
@@ -176,10 +175,43 @@ class Transcript:
         return sums
 
     # ------------------------------------------------------------ writing
+    def append(self, msg: Message) -> None:
+        """Append a new message; counts towards the monotonic 'added' counters. The hot path of
+        every run (once per message of the trace): the same work as `_add`, for one message."""
+        own = self.messages
+        if msg.thinking:
+            self.thinking_msgs.append(len(own))
+        text = self.msg_bytes
+        text.append((text[-1] if text else self._head_total) + msg.nbytes)
+        if self._message_sums:
+            for f, sums in self._message_sums.items():
+                sums.append((sums[-1] if sums else 0) + f(msg))
+        blocks = self.blocks
+        start = len(blocks)
+        self.msg_starts.append(start)
+        own.append(msg)
+        hashes = self.hashes
+        h = hashes[-1] if start else CHAIN_SEED
+        add_hash = hashes.append
+        for d in msg.digests:
+            h = (h * 0x9E3779B97F4A7C15 + d) & _M64  # == chain(h, d)
+            add_hash(h)
+        blocks.extend(msg.blocks)
+        cum = self.cum_tokens
+        t = cum[-1] if start else 0
+        cum.extend([t := t + x for x in msg.block_tokens])
+        if self._block_indexes:
+            self._index_blocks(start)
+        if msg.images:
+            self._index_images((msg,), start)
+        self.added_bytes += msg.nbytes
+        self.added_images += msg.images
+        self.added_tokens += msg.tokens
+
     def _add(self, msgs: Sequence[Message], index: bool = True) -> None:
-        """Add `msgs` after the last message (hot path). Per message: its start, running text
-        bytes and the message indexes; then, for all their blocks in one pass, the chain hashes
-        (the chain step inlined), running tokens, block indexes and image chain. `index` False:
+        """Add `msgs` after the last message: per message its start, running text bytes and the
+        message indexes; then, for all their blocks in one pass, the chain hashes, running tokens,
+        block indexes and image chain (an edit re-adds many messages at once). `index` False:
         the tools and system blocks, which are no message."""
         blocks = self.blocks
         start = len(blocks)
@@ -196,19 +228,29 @@ class Transcript:
                 pos += len(msg.blocks)
             for f, sums in self._message_sums.items():
                 sums.extend(islice(accumulate(map(f, msgs), initial=sums[-1] if sums else 0), 1, None))
-        one = len(msgs) == 1
         hashes = self.hashes
         h = hashes[-1] if start else CHAIN_SEED
         add_hash = hashes.append
-        for d in msgs[0].digests if one else _join([m.digests for m in msgs]):
+        for d in _join([m.digests for m in msgs]):
             h = (h * 0x9E3779B97F4A7C15 + d) & _M64  # == chain(h, d)
             add_hash(h)
-        blocks.extend(msgs[0].blocks if one else _join([m.blocks for m in msgs]))
+        blocks.extend(_join([m.blocks for m in msgs]))
         cum = self.cum_tokens
-        toks = msgs[0].block_tokens if one else _join([m.block_tokens for m in msgs])
-        cum.extend(islice(accumulate(toks, initial=cum[-1]), 1, None) if start else accumulate(toks))
+        t = cum[-1] if start else 0
+        cum.extend([t := t + x for x in _join([m.block_tokens for m in msgs])])
+        if self._block_indexes:
+            self._index_blocks(start)
+        if any(m.images for m in msgs):
+            self._index_images(msgs, start, index)
+
+    def _index_blocks(self, start: int) -> None:
+        """Extend the block indexes components asked for by the blocks from `start` on."""
+        blocks = self.blocks
         for pred, idx in self._block_indexes.items():
             idx.extend([p for p in range(start, len(blocks)) if pred(blocks[p])])
+
+    def _index_images(self, msgs: Sequence[Message], start: int, index: bool = True) -> None:
+        """Image positions, the image chain and the unpinned images of `msgs`, added from `start`."""
         pos = start
         for msg in msgs:
             if msg.images:
@@ -220,13 +262,6 @@ class Transcript:
                         if not (pinned or b.pinned):
                             self.unpinned_imgs.append(i)
             pos += len(msg.blocks)
-
-    def append(self, msg: Message) -> None:
-        """Append a new message; counts towards the monotonic 'added' counters."""
-        self._add((msg,))
-        self.added_bytes += msg.nbytes
-        self.added_images += msg.images
-        self.added_tokens += msg.tokens
 
     def truncate_messages(self, m: int) -> None:
         """Drop messages m.. (their blocks, hashes and sums)."""
