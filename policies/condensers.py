@@ -12,6 +12,7 @@ by the same harness model and provider.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from dataclasses import dataclass
 
 from ctxbench.policies.compaction import Action, Summarize
@@ -22,6 +23,7 @@ from ctxbench.policies.tiers import (
     SummaryPlan,
     carry_skills,
     clean_boundary,
+    is_reply,
     is_summary,
     is_user_turn,
     msg_estimate,
@@ -132,10 +134,10 @@ class ThresholdSummary(CompactionDefaults):
             return self.trigger_tokens
         return view.budget
 
-    def _since_summary(self, view: View) -> list[Message]:
-        msgs = view.tr.messages
-        last = next((i for i in range(len(msgs) - 1, -1, -1) if is_summary(msgs[i])), -1)
-        return msgs[last + 1 :]
+    def _last_summary(self, view: View) -> int:
+        """Index of the last summary message, -1 if none (from the running count of them)."""
+        sums = view.tr.message_sums(is_summary)
+        return bisect_left(sums, sums[-1]) if sums and sums[-1] else -1
 
     def decide(self, view: View, estimate: int, mode: str | None = None) -> Action | None:
         if self.trigger_events:
@@ -144,7 +146,9 @@ class ThresholdSummary(CompactionDefaults):
                 return Summarize("events")
             return None
         if self.trigger_turns:
-            turns = sum(1 for m in self._since_summary(view) if m.role == "assistant")
+            replies = view.tr.message_sums(is_reply)
+            last = self._last_summary(view)
+            turns = (replies[-1] if replies else 0) - (replies[last] if last >= 0 else 0)
             return Summarize("turns") if turns >= self.trigger_turns else None
         if self.reserve_output or self.trigger or self.trigger_tokens:
             return Summarize("threshold") if estimate >= self.threshold(view) else None
