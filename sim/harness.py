@@ -82,17 +82,10 @@ class Conversation(ProviderCalls):
         tr = tr or self.tr
         if tr is not self.tr:
             return self._make_view(tr, False)
-        key: tuple[Any, ...] = (
-            self.anchor,
-            self.model,
-            self.prep_msgs,
-            self.prev_end,
-            self.first_after_reset,
-            self.pinned_images,
-        )
         view = self._view
-        if view is None or key != self._view_key:
-            self._view_key, self._view = key, (view := self._make_view(tr, True))
+        state = (self.model, self.prep_msgs, self.prev_end, self.first_after_reset, self.pinned_images)
+        if view is None or view.anchor is not self.anchor or state != self._view_key:
+            self._view_key, self._view = state, (view := self._make_view(tr, True))
         return view
 
     def _make_view(self, tr: Transcript, main: bool) -> View:

@@ -157,7 +157,8 @@ class AnthropicCache:
         if read_pos >= 0:
             e = self.entries[tr.hashes[read_pos]]
             e.expires = now + e.ttl
-            self._touch(tr.hashes[read_pos], e)
+            if self.cfg.max_entries is not None:
+                self._touch(tr.hashes[read_pos], e)
             if self.cfg.refresh_marks_in_read:
                 for b, _ttl in req.breakpoints:
                     inner = self.entries.get(tr.hashes[b]) if b < read_pos else None
@@ -182,7 +183,8 @@ class AnthropicCache:
                 top_1h = max(top_1h, tokens)
             if tokens > top:
                 top, top_pos = tokens, b
-        self._enforce_capacity()
+        if self.cfg.max_entries is not None:
+            self._enforce_capacity()
         total = req.input_tokens
         usage = Usage(
             uncached=total - top,

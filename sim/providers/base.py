@@ -55,7 +55,9 @@ class ProviderError:
 
 @dataclass(slots=True)
 class Request:
-    """One provider call: the first `n` blocks of `tr`, with cache breakpoints and routing keys."""
+    """One provider call: the first `n` blocks of `tr`, with cache breakpoints and routing keys.
+    Its sizes (`input_tokens`, `images`) are read from the transcript once, when it is made: a
+    request is a snapshot, valid while its call runs."""
 
     tr: Transcript
     n: int
@@ -68,14 +70,12 @@ class Request:
     cache_key: str | None = None
     session_id: str | None = None
     max_tokens: int = 0
+    input_tokens: int = field(init=False, default=0)  # true tokens of the first n blocks
+    images: int = field(init=False, default=0)  # images among them
 
-    @property
-    def input_tokens(self) -> int:
-        return self.tr.tokens_before(self.n)
-
-    @property
-    def images(self) -> int:
-        return self.tr.images_before(self.n)
+    def __post_init__(self) -> None:
+        self.input_tokens = self.tr.tokens_before(self.n)
+        self.images = self.tr.images_before(self.n)
 
 
 @dataclass(slots=True)
