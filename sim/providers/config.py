@@ -54,8 +54,8 @@ def faults_from(v: Any, where: str) -> Faults:
 
 def _frozen(v: Any) -> Hashable:
     """A hashable stand-in for a parameter value read from YAML or the CLI (mappings, lists)."""
-    if isinstance(v, dict):
-        return ("{", tuple((k, _frozen(x)) for k, x in sorted(v.items(), key=lambda kv: repr(kv[0]))))
+    if isinstance(v, dict):  # in its own order: the same mapping in another order is another key
+        return ("{", tuple([(k, _frozen(x)) for k, x in v.items()]))
     if isinstance(v, (list, tuple)):
         return ("[", tuple(_frozen(x) for x in v))
     return v if isinstance(v, Hashable) else repr(v)
