@@ -97,7 +97,7 @@ class AutoPrefixProvider(DialectProvider):
         cached_pos = -1
         if total >= self.min_cacheable and n > 0:
             ready = now + (ttft if self.cfg.ready == "ttft" else duration) + self.cfg.ready_delay
-            store.write(tr.hashes, tr.cum_tokens, n - 1, now, ready)
+            store.write(tr.hashes, tr.cum_tokens, n - 1, now, ready, known=p)
             top = granular(total, self.min_cacheable, self.cfg.granularity)
             cached_pos = bisect.bisect_right(tr.cum_tokens, top, 0, n) - 1
             if cached_pos >= 0:

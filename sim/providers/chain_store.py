@@ -74,14 +74,21 @@ class ChainStore:
             self._drop(seg, "ttl_expiry")
 
     def longest(
-        self, hashes: Sequence[int], n: int, now: float, ready_only: bool = True, live_only: bool = True
+        self,
+        hashes: Sequence[int],
+        n: int,
+        now: float,
+        ready_only: bool = True,
+        live_only: bool = True,
+        known: int = -1,
     ) -> int:
         """Largest p < n whose prefix is cached (live and readable at `now`), or -1. Binary
-        search: presence, liveness and readiness are all monotone along a chain."""
+        search: presence, liveness and readiness are all monotone along a chain, so the search
+        starts above `known`, a position already known to qualify."""
         nodes = self.nodes
         ttl = self.ttl
-        lo, hi = 0, n - 1
-        best = -1
+        lo, hi = known + 1, n - 1
+        best = known
         while lo <= hi:
             mid = (lo + hi) // 2
             node = nodes.get(hashes[mid])
@@ -120,13 +127,16 @@ class ChainStore:
             self._touch(self._split(self.nodes[hashes[p]]), now)
         return p
 
-    def write(self, hashes: Sequence[int], cum: Sequence[int], end: int, now: float, ready: float) -> None:
-        """Store the chain through block `end` (inclusive); blocks already present are kept."""
+    def write(
+        self, hashes: Sequence[int], cum: Sequence[int], end: int, now: float, ready: float, known: int = -1
+    ) -> None:
+        """Store the chain through block `end` (inclusive); blocks already present are kept.
+        `known`: a position known to be stored and live (the hit of this request's lookup)."""
         if end < 0:
             return
         self.expire(now)
-        q = self.longest(hashes, end + 1, now, ready_only=False)
-        dead = self.longest(hashes, end + 1, now, ready_only=False, live_only=False)
+        q = self.longest(hashes, end + 1, now, ready_only=False, known=min(known, end))
+        dead = self.longest(hashes, end + 1, now, ready_only=False, live_only=False, known=q)
         if dead > q:  # present but idle past the TTL: drop that (all-expired) subtree first
             self._drop(self.nodes[hashes[q + 1]][0], "ttl_expiry")
         if q == end:

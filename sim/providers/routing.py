@@ -63,6 +63,7 @@ class ReplicaRouter:
         self.window = window
         self._recent: dict[object, deque[float]] = {}
         self._material: dict[int, int] = {}  # prefix chain hash -> its routing hash
+        self._homes: dict[object, int] = {}  # routing material -> home replica
 
     def prefix_material(self, req: Request) -> int:
         """A hash of the prompt through the block where it passes `route_tokens` (or its last
@@ -89,7 +90,9 @@ class ReplicaRouter:
             material: object = ("key", req.cache_key)
         else:
             material = (self.prefix_material(req), req.cache_key or "")
-        home = stable_hash(material) % self.replicas
+        home = self._homes.get(material)
+        if home is None:
+            home = self._homes[material] = stable_hash(material) % self.replicas
         if self.overflow_rpm is None:
             return Route(home, home, False)
         q = self._recent.setdefault(material, deque())
