@@ -66,11 +66,11 @@ def nth_last(tr: Transcript, n: int, pick: Callable[[Message], int], first: int 
 
 
 def is_summary(m: Message) -> bool:
-    return any(b.summary for b in m.blocks)
+    return m.marked > 0 and any(b.summary for b in m.blocks)
 
 
 def has_skill(m: Message) -> bool:
-    return any(b.skill for b in m.blocks)
+    return m.marked > 0 and any(b.skill for b in m.blocks)
 
 
 def _skill_call(b: Block) -> bool:
@@ -158,7 +158,7 @@ class SummaryPlan:
 
 def carry_skills(older: list[Message]) -> tuple[list[Message], tuple[Message, ...]]:
     """C-8: split skill tool pairs out of `older` (carried verbatim); returns (to summarize, carried)."""
-    ids = {b.tool_id for m in older for b in m.blocks if b.skill and b.tool_id}
+    ids = {b.tool_id for m in older if m.marked for b in m.blocks if b.skill and b.tool_id}
     if not ids:
         return older, ()
     uses: list[Block] = []
@@ -289,9 +289,11 @@ class CTiers(CompactionDefaults):
         msgs = view.tr.messages
         start = view.prep_msgs
         k = self.tail_boundary(view)
-        if self.keep_images:
-            first_img = next((i for i in range(start, k) if msgs[i].images), None)
-            if first_img is not None:
+        if self.keep_images:  # the message of the first image after the pinned exchange, if before k
+            tr = view.tr
+            at = bisect_left(tr.image_pos, _first_block(view))
+            first_img = tr.message_at(tr.image_pos[at]) if at < len(tr.image_pos) else k
+            if first_img < k:
                 k = clean_boundary(msgs, first_img, start)
         return k
 

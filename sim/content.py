@@ -73,6 +73,7 @@ class Message:
     tokens: int = field(default=0, compare=False)  # true tokens of all blocks
     thinking: int = field(default=0, compare=False)  # thinking blocks
     tool_results: int = field(default=0, compare=False)  # tool_result blocks
+    marked: int = field(default=0, compare=False)  # blocks flagged summary or skill (is_summary, has_skill)
     digests: tuple[int, ...] = field(default=(), compare=False, repr=False)  # each block's digest
     block_tokens: tuple[int, ...] = field(default=(), compare=False, repr=False)  # each block's tokens
 
@@ -81,8 +82,10 @@ class Message:
         role: str, blocks: tuple[Block, ...] | list[Block], tag: str = "", pinned: bool = False
     ) -> Message:
         bl = tuple(blocks)
-        nb = im = th = tr = 0
+        nb = im = th = tr = mk = 0
         for b in bl:
+            if b.summary or b.skill:
+                mk += 1
             kind = b.kind
             if kind == IMAGE:
                 im += 1
@@ -94,7 +97,7 @@ class Message:
                 tr += 1
         tokens = tuple([b.tokens for b in bl])
         digests = tuple([b.digest for b in bl])
-        return Message(role, bl, tag, pinned, nb, im, sum(tokens), th, tr, digests, tokens)
+        return Message(role, bl, tag, pinned, nb, im, sum(tokens), th, tr, mk, digests, tokens)
 
     @property
     def tool_use_ids(self) -> tuple[str, ...]:
