@@ -90,11 +90,18 @@ class MaskToolResults:
         live = tr.block_index(_live_result)
         first = tr.msg_starts[view.prep_msgs] if view.prep_msgs < len(msgs) else len(tr)
         starts, blocks = tr.msg_starts, tr.blocks
+        results = live[bisect_left(live, first) :]
         protected = 0
         kept_uses = 0
+        if not self.protect_tokens:
+            # without a token allowance, the protected results are the newest ones: those of the
+            # protected turns, else the last keep_tool_uses; only the older ones are visited
+            turns_from = starts[protect_from] if protect_from < len(msgs) else len(tr)
+            kept_uses = max(len(results) - bisect_left(results, turns_from), self.keep_tool_uses)
+            del results[max(0, len(results) - kept_uses) :]
         cands: dict[tuple[int, int], Block] = {}
         total = 0
-        for p in reversed(live[bisect_left(live, first) :]):
+        for p in reversed(results):
             b = blocks[p]
             m = bisect_right(starts, p) - 1
             i = p - starts[m]
