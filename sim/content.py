@@ -74,6 +74,7 @@ class Message:
     thinking: int = field(default=0, compare=False)  # thinking blocks
     tool_results: int = field(default=0, compare=False)  # tool_result blocks
     marked: int = field(default=0, compare=False)  # blocks flagged summary or skill (is_summary, has_skill)
+    image_at: tuple[int, ...] = field(default=(), compare=False, repr=False)  # offsets of its images
     digests: tuple[int, ...] = field(default=(), compare=False, repr=False)  # each block's digest
     block_tokens: tuple[int, ...] = field(default=(), compare=False, repr=False)  # each block's tokens
 
@@ -82,13 +83,14 @@ class Message:
         role: str, blocks: tuple[Block, ...] | list[Block], tag: str = "", pinned: bool = False
     ) -> Message:
         bl = tuple(blocks)
-        nb = im = th = tr = mk = 0
-        for b in bl:
+        nb = th = tr = mk = 0
+        image_at = []
+        for i, b in enumerate(bl):
             if b.summary or b.skill:
                 mk += 1
             kind = b.kind
             if kind == IMAGE:
-                im += 1
+                image_at.append(i)
                 continue
             nb += b.nbytes
             if kind == THINKING:
@@ -97,7 +99,10 @@ class Message:
                 tr += 1
         tokens = tuple([b.tokens for b in bl])
         digests = tuple([b.digest for b in bl])
-        return Message(role, bl, tag, pinned, nb, im, sum(tokens), th, tr, mk, digests, tokens)
+        im = len(image_at)
+        return Message(
+            role, bl, tag, pinned, nb, im, sum(tokens), th, tr, mk, tuple(image_at), digests, tokens
+        )
 
     @property
     def tool_use_ids(self) -> tuple[str, ...]:

@@ -251,16 +251,20 @@ class Transcript:
 
     def _index_images(self, msgs: Sequence[Message], start: int, index: bool = True) -> None:
         """Image positions, the image chain and the unpinned images of `msgs`, added from `start`."""
+        image_pos, img_hashes, unpinned = self.image_pos, self.img_hashes, self.unpinned_imgs
+        h = img_hashes[-1]
         pos = start
         for msg in msgs:
             if msg.images:
                 pinned = msg.pinned or not index
-                for i, b in enumerate(msg.blocks, pos):
-                    if b.kind == IMAGE:
-                        self.image_pos.append(i)
-                        self.img_hashes.append(chain(self.img_hashes[-1], b.digest))
-                        if not (pinned or b.pinned):
-                            self.unpinned_imgs.append(i)
+                blocks = msg.blocks
+                for at in msg.image_at:
+                    b = blocks[at]
+                    image_pos.append(pos + at)
+                    h = (h * 0x9E3779B97F4A7C15 + b.digest) & _M64  # == chain(h, b.digest)
+                    img_hashes.append(h)
+                    if not (pinned or b.pinned):
+                        unpinned.append(pos + at)
             pos += len(msg.blocks)
 
     def truncate_messages(self, m: int) -> None:
