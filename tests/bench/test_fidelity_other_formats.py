@@ -4,8 +4,6 @@ every request outside tolerance."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from ctxbench.bench.fidelity import RequestCompare, SessionFidelity, compare, serving
