@@ -35,10 +35,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     require("anthropic" if args.api == "anthropic" else "openai")  # the `live` extra
+    from ctxbench.sim.catalog import canonical, prices
     from ctxbench.sim.runner import DEFAULT_MODEL
 
     trace = read_trace(args.trace)
     model = args.model or trace.header.model or DEFAULT_MODEL
+    prices(canonical(model))  # an unknown model stops here, naming the closest ids (H-20)
     policy = load_policy(args.policy)
     live = live_provider_for(args.server.rstrip("/"), args.api, not args.no_stream, "drive")
     records = run_conversation(materialize(trace, args.api), policy, live, model)

@@ -25,6 +25,7 @@ import threading
 import time
 from typing import Any
 
+from ctxbench.sim.catalog import CatalogError
 from ctxbench.sim.providers.base import Request
 from ctxbench.sim.providers.registry import make_provider
 from ctxbench.sim.serve import render
@@ -41,7 +42,17 @@ from ctxbench.sim.serve.front import (
 from ctxbench.sim.serve.record import Ledger, usage_dict
 from ctxbench.sim.serve.script import Scripter
 from ctxbench.sim.serve.state import ZERO_LATENCY, Observation, ServeConfig, ServeState
-from ctxbench.sim.serve.wire import ANTHROPIC, CHAT, RESPONSES, Parsed, WireError, bad, parse, parse_json_body
+from ctxbench.sim.serve.wire import (
+    ANTHROPIC,
+    CHAT,
+    RESPONSES,
+    Parsed,
+    WireError,
+    bad,
+    parse,
+    parse_json_body,
+    unknown_model,
+)
 
 _SECONDS = re.compile(r"[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]{1,3})?")
 ROUTES = {
@@ -140,7 +151,12 @@ class Handler(FrontHandler):
         if counting and isinstance(body, dict) and api == ANTHROPIC:
             body = {"max_tokens": 1, **body}
         requested = body.get("model") if isinstance(body, dict) else None
-        model = st.model_for(requested) if isinstance(requested, str) else st.cfg.model
+        model = st.cfg.model  # a missing or ill-typed model is parse's 400
+        if isinstance(requested, str):
+            try:
+                model = st.model_for(requested)
+            except CatalogError:
+                raise unknown_model(api, requested) from None
         p = parse(api, body, headers, st.factory(model))
         entry["conversation"] = p.session
         if counting:  # no caching logic (providers.md §1.14, §2.7)
