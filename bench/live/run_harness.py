@@ -214,7 +214,7 @@ def analyze(out: Path, harness: str = "claude-code") -> dict[str, Any]:
         from ctxbench.bench.request_log import read_request_log
 
         reqs = read_request_log([json.dumps(x) for x in served], str(out / "requests.jsonl"))
-        report = find_breaks(reqs, allowed=("side_request", "reset_after_compaction"))
+        report = find_breaks(reqs)  # no declarations: every break must be recognised (prefix_recognise.py)
         prefix_ok = report.ok
         findings = format_text(report).splitlines()
     except Exception as e:  # the prefix checker is another module; report instead of failing the run

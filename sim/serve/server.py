@@ -237,9 +237,11 @@ class Handler(FrontHandler):
             if p.stream:
                 return Reply(200, sse, chunks=render.chat_stream(rid, name, reply, u, p.include_usage))
             return json_reply(200, render.chat_completion(rid, name, reply, u), extra)
+        inc = body.get("include")  # Codex with store=false asks for its reasoning back
+        think = isinstance(inc, list) and "reasoning.encrypted_content" in inc
         if p.stream:
-            return Reply(200, sse, chunks=render.responses_stream(rid, name, reply, u, err))
-        return json_reply(200, render.response_object(rid, name, reply, u), extra)
+            return Reply(200, sse, chunks=render.responses_stream(rid, name, reply, u, err, think))
+        return json_reply(200, render.response_object(rid, name, reply, u, reasoning=think), extra)
 
 
 class CtxServer(FrontServer):
