@@ -48,6 +48,8 @@ RequestKind = Literal[
     "turn",  # C: an ordinary turn
     "summary",  # a summarizer call (H-15, C-11)
     "summary_text",  # H-15: the text-only retry of the handoff request
+    "reflection",  # H-30/H-21: a reflection request repeating the conversation (billed with the run)
+    "interview",  # H-29: the post-episode interview (billed apart)
     "warmup",  # bench/fidelity.py: an earlier session's cache entry
     "live",  # a request `ctxbench serve` received from a real client
     "recorded",  # a request a trace implies by itself (bench/request_log.trace_log)

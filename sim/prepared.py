@@ -8,6 +8,7 @@ from ctxbench.sim.build import block_of, message_of, tool_block
 from ctxbench.sim.content import Block, Message
 from ctxbench.sim.tokens import BlockFactory
 from ctxbench.traces.model import (
+    PLAYBOOK_KEY,
     CompactionEvent,
     MessageEvent,
     ModelSwitchEvent,
@@ -40,6 +41,7 @@ class PreparedTrace:
     tools: tuple[Block, ...]
     system: tuple[Block, ...]
     steps: tuple[Step, ...]
+    playbook_bytes: int = 0  # H-30: the playbook a learning-series episode's preparation carries
 
     @property
     def replies(self) -> int:
@@ -50,6 +52,7 @@ def prepare(trace: Trace, factory: BlockFactory, name: str = "") -> PreparedTrac
     tools: list[Block] = []
     system: list[Block] = []
     steps: list[Step] = []
+    playbook = 0
     for i, ev in enumerate(trace.events):
         key = f"e{i}"
         if isinstance(ev, ToolsEvent):
@@ -57,6 +60,8 @@ def prepare(trace: Trace, factory: BlockFactory, name: str = "") -> PreparedTrac
         elif isinstance(ev, SystemEvent):
             system.extend(block_of(factory, c, "system", f"{key}.{j}") for j, c in enumerate(ev.content))
         elif isinstance(ev, MessageEvent):
+            if ev.tag == "prep":
+                playbook += sum(c.size for c in ev.content if c.key == PLAYBOOK_KEY)
             msg = message_of(factory, ev, key)
             if ev.role == "assistant":
                 out = ev.output_tokens
@@ -80,4 +85,5 @@ def prepare(trace: Trace, factory: BlockFactory, name: str = "") -> PreparedTrac
         tuple(tools),
         tuple(system),
         tuple(steps),
+        playbook,
     )

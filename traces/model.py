@@ -13,6 +13,9 @@ from typing import Any
 
 FORMAT_NAME = "ctxbench-trace"
 FORMAT_VERSION = 1
+# H-30: the content key of the playbook in a learning-series episode's preparation message
+# (FORMAT.md "How the game harness H appears"): the post-compaction message carries its revision.
+PLAYBOOK_KEY = "playbook"
 
 
 @dataclass(frozen=True)
