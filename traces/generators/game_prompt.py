@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 # Section sizes of the source guide in bytes (assumed; see the module docstring).
-RULES_BYTES = (2_000, 3_000)  # rules, controls, objective
+RULES_BYTES = (2_300, 3_000)  # rules, controls, objective
 REFERENCE_CIVIL_BYTES = (1_800, 2_600)  # the game reference without its military sections
 REFERENCE_MILITARY_BYTES = (1_800, 2_600)  # its military sections: about half of it (seed)
 COST_TABLE_BYTES = (2_500, 4_000)  # the building cost tables
