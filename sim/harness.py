@@ -150,6 +150,8 @@ class Conversation:
                     self._switch(step)
                 elif step.kind == "compaction":
                     self._recorded_compaction(step)
+                elif step.kind == "resume":
+                    self._resume(step)
             if self.policy.reflection:  # H-30/H-21: billed with the run
                 yield from self._repeat_conversation("reflection", self.policy.reflection)
             if self.policy.interview:  # H-29: billed apart
@@ -178,6 +180,17 @@ class Conversation:
             yield from self._send(self.tr, kind, est, INTERVIEW_ANSWER_TOKENS)
             answer = self.factory.text("assistant", None, INTERVIEW_ANSWER_TOKENS * 4, key=f"{kind}-a{q}")
             self.tr.append(Message.of("assistant", (answer,), kind))
+
+    def _resume(self, step: Step) -> None:
+        """A resumed session (trace event `resume`): the restarted harness has no reported count
+        to anchor on until the next reply, so its next check estimates the whole transcript (H-13
+        "before any measurement"; C-4 "a fresh or resumed session"). The conversation goes out
+        unchanged; the next request's record names the resume in its `edit` field (hook: harness C
+        keeps its persisted savings total, C-15)."""
+        self.anchor = None
+        self.outcome.counters["resumes"] = self.outcome.counters.get("resumes", 0) + 1
+        causes, detail, saved = self.pending_edit
+        self.pending_edit = ("resume" if not causes else f"{causes}+resume", detail, saved)
 
     def _switch(self, step: Step) -> None:
         """A model switch (hook: harness C recalibrates its thresholds here, C-19)."""

@@ -32,6 +32,7 @@ from ctxbench.sim.providers.base import Outcome, Request
 from ctxbench.sim.records import RequestRecord
 from ctxbench.sim.tokens import BlockFactory
 from ctxbench.sim.transcript import Transcript
+from ctxbench.traces.model import ResumeEvent
 
 
 @dataclass(frozen=True)
@@ -161,6 +162,19 @@ class CConversation(SummaryCalls):
         if new < old:
             self.pending_switch = (old, new)
         self.count("model_switches")
+
+    def _resume(self, step: Step) -> None:
+        """C-4: no trustworthy reported count after a resume (the whole pending transcript is
+        estimated); C-15: the savings total is persisted in the session's metadata, so it keeps
+        counting from where it left off (from the event's `saved_total` when the trace gives it).
+        In-memory state is gone with the old process (the seed says only the totals persist): the
+        failure streak (C-4) and a back-off's wait (C-12) start afresh."""
+        super()._resume(step)
+        ev = step.event
+        if isinstance(ev, ResumeEvent) and ev.saved_total is not None:
+            self.saved_total = ev.saved_total
+        self.fail_streak = 0
+        self.backoff_until = 0
 
     def _recorded_compaction(self, step: Step) -> None:
         ev = step.event

@@ -12,6 +12,7 @@ from ctxbench.traces.model import (
     CompactionEvent,
     MessageEvent,
     ModelSwitchEvent,
+    ResumeEvent,
     SystemEvent,
     ToolsEvent,
     Trace,
@@ -23,7 +24,7 @@ class Step:
     """One replay step: a message to append (`reply` set when it is the model's reply to a
     request), a model switch, or a recorded compaction."""
 
-    kind: str  # message | reply | switch | compaction
+    kind: str  # message | reply | switch | compaction | resume
     message: Message | None = None
     t: float | None = None
     game_t: float | None = None
@@ -72,6 +73,8 @@ def prepare(trace: Trace, factory: BlockFactory, name: str = "") -> PreparedTrac
                 steps.append(Step("message", msg, ev.t, ev.game_t))
         elif isinstance(ev, ModelSwitchEvent):
             steps.append(Step("switch", None, ev.t, None, model=ev.model, window=ev.window))
+        elif isinstance(ev, ResumeEvent):  # C-4, C-15: the harness restarts (sim/harness.py _resume)
+            steps.append(Step("resume", None, ev.t, event=ev))
         elif isinstance(ev, CompactionEvent):
             # The recorded summary as the user message that opens the new context (replayed only by
             # compaction components that apply recorded compactions, policies/recorded.py).

@@ -123,7 +123,17 @@ class CompactionEvent:
     t: float | None = None
 
 
-Event = SystemEvent | ToolsEvent | MessageEvent | ModelSwitchEvent | CompactionEvent
+@dataclass(frozen=True)
+class ResumeEvent:
+    """The session was closed and resumed (`--resume`, C-4, C-15): the harness restarts with no
+    trustworthy reported count, and the savings total persisted in the session's metadata carries
+    on (`saved_total`: that total when given, e.g. for a trace that starts at a resume)."""
+
+    saved_total: int | None = None
+    t: float | None = None
+
+
+Event = SystemEvent | ToolsEvent | MessageEvent | ModelSwitchEvent | CompactionEvent | ResumeEvent
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,9 @@ Shape (C-1: everything counts against one window):
   search hits, edits, sub-agent reports, loaded skills (`skill` flag, C-8) and occasional images
   (screenshots read from disk, C-9); the last reply of a turn is prose only;
 - idle gaps between user turns (`idle_seconds`) long enough that 5-minute cache entries expire;
-- model switches at some user turns (`ModelSwitchEvent`, C-19) and manual compactions
-  (`CompactionEvent(trigger="manual")`, C-16).
+- model switches at some user turns (`ModelSwitchEvent`, C-19), manual compactions
+  (`CompactionEvent(trigger="manual")`, C-16) and, with `resume_share`, resumed sessions
+  (`ResumeEvent`, C-4, C-15).
 Content is given as sizes (`bytes` + `key`); real text is not needed for token or cache accounting.
 """
 
@@ -33,6 +34,7 @@ from ctxbench.traces.model import (
     Header,
     MessageEvent,
     ModelSwitchEvent,
+    ResumeEvent,
     SystemEvent,
     ToolDef,
     ToolsEvent,
@@ -96,6 +98,7 @@ class CodingParams:
     models: tuple[str, ...] = ("claude-sonnet-4-6", "claude-haiku-4-5")
     switch_share: float = 0.1  # user turns that start with a model switch (C-19)
     manual_compact_share: float = 0.0  # user turns preceded by a manual /compact (C-16)
+    resume_share: float = 0.0  # user turns that start a resumed session (`resume` event; C-4, C-15)
     window: int = 0
 
     def __post_init__(self) -> None:
@@ -114,7 +117,17 @@ class CodingParams:
                 raise ValueError(f"CodingParams.{name}: expected a share in [0, 1], got {value}")
 
     def meta(self) -> dict[str, Any]:
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+        """The parameters as plain JSON (tuples as lists), recorded in the trace header; options
+        added later are left out at their default, so earlier traces keep their bytes."""
+        return {
+            k: list(v) if isinstance(v, tuple) else v
+            for k, v in asdict(self).items()
+            if not (k in LATER and v == LATER[k])
+        }
+
+
+# options added after the first traces were written, with their defaults (left out of `meta`)
+LATER: dict[str, Any] = {"resume_share": 0.0}
 
 
 class _Session:
@@ -219,6 +232,8 @@ class _Session:
         p, rng = self.p, self.rng
         if u > 0:
             self.t += rng.uniform(*p.idle_seconds)
+            if p.resume_share and rng.random() < p.resume_share:  # drawn only when asked for
+                self.events.append(ResumeEvent(t=round(self.t, 3)))  # the CLI restarts (C-4, C-15)
             if len(p.models) > 1 and rng.random() < p.switch_share:
                 choices = [m for m in p.models if m != self.model]
                 self.model = rng.choice(choices)
