@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Generator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import simpy
@@ -152,6 +152,8 @@ class Conversation:
                     self._recorded_compaction(step)
                 elif step.kind == "resume":
                     self._resume(step)
+                elif step.kind == "system":
+                    self._system_change(step)
             if self.policy.reflection:  # H-30/H-21: billed with the run
                 yield from self._repeat_conversation("reflection", self.policy.reflection)
             if self.policy.interview:  # H-29: billed apart
@@ -191,6 +193,22 @@ class Conversation:
         self.outcome.counters["resumes"] = self.outcome.counters.get("resumes", 0) + 1
         causes, detail, saved = self.pending_edit
         self.pending_edit = ("resume" if not causes else f"{causes}+resume", detail, saved)
+
+    def _system_change(self, step: Step) -> None:
+        """A later `system` event (an edited memory file, C-1): the system part of every request
+        from the next one on is the new one, so the prefix breaks at the first changed system
+        block and the miss is put on the change ("memory_edit" or "system_change"), named in the
+        next record's edit too. H never changes its system prompt (H-3); this is for traces that do."""
+        assert step.message is not None
+        blocks, cause = step.message.blocks, step.message.tag
+        pos = self.tr.replace_system(blocks)
+        if pos is None:
+            return
+        self.trace = replace(self.trace, system=blocks)  # what summary requests carry from now on
+        self.declared.append((pos, cause))
+        causes, detail, saved = self.pending_edit
+        self.pending_edit = (cause if not causes else f"{causes}+{cause}", detail, saved)
+        self.outcome.counters[f"{cause}s"] = self.outcome.counters.get(f"{cause}s", 0) + 1
 
     def _switch(self, step: Step) -> None:
         """A model switch (hook: harness C recalibrates its thresholds here, C-19)."""

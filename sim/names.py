@@ -39,6 +39,8 @@ MissCause = Literal[
     "not_written",
     "model_switch",
     "provider_switch",  # OpenRouter fell back / re-routed to another upstream: a cold cache (H-21)
+    "memory_edit",  # a memory file edited mid-session: the system part changed from it on (C-1, C-2)
+    "system_change",  # any other change of the system part by a later `system` event
 ]
 MISS_CAUSES: Final[tuple[MissCause, ...]] = get_args(MissCause)
 
