@@ -36,14 +36,19 @@ from ctxbench.traces.model import CompactionEvent, MessageEvent, Trace, Usage
 
 ZERO_LATENCY = Latency(base_ttft=0.0, prefill_tps=1e15, output_tps=1e15)
 # Anthropic provider options the recorded bills show (sim/providers/anthropic.py AnthropicConfig):
+# - lookback 21: the breakpoint and the 20 blocks before it, as the prompt-caching doc said until
+#   early 2026 ("up to approximately 20 blocks before your explicit breakpoint", providers.md §1.3
+#   history; the 2026-08 wording counts the breakpoint among the 20). Claude Code 2.1.97 marks the
+#   last message only (cli.js), and cua pgadmin #96 and pycharm #65 (April 2026) read an entry 21
+#   positions back: 20 positions cannot reach it, and 25 would wrongly reach past pycharm #45's;
 # - tool_result_images_nested: a screenshot inside a tool result is not a lookback position of
-#   its own (providers.md §1.3 counting granularity UNCONFIRMED; cua pgadmin #96, pycharm #65 read
-#   an entry exactly 20 wire blocks back that is 23 flat blocks back);
+#   its own (providers.md §1.3 counting granularity UNCONFIRMED; with flat images the same two
+#   reads need 24-25 positions, a window no version of the doc describes);
 # - refresh_marks_in_read: reading a prefix refreshes the entries at the request's own marks
 #   inside it (providers.md §1.5 "refreshed ... each time the cached content is used";
 #   coderabbit cb2e607c #20 reads its system-prompt entry 687 s after it was written, read only
 #   as part of longer prefixes since).
-OBSERVED: dict[str, Any] = {"tool_result_images_nested": True, "refresh_marks_in_read": True}
+OBSERVED: dict[str, Any] = {"lookback": 21, "tool_result_images_nested": True, "refresh_marks_in_read": True}
 # The first request of most sessions reads a static prefix an earlier session wrote (meta
 # warm_tokens), and after idle gaps longer than the TTL the read falls back to exactly that
 # prefix (coderabbit cb2e607c #23/#72 after 484/374 s, danieldemmel 9e953218 #91/#99 after 12 h /
