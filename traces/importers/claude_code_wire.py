@@ -51,7 +51,6 @@ def marked_messages(version: str) -> int:
     return 1 if tuple(int(p) for p in parts) >= ONE_MESSAGE_MARK_FROM else 2
 
 
-
 def folds_reminders(block: Any) -> bool:
     """Whether text Claude Code sends after this last block of a user message is folded into it:
     a tool result whose content is a string (cli.js 2.0.37-2.1.114, `y2z`/`gPY`; a server-side
