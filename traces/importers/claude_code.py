@@ -14,8 +14,8 @@
   are imported as user text (their exact rendering is not recorded: sizes come from usage), as
   Claude Code's `normalizeAttachmentForAPI` renders them (cli.js 2.1.39-2.1.114): the types it
   never sends are dropped (`NOT_SENT`, `sent_to_model`), and text that follows a tool result whose
-  content is a string is folded into that result, as one block (cli.js: "the tool_result string
-  content joined with the reminder texts by blank lines").
+  content is a string is folded into that result, as one block (cli.js `y2z`: the string and the
+  reminder texts, trimmed, joined by blank lines).
 - Cache marks: Claude Code <= 2.1.68 marks the last block of the last two messages, 2.1.69 and later
   the last message only (cli.js `tengu_api_cache_breakpoints`); `meta.marked_messages` says which,
   and the sizer records the marks on the blocks (traces/importers/sizing.py).
