@@ -11,9 +11,9 @@ such, with the public evidence for it:
   the same signature, intermittent and self-healing, and the API's own cache diagnostics name it
   `previous_message_not_found`, not a prompt change (anthropics/claude-code#87966);
 - unlogged attachments: Claude Code <= 2.0.x computes attachments every turn (changed files,
-  @-mentioned files, IDE selection and diagnostics, todo reminders: cli.js 2.0.5 `getAttachments`)
+  @-mentioned files, IDE diagnostics, todo reminders: cli.js 2.0.5 `getAttachments`)
   and does not write them to the transcript (attachment lines appear in 2.1.x, FORMATS.md §2.1);
-- first deferred tools: Claude Code (2.1.69+, cli.js) sends only the deferred tools a ToolSearch
+- first deferred tools: Claude Code 2.1.x (cli.js 2.1.39, 2.1.114) sends only the deferred tools a ToolSearch
   result loaded, with `defer_loading`, none before the first such result.
 """
 
@@ -104,7 +104,7 @@ def _read_less(
     if r.tool_ref == "first" and (billed == 0 or billed <= max(system, warm) + tolerance(billed)):
         return (
             "first deferred tools sent: Claude Code adds the tools a ToolSearch result loads to `tools` "
-            "with defer_loading (none before the first result, cli.js 2.1.114), and the request that "
+            "with defer_loading (none before the first result, cli.js 2.1.39-2.1.114), and the request that "
             "first sends them re-wrote the prompt from the tools on, in every ef958aa1 conversation, "
             "while later loads kept the prefix (providers.md §1.6 says tool search keeps it)"
         )
@@ -131,7 +131,7 @@ def _read_less(
     if _unlogged_attachments(meta):
         return (
             "attachments the log does not show changed an earlier message: Claude Code <= 2.0.x "
-            "computes them every turn (changed or @-mentioned files, IDE selection, diagnostics, "
+            "computes them every turn (changed or @-mentioned files, IDE diagnostics, "
             "todo reminders) without logging them; the read fell back to an earlier cache point"
         )
     if r.fallback_of >= 0 and r.index - r.fallback_of == 2:
