@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ctxbench.bench.fidelity import SessionFidelity, compare, serving
-from ctxbench.bench.fidelity_auto import auto_prefix_cause, evidence
+from ctxbench.bench.fidelity_auto import evidence
 from ctxbench.bench.fidelity_fields import session_json
 from ctxbench.sim.catalog import CatalogError, prices
 from ctxbench.sim.providers.registry import profile
@@ -46,13 +46,13 @@ def _notes(rel: str, name: str, tr: Trace, sf: SessionFidelity, prof: str) -> li
     return [f"- {rel} {name}: {n}" for n in out]
 
 
-def _outside(rel: str, name: str, sf: SessionFidelity, auto: bool) -> list[str]:
-    """Every request outside tolerance, with its cost gap and cause (a read within tolerance whose
-    uncached input is not gets its cause too: on an automatic-prefix cache they are one quantity)."""
-    off = [(i, r) for i, r in enumerate(sf.requests) if not r.within]
+def _outside(rel: str, name: str, sf: SessionFidelity) -> list[str]:
+    """Every request outside tolerance, with its cost gap and cause (bench/fidelity.py names one for
+    each; on an automatic-prefix cache, bench/fidelity_auto.py)."""
+    off = [r for r in sf.requests if not r.within]
     if not off:
         return []
-    gap = sum(r.cost_predicted - r.cost_billed for _, r in off)
+    gap = sum(r.cost_predicted - r.cost_billed for r in off)
     out = [
         "",
         f"### {rel} {name} ({len(off)} of {sf.n} outside tolerance)",
@@ -62,9 +62,8 @@ def _outside(rel: str, name: str, sf: SessionFidelity, auto: bool) -> list[str]:
     ]
     by: dict[str, list[float]] = {}
     lines = []
-    for i, r in off:
-        cause = r.cause or (auto_prefix_cause(r, sf.requests[:i], sf.meta) if auto else "")
-        cause = cause or "cache write or uncached input off"
+    for r in off:
+        cause = r.cause or "cache write or uncached input off"
         by.setdefault(cause.split(":")[0], []).append(r.cost_predicted - r.cost_billed)
         lines.append(
             f"- #{r.index} (t={r.t:.0f} s, cost gap ${r.cost_predicted - r.cost_billed:+.4f}): billed "
@@ -114,7 +113,7 @@ def other_formats(root: Path) -> list[str]:
                 f"${b['cost']:.4f} / ${p['cost']:.4f} |"
             )
             notes += _notes(rel, name, tr, sf, prof)
-            details += _outside(rel, name, sf, profile(prof).get("provider") == "auto-prefix")
+            details += _outside(rel, name, sf)
     out = table
     if notes:
         out += ["", "What the logs show beyond the replay:", "", *notes]
