@@ -70,7 +70,7 @@ def _outside(rel: str, name: str, sf: SessionFidelity) -> list[str]:
             f"read {r.billed.cache_read:,}, predicted {r.predicted.cache_read:,}; uncached "
             f"{r.billed.input_tokens:,} / {r.input_predicted:,} — {cause}"
         )
-    out += [f"- by cause: {k}: {len(v)} requests, ${sum(v):+.4f}" for k, v in by.items()]
+    out += [f"- by cause: {k}: {len(v)} request{'s' * (len(v) != 1)}, ${sum(v):+.4f}" for k, v in by.items()]
     return [*out, "", *lines]
 
 
