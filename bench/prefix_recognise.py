@@ -73,7 +73,7 @@ def helpers(reqs: list[LoggedRequest]) -> set[int]:
     }
 
 
-def conv_of(j: LoggedRequest, r: LoggedRequest) -> bool:
+def _in_conversation(j: LoggedRequest, r: LoggedRequest) -> bool:
     """`j` is a request of `r`'s conversation: same session, with tools (a helper call that grows
     with what the user types, such as Claude Code 1.0's topic classifier, is no conversation)."""
     return j.session == r.session and _has_tools(j)
@@ -103,8 +103,8 @@ def recognise(
     request of each session, which nothing follows)."""
     out = Recognised(helpers=set(helper))
     ext = extends or {}
-    whole = [(j, p) for p, js in ext.items() for j in js]
-    for i, p in sorted([(i, p) for i, p, _k in found] + whole):
+    whole = {(j, p) for p, js in ext.items() for j in js}
+    for i, p in sorted([(i, p) for i, p, _k in found] + list(whole)):
         r, par = reqs[i], reqs[p]
         if not r.blocks or r.blocks[-1].role != "user" or r.n_messages < 1:
             continue
@@ -113,7 +113,7 @@ def recognise(
         elif i in main:
             continue
         else:  # measured against the conversation: the session's latest tool-carrying request
-            conv = next((reqs[j] for j in range(i - 1, -1, -1) if conv_of(reqs[j], r)), None)
+            conv = next((reqs[j] for j in range(i - 1, -1, -1) if _in_conversation(reqs[j], r)), None)
             carries = conv is not None and (
                 r.n_messages >= max(2, conv.n_messages)
                 or (not _has_tools(r) and _message_bytes(r) * 2 >= _message_bytes(conv) > 0)

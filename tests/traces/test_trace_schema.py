@@ -144,7 +144,7 @@ BOTH_REJECT = [
     '{"type":"model_switch","model":"m","window":1000000001}',
     '{"type":"message","role":"user","t":1e11,"content":[{"kind":"text","text":"a"}]}',
     '{"type":"message","role":"user","t":1' + "0" * 400 + ',"content":[{"kind":"text","text":"a"}]}',
-    '{"type":"message","role":"assistant","usage":{"cache_read":' + "9" * 30 + "},"
+    '{"type":"message","role":"assistant","usage":{"cache_read":' + "9" * 30 + '},'
     '"content":[{"kind":"text","text":"a"}]}',
 ]
 
