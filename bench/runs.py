@@ -219,7 +219,9 @@ def make_tasks(
 # ------------------------------------------------------------------ the worker
 def run_task(task: RunTask) -> dict[str, Any]:
     """Run one cell and return its flat row (a top-level function: pickled by reference)."""
-    pol = cached_policy(task.policy, task.policy_set).with_budget(task.budget)
+    pol = cached_policy(task.policy, task.policy_set)
+    if task.budget != pol.budget:  # the preset's own (0 = the model window, or none) needs no check
+        pol = pol.with_budget(task.budget)
     source = seeded_spec(task.trace, task.seed)
     prep = prepared(source, task.trace_hash, tokenizer=task.tokenizer)
     params = json.loads(task.provider_params) if task.provider_params else None
