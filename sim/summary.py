@@ -144,10 +144,8 @@ def format_summary(s: Summary, title: str = "") -> str:
             f"output {s.interview_output:,} · cost ${s.interview_cost:,.4f}"
         )
     fails = ", ".join(f"{k} {v}" for k, v in s.failures.items()) or "none"
-    ending = s.run_ending_requests
-    lines.append(
-        f"request errors      {fails}   retried or recovered {s.failed_requests - ending} · run-ending {ending}"
-    )
+    ending, retried = s.run_ending_requests, s.failed_requests - s.run_ending_requests
+    lines.append(f"request errors      {fails}   retried or recovered {retried} · run-ending {ending}")
     ended = "ok: reached the end of the trace" if s.status == "ok" else f"ENDED EARLY, {s.status}"
     if s.ended_because and s.ended_because != s.status.removeprefix("error: "):
         ended += f" ({s.ended_because})"

@@ -1,6 +1,7 @@
 """`ctxbench compare`: replay the same traces under several policies and print one table, policies
 as rows: cost and cost relative to the best, share read from cache, misses by cause, compactions
-and tokens saved, evictions, failed requests by error kind, runs ended early, estimate error; with --seeds N, mean ± 95 % interval."""
+and tokens saved, evictions, failed requests by error kind, runs ended early, estimate error;
+with --seeds N, mean ± 95 % interval."""
 
 from __future__ import annotations
 
@@ -28,7 +29,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--policy h-openrouter --policy h-keep-last-2",
     )
     p.add_argument(
-        "traces", nargs="+", metavar="TRACE", help="trace files, or generator specs like gen:game?turns=300"
+        "traces",
+        nargs="+",
+        metavar="TRACE",
+        help="trace files, or generator specs: gen:game?turns=300, gen:FILE.yaml",
     )
     p.add_argument(
         "--policy", action="append", help="preset name or YAML path (repeat; default: every preset)"

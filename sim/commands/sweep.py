@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "traces",
         nargs="+",
         metavar="TRACE",
-        help="trace files, or generator specs like gen:game?turns=300&seed=1",
+        help="trace files, or generator specs: gen:game?turns=300&seed=1, gen:FILE.yaml",
     )
     p.add_argument("--policy", action="append", required=True, help="preset name or YAML path (repeat)")
     p.add_argument(
