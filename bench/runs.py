@@ -28,7 +28,10 @@ from ctxbench.traces.generators.spec import GEN_PREFIX, is_spec_file, open_trace
 from ctxbench.traces.model import Trace
 
 # Columns every row has, in file order; `failures_<kind>` columns follow (the kinds seen).
-ID_COLUMNS = ("key", "trace", "trace_hash", "policy", "policy_hash", "budget", "provider", "seed", "version")
+ID_COLUMNS = (
+    "key", "trace", "trace_hash", "policy", "policy_hash",
+    "budget", "budget_means", "provider", "seed", "version",
+)  # fmt: skip
 METRIC_COLUMNS = (
     "status",
     "requests",
@@ -218,6 +221,7 @@ def run_task(task: RunTask) -> dict[str, Any]:
         "policy": pol.name,
         "policy_hash": task.policy_hash,
         "budget": task.budget,
+        "budget_means": pol.budget_means,  # what the budget is: working, window (policies/budget.py)
         "provider": task.provider,
         "seed": task.seed,
         "version": task.version,
