@@ -141,14 +141,24 @@ def _line(
         ax.plot([], [], "x", color="0.3", markersize=8, mew=2, label="run ended with an error (gap)")
 
 
+SAVE_META = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}}  # no dates, no versions
+
+
 def _save(fig: Any, out: Path, name: str) -> list[Path]:
     paths = []
-    for ext, meta in (("png", {"Software": None}), ("svg", {"Date": None, "Creator": None})):
+    for ext, meta in SAVE_META.items():
         p = out / f"{name}.{ext}"
         fig.savefig(p, format=ext, dpi=110, metadata=meta, bbox_inches="tight")
         paths.append(p)
     plt.close(fig)
     return paths
+
+
+def save_png(fig: Any, path: Path) -> Path:
+    """`fig` as one PNG, written like `ctxbench plot` writes its own (the README's figure)."""
+    fig.savefig(path, format="png", dpi=110, metadata=SAVE_META["png"], bbox_inches="tight")
+    plt.close(fig)
+    return path
 
 
 def cost_figure(rows: list[dict[str, Any]], title: str = "") -> Any:
