@@ -43,7 +43,18 @@ def test_a_spec_file_the_cli_and_an_inline_spec_make_the_same_trace(spec_file: P
 def test_the_command_line_overrides_the_file(spec_file: Path, tmp_path: Path) -> None:
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     assert main(["generate", "--config", str(spec_file), "--seed", "5", "--turns", "2", "-o", str(a)]) == 0
-    argv = ["generate", "coding", "--seed", "5", "--turns", "2", "--set", "idle_seconds=400,500", "-o", str(b)]
+    argv = [
+        "generate",
+        "coding",
+        "--seed",
+        "5",
+        "--turns",
+        "2",
+        "--set",
+        "idle_seconds=400,500",
+        "-o",
+        str(b),
+    ]
     assert main(argv) == 0
     assert a.read_bytes() == b.read_bytes()
     assert read_trace(a).header.meta["params"]["user_turns"] == 2
@@ -60,7 +71,8 @@ def test_the_command_line_overrides_the_file(spec_file: Path, tmp_path: Path) ->
          "gen.yaml: idle_seconds: expected a list of 2 (a number, a number), got 'fast'"),
         ("generator: coding\nidle_seconds: [500, 400]\n",
          "gen.yaml: idle_seconds: expected a range [lo, hi] with 0 <= lo <= hi, got [500.0, 400.0]"),
-        ("generator: coding\nsay_share: 2\n", "gen.yaml: say_share: expected a share between 0 and 1, got 2.0"),
+        ("generator: coding\nsay_share: 2\n",
+         "gen.yaml: say_share: expected a share between 0 and 1, got 2.0"),
         ("generator: game\nturns: 0\n", "gen.yaml: turns: expected a whole number >= 1, got 0"),
         ("generator: game\nwindow: 80kk\n", "gen.yaml: window: expected a token count like 80000, 80k"),
         ("generator: game\nfull_text: maybe\n", "gen.yaml: full_text: expected true or false, got 'maybe'"),
@@ -81,7 +93,8 @@ def test_bad_spec_files_are_one_line_errors_naming_file_key_expected_and_given(
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["generate", "coding", "--turns", "0"], "generate coding: user_turns: expected a whole number >= 1, got 0"),
+        (["generate", "coding", "--turns", "0"],
+         "generate coding: user_turns: expected a whole number >= 1, got 0"),
         (["generate", "coding", "--set", "idle_seconds=5,1"], "idle_seconds: expected a range [lo, hi]"),
         (["generate", "game", "--set", "turnz=3"], "unknown parameter 'turnz' (did you mean 'turns'?)"),
         (["generate"], "name a generator (game, coding) or give --config FILE"),
@@ -97,7 +110,9 @@ def test_the_cli_and_inline_specs_are_checked_the_same_way(
     assert message in err and "Traceback" not in err
 
 
-def test_a_config_of_another_generator_is_refused(spec_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_config_of_another_generator_is_refused(
+    spec_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["generate", "game", "--config", str(spec_file)]) == 2
     assert "is a 'coding' spec, not 'game'" in capsys.readouterr().err
 
@@ -133,7 +148,12 @@ def test_a_worker_runs_a_spec_file_it_cannot_see(spec_file: Path) -> None:
     assert row["trace"] == trace and row == {**run_task(inline_task), "trace": trace}
 
 
-def test_compare_draws_a_spec_without_seed_from_each_seed(spec_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["compare", f"gen:{spec_file}", "--policy", "c-default", "--seeds", "2", "--format", "json"]) == 0
+def test_compare_draws_a_spec_without_seed_from_each_seed(
+    spec_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        main(["compare", f"gen:{spec_file}", "--policy", "c-default", "--seeds", "2", "--format", "json"])
+        == 0
+    )
     runs = json.loads(capsys.readouterr().out)["runs"]
     assert len({r["trace_hash"] for r in runs}) == 2
