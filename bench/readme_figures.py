@@ -8,8 +8,10 @@ Run from the checkout's root (the README and `reports/` are found from there, or
 and `-o`). The runs are exactly the README's commands: the quick-start `compare` on game-300, the
 tour's budget sweep (h-openrouter vs h-keep-last-2, 32k..200k by 8k, 3 seeds) behind the figure
 and the eviction ratios, c-default on coding-long at 40k, 120k and its 200k window, and masking-10
-on coding-long. tests/bench/test_readme_figures.py recomputes the quoted numbers and checks them
-against README.md, so the README cannot drift from what the code gives.
+on coding-long; where toktok-rs and the shared real sessions (`$CTXBENCH_REAL`) are present, also
+the rate's measured error (`ctxbench tokenizers --measure`). tests/bench/test_readme_figures.py
+recomputes the quoted numbers and checks them against README.md, so the README cannot drift from
+what the code gives.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ class Figures:
     """The computed numbers; `sweep` holds the sweep's rows (all budgets, or the quoted ones)."""
 
     quickstart: str = ""
+    measured: list[str] | None = None  # the measured rate error (None: not measurable here)
     sweep: list[dict[str, Any]] = field(default_factory=list)
     window_costs: dict[int | None, float] = field(default_factory=dict)
     masking_status: str = ""
@@ -77,7 +80,32 @@ class Figures:
             f"The crosses mark runs that ended with an error (at {failed} the new conversation",
             f"`c-default` costs ${c40:.2f} at 40k, ${c120:.2f} at 120k and ${cwin:.2f} at the 200k window",
             f"(`masking-10` on `coding-long` ends `{self.masking_status}`)",
+            *(self.measured or []),
         ]
+
+
+def measured_quotes(root: Path) -> list[str] | None:
+    """The README's measured rate error (`ctxbench tokenizers --measure` on the shared real
+    sessions against o200k); None where toktok-rs or the sessions are absent (nothing to check)."""
+    from ctxbench.bench.fidelity_report import CLAUDE_TRACE
+    from ctxbench.bench.rate_error import measure
+    from ctxbench.sim.tokens import toktok_available
+
+    if not toktok_available() or not (root / CLAUDE_TRACE).is_file():
+        return None
+    spread = {
+        r["kind"]: r
+        for r in measure(root)["spreads"]
+        if r["source"] == "real sessions" and r["encoding"] == "o200k"
+    }
+    p, j = spread["prose"], spread["json"]
+    return [
+        f"text the importers mark prose (mostly tool results: code, logs, listings) runs "
+        f"{p['bytes_per_token']:.2f} B/token, so the rate ({p['rate_bytes_per_token']:.2f}) under-counts "
+        f"it by {(1 - p['total']) * 100:.0f} % in total and is off {p['low']:.2f}–{p['high']:.2f}× per "
+        f"chunk; JSON (tool inputs and schemas) runs {j['bytes_per_token']:.2f} B/token, over-counted by "
+        f"{(j['total'] - 1) * 100:.0f} % ({j['low']:.2f}–{j['high']:.2f}× per chunk)",
+    ]
 
 
 def compute(full_sweep: bool = True, jobs: int = 1) -> Figures:
@@ -95,6 +123,9 @@ def compute(full_sweep: bool = True, jobs: int = 1) -> Figures:
         f.window_costs[int(r["budget"]) or None] = float(r["cost"])  # 0: the preset's own, the window
     (masking,) = _rows([CODING], ("masking-10",), [None], 1, jobs)
     f.masking_status = str(masking["status"])
+    from ctxbench.bench.fidelity_report import DEFAULT_DIR
+
+    f.measured = measured_quotes(DEFAULT_DIR)
     return f
 
 
@@ -146,6 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     print(figures.quickstart)
     for q in figures.quotes():
         print(q)
+    if figures.measured is None:
+        print("note: the measured rate error needs toktok-rs and $CTXBENCH_REAL: not computed, not checked")
     readme = Path(args.readme)
     if not readme.is_file():
         print(f"readme_figures: {readme}: no such file (nothing checked)", file=sys.stderr)

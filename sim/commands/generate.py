@@ -13,7 +13,7 @@ from typing import Any
 
 from ctxbench.traces.format import write_trace
 from ctxbench.traces.generators import GENERATORS
-from ctxbench.traces.generators.spec import GenSpec, from_assignments, load_spec_file, params_class
+from ctxbench.traces.generators.spec import GenSpec, field_names, from_assignments, load_spec_file
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -69,8 +69,7 @@ def spec_from_args(args: argparse.Namespace) -> GenSpec:
     if args.seed is not None:
         changes["seed"] = args.seed
     if args.turns is not None:
-        fields = params_class(name).__dataclass_fields__
-        changes[next(f for f in TURN_FIELDS if f in fields)] = args.turns
+        changes[next(f for f in TURN_FIELDS if f in field_names(name))] = args.turns
     if base is None:
         return GenSpec(name, changes, f"generate {name}")
     return (

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from ctxbench.bench.readme_figures import FIGURE, Figures, compute, problems, write_figure
+from ctxbench.sim.tokens import toktok_available
+from tests.real import REAL
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -21,6 +23,8 @@ def figures() -> Figures:
 def test_every_number_the_readme_quotes_is_what_the_code_gives(figures: Figures) -> None:
     assert problems(README, figures) == []
     assert figures.failed_budgets() == [32_000] and figures.masking_status == "too_long"
+    if toktok_available() and REAL.is_dir():  # the measured rate error is checked where measurable
+        assert figures.measured and all(q in " ".join(README.split()) for q in figures.measured)
 
 
 def test_a_drifted_readme_is_caught(figures: Figures) -> None:

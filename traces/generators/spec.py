@@ -61,7 +61,7 @@ class GenSpec:
     def inline(self) -> str:
         """The canonical `gen:NAME?KEY=VALUE&...` text of this spec (parameters in field order),
         which parses back to the same spec: what a worker that cannot see the spec file needs."""
-        order = list(params_class(self.generator).__dataclass_fields__)
+        order = field_names(self.generator)
         pairs = [
             f"{quote(k)}={quote(_cli_text(self.params[k]), safe=',')}" for k in order if k in self.params
         ]
@@ -79,6 +79,11 @@ def params_class(name: str) -> type:
     if name not in PARAMS:
         raise ValueProblem(unknown("generator", name, PARAMS, "known generators"))
     return PARAMS[name]
+
+
+def field_names(name: str) -> list[str]:
+    """The parameters of generator `name`, in field order."""
+    return [f.name for f in dataclasses.fields(params_class(name))]
 
 
 def _cli_text(value: Any) -> str:
@@ -115,9 +120,10 @@ def from_mapping(data: Any, where: str) -> GenSpec:
         raise ValueProblem(f"{file}: {GENERATOR_KEY}: {unknown('generator', str(name), PARAMS, 'known')}")
     params = {k: v for k, v in data.items() if k != GENERATOR_KEY}
     cls = params_class(name)
-    bad = [str(k) for k in params if k not in cls.__dataclass_fields__]
+    fields = field_names(name)
+    bad = [str(k) for k in params if k not in fields]
     if bad:
-        keys = [GENERATOR_KEY, *cls.__dataclass_fields__]
+        keys = [GENERATOR_KEY, *fields]
         raise ValueProblem(f"{file}: {unknown('key', bad[0], keys, 'valid keys')}")
     return GenSpec(name, check_params(cls, params, where), file)
 
