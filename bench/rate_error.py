@@ -153,12 +153,14 @@ def measure(root: Path | None) -> dict[str, Any]:
 
 
 def format_measure(data: dict[str, Any]) -> str:
-    lines = [
-        f"the rate against exact counts, per {data['chunk_bytes']:,}-byte chunk of real text "
-        "(rate / exact: below 1 the rate under-counts)",
-        f"  {'source':14s} {'kind':5s} {'exact':7s} {'chunks':>6s} {'B/token':>7s} {'rate':>5s} "
-        f"{'total':>6s} {'min':>5s} {'median':>6s} {'max':>5s}",
-    ]
+    lines: list[str] = []
+    if data["spreads"]:
+        lines += [
+            f"the rate against exact counts, per {data['chunk_bytes']:,}-byte chunk of real text "
+            "(rate / exact: below 1 the rate under-counts)",
+            f"  {'source':14s} {'kind':5s} {'exact':7s} {'chunks':>6s} {'B/token':>7s} {'rate':>5s} "
+            f"{'total':>6s} {'min':>5s} {'median':>6s} {'max':>5s}",
+        ]
     for r in data["spreads"]:
         lines.append(
             f"  {r['source']:14s} {r['kind']:5s} {r['encoding']:7s} {r['chunks']:>6,} "
@@ -166,7 +168,8 @@ def format_measure(data: dict[str, Any]) -> str:
             f"{r['low']:>5.2f} {r['median']:>6.2f} {r['high']:>5.2f}"
         )
     if data["claude"]:
-        lines += ["", "Claude (no offline tokenizer): the rate against the billed input of claude-trace"]
+        lines += [""] if lines else []
+        lines.append("Claude (no offline tokenizer): the rate against the billed input of claude-trace")
         for c in data["claude"]:
             ox = c["o200k_error_mean_abs"]
             lines.append(
