@@ -72,11 +72,9 @@ def spec_from_args(args: argparse.Namespace) -> GenSpec:
         changes[next(f for f in TURN_FIELDS if f in field_names(name))] = args.turns
     if base is None:
         return GenSpec(name, changes, f"generate {name}")
-    return (
-        base.with_params(changes)
-        if not changes
-        else GenSpec(name, {**base.params, **changes}, f"{args.config} with the command line's values")
-    )
+    if not changes:
+        return base
+    return GenSpec(name, {**base.params, **changes}, f"{args.config} with the command line's values")
 
 
 def handle(args: argparse.Namespace) -> int:

@@ -15,8 +15,7 @@ what was expected and what was given; an unknown key comes with the closest vali
       user_turns: 6            # any parameter of it; the others keep their defaults
       idle_seconds: [400, 500]
       seed: 3                  # optional: without it, `--seeds N` draws one trace per seed
-
-A spec names no `seed`: runs with `--seeds N` draw the trace from each run's seed (bench/runs.py).
+                               # (bench/runs.py seeded_spec)
 """
 
 from __future__ import annotations
