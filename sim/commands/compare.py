@@ -41,7 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--budget",
         type=size_arg,
-        help="working budget for every policy (default: each preset's); 80000, 80k or 1.5M",
+        help="budget for every policy (default: each preset's); 80000, 80k or 1.5M; what it means is "
+        "each preset's budget_means (working budget, model window; none: refused)",
     )
     p.add_argument("--seeds", type=int, default=1, help="seeds per policy and trace (default 1)")
     p.add_argument("--seed-base", type=int, default=0, help="first seed (default 0)")
