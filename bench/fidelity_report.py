@@ -139,9 +139,13 @@ def render(root: Path = DEFAULT_DIR, stream: IO[str] | None = None) -> str:
         "",
         "Replay = preset `recorded` (recorded cache marks + ttl, recorded compactions, zero latency, "
         "cache warmed with the first request's recorded read) on the Anthropic provider model with "
-        "the options the bills show (bench/fidelity.py `OBSERVED`: screenshots nested in tool results, "
-        "reads refresh the request's inner marks) and the per-model thinking stripping of providers.md "
-        "§1.6. Keep-warm = the same, assuming other sessions of the account keep the shared static "
+        "the options the bills show (bench/fidelity.py `OBSERVED`: lookback of the breakpoint and the "
+        "20 blocks before it, screenshots nested in tool results, reads refresh the request's inner "
+        "marks) and the per-model thinking stripping of providers.md §1.6. Claude Code sessions are "
+        "imported as the recorded version sent them (traces/importers/claude_code_wire.py, from its "
+        "npm package): cache marks on the last two messages up to 2.1.68 and on the last one from "
+        "2.1.69, attachments it never sends dropped, reminders folded into a string tool result. "
+        "Keep-warm = the same, assuming other sessions of the account keep the shared static "
         "prefix warm (`--keep-warm`). Naive = each request reads all the previous one cached. "
         "Match = predicted cache read within max(1 %, 128) tokens of the bill. Cost Δ compares "
         "the predicted bill (billed output and uncached tail) with the billed one.",
@@ -179,23 +183,25 @@ def render(root: Path = DEFAULT_DIR, stream: IO[str] | None = None) -> str:
     lines += cost_by_cause(rows)
     lines += [
         "",
-        "## Mismatches of the replay, per session",
+        "## Requests not within tolerance, per session (billed / predicted, cost = predicted minus billed)",
     ]
     for name, sf, _kw in rows:
-        if not sf.mismatches:
+        if not sf.misses:
             continue
         gap, part = sf.cost_gap(), sf.cost_gap(only_mismatches=True)
         lines += [
             "",
-            f"### {name} ({len(sf.mismatches)} of {sf.n})",
+            f"### {name} ({len(sf.misses)} of {sf.n})",
             "",
             f"Cost gap ${gap:+.3f}, of which these requests ${part:+.3f}.",
             "",
         ]
-        for r in sf.mismatches:
+        for r in sf.misses:
+            bw = r.billed.cache_write_5m + r.billed.cache_write_1h
             lines.append(
                 f"- #{r.index} (t={r.t:.0f} s, gap {r.gap:.0f} s): billed read {r.billed.cache_read:,}, "
-                f"predicted {r.predicted.cache_read:,} — {r.cause}"
+                f"predicted {r.predicted.cache_read:,}; write {bw:,} / {r.predicted.cache_write:,}; "
+                f"cost ${r.cost_predicted - r.cost_billed:+.4f} — {r.cause}"
             )
     lines += other_formats(root)
     lines += ["", "## claude-trace: offline tokenizer calibration", ""]
@@ -245,13 +251,7 @@ def cost_by_cause(rows: list[tuple[str, SessionFidelity, SessionFidelity]]) -> l
     sessions: dict[str, set[str]] = {}
     for name, sf, _kw in rows:
         for r in sf.requests:
-            key = (
-                "within tolerance"
-                if r.within
-                else _cause_class(r.cause)
-                if r.cause
-                else "cache write or uncached input off"
-            )
+            key = "within tolerance" if r.within else _cause_class(r.cause) or "unexplained"
             by.setdefault(key, []).append(r.cost_predicted - r.cost_billed)
             sessions.setdefault(key, set()).add(name)
     for key, gaps in sorted(by.items(), key=lambda kv: sum(kv[1])):

@@ -38,6 +38,7 @@ TOP_KEYS = (
     "session_id",
     "cache_key",
     "interview",
+    "reflection",
 )
 
 
@@ -63,6 +64,7 @@ class Policy:
     session_id: bool = False  # H-21: send the run id as a session id
     cache_key: bool = False  # H-22: send a prompt_cache_key
     interview: int = 0  # H-29: questions of a post-episode interview, billed apart (0 = none)
+    reflection: int = 0  # H-30/H-21: reflection requests at the episode's end, billed with the run
     description: str = ""
     spec: tuple[str, ...] = ()
     sources: tuple[str, ...] = field(default=())

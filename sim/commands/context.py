@@ -67,6 +67,8 @@ def buckets(snap: Snapshot, system_keys: list[str], bytes_per_token: float = 4.0
             detail = f"{counts[name]} tools"
         elif name == "Messages":
             detail = f"{snap.users} user · {snap.assistants} assistant"
+        elif name == "Memory" and snap.memory_modified:
+            detail = "modified, refreshes next request"  # C-2: an edited memory file
         rows.append(Row(name, math.ceil(est[name] * scale), detail))
     return sorted(rows, key=lambda r: (-r.tokens, r.bucket))
 
