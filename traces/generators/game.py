@@ -138,8 +138,8 @@ class GameParams:
             raise ValueError(f"system_prompt: expected one of {choices}, got {self.system_prompt!r}")
         if not self.military and self.system_prompt != "assembled":
             raise ValueError(
-                "military: false drops sections of an assembled prompt only: expected true, or "
-                f"system_prompt 'assembled', got system_prompt {self.system_prompt!r}"
+                "military: false drops sections of an assembled prompt (system_prompt: assembled): "
+                f"expected true, got false with system_prompt {self.system_prompt!r}"
             )
 
     @property
