@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ctxbench.bench.fidelity import SessionFidelity, compare, replay
+from ctxbench.bench.fidelity_other import OTHER_FORMATS as OTHER_FORMATS  # bench/rate_error.py reads it here
 from ctxbench.bench.fidelity_other import other_formats
 from ctxbench.bench.progress import Progress
 from ctxbench.sim.tokens import RateCounter, make_counter, toktok_available
