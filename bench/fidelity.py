@@ -20,11 +20,14 @@ from typing import Any
 
 import simpy
 
+from ctxbench.bench.fidelity_auto import auto_prefix_cause
 from ctxbench.bench.fidelity_causes import likely_cause, near, tolerance
+from ctxbench.bench.fidelity_gateway import as_charged, reports_cache_writes
 from ctxbench.policies.preset import Policy, load_policy
 from ctxbench.sim.catalog import prices
 from ctxbench.sim.names import Ttl, is_ttl
 from ctxbench.sim.prepared import PreparedTrace
+from ctxbench.sim.providers.anthropic import reported_usage
 from ctxbench.sim.providers.base import Latency, Provider, Request
 from ctxbench.sim.providers.base import Usage as SimUsage
 from ctxbench.sim.providers.choice import Serving, choose
@@ -233,6 +236,8 @@ def compare(
             name or str(meta.get("conversation", "")), trace.header.model, pol.name, meta=meta
         )
     sv = serving(trace, profile, model)
+    reported = reports_cache_writes(sv.profile)  # else compared as the gateway reports, priced as charged
+    auto = profile_config(sv.profile).get("provider") == "auto-prefix"  # bench/fidelity_auto.py causes
     records = replay(trace, pol, sv.profile, warm, keep_warm=keep_warm, model=sv.model)
     records = [r for r in records if r.kind != "warmup"]
     model = records[0].model if records else trace.header.model
@@ -269,7 +274,9 @@ def compare(
             real = False
             continue
         b = ev.usage
-        p = _usage(rec)
+        p_billed = _usage(rec)
+        p = reported_usage(p_billed, reported)
+        charged = b if reported else as_charged(b, str(meta.get("ttl", "5m")))
         naive = min(prev_cached, _cached(b)) if i else 0
         prev_cached = _cached(b)
         rc = RequestCompare(i, t, gap, b, p, naive, rec.miss_cause, turn_start=turn_start, real_user=real)
@@ -285,12 +292,16 @@ def compare(
         # sized the blocks on the whole prompt (traces/importers/sizing.py `sized_on`)
         tail = 0 if meta.get("sized_on") == "prompt" else b.input_tokens
         rc.input_predicted = p.uncached + tail
-        rc.cause = likely_cause(rc, sf.meta, model) if not rc.within else ""
+        if not rc.within:  # automatic-prefix caches: bench/fidelity_auto.py, given the requests before
+            rc.cause = (
+                auto_prefix_cause(rc, sf.requests[:-1], meta) if auto else likely_cause(rc, sf.meta, model)
+            )
+        c, q = charged, p_billed  # priced as billed: writes a gateway did not report included
         rc.cost_billed = pr.cost(
-            b.input_tokens, b.cache_read, b.cache_write_5m, b.cache_write_1h, b.output_tokens
+            c.input_tokens, c.cache_read, c.cache_write_5m, c.cache_write_1h, b.output_tokens
         )
         rc.cost_predicted = pr.cost(
-            p.uncached + tail, p.cache_read, p.cache_write_5m, p.cache_write_1h, b.output_tokens
+            q.uncached + tail, q.cache_read, q.cache_write_5m, q.cache_write_1h, b.output_tokens
         )
         sf.cost_billed += rc.cost_billed
         sf.cost_predicted += rc.cost_predicted

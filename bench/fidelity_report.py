@@ -14,7 +14,9 @@ import re
 from pathlib import Path
 from typing import IO, Any
 
-from ctxbench.bench.fidelity import SessionFidelity, compare, replay, serving
+from ctxbench.bench.fidelity import SessionFidelity, compare, replay
+from ctxbench.bench.fidelity_other import OTHER_FORMATS as OTHER_FORMATS  # bench/rate_error.py reads it here
+from ctxbench.bench.fidelity_other import other_formats
 from ctxbench.bench.progress import Progress
 from ctxbench.sim.tokens import RateCounter, make_counter, toktok_available
 from ctxbench.traces.importers import import_paths
@@ -37,13 +39,6 @@ CLAUDE_CODE = (
     "claude-code-viewer/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
 )
 CLAUDE_TRACE = "claude-trace/test-traffic.jsonl"
-OTHER_FORMATS = (  # replayed on the provider their model is served by (sim/providers/choice.py)
-    "codex-tui/binary-size-log.jsonl",
-    "cline-sdk/session.messages.json",
-    "inspect-ai/2025-05-12T20-27-36-04-00_browser.json",
-    "openhands/output.jsonl",
-    "swe-agent/pydicom__pydicom-1458.traj",
-)
 WHAT_IF = ("recorded", "h-direct", "h-openrouter")
 
 
@@ -256,36 +251,6 @@ def cost_by_cause(rows: list[tuple[str, SessionFidelity, SessionFidelity]]) -> l
             sessions.setdefault(key, set()).add(name)
     for key, gaps in sorted(by.items(), key=lambda kv: sum(kv[1])):
         out.append(f"| {key} | {len(gaps)} | {len(sessions[key])} | ${sum(gaps):+.3f} |")
-    return out
-
-
-def other_formats(root: Path) -> list[str]:
-    """The non-Claude-Code formats, each replayed on its model's provider."""
-    from ctxbench.bench.fidelity_fields import session_json
-
-    out = [
-        "",
-        "## Other formats (replayed on the provider their model is served by)",
-        "",
-        "| log | conversation | model | provider | requests | within | read billed / predicted "
-        "| uncached billed / predicted | cost billed / predicted |",
-        "|---|---|---|---|---:|---:|---:|---:|---:|",
-    ]
-    for rel in OTHER_FORMATS:
-        res = import_paths([root / rel])
-        for tr, name in zip(res.traces, res.names, strict=True):
-            sf = compare(tr, name)
-            d = session_json(sf)
-            if not sf.has_usage:
-                out.append(f"| {rel} | {name} | — | — | 0 | no per-request usage (not counted) | | | |")
-                continue
-            b, p = d["billed"], d["predicted"]
-            prof = serving(tr).profile
-            out.append(
-                f"| {rel} | {name} | {sf.model} | {prof} | {sf.n} | {sf.share_within:.1%} | "
-                f"{b['cache_read']:,} / {p['cache_read']:,} | {b['input']:,} / {p['input']:,} | "
-                f"${b['cost']:.4f} / ${p['cost']:.4f} |"
-            )
     return out
 
 

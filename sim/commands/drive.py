@@ -25,9 +25,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     trace, policy = drive_inputs(args)
+    from ctxbench.sim.catalog import canonical, prices
     from ctxbench.sim.runner import DEFAULT_MODEL
 
     model = args.model or trace.header.model or DEFAULT_MODEL
+    prices(canonical(model))  # an unknown model stops here, naming the closest ids (H-20)
     live = live_provider_for(args.server.rstrip("/"), args.api, not args.no_stream, "drive")
     records = run_conversation(materialize(trace, args.api), policy, live, model)
     if args.records == "-":

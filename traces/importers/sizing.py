@@ -90,11 +90,18 @@ def system_size(events: list[Event], counter: RateCounter, size: Any = _cached) 
             )
             if nxt is not None and nxt.usage is not None and nxt.usage.cache_read > 0:
                 after.append(nxt.usage.cache_read)
+    # Sized on the whole prompt (OpenAI-style totals), a read that falls short of C_1 by less than
+    # the fidelity tolerance (max(1 %, 128), issue #6) is the first prompt itself, not a system mark:
+    # the tokens after the last block (Cline: 2) or the 128-token steps of OpenAI hits
+    # (providers.md §2.1) make up the rest.
+    top = c1 - max(128, c1 // 100) if size is _whole else c1
     if after:
         s, how = min(after), "cache read after a recorded compaction"
     else:
-        inner = [e.usage.cache_read for _, e in replies[1:] if e.usage and w < e.usage.cache_read < c1]
-        low = [e.usage.cache_read for _, e in replies if e.usage and 0 < e.usage.cache_read <= c1]
+        inner = [
+            e.usage.cache_read for _, e in replies[1:] if e.usage and w < e.usage.cache_read < min(c1, top)
+        ]
+        low = [e.usage.cache_read for _, e in replies if e.usage and 0 < e.usage.cache_read <= top]
         if inner:
             s, how = min(inner), "smallest later cache read inside the first prompt (a system mark)"
         elif low:
