@@ -49,15 +49,22 @@ ZERO_LATENCY = Latency(base_ttft=0.0, prefill_tps=1e15, output_tps=1e15)
 #   inside it (providers.md §1.5 "refreshed ... each time the cached content is used";
 #   coderabbit cb2e607c #20 reads its system-prompt entry 687 s after it was written, read only
 #   as part of longer prefixes since).
-OBSERVED: dict[str, Any] = {"lookback": 21, "tool_result_images_nested": True, "refresh_marks_in_read": True}
+# - deferred_tools_prefix "first": the request that first sends deferred tools (Claude Code 2.1.x
+#   after its first ToolSearch result) re-wrote its prompt from the tools on (ef958aa1 main #1 and
+#   agent a4ca #2 read 0; agent a528 #3 read only the static prefix a sibling wrote after its own
+#   first load), while later loads kept the prefix (main #12, a528 #4/#5 read in full); the doc
+#   says tool search keeps the prefix (providers.md §1.6).
+OBSERVED: dict[str, Any] = {
+    "lookback": 21,
+    "tool_result_images_nested": True,
+    "refresh_marks_in_read": True,
+    "deferred_tools_prefix": "first",
+}
 # The first request of most sessions reads a static prefix an earlier session wrote (meta
 # warm_tokens), and after idle gaps longer than the TTL the read falls back to exactly that
 # prefix (coderabbit cb2e607c #23/#72 after 484/374 s, danieldemmel 9e953218 #91/#99 after 12 h /
 # 647 s): other sessions of the same account keep it warm. Assumed: it is re-read every 60 s.
 KEEP_WARM_EVERY_S = 60.0
-# A ToolSearch result (Claude Code 2.1.x) is a tool_result whose parts are tool_reference blocks
-# (traces-real FORMATS.md §2.1; providers.md §1.6 escape hatches); the importer keeps them as text.
-TOOL_REFERENCE = "tool_reference"
 
 
 @dataclass
@@ -73,7 +80,6 @@ class RequestCompare:
     turn_start: int = 0  # billed cached part of the request that started this turn
     real_user: bool = False  # the user message before this request has non-tool-result content
     fallback_of: int = -1  # the latest earlier request whose whole cached prompt equals the billed read
-    tool_ref: str = ""  # "first" | "later": the user message before it returns tool_reference blocks
     cost_billed: float = 0.0
     cost_predicted: float = 0.0  # billed output and uncached tail, predicted cache usage
     input_predicted: int = 0  # predicted uncached input, the uncached tail included
@@ -242,7 +248,6 @@ def compare(
     prev_cached = 0
     turn_start = 0  # billed cached part of the last request sent right after real user content
     real = False
-    tool_ref, refs_seen = "", 0  # ToolSearch results (tool_reference blocks) before this request
     written: dict[int, int] = {}  # billed cached part -> request index
     i = -1
     recs = iter(records)
@@ -254,9 +259,6 @@ def compare(
             continue
         if ev.role == "user":
             real = real or real_user_content(ev.content)
-            if any(c.kind == "tool_result" and TOOL_REFERENCE in (c.text or "") for c in ev.content):
-                refs_seen += 1
-                tool_ref = "first" if refs_seen == 1 else "later"
             continue
         rec = next(recs, None)
         if rec is None:
@@ -273,7 +275,6 @@ def compare(
         naive = min(prev_cached, _cached(b)) if i else 0
         prev_cached = _cached(b)
         rc = RequestCompare(i, t, gap, b, p, naive, rec.miss_cause, turn_start=turn_start, real_user=real)
-        rc.tool_ref, tool_ref = tool_ref, ""
         rc.fallback_of = written.get(b.cache_read, -1)
         written[_cached(b)] = i
         sf.requests.append(rc)

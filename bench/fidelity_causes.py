@@ -13,8 +13,9 @@ such, with the public evidence for it:
 - unlogged attachments: Claude Code <= 2.0.x computes attachments every turn (changed files,
   @-mentioned files, IDE diagnostics, todo reminders: cli.js 2.0.5 `getAttachments`)
   and does not write them to the transcript (attachment lines appear in 2.1.x, FORMATS.md §2.1);
-- first deferred tools: Claude Code 2.1.x (cli.js 2.1.39, 2.1.114) sends only the deferred tools a ToolSearch
-  result loaded, with `defer_loading`, none before the first such result.
+- static prefix written elsewhere: the read lands on the static prefix an earlier session wrote
+  (`meta.warm_tokens`) where the replay has it expired (an idle gap longer than the TTL) or not
+  in this rendering (a sibling sub-agent wrote it after its own first deferred tools).
 """
 
 from __future__ import annotations
@@ -63,11 +64,13 @@ def likely_cause(r: RequestCompare, meta: dict[str, Any], model: str = "") -> st
         return _read_less(r, meta, model, system, warm, ttl)
     if r.index == 0:
         return "prefix cached before the session started"
-    if warm and near(billed, warm) and r.gap > ttl:
-        return (
-            f"static prefix kept warm by other sessions of the account after a {r.gap:.0f} s gap "
-            "(replay with --keep-warm)"
+    if warm and near(billed, warm) and (r.gap > ttl or r.miss_cause):
+        why = (
+            f"after a {r.gap:.0f} s idle gap longer than the TTL"
+            if r.gap > ttl
+            else f"after its own prefix changed ({r.miss_cause}: e.g. a sibling's first deferred tools)"
         )
+        return f"static prefix written by another session or conversation of the account: read {why}"
     if r.miss_cause == "ttl_expiry":
         return (
             f"entry outlived its TTL after a {r.gap:.0f} s gap "
@@ -101,13 +104,6 @@ def _read_less(
     billed = r.billed.cache_read
     if r.gap > ttl:
         return f"idle gap vs TTL: {r.gap:.0f} s gap > {ttl:.0f} s"
-    if r.tool_ref == "first" and (billed == 0 or billed <= max(system, warm) + tolerance(billed)):
-        return (
-            "first deferred tools sent: Claude Code adds the tools a ToolSearch result loads to `tools` "
-            "with defer_loading (none before the first result, cli.js 2.1.39-2.1.114), and the request that "
-            "first sends them re-wrote the prompt from the tools on, in every ef958aa1 conversation, "
-            "while later loads kept the prefix (providers.md §1.6 says tool search keeps it)"
-        )
     if billed == 0:
         return (
             "everything missed though the prefix was live: tools or system changed (e.g. tools "

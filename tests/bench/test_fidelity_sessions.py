@@ -27,11 +27,11 @@ FIGURES = [
      "main", 80, 75, 3.0),  # unlogged IDE diagnostics (3), keep-warm (2)
     (CC_LOG + "-Users-dain-workspace-danieldemmel-me-next/9e953218-585f-4692-89df-9e0747a31c68.jsonl",
      "main", 101, 86, 13.6),  # unlogged 2.0.5 attachments
-    (CC_LOG + "-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl", "main", 17, 14, 17.3),
+    (CC_LOG + "-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl", "main", 17, 15, 3.8),
     (CC_LOG + "-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl",
-     "agent-a4ca7529859c158c2", 20, 17, 9.2),
+     "agent-a4ca7529859c158c2", 20, 18, 0.7),
     (CC_LOG + "-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl",
-     "agent-a52886dc180afb356", 15, 13, 6.6),
+     "agent-a52886dc180afb356", 15, 13, 6.5),
     ("cua-sandbox-apps/pgadmin/session.jsonl", "main", 119, 118, 6.1),  # 1 server-side lookup miss
     ("cua-sandbox-apps/pycharm/session.jsonl", "main", 102, 102, 0.05),
     ("sniffly/d3ad4cdc-5657-435d-98fa-0035d53e383d.jsonl", "main", 62, 62, 0.05),
