@@ -263,14 +263,14 @@ class AnthropicCache:
         e = self.entries.get(h)
         if e is None:
             return "below_minimum" if req.tr.cum_tokens[pos] < self.min_cacheable else "not_written"
+        if self.failed_lookup == (req.conversation, req.index):  # (this request may have re-written it)
+            return "server_lookup_failure"
         if e.expires <= now:
             return "ttl_expiry"
         if e.readable_at > now:
             return "not_ready"
         if not self._readable(e, req, pos, now):
             return "image_change"
-        if self.failed_lookup == (req.conversation, req.index):
-            return "server_lookup_failure"
         return "lookback_exceeded"
 
 

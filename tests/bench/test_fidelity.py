@@ -49,9 +49,12 @@ def test_keep_warm_explains_reads_of_the_static_prefix_after_long_gaps() -> None
             "cb2e607c-c758-415a-8b45-c49e4631906a.jsonl"
         ]
     ).main
-    cold, warm = compare(tr), compare(tr, keep_warm=True)
+    cold, warm = compare(tr, condition=False), compare(tr, keep_warm=True, condition=False)
     assert not cold.requests[23].ok and "static prefix written by another session" in cold.requests[23].cause
     assert warm.requests[23].ok and warm.share_ok > cold.share_ok
+    seen = compare(tr)  # the bill's read of the static prefix, replayed as observed
+    assert seen.outside.outside_warming == (23, 72) and seen.requests[23].ok and seen.requests[72].ok
+    assert seen.baseline.share_ok == cold.share_ok and seen.share_ok > cold.share_ok
 
 
 CC_LOG = REAL / "claude-code-log"
@@ -85,15 +88,19 @@ def test_first_deferred_tools_rewrite_the_prompt_later_loads_keep_it() -> None:
 
 def test_read_mismatches_carry_the_cost_gap() -> None:
     """37f83ec9: one request reads only system + tools (billed 10,671 vs 76,154): the whole
-    session's cost gap is that request's write premium."""
+    session's cost gap is that request's write premium; replayed as the server-side lookup
+    failure the bill shows, the session is exact."""
     tr = import_paths(
         [CC_LOG / "-Users-dain-workspace-claude-code-log-sample/37f83ec9-f2ea-42a9-925e-0d5c105cb6e8.jsonl"]
     ).main
-    sf = compare(tr)
+    sf = compare(tr, condition=False)
     assert len(sf.mismatches) == 1
     assert sf.cost_gap() == pytest.approx(sf.cost_predicted - sf.cost_billed)
     assert sf.cost_gap() < -0.05 * sf.cost_billed
     assert abs(sf.cost_gap() - sf.cost_gap(only_mismatches=True)) <= 0.002 * sf.cost_billed
+    seen = compare(tr)
+    assert seen.outside.lookup_failures == (sf.mismatches[0].index,) and not seen.mismatches
+    assert seen.outside_cost("server_lookup_failure") == pytest.approx(-sf.cost_gap(), rel=0.01)
 
 
 def test_a_fallback_to_the_turn_start_starts_a_new_turn() -> None:
