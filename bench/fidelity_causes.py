@@ -13,6 +13,18 @@ such, with the public evidence for it:
 - unlogged attachments: Claude Code <= 2.0.x computes attachments every turn (changed files,
   @-mentioned files, IDE diagnostics, todo reminders: cli.js 2.0.5 `getAttachments`)
   and does not write them to the transcript (attachment lines appear in 2.1.x, FORMATS.md §2.1);
+- previous request's entry not read (Claude Code 2.1.114 only, 5 requests): the read falls back
+  to the entry of the request before the previous one though the log shows the previous prompt
+  unchanged. Not explained. cli.js 2.1.114 (`Ub1`, the function logging
+  `tengu_api_cache_breakpoints`) marks only the last message, adds `cache_reference`/`cache_edits`
+  only on its cached-microcompact path, which the external build turns off (`L=!1`), and moves the
+  mark back one message (`skipCacheWrite`) only for forked queries it does not log (compaction,
+  prompt suggestion, side question, away summary); a string user message becomes one text block
+  only while it is the last (the API renders both alike, or every request would show this). Four of
+  the five follow a request that lasted 2.2-2.8 s and was answered at once, as if the entry were
+  not yet readable (§1.5 says it is from the first token on), but the first request of ef958aa1's
+  agent a4ca was read 2.5 s after it started, and the 2.1.97 Haiku sessions read entries under 3 s
+  old in full: no rule is drawn from it.
 - static prefix written elsewhere: the read lands on the static prefix an earlier session wrote
   (`meta.warm_tokens`) where the replay has it expired (an idle gap longer than the TTL) or not
   in this rendering (a sibling sub-agent wrote it after its own first deferred tools).
@@ -29,6 +41,11 @@ from ctxbench.sim.providers.thinking import strips_thinking
 if TYPE_CHECKING:
     from ctxbench.bench.fidelity import RequestCompare
 
+# Previous request's entry not read (module docstring): what is known.
+PREVIOUS_NOT_READ = (
+    "seen only in the Claude Code 2.1.114 conversations; its cli.js changes nothing before the last "
+    "message between requests: unexplained"
+)
 # Claude Code versions whose transcripts log attachments (FORMATS.md §2.1: `attachment` lines, 2.1.x)
 LOGS_ATTACHMENTS_FROM = (2, 1, 0)
 
@@ -92,8 +109,7 @@ def _write_off(r: RequestCompare, meta: dict[str, Any]) -> str:
     if r.fallback_of >= 0 and r.index - r.fallback_of == 2 and r.billed.cache_read < r.predicted.cache_read:
         return (
             f"previous request's entry not read: request #{r.index - 1}'s entry was skipped for "
-            f"request #{r.fallback_of}'s (within the read's tolerance, not the write's; seen only in "
-            "the Claude Code 2.1.114 conversations)"
+            f"request #{r.fallback_of}'s (within the read's tolerance, not the write's; {PREVIOUS_NOT_READ})"
         )
     return "cache write or uncached input off"
 
@@ -133,8 +149,8 @@ def _read_less(
     if r.fallback_of >= 0 and r.index - r.fallback_of == 2:
         return (
             f"previous request's entry not read: request #{r.index - 1}'s prompt up to its mark is "
-            f"unchanged in the log, yet the read fell back to request #{r.fallback_of}'s entry (seen "
-            "only in the Claude Code 2.1.114 conversations)"
+            f"unchanged in the log, yet the read fell back to request #{r.fallback_of}'s entry "
+            f"({PREVIOUS_NOT_READ})"
         )
     if r.fallback_of >= 0:
         return f"prefix edit (not in the log) after request #{r.fallback_of}: the read fell back to its entry"
