@@ -9,10 +9,20 @@ such, with the public evidence for it:
   explains, while the same flow elsewhere in the same logs reads in full (spotter 8463c716 #142
   after a task notification, 37f83ec9 #20 after a rejected tool use and a new prompt). Others see
   the same signature, intermittent and self-healing, and the API's own cache diagnostics name it
-  `previous_message_not_found`, not a prompt change (anthropics/claude-code#87966);
+  `previous_message_not_found`, not a prompt change (anthropics/claude-code#87966). The fidelity
+  replay takes them from the bill (bench/fidelity_outside.py). In the <= 2.0.x logs (37f83ec9 #58,
+  9e953218 #30) the signature cannot tell one from an unlogged change at the very start of the
+  first message: 9e953218's other turn starts fall back inside its first message;
 - unlogged attachments: Claude Code <= 2.0.x computes attachments every turn (changed files,
   @-mentioned files, IDE diagnostics, todo reminders: cli.js 2.0.5 `getAttachments`)
-  and does not write them to the transcript (attachment lines appear in 2.1.x, FORMATS.md §2.1);
+  and does not write them to the transcript (attachment lines appear in 2.1.x, FORMATS.md §2.1).
+  Not modelled: the bill's prompt-size arithmetic shows that content vanished at a turn start
+  (danieldemmel 9e953218 #1, #2, #35, #68: at least 449, 2,638, 380 and 484 tokens: the previous
+  prompt plus the new user text is longer than the billed prompt), not where it was; each turn
+  also adds unlogged attachments of its own and 2.0.5 logs `output_tokens` as a streaming
+  snapshot (1), so the shrink has more unknowns than the one billed size per request, and the
+  point the next read falls back to (4.4k to 50k tokens before the previous prompt's end, inside
+  the first message) is given only by the billed read, which the replay must not use;
 - previous request's entry not read (Claude Code 2.1.114 only, 5 requests): the read falls back
   to the entry of the request before the previous one though the log shows the previous prompt
   unchanged. Not explained. cli.js 2.1.114 (`Ub1`, the function logging
