@@ -33,7 +33,9 @@ HEADER = [
     "more (the API's diagnostics name it previous_message_not_found, anthropics/claude-code#87966): "
     "the read falls back to S and the rest is re-written; **outside warming** where the billed read "
     "is W while the replay reads less (W expired after an idle gap, or this rendering of it was "
-    "written by a sibling conversation): W is written by another session just before.",
+    "written by a sibling conversation): W is written by another session just before. In the "
+    "Claude Code <= 2.0.x logs, which do not show attachments, a lookup failure cannot be told "
+    "from an unlogged change at the very start of the first message (bench/fidelity_causes.py).",
     "",
     "Within = share of requests whose cache read, cache write (5m + 1h) and uncached input are each "
     "within max(1 %, 128) tokens of the bill (issue 11 target: ≥ 99 % and cost within 1 % on every "
