@@ -138,10 +138,16 @@ class SessionFidelity:
         """The replay without the outside events (this one when there are none)."""
         return self.unconditioned or self
 
+    def request(self, index: int) -> RequestCompare:
+        """The scored request of this index (requests without usage are not scored)."""
+        return next(r for r in self.requests if r.index == index)
+
     def outside_cost(self, kind: str) -> float:
         """What replaying the `kind` events changes in the predicted cost of their requests."""
-        base = self.baseline.requests
-        return sum(self.requests[i].cost_predicted - base[i].cost_predicted for i in self.outside.at(kind))
+        base = self.baseline
+        return sum(
+            self.request(i).cost_predicted - base.request(i).cost_predicted for i in self.outside.at(kind)
+        )
 
     @property
     def n(self) -> int:

@@ -76,7 +76,9 @@ def recognise(requests: list[RequestCompare], meta: dict[str, Any]) -> OutsideEv
     system = int(meta.get("system_tokens", 0) or 0)
     warm = int(meta.get("warm_tokens", 0) or 0)
     fails, warmed = [], []
-    for r in requests[1:]:
+    for r in requests:
+        if r.index == 0:  # the first request's read is W itself (meta.warm_tokens)
+            continue
         billed, pred = r.billed.cache_read, r.predicted.cache_read
         if near(billed, system) and pred > billed + tolerance(billed):
             fails.append(r.index)

@@ -190,10 +190,9 @@ def misses(rows: list[Row]) -> list[str]:
             f"(unconditioned ${sf.baseline.cost_gap():+.3f}).",
             "",
         ]
-        base = sf.baseline.requests
         for kind in KINDS:
             for i in sf.outside.at(kind):
-                r, u = sf.requests[i], base[i]
+                r, u = sf.request(i), sf.baseline.request(i)
                 out.append(
                     f"- #{i} (t={r.t:.0f} s, gap {r.gap:.0f} s) *taken from the bill*, {LABELS[kind]}: "
                     f"billed read {r.billed.cache_read:,}, predicted without it {u.predicted.cache_read:,}, "

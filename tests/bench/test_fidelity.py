@@ -53,7 +53,7 @@ def test_keep_warm_explains_reads_of_the_static_prefix_after_long_gaps() -> None
     assert not cold.requests[23].ok and "static prefix written by another session" in cold.requests[23].cause
     assert warm.requests[23].ok and warm.share_ok > cold.share_ok
     seen = compare(tr)  # the bill's read of the static prefix, replayed as observed
-    assert seen.outside.outside_warming == (23, 72) and seen.requests[23].ok and seen.requests[72].ok
+    assert seen.outside.outside_warming == (23, 72) and seen.request(23).ok and seen.request(72).ok
     assert seen.baseline.share_ok == cold.share_ok and seen.share_ok > cold.share_ok
 
 

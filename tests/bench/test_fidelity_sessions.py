@@ -82,8 +82,8 @@ def test_session_figures_do_not_regress(f: Figures) -> None:
         f.lookup_failures, f.outside_warming,
     )  # fmt: skip
     for i in sf.outside.lookup_failures:  # replayed: the read falls back to the system + tools prefix
-        assert sf.requests[i].ok and sf.requests[i].miss_cause == "server_lookup_failure"
-        assert not base.requests[i].ok
+        assert sf.request(i).ok and sf.request(i).miss_cause == "server_lookup_failure"
+        assert not base.request(i).ok
 
 
 def test_sessions_that_meet_the_target_meet_it() -> None:
