@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from ctxbench.bench import fidelity_tables as tables
 from ctxbench.bench.fidelity import SessionFidelity, compare, replay, serving
@@ -96,6 +96,32 @@ def calibration(path: Path) -> list[tuple[str, int, int, int]]:
     return rows
 
 
+def calibration_summary(cal: list[tuple[str, int, int, int]]) -> list[dict[str, Any]]:
+    """Per model, from `calibration`: requests, the rate's error against the billed input (mean of
+    absolute values, lowest, highest), and o200k's mean absolute error (None without toktok-rs).
+    Used by this report and by `ctxbench tokenizers --measure`."""
+    by: dict[str, list[tuple[int, int, int]]] = {}
+    for model, billed, est, ex in cal:
+        by.setdefault(model, []).append((billed, est, ex))
+    out = []
+    for model, vals in sorted(by.items()):
+        errs = [(e - b) / b for b, e, _ in vals if b]
+        xe = [(x - b) / b for b, _, x in vals if b and x >= 0]
+        if not errs:
+            continue
+        out.append(
+            {
+                "model": model,
+                "requests": len(vals),
+                "rate_error_mean_abs": sum(map(abs, errs)) / len(errs),
+                "rate_error_min": min(errs),
+                "rate_error_max": max(errs),
+                "o200k_error_mean_abs": sum(map(abs, xe)) / len(xe) if xe else None,
+            }
+        )
+    return out
+
+
 def render(root: Path = DEFAULT_DIR, stream: IO[str] | None = None) -> str:
     rows = session_rows(root, stream)
     lines = [
@@ -116,21 +142,16 @@ def render(root: Path = DEFAULT_DIR, stream: IO[str] | None = None) -> str:
     ]
     lines += other_formats(root)
     lines += ["", "## claude-trace: offline tokenizer calibration", ""]
-    cal = calibration(root / CLAUDE_TRACE)
-    by: dict[str, list[tuple[int, int, int]]] = {}
-    for model, billed, est, ex in cal:
-        by.setdefault(model, []).append((billed, est, ex))
     lines += [
         "| model | requests | rate estimate error (mean abs / range) | o200k error (mean abs) |",
         "|---|---:|---:|---:|",
     ]
-    for model, vals in sorted(by.items()):
-        errs = [(e - b) / b for b, e, _ in vals if b]
-        xe = [(x - b) / b for b, _, x in vals if b and x >= 0]
-        xs = f"{sum(map(abs, xe)) / len(xe):.1%}" if xe else "toktok not installed"
+    for c in calibration_summary(calibration(root / CLAUDE_TRACE)):
+        ox = c["o200k_error_mean_abs"]
         lines.append(
-            f"| {model} | {len(vals)} | {sum(map(abs, errs)) / len(errs):.1%} / "
-            f"{min(errs):+.1%}..{max(errs):+.1%} | {xs} |"
+            f"| {c['model']} | {c['requests']} | {c['rate_error_mean_abs']:.1%} / "
+            f"{c['rate_error_min']:+.1%}..{c['rate_error_max']:+.1%} | "
+            f"{'toktok not installed' if ox is None else format(ox, '.1%')} |"
         )
     lines += [
         "",

@@ -16,7 +16,7 @@ import yaml
 from ctxbench.policies.contracts import Compaction, Estimator, Eviction, Marks
 from ctxbench.policies.registry import RegistryError, create, lookup
 from ctxbench.sim.values import Tokens, ValueProblem, check_params, unknown
-from ctxbench.sim.yamltext import load_yaml
+from ctxbench.sim.yamltext import load_yaml, yaml_problem
 
 TOP_KEYS = (
     "name",
@@ -205,5 +205,5 @@ def load_policy(name_or_path: str) -> Policy:
     try:
         data = load_yaml(text)
     except yaml.YAMLError as exc:
-        raise PresetError(f"{where}: not valid YAML: {exc}") from exc
+        raise PresetError(yaml_problem(where, exc)) from None
     return policy_from_dict(data, where)

@@ -46,17 +46,16 @@ class RunOutcome:
     evictions: int = 0
     evicted_images: int = 0
     tokens_saved: int = 0
-    failures: dict[str, int] = field(default_factory=dict)
     counters: dict[str, int] = field(default_factory=dict)  # harness-specific events (C: passes, recoveries)
 
 
 class _Failed(Exception):
-    """A failure that ends the run. `counted`: the failed call already counted it by kind."""
+    """A failure that ends the run; `kind` is why (RunOutcome.error). The failed calls behind it
+    are in the records (their `error`), counted once each by sim/summary.py."""
 
-    def __init__(self, kind: str, message: str, counted: bool = False) -> None:
+    def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.kind = kind
-        self.counted = counted
 
 
 @register("harness", "H")
@@ -164,8 +163,6 @@ class Conversation:
             self.outcome.status = "error"
             self.outcome.error = f.kind
             self.outcome.message = str(f)
-            if not f.counted:
-                self.outcome.failures[f.kind] = self.outcome.failures.get(f.kind, 0) + 1
 
     def _repeat_conversation(self, kind: str, questions: int) -> Proc:
         """Requests that repeat the run's own conversation outside the main loop (so they read
@@ -321,9 +318,8 @@ class Conversation:
                 if main:
                     self._sent(out)
                 return out
-            self.outcome.failures[err.kind] = self.outcome.failures.get(err.kind, 0) + 1
             if not err.transient:
-                raise _Failed(err.kind, err.message, counted=True)
+                raise _Failed(err.kind, err.message)
             if attempt >= self.policy.retries:
                 raise _Failed("retries_exhausted", f"{err.kind} after {attempt + 1} attempts: {err.message}")
             delay = err.retry_after if err.retry_after is not None else self.policy.backoff * (2**attempt)

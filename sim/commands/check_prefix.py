@@ -48,7 +48,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"classes that never fail (default: {', '.join(DEFAULT_ALLOWED)})",
     )
     p.add_argument("--policy", help="with a trace: check the requests a simulated run of this preset sends")
-    p.add_argument("--budget", type=size_arg, help="with --policy: working budget; 80000, 80k or 1.5M")
+    p.add_argument(
+        "--budget", type=size_arg, help="with --policy: the preset's budget (its budget_means); 80000, 80k"
+    )
     p.add_argument("--provider", help="with --policy: provider profile")
     p.add_argument("--seed", type=int, default=0, help="with --policy: seed (default 0)")
     p.add_argument("--save-log", metavar="FILE", help="write the request log that was checked (JSONL)")

@@ -29,6 +29,7 @@ import random
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ctxbench.sim.values import Tokens
 from ctxbench.traces.model import (
     CompactionEvent,
     Content,
@@ -90,7 +91,7 @@ class CodingParams:
     image_share: float = 0.01  # calls that read an image (C-9)
     image_size: tuple[int, int] = (1280, 800)
     error_share: float = 0.04
-    output_tokens: tuple[int, int] = (60, 900)
+    output_tokens: tuple[Tokens, Tokens] = (60, 900)
     final_bytes: tuple[int, int] = (300, 2_500)  # the prose reply that ends a user turn
     first_token_seconds: tuple[float, float] = (1.0, 4.0)
     tokens_per_second: tuple[float, float] = (40.0, 90.0)
@@ -101,22 +102,27 @@ class CodingParams:
     manual_compact_share: float = 0.0  # user turns preceded by a manual /compact (C-16)
     resume_share: float = 0.0  # user turns that start a resumed session (`resume` event; C-4, C-15)
     memory_edit_share: float = 0.0  # user turns after which a memory file was edited (C-1, C-2)
-    window: int = 0
+    window: Tokens = 0
 
     def __post_init__(self) -> None:
-        if self.user_turns < 1 or self.n_builtin < 1 or not self.models:
-            raise ValueError(
-                "CodingParams: user_turns >= 1, n_builtin >= 1 and at least one model are required"
-            )
+        """Checks beyond the type hints; each error names the parameter (`KEY: expected ..., got
+        ...`), like every other checked value (sim/values.py), wherever the value was given."""
+        for name, ok, expected in (
+            ("user_turns", self.user_turns >= 1, "a whole number >= 1"),
+            ("n_builtin", self.n_builtin >= 1, "a whole number >= 1"),
+            ("models", bool(self.models), "at least one model"),
+        ):
+            if not ok:
+                raise ValueError(f"{name}: expected {expected}, got {getattr(self, name)!r}")
         for name, value in asdict(self).items():
             if (
                 isinstance(value, tuple)
                 and name not in ("models", "image_size")
                 and not 0 <= value[0] <= value[1]
             ):
-                raise ValueError(f"CodingParams.{name}: expected 0 <= lo <= hi, got {value}")
+                raise ValueError(f"{name}: expected a range [lo, hi] with 0 <= lo <= hi, got {list(value)}")
             if name.endswith("_share") and not 0.0 <= value <= 1.0:
-                raise ValueError(f"CodingParams.{name}: expected a share in [0, 1], got {value}")
+                raise ValueError(f"{name}: expected a share between 0 and 1, got {value!r}")
 
     def meta(self) -> dict[str, Any]:
         """The parameters as plain JSON (tuples as lists), recorded in the trace header; options

@@ -27,6 +27,7 @@ import random
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ctxbench.sim.values import Tokens
 from ctxbench.traces.codec import canonical_json
 from ctxbench.traces.generators import game_episode, game_prompt
 from ctxbench.traces.model import Content, Header, MessageEvent, SystemEvent, ToolDef, ToolsEvent, Trace
@@ -72,7 +73,7 @@ class GameParams:
     guide_text_bytes: tuple[int, int] = (6_000, 10_000)
     settlement_image: bool = False  # H-26: optional pinned example-settlement screenshot
     prep_bytes: tuple[int, int] = (1_500, 3_000)
-    begin_output_tokens: tuple[int, int] = (300, 900)
+    begin_output_tokens: tuple[Tokens, Tokens] = (300, 900)
     stats_bytes: tuple[int, int] = (600, 1_500)  # JSON block of every observation (H-5)
     text_only_share: float = 0.15  # H-7: observations without a screenshot
     look_share: float = 0.75  # replies whose last tool call returns an observation
@@ -82,7 +83,7 @@ class GameParams:
     calls_per_reply: tuple[int, int] = (1, 3)
     tool_input_bytes: tuple[int, int] = (20, 160)
     tool_result_bytes: tuple[int, int] = (40, 600)
-    output_tokens: tuple[int, int] = (50, 400)
+    output_tokens: tuple[Tokens, Tokens] = (50, 400)
     first_token_seconds: tuple[float, float] = (1.0, 4.0)
     tokens_per_second: tuple[float, float] = (40.0, 90.0)
     tool_seconds: tuple[float, float] = (2.0, 15.0)  # tool and game time between a reply and the next request
@@ -110,26 +111,36 @@ class GameParams:
     military: bool = True  # the benchmark file's `military:` setting (assembled prompts only)
     full_text: bool = False  # real text instead of sizes in tools, tool calls, replies and readings
     model: str = ""
-    window: int = 0
+    window: Tokens = 0
 
     def __post_init__(self) -> None:
-        if self.turns < 1 or self.n_tools < 4 or self.screenshot_width < 0 or self.game_speed <= 0:
-            raise ValueError(
-                "turns >= 1, n_tools >= 4, screenshot_width >= 0 and game_speed > 0 are required"
-            )
+        """Checks beyond the type hints; each error names the parameter (`KEY: expected ..., got
+        ...`), like every other checked value (sim/values.py), wherever the value was given."""
+        for name, ok, expected in (
+            ("turns", self.turns >= 1, "a whole number >= 1"),
+            ("n_tools", self.n_tools >= 4, "a whole number >= 4"),
+            ("screenshot_width", self.screenshot_width >= 0, "a whole number >= 0"),
+            ("game_speed", self.game_speed > 0, "a number > 0"),
+        ):
+            if not ok:
+                raise ValueError(f"{name}: expected {expected}, got {getattr(self, name)!r}")
         for name, value in asdict(self).items():
             if isinstance(value, tuple) and name != "guide_size" and not 0 <= value[0] <= value[1]:
-                raise ValueError(f"GameParams.{name}: expected 0 <= lo <= hi, got {value}")
+                raise ValueError(f"{name}: expected a range [lo, hi] with 0 <= lo <= hi, got {list(value)}")
             if name.endswith("_share") and not 0.0 <= value <= 1.0:
-                raise ValueError(f"GameParams.{name}: expected a share in [0, 1], got {value}")
+                raise ValueError(f"{name}: expected a share between 0 and 1, got {value!r}")
         if self.fallback_observation not in ("when-needed", "always"):
-            raise ValueError("GameParams.fallback_observation: expected 'when-needed' or 'always'")
+            got = self.fallback_observation
+            raise ValueError(f"fallback_observation: expected one of 'when-needed', 'always', got {got!r}")
         game_episode.check_series(self.episode, self.episodes)
         if self.system_prompt not in game_prompt.PROMPTS:
-            raise ValueError(f"GameParams.system_prompt: expected one of {', '.join(game_prompt.PROMPTS)}")
+            choices = ", ".join(repr(p) for p in game_prompt.PROMPTS)
+            raise ValueError(f"system_prompt: expected one of {choices}, got {self.system_prompt!r}")
         if not self.military and self.system_prompt != "assembled":
-            raise ValueError("GameParams.military: false drops sections of an assembled prompt "
-                             "(system_prompt: assembled)")  # fmt: skip
+            raise ValueError(
+                "military: false drops sections of an assembled prompt (system_prompt: assembled): "
+                f"expected true, got false with system_prompt {self.system_prompt!r}"
+            )
 
     @property
     def screenshot_size(self) -> tuple[int, int]:

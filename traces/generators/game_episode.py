@@ -92,7 +92,7 @@ def check_series(episode: int, episodes: int) -> None:
     """Both 0 (not a learning series) or 1 <= episode <= episodes."""
     if (episode, episodes) != (0, 0) and not 1 <= episode <= episodes:
         raise ValueError(
-            "GameParams.episode/episodes: both 0 (not a learning series) or 1 <= episode <= episodes, "
+            "episode/episodes: expected both 0 (not a learning series) or 1 <= episode <= episodes, "
             f"got episode={episode}, episodes={episodes}"
         )
 
