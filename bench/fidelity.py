@@ -8,6 +8,11 @@ request starts exactly when the recorded one did (TTL decisions use the recorded
 cache starts with what the first request found there: its recorded cache read (`meta.warm_tokens`,
 a prefix an earlier session of the same account wrote) is written at t = -1 s.
 
+State outside the conversation that no client model predicts is taken from the bill and counted
+apart (bench/fidelity_outside.py): server-side lookup failures and the static prefix warmed by other
+sessions, each recognised by one signature and replayed as observed; `SessionFidelity.unconditioned`
+keeps the replay without them.
+
 Score: a request matches when its predicted cache read is within max(1 %, 128 tokens) of the billed
 read. The naive baseline predicts that each request reads everything the previous one cached
 (its read + write), the first request nothing (FORMATS.md: right for about 93 % of requests).
@@ -20,43 +25,64 @@ from typing import Any
 
 import simpy
 
+from ctxbench.bench.fidelity_auto import auto_prefix_cause
+from ctxbench.bench.fidelity_causes import likely_cause, near, tolerance
+from ctxbench.bench.fidelity_gateway import as_charged, reports_cache_writes
+from ctxbench.bench.fidelity_outside import (
+    CONVERSATION,
+    OutsideEvents,
+    OutsideWarming,
+    recognise,
+    static_entry,
+)
 from ctxbench.policies.preset import Policy, load_policy
 from ctxbench.sim.catalog import prices
-from ctxbench.sim.names import TTL_SECONDS, Ttl, is_ttl
+from ctxbench.sim.names import Ttl, is_ttl
 from ctxbench.sim.prepared import PreparedTrace
-from ctxbench.sim.providers.base import Latency, Provider, Request
+from ctxbench.sim.providers.anthropic import reported_usage
+from ctxbench.sim.providers.base import Latency, Provider
 from ctxbench.sim.providers.base import Usage as SimUsage
 from ctxbench.sim.providers.choice import Serving, choose
+from ctxbench.sim.providers.registry import make_provider
 from ctxbench.sim.providers.registry import profile as profile_config
 from ctxbench.sim.records import RequestRecord
 from ctxbench.sim.runner import ProviderFor, RunHooks, prepare_for, run_prepared
-from ctxbench.sim.transcript import Transcript
 from ctxbench.traces.importers.tokens import real_user_content
 from ctxbench.traces.model import CompactionEvent, MessageEvent, Trace, Usage
 
 ZERO_LATENCY = Latency(base_ttft=0.0, prefill_tps=1e15, output_tps=1e15)
 # Anthropic provider options the recorded bills show (sim/providers/anthropic.py AnthropicConfig):
+# - lookback 21: the breakpoint and the 20 blocks before it, as the prompt-caching doc said until
+#   early 2026 ("up to approximately 20 blocks before your explicit breakpoint", providers.md §1.3
+#   history; the 2026-08 wording counts the breakpoint among the 20). Claude Code 2.1.97 marks the
+#   last message only (cli.js), and cua pgadmin #96 and pycharm #65 (April 2026) read an entry 21
+#   positions back: 20 positions cannot reach it, and 25 would wrongly reach past pycharm #45's;
 # - tool_result_images_nested: a screenshot inside a tool result is not a lookback position of
-#   its own (providers.md §1.3 counting granularity UNCONFIRMED; cua pgadmin #96, pycharm #65 read
-#   an entry exactly 20 wire blocks back that is 23 flat blocks back);
+#   its own (providers.md §1.3 counting granularity UNCONFIRMED; with flat images the same two
+#   reads need 24-25 positions, a window no version of the doc describes);
 # - refresh_marks_in_read: reading a prefix refreshes the entries at the request's own marks
 #   inside it (providers.md §1.5 "refreshed ... each time the cached content is used";
 #   coderabbit cb2e607c #20 reads its system-prompt entry 687 s after it was written, read only
 #   as part of longer prefixes since).
-OBSERVED: dict[str, Any] = {"tool_result_images_nested": True, "refresh_marks_in_read": True}
+# - deferred_tools_prefix "first": the request that first sends deferred tools (Claude Code 2.1.x
+#   after its first ToolSearch result) re-wrote its prompt from the tools on (ef958aa1 main #1 and
+#   agent a4ca #2 read 0; agent a528 #3 read only the static prefix a sibling wrote after its own
+#   first load), while later loads kept the prefix (main #12, a528 #4/#5 read in full); the doc
+#   says tool search keeps the prefix (providers.md §1.6).
+OBSERVED: dict[str, Any] = {
+    "lookback": 21,
+    "tool_result_images_nested": True,
+    "refresh_marks_in_read": True,
+    "deferred_tools_prefix": "first",
+}
 # The first request of most sessions reads a static prefix an earlier session wrote (meta
 # warm_tokens), and after idle gaps longer than the TTL the read falls back to exactly that
 # prefix (coderabbit cb2e607c #23/#72 after 484/374 s, danieldemmel 9e953218 #91/#99 after 12 h /
 # 647 s): other sessions of the same account keep it warm. Assumed: it is re-read every 60 s.
 KEEP_WARM_EVERY_S = 60.0
-# A ToolSearch result (Claude Code 2.1.x) is a tool_result whose parts are tool_reference blocks
-# (traces-real FORMATS.md §2.1; providers.md §1.6 escape hatches); the importer keeps them as text.
-TOOL_REFERENCE = "tool_reference"
-
-
-def tolerance(billed: int) -> float:
-    """Issue #6: within max(1 %, 128 tokens) of the billed cache read."""
-    return max(0.01 * billed, 128.0)
+# Outside events are recognised on a replay and replayed again at most this many times (each round
+# can only add events; the real sessions need 1)
+OUTSIDE_ROUNDS = 3
 
 
 @dataclass
@@ -72,10 +98,10 @@ class RequestCompare:
     turn_start: int = 0  # billed cached part of the request that started this turn
     real_user: bool = False  # the user message before this request has non-tool-result content
     fallback_of: int = -1  # the latest earlier request whose whole cached prompt equals the billed read
-    tool_ref: str = ""  # "first" | "later": the user message before it returns tool_reference blocks
     cost_billed: float = 0.0
     cost_predicted: float = 0.0  # billed output and uncached tail, predicted cache usage
     input_predicted: int = 0  # predicted uncached input, the uncached tail included
+    outside: str = ""  # the outside event replayed as observed at this request (fidelity_outside.py)
 
     @property
     def ok(self) -> bool:
@@ -107,6 +133,24 @@ class SessionFidelity:
     cost_predicted: float = 0.0
     cost_naive: float = 0.0
     meta: dict[str, Any] = field(default_factory=dict)
+    outside: OutsideEvents = field(default_factory=OutsideEvents)  # replayed as observed
+    unconditioned: SessionFidelity | None = None  # the replay without them (None: it is this one)
+
+    @property
+    def baseline(self) -> SessionFidelity:
+        """The replay without the outside events (this one when there are none)."""
+        return self.unconditioned or self
+
+    def request(self, index: int) -> RequestCompare:
+        """The scored request of this index (requests without usage are not scored)."""
+        return next(r for r in self.requests if r.index == index)
+
+    def outside_cost(self, kind: str) -> float:
+        """What replaying the `kind` events changes in the predicted cost of their requests."""
+        base = self.baseline
+        return sum(
+            self.request(i).cost_predicted - base.request(i).cost_predicted for i in self.outside.at(kind)
+        )
 
     @property
     def n(self) -> int:
@@ -140,11 +184,16 @@ class SessionFidelity:
     def mismatches(self) -> list[RequestCompare]:
         return [r for r in self.requests if not r.ok]
 
+    @property
+    def misses(self) -> list[RequestCompare]:
+        """Requests not within tolerance (cache read, cache write or uncached input off)."""
+        return [r for r in self.requests if not r.within]
+
     def cost_gap(self, only_mismatches: bool = False) -> float:
-        """Predicted minus billed cost, of all requests or of the mismatched ones only (a read
-        missed by N tokens costs N x (write - read) price: the few read mismatches carry the
-        session's whole cost gap when the other requests match)."""
-        rs = self.mismatches if only_mismatches else self.requests
+        """Predicted minus billed cost, of all requests or of those not within tolerance only (a
+        read missed by N tokens costs N x (write - read) price: the few misses carry the session's
+        whole cost gap when the other requests match)."""
+        rs = self.misses if only_mismatches else self.requests
         return sum(r.cost_predicted - r.cost_billed for r in rs)
 
 
@@ -159,12 +208,7 @@ def _cached(u: Usage) -> int:
 def warm_up(provider: Provider, prep: PreparedTrace, tokens: int, ttl: Ttl, now: float = -1.0) -> bool:
     """Write (or read and so refresh) the cache entry an earlier session left: the system block
     whose end is at `tokens`."""
-    tr = Transcript(prep.tools, prep.system)
-    pos = next((i for i in range(len(tr)) if tr.cum_tokens[i] == tokens), -1)
-    if pos < 0:
-        return False
-    provider.call(Request(tr, pos + 1, prep.model, 0, ((pos, ttl),), "warmup", "warmup"), now)
-    return True
+    return static_entry(provider, prep.tools, prep.system, prep.model, tokens, ttl, now)
 
 
 def serving(trace: Trace, profile: str | None = None, model: str | None = None) -> Serving:
@@ -172,6 +216,10 @@ def serving(trace: Trace, profile: str | None = None, model: str | None = None) 
     harness's provider unless `profile` says otherwise)."""
     # the bill is the recorded model's: a profile of another family never replaces it
     return choose(trace, "anthropic", profile, model or trace.header.model or None)
+
+
+def _anthropic(profile: str) -> bool:
+    return str(profile_config(profile).get("provider", profile)) == "anthropic"
 
 
 def replay(
@@ -184,22 +232,34 @@ def replay(
     keep_warm: bool = False,
     observed: bool = True,
     model: str | None = None,
+    outside: OutsideEvents | None = None,
 ) -> list[RequestRecord]:
     """Replay one trace (one conversation) and return its records in order. `observed` turns on
-    the Anthropic options the real sessions show (OBSERVED, anthropic profiles only)."""
+    the Anthropic options the real sessions show (OBSERVED, anthropic profiles only); `outside`
+    replays events outside the conversation at their requests (bench/fidelity_outside.py;
+    lookup failures on anthropic profiles only)."""
     prep = prepare_for(trace, model)
     params: dict[str, Any] = {"latency": ZERO_LATENCY} if zero_latency else {}
-    if observed and str(profile_config(profile).get("provider", profile)) == "anthropic":
+    anthropic = _anthropic(profile)
+    if observed and anthropic:
         params.update(OBSERVED)
     w = int(trace.header.meta.get("warm_tokens", 0) or 0)
     recorded_ttl = str(trace.header.meta.get("ttl", "5m"))
     ttl: Ttl = recorded_ttl if is_ttl(recorded_ttl) else "5m"
+    outside = outside or OutsideEvents()
+    if outside.lookup_failures and anthropic:
+        params["lookup_failure_at"] = tuple((CONVERSATION, i) for i in outside.lookup_failures)
+
+    def provider_for(m: str) -> Provider:
+        p = make_provider(profile, m, seed, **params)
+        return OutsideWarming(p, outside.outside_warming, w, ttl) if outside.outside_warming else p
 
     def before(env: simpy.Environment, provider_for: ProviderFor) -> None:
         if warm and w > 0 and warm_up(provider_for(prep.model), prep, w, ttl) and keep_warm:
             env.process(_keep_warm(env, provider_for(prep.model), prep, w, ttl))
 
-    return run_prepared([prep], policy, profile, seed, params, hooks=RunHooks(before=before)).records
+    hooks = RunHooks(before=before, provider_for=provider_for)
+    return run_prepared([prep], policy, profile, seed, params, hooks=hooks).records
 
 
 def _keep_warm(env: simpy.Environment, provider: Provider, prep: PreparedTrace, tokens: int, ttl: Ttl) -> Any:
@@ -218,8 +278,11 @@ def compare(
     warm: bool = True,
     keep_warm: bool = False,
     model: str | None = None,
+    condition: bool = True,
 ) -> SessionFidelity:
-    """Replay `trace` and score every request against its bill (module docstring)."""
+    """Replay `trace` and score every request against its bill (module docstring). With
+    `condition`, the outside events its bill shows are replayed as observed (at most
+    `OUTSIDE_ROUNDS` times recognised anew) and the replay without them is kept beside."""
     pol = load_policy(policy) if isinstance(policy, str) else policy
     meta = dict(trace.header.meta)
     if not any(isinstance(e, MessageEvent) and e.usage is not None for e in trace.events):
@@ -227,16 +290,46 @@ def compare(
             name or str(meta.get("conversation", "")), trace.header.model, pol.name, meta=meta
         )
     sv = serving(trace, profile, model)
-    records = replay(trace, pol, sv.profile, warm, keep_warm=keep_warm, model=sv.model)
+    plain = _score(trace, name, pol, sv, warm, keep_warm, OutsideEvents())
+    if not condition or not _anthropic(sv.profile):  # the signatures are the Anthropic cache's
+        return plain
+    sf, events = plain, OutsideEvents()
+    for _ in range(OUTSIDE_ROUNDS):
+        more = events | recognise(sf.requests, meta)
+        if more == events:
+            break
+        events = more
+        sf = _score(trace, name, pol, sv, warm, keep_warm, events)
+    if sf is not plain:
+        sf.unconditioned = plain
+        for r in plain.requests:  # recognised there: named as such in the replay without them
+            r.outside = events.kind_of(r.index)
+    return sf
+
+
+def _score(
+    trace: Trace,
+    name: str,
+    pol: Policy,
+    sv: Serving,
+    warm: bool,
+    keep_warm: bool,
+    outside: OutsideEvents,
+) -> SessionFidelity:
+    """One replay of `trace`, every request scored against its bill."""
+    meta = dict(trace.header.meta)
+    reported = reports_cache_writes(sv.profile)  # else compared as the gateway reports, priced as charged
+    auto = profile_config(sv.profile).get("provider") == "auto-prefix"  # bench/fidelity_auto.py causes
+    records = replay(trace, pol, sv.profile, warm, keep_warm=keep_warm, model=sv.model, outside=outside)
     records = [r for r in records if r.kind != "warmup"]
     model = records[0].model if records else trace.header.model
     pr = prices(model)
-    sf = SessionFidelity(name or str(meta.get("conversation", "")), model, pol.name, meta=meta)
+    label = name or str(meta.get("conversation", ""))
+    sf = SessionFidelity(label, model, pol.name, meta=meta, outside=outside)
     prev_t: float | None = None
     prev_cached = 0
     turn_start = 0  # billed cached part of the last request sent right after real user content
     real = False
-    tool_ref, refs_seen = "", 0  # ToolSearch results (tool_reference blocks) before this request
     written: dict[int, int] = {}  # billed cached part -> request index
     i = -1
     recs = iter(records)
@@ -248,9 +341,6 @@ def compare(
             continue
         if ev.role == "user":
             real = real or real_user_content(ev.content)
-            if any(c.kind == "tool_result" and TOOL_REFERENCE in (c.text or "") for c in ev.content):
-                refs_seen += 1
-                tool_ref = "first" if refs_seen == 1 else "later"
             continue
         rec = next(recs, None)
         if rec is None:
@@ -263,16 +353,17 @@ def compare(
             real = False
             continue
         b = ev.usage
-        p = _usage(rec)
+        p_billed = _usage(rec)
+        p = reported_usage(p_billed, reported)
+        charged = b if reported else as_charged(b, str(meta.get("ttl", "5m")))
         naive = min(prev_cached, _cached(b)) if i else 0
         prev_cached = _cached(b)
         rc = RequestCompare(i, t, gap, b, p, naive, rec.miss_cause, turn_start=turn_start, real_user=real)
-        rc.tool_ref, tool_ref = tool_ref, ""
         rc.fallback_of = written.get(b.cache_read, -1)
+        rc.outside = outside.kind_of(i)
         written[_cached(b)] = i
-        rc.cause = likely_cause(rc, sf.meta) if not rc.ok else ""
         sf.requests.append(rc)
-        if real or (i and rc.naive_read > b.cache_read and _near(b.cache_read, turn_start)):
+        if real or (i and rc.naive_read > b.cache_read and near(b.cache_read, turn_start)):
             # a read that fell back to the turn start marks non-tool-result content the log does
             # not show (e.g. IDE diagnostics reminders, Claude Code 2.0.x): a new turn starts here
             turn_start, real = _cached(b), False
@@ -280,11 +371,16 @@ def compare(
         # sized the blocks on the whole prompt (traces/importers/sizing.py `sized_on`)
         tail = 0 if meta.get("sized_on") == "prompt" else b.input_tokens
         rc.input_predicted = p.uncached + tail
+        if not rc.within:  # automatic-prefix caches: bench/fidelity_auto.py, given the requests before
+            rc.cause = (
+                auto_prefix_cause(rc, sf.requests[:-1], meta) if auto else likely_cause(rc, sf.meta, model)
+            )
+        c, q = charged, p_billed  # priced as billed: writes a gateway did not report included
         rc.cost_billed = pr.cost(
-            b.input_tokens, b.cache_read, b.cache_write_5m, b.cache_write_1h, b.output_tokens
+            c.input_tokens, c.cache_read, c.cache_write_5m, c.cache_write_1h, b.output_tokens
         )
         rc.cost_predicted = pr.cost(
-            p.uncached + tail, p.cache_read, p.cache_write_5m, p.cache_write_1h, b.output_tokens
+            q.uncached + tail, q.cache_read, q.cache_write_5m, q.cache_write_1h, b.output_tokens
         )
         sf.cost_billed += rc.cost_billed
         sf.cost_predicted += rc.cost_predicted
@@ -292,60 +388,3 @@ def compare(
         n5, n1 = (0, nw) if b.cache_write_1h and not b.cache_write_5m else (nw, 0)
         sf.cost_naive += pr.cost(b.input_tokens, naive, n5, n1, b.output_tokens)
     return sf
-
-
-def _near(a: int, b: int) -> bool:
-    return b > 0 and abs(a - b) <= tolerance(b)
-
-
-def likely_cause(r: RequestCompare, meta: dict[str, Any]) -> str:
-    """Why the prediction missed, from the recorded usage around the request."""
-    billed, pred = r.billed.cache_read, r.predicted.cache_read
-    system = int(meta.get("system_tokens", 0) or 0)
-    warm = int(meta.get("warm_tokens", 0) or 0)
-    ttl_name = str(meta.get("ttl", "5m"))
-    ttl = TTL_SECONDS[ttl_name] if is_ttl(ttl_name) else 300.0
-    if billed < pred:
-        if r.gap > ttl:
-            return f"idle gap vs TTL: {r.gap:.0f} s gap > {ttl:.0f} s"
-        if r.tool_ref == "first" and (billed == 0 or billed <= max(system, warm) + tolerance(billed)):
-            return (
-                "first ToolSearch result (tool_reference) of the conversation: the read fell back to the "
-                "tools/system prefix, although providers.md §1.6 says tool search leaves the prefix "
-                "untouched (observed in every ef958aa1 conversation; later tool_reference results kept it)"
-            )
-        if billed == 0:
-            return (
-                "everything missed though the prefix was live: tools or system changed (e.g. tools "
-                "loaded by ToolSearch) or best-effort eviction"
-            )
-        if not r.real_user and _near(billed, r.turn_start):
-            return (
-                "read fell back to the start of the turn, as when earlier thinking is stripped by "
-                "non-tool-result user content (providers.md §1.6) that the log does not show"
-            )
-        if system and _near(billed, system):
-            return "prefix edit at the start of the messages (not in the log): only system + tools were read"
-        if warm and _near(billed, warm):
-            return "prefix edit in the system prompt (not in the log): only the shared static prefix was read"
-        if r.fallback_of >= 0:
-            return (
-                f"prefix edit (not in the log) after request #{r.fallback_of}: "
-                "the read fell back to its entry"
-            )
-        return "prefix edit (not in the log): the read fell back to an earlier cache point"
-    if r.index == 0:
-        return "prefix cached before the session started"
-    if warm and _near(billed, warm) and r.gap > ttl:
-        return (
-            f"static prefix kept warm by other sessions of the account after a {r.gap:.0f} s gap "
-            "(replay with --keep-warm)"
-        )
-    if r.miss_cause == "ttl_expiry":
-        return (
-            f"entry outlived its TTL after a {r.gap:.0f} s gap "
-            "(best-effort retention or shared with other sessions)"
-        )
-    if r.miss_cause == "compaction":
-        return "compaction: the provider kept more of the prefix than the recorded compaction implies"
-    return f"provider read more than the model predicted ({r.miss_cause or 'no miss cause'})"

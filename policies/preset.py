@@ -16,7 +16,7 @@ import yaml
 from ctxbench.policies.contracts import Compaction, Estimator, Eviction, Marks
 from ctxbench.policies.registry import RegistryError, create, lookup
 from ctxbench.sim.values import Tokens, ValueProblem, check_params, unknown
-from ctxbench.sim.yamltext import load_yaml
+from ctxbench.sim.yamltext import load_yaml, yaml_problem
 
 TOP_KEYS = (
     "name",
@@ -38,6 +38,7 @@ TOP_KEYS = (
     "session_id",
     "cache_key",
     "interview",
+    "reflection",
 )
 
 
@@ -63,6 +64,7 @@ class Policy:
     session_id: bool = False  # H-21: send the run id as a session id
     cache_key: bool = False  # H-22: send a prompt_cache_key
     interview: int = 0  # H-29: questions of a post-episode interview, billed apart (0 = none)
+    reflection: int = 0  # H-30/H-21: reflection requests at the episode's end, billed with the run
     description: str = ""
     spec: tuple[str, ...] = ()
     sources: tuple[str, ...] = field(default=())
@@ -203,5 +205,5 @@ def load_policy(name_or_path: str) -> Policy:
     try:
         data = load_yaml(text)
     except yaml.YAMLError as exc:
-        raise PresetError(f"{where}: not valid YAML: {exc}") from exc
+        raise PresetError(yaml_problem(where, exc)) from None
     return policy_from_dict(data, where)

@@ -49,17 +49,16 @@ class RunOutcome:
     evictions: int = 0
     evicted_images: int = 0
     tokens_saved: int = 0
-    failures: dict[str, int] = field(default_factory=dict)
     counters: dict[str, int] = field(default_factory=dict)  # harness-specific events (C: passes, recoveries)
 
 
 class _Failed(Exception):
-    """A failure that ends the run. `counted`: the failed call already counted it by kind."""
+    """A failure that ends the run; `kind` is why (RunOutcome.error). The failed calls behind it
+    are in the records (their `error`), counted once each by sim/summary.py."""
 
-    def __init__(self, kind: str, message: str, counted: bool = False) -> None:
+    def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.kind = kind
-        self.counted = counted
 
 
 class ProviderCalls:
@@ -130,9 +129,8 @@ class ProviderCalls:
                 if main:
                     self._sent(out)
                 return out
-            self.outcome.failures[err.kind] = self.outcome.failures.get(err.kind, 0) + 1
             if not err.transient:
-                raise _Failed(err.kind, err.message, counted=True)
+                raise _Failed(err.kind, err.message)
             if attempt >= self.policy.retries:
                 raise _Failed("retries_exhausted", f"{err.kind} after {attempt + 1} attempts: {err.message}")
             delay = err.retry_after if err.retry_after is not None else self.policy.backoff * (2**attempt)
@@ -211,7 +209,7 @@ class ProviderCalls:
         """Name why tokens the previous request left cached were not read (DESIGN.md: every miss
         has a cause): an edit declared before this call, else the provider's own diagnosis
         (`found`, asked before the call; asked again after it only for a miss it calls
-        lookback_exceeded, which the lookup itself may have evicted)."""
+        lookback_exceeded: this very lookup may have lost the entry)."""
         total = req.input_tokens
         if forced:
             return (forced, total - read) if read < total else ("", 0)
@@ -229,6 +227,8 @@ class ProviderCalls:
         if changed is not None and changed <= pos:
             first = min(self.declared, default=(changed, "prefix_change"))
             return (first[1] if first[0] <= pos else "prefix_change"), lost
-        if found == "lookback_exceeded" and provider.diagnose(req, pos, now) == "evicted":
-            found = "evicted"  # dropped by best-effort eviction during this very lookup
+        if found == "lookback_exceeded":  # the entry was live: did this very lookup lose it?
+            after = provider.diagnose(req, pos, now)
+            if after in ("evicted", "server_lookup_failure"):
+                found = after  # best-effort eviction, or a server-side lookup failure
         return found or "prefix_change", lost

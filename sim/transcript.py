@@ -73,14 +73,12 @@ class Transcript:
         self.changed_from: int | None = None  # first block changed since `mark_sent`
         self._block_indexes: dict[Callable[[Block], bool], list[int]] = {}  # block_index()
         self._message_sums: dict[Callable[[Message], int], list[int]] = {}  # message_sums()
-        head = Message.of("tools", (*tools, *system))
-        self._add((head,), index=False)
-        self.tools_end = len(tools)
+        self.first_deferred = -1  # position of the first deferred tool (-1: none)
+        self.head_bytes: list[int] = []  # text bytes through each tools/system block
+        self._push_head(tools)
+        self.tools_end = len(self.blocks)
+        self._push_head(system)
         self.system_end = len(self.blocks)
-        # text bytes through each tools/system block
-        self.head_bytes = list(accumulate(0 if b.kind == IMAGE else b.nbytes for b in head.blocks))
-        self._head_total = head.nbytes
-        self.head_images = head.images
 
     def fork(self, m: int | None = None) -> Transcript:
         """A new transcript with the same tools, system and messages[:m] (all by default), as if
@@ -97,10 +95,10 @@ class Transcript:
         t.thinking_msgs = self.thinking_msgs[: bisect_left(self.thinking_msgs, m)]
         t._block_indexes = {f: idx[: bisect_left(idx, pos)] for f, idx in self._block_indexes.items()}
         t._message_sums = {f: sums[:m] for f, sums in self._message_sums.items()}
-        t.tools_end, t.system_end = self.tools_end, self.system_end
-        t.head_bytes, t._head_total, t.head_images = self.head_bytes, self._head_total, self.head_images
+        t.tools_end, t.system_end, t.first_deferred = self.tools_end, self.system_end, self.first_deferred
+        t.head_bytes = list(self.head_bytes)
         t.added_bytes = self.bytes_before(pos) - self.bytes_before(self.system_end)
-        t.added_images = images - self.head_images
+        t.added_images = images - self.images_before(self.system_end)
         t.added_tokens = self.tokens_before(pos) - self.tokens_before(self.system_end)
         t.changed_from = None
         return t
@@ -116,7 +114,9 @@ class Transcript:
     @property
     def total_bytes(self) -> int:
         """Text bytes of every block (images are counted, not sized)."""
-        return self.msg_bytes[-1] if self.msg_bytes else self._head_total
+        if self.msg_bytes:
+            return self.msg_bytes[-1]
+        return self.head_bytes[-1] if self.head_bytes else 0
 
     @property
     def total_images(self) -> int:
@@ -125,7 +125,7 @@ class Transcript:
     @property
     def message_images(self) -> int:
         """Images in the messages segment."""
-        return len(self.image_pos) - self.head_images
+        return len(self.image_pos) - self.images_before(self.system_end)
 
     def tokens_before(self, pos: int) -> int:
         """Tokens of blocks [0, pos)."""
@@ -175,6 +175,88 @@ class Transcript:
         return sums
 
     # ------------------------------------------------------------ writing
+    def _push_head(self, blocks: Sequence[Block]) -> None:
+        """Extend the tools/system segment (before any message) by `blocks`: hashes, tokens, text
+        bytes, images. A deferred tool (`defer_loading`) is a position of its own but not part of
+        the prefix as the API renders it (providers.md §1.6: tool search "append[s]
+        tool_reference blocks instead of changing the prefix"): the chain hash does not move."""
+        start = len(self.blocks)
+        h = self.hashes[-1] if start else CHAIN_SEED
+        t = self.cum_tokens[-1] if start else 0
+        text = self.head_bytes[-1] if self.head_bytes else 0
+        for b in blocks:
+            if b.deferred:
+                if self.first_deferred < 0:
+                    self.first_deferred = len(self.blocks)
+            else:
+                h = chain(h, b.digest)
+            t += b.tokens
+            if b.kind == IMAGE:
+                self.image_pos.append(len(self.blocks))
+                self.img_hashes.append(chain(self.img_hashes[-1], b.digest))
+            else:
+                text += b.nbytes
+            self.blocks.append(b)
+            self.hashes.append(h)
+            self.cum_tokens.append(t)
+            self.head_bytes.append(text)
+        if self._block_indexes:
+            self._index_blocks(start)
+
+    def replace_system(self, system: Sequence[Block]) -> int | None:
+        """Replace the system segment by `system` (a later `system` event: an edited memory file,
+        C-1); returns the first changed block, or None when nothing changed.
+
+        Blocks equal at the front are kept, so the break starts at the first changed system block;
+        everything after it (the rest of the system and every message) is hashed again, once per
+        change. The new blocks count as added content (an anchored estimate sees them, H-13/C-4);
+        what they replaced is never subtracted."""
+        return self._replace_head(system, tools=False)
+
+    def replace_tools(self, tools: Sequence[Block]) -> int | None:
+        """Replace the tools segment by `tools` (a later `tools` event: e.g. deferred tools a tool
+        search loaded), as `replace_system` does the system segment."""
+        return self._replace_head(tools, tools=True)
+
+    def _replace_head(self, new_blocks: Sequence[Block], tools: bool) -> int | None:
+        lo, hi = (0, self.tools_end) if tools else (self.tools_end, self.system_end)
+        old = self.blocks[lo:hi]
+        keep = 0
+        while (
+            keep < len(old)
+            and keep < len(new_blocks)
+            and old[keep].digest == new_blocks[keep].digest
+            and old[keep].deferred == new_blocks[keep].deferred
+        ):
+            keep += 1
+        if keep == len(old) == len(new_blocks):
+            return None
+        pos = lo + keep
+        system = self.blocks[self.tools_end : self.system_end] if tools else []
+        messages, changed = list(self.messages), self.changed_from
+        self.truncate_messages(0)
+        images = self.images_before(pos)
+        del self.blocks[pos:], self.hashes[pos:], self.cum_tokens[pos:], self.head_bytes[pos:]
+        del self.image_pos[images:], self.img_hashes[images + 1 :]
+        for idx in self._block_indexes.values():
+            del idx[bisect_left(idx, pos) :]
+        new = new_blocks[keep:]
+        if tools:
+            if self.first_deferred >= pos:
+                self.first_deferred = -1
+            self._push_head(new)
+            self.tools_end = len(self.blocks)
+            self._push_head(system)
+        else:
+            self._push_head(new)
+        self.system_end = len(self.blocks)
+        if messages:
+            self._add(messages)
+        self.added_bytes += sum(b.nbytes for b in new if b.kind != IMAGE)
+        self.added_tokens += sum(b.tokens for b in new)
+        self.changed_from = pos if changed is None else min(changed, pos)
+        return pos
+
     def append(self, msg: Message) -> None:
         """Append a new message; counts towards the monotonic 'added' counters. The hot path of
         every run (once per message of the trace): the same work as `_add`, for one message."""
@@ -182,7 +264,7 @@ class Transcript:
         if msg.thinking:
             self.thinking_msgs.append(len(own))
         text = self.msg_bytes
-        text.append((text[-1] if text else self._head_total) + msg.nbytes)
+        text.append((text[-1] if text else self.total_bytes) + msg.nbytes)
         if self._message_sums:
             for f, sums in self._message_sums.items():
                 sums.append((sums[-1] if sums else 0) + f(msg))
@@ -208,26 +290,24 @@ class Transcript:
         self.added_images += msg.images
         self.added_tokens += msg.tokens
 
-    def _add(self, msgs: Sequence[Message], index: bool = True) -> None:
+    def _add(self, msgs: Sequence[Message]) -> None:
         """Add `msgs` after the last message: per message its start, running text bytes and the
         message indexes; then, for all their blocks in one pass, the chain hashes, running tokens,
-        block indexes and image chain (an edit re-adds many messages at once). `index` False:
-        the tools and system blocks, which are no message."""
+        block indexes and image chain (an edit re-adds many messages at once)."""
         blocks = self.blocks
         start = len(blocks)
-        if index:
-            own, starts, text, thinking = self.messages, self.msg_starts, self.msg_bytes, self.thinking_msgs
-            total, pos = self.total_bytes, start
-            for msg in msgs:
-                if msg.thinking:
-                    thinking.append(len(own))
-                total += msg.nbytes
-                text.append(total)
-                starts.append(pos)
-                own.append(msg)
-                pos += len(msg.blocks)
-            for f, sums in self._message_sums.items():
-                sums.extend(islice(accumulate(map(f, msgs), initial=sums[-1] if sums else 0), 1, None))
+        own, starts, text, thinking = self.messages, self.msg_starts, self.msg_bytes, self.thinking_msgs
+        total, pos = self.total_bytes, start
+        for msg in msgs:
+            if msg.thinking:
+                thinking.append(len(own))
+            total += msg.nbytes
+            text.append(total)
+            starts.append(pos)
+            own.append(msg)
+            pos += len(msg.blocks)
+        for f, sums in self._message_sums.items():
+            sums.extend(islice(accumulate(map(f, msgs), initial=sums[-1] if sums else 0), 1, None))
         hashes = self.hashes
         h = hashes[-1] if start else CHAIN_SEED
         add_hash = hashes.append
@@ -241,7 +321,7 @@ class Transcript:
         if self._block_indexes:
             self._index_blocks(start)
         if any(m.images for m in msgs):
-            self._index_images(msgs, start, index)
+            self._index_images(msgs, start)
 
     def _index_blocks(self, start: int) -> None:
         """Extend the block indexes components asked for by the blocks from `start` on."""
@@ -249,14 +329,14 @@ class Transcript:
         for pred, idx in self._block_indexes.items():
             idx.extend([p for p in range(start, len(blocks)) if pred(blocks[p])])
 
-    def _index_images(self, msgs: Sequence[Message], start: int, index: bool = True) -> None:
+    def _index_images(self, msgs: Sequence[Message], start: int) -> None:
         """Image positions, the image chain and the unpinned images of `msgs`, added from `start`."""
         image_pos, img_hashes, unpinned = self.image_pos, self.img_hashes, self.unpinned_imgs
         h = img_hashes[-1]
         pos = start
         for msg in msgs:
             if msg.images:
-                pinned = msg.pinned or not index
+                pinned = msg.pinned
                 blocks = msg.blocks
                 for at in msg.image_at:
                     b = blocks[at]

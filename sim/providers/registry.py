@@ -18,7 +18,7 @@ from ctxbench.sim.providers.anthropic import AnthropicConfig, AnthropicProvider
 from ctxbench.sim.providers.base import Provider
 from ctxbench.sim.providers.config import ProfileError, config_from
 from ctxbench.sim.values import unknown
-from ctxbench.sim.yamltext import load_yaml
+from ctxbench.sim.yamltext import load_yaml, yaml_problem
 
 __all__ = ["ProfileError", "default_model", "make_provider", "profile", "profile_names"]
 
@@ -81,12 +81,7 @@ def _read_profile(p: Any, label: str = "") -> dict[str, Any]:
     try:
         data = load_yaml(p.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        why = getattr(exc, "problem", exc)
-        raise ProfileError(
-            f"{label or 'sim/data/profiles/' + p.name}{line}: not valid YAML ({why})"
-        ) from None
+        raise ProfileError(yaml_problem(label or "sim/data/profiles/" + p.name, exc)) from None
     if not isinstance(data, dict):
         raise ProfileError(f"{label or 'sim/data/profiles/' + p.name}: a profile must be a mapping")
     return dict(data)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import accumulate
 
 from hypothesis import given, settings
@@ -19,7 +20,7 @@ def _block(i: int, image: bool = False, kind: str = "text", pinned: bool = False
 def _full(tr: Transcript) -> tuple[list[int], list[int], list[int]]:
     h, hashes, cum, t, imgs = CHAIN_SEED, [], [], 0, [CHAIN_SEED]
     for b in tr.blocks:
-        h = chain(h, b.digest)
+        h = h if b.deferred else chain(h, b.digest)  # a deferred tool moves no prefix
         t += b.tokens
         hashes.append(h)
         cum.append(t)
@@ -38,7 +39,7 @@ def _blocks_of(m: Message) -> int:
 
 ops = st.lists(
     st.tuples(
-        st.sampled_from(["append", "replace", "pop"]),
+        st.sampled_from(["append", "replace", "pop", "system", "tools"]),
         st.integers(0, 10_000),
         st.integers(1, 4),
         st.booleans(),
@@ -65,7 +66,13 @@ def test_incremental_chain_matches_full_recomputation(
             for k in range(nblocks)
         ]  # fmt: skip
         msg = Message.of("user", blocks, pinned=extra == "pinned-message")
-        if op == "append" or not tr.messages:
+        if op == "system":  # a later system event: keeps the first system block, changes the rest
+            tr.replace_system([tr.blocks[tr.tools_end], *blocks])
+        elif op == "tools":  # a later tools event, some of the tools deferred
+            tr.replace_tools(
+                [replace(b, kind="tool_def", deferred=image and k > 0) for k, b in enumerate(blocks)]
+            )
+        elif op == "append" or not tr.messages:
             tr.append(msg)
         elif op == "replace":
             m = seed % len(tr.messages)  # keeps one old message, then several new ones
@@ -83,6 +90,7 @@ def test_incremental_chain_matches_full_recomputation(
             sum(1 for b in tr.blocks[:p] if b.kind == "image") for p in range(len(tr) + 1)
         ]
         assert tr.msg_starts == sorted(tr.msg_starts)
+        assert tr.first_deferred == next((p for p, b in enumerate(tr.blocks) if b.deferred), -1)
         unpinned = [
             p
             for m, msg in enumerate(tr.messages)
