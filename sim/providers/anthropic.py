@@ -139,10 +139,11 @@ class AnthropicCache:
         """First position keyed apart because the request sends deferred tools (-1: none)."""
         return req.tr.first_deferred if self.cfg.deferred_tools_prefix == "first" else -1
 
-    def _key(self, req: Request, pos: int) -> int:
-        """The cache key of the prefix ending at `pos`, as this request renders it."""
+    def _key(self, req: Request, pos: int, salt: int | None = None) -> int:
+        """The cache key of the prefix ending at `pos`, as this request renders it (`salt`: the
+        request's `_salt_from`, when the caller has it)."""
         h = req.tr.hashes[pos]
-        salt = self._salt_from(req)
+        salt = self._salt_from(req) if salt is None else salt
         return chain(h, DEFERRED_TOOLS_DIGEST) if 0 <= salt <= pos else h
 
     def _lookup_fails(self, req: Request) -> bool:
@@ -192,7 +193,8 @@ class AnthropicCache:
         step = collapse or self.cfg.tool_result_images_nested
         salt = self._salt_from(req)
         breakpoints = req.breakpoints
-        if self._lookup_fails(req):  # only the system + tools prefix is found
+        if (self._fail_at or self.cfg.lookup_failure_rate) and self._lookup_fails(req):
+            # only the system + tools prefix is found
             self.failed_lookup = (req.conversation, req.index)
             breakpoints = tuple(bp for bp in breakpoints if bp[0] < req.tr.system_end)
         for b, _ttl in reversed(breakpoints):
@@ -219,14 +221,15 @@ class AnthropicCache:
     def commit(self, req: Request, now: float, ttft: float, read: int, read_pos: int) -> tuple[Usage, int]:
         """Refresh the hit, write entries at breakpoints past it; bill by the A/B/C rule (§1.8)."""
         tr, cum = req.tr, req.tr.cum_tokens
+        salt = self._salt_from(req)
         if read_pos >= 0:
-            e = self.entries[self._key(req, read_pos)]
+            e = self.entries[self._key(req, read_pos, salt)]
             e.expires = now + e.ttl
             if self.cfg.max_entries is not None:
-                self._touch(self._key(req, read_pos), e)
+                self._touch(self._key(req, read_pos, salt), e)
             if self.cfg.refresh_marks_in_read:
                 for b, _ttl in req.breakpoints:
-                    inner = self.entries.get(self._key(req, b)) if b < read_pos else None
+                    inner = self.entries.get(self._key(req, b, salt)) if b < read_pos else None
                     if inner is not None and self._readable(inner, req, b, now):
                         inner.expires = max(inner.expires, now + inner.ttl)
         img_count = req.images
@@ -239,7 +242,7 @@ class AnthropicCache:
             if tokens <= read or tokens < self.min_cacheable:
                 continue
             secs = TTL_SECONDS[ttl]
-            h = self._key(req, b)
+            h = self._key(req, b, salt)
             e = _Entry(tokens, now + secs, now + ttft, secs, img_count, img_hash)
             self.entries.pop(h, None)
             self.entries[h] = e
