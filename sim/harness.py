@@ -1,9 +1,9 @@
 """The harness model: one simpy process per conversation, replaying a prepared trace under a policy.
 
 Before each model reply of the trace it applies the policy (eviction edits, the estimator, the
-compaction decision), builds the request with the policy's cache marks, calls the provider with
-retries, and writes one flat record per call, naming the cause of any cache miss. simpy holds
-time only: idle gaps from the trace, latencies, back-off; policies never see it.
+compaction decision), then sends the request (`sim/harness_calls.py`: the policy's cache marks,
+the provider call with retries, one flat record per call naming the cause of any cache miss).
+simpy holds time only: idle gaps from the trace, latencies, back-off; policies never see it.
 """
 
 from __future__ import annotations
