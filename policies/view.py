@@ -46,7 +46,7 @@ class View:
     max_output: int = 0
     factory: BlockFactory = _DEFAULT_FACTORY  # the provider's tokenizer, for blocks a policy makes
     # blocks made by `text_block` for this conversation: a placeholder is the same block each time
-    made: dict[tuple[str, str, str, str], Block] = field(default_factory=dict)
+    made: dict[tuple[str, str, str], Block] = field(default_factory=dict)
 
     @property
     def unpinned_images(self) -> int:
@@ -63,16 +63,12 @@ class View:
 def text_block(view: View, like: Block, text: str, kind: str = "text", tool_id: str = "") -> Block:
     """A short text block a policy puts in place of `like` (a placeholder), with true tokens from
     the provider's tokenizer, so a policy never guesses the truth. Made once per conversation
-    (`View.made`): the same role, text, kind and tool id give the same block."""
-    key = (like.role, text, kind, tool_id)
+    for a role, text and kind (`View.made`); with `tool_id`, that block answering the tool call."""
+    key = (like.role, text, kind)
     b = view.made.get(key)
     if b is None:
-        if tool_id:
-            b = view.factory.text(like.role, text, kind=kind, placeholder=True, tool_id=tool_id)
-        else:
-            b = view.factory.text(like.role, text, kind=kind, placeholder=True)
-        view.made[key] = b
-    return b
+        b = view.made[key] = view.factory.text(like.role, text, kind=kind, placeholder=True)
+    return b.for_tool(tool_id) if tool_id else b
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,6 +55,15 @@ class Block:
     def is_image(self) -> bool:
         return self.kind == IMAGE
 
+    def for_tool(self, tool_id: str) -> Block:
+        """The same block answering tool call `tool_id` (the id is not part of the digest): what a
+        policy's placeholder for each masked tool result is, made without hashing it again."""
+        return Block(
+            self.kind, self.role, self.nbytes, self.tokens, self.digest, self.width, self.height,
+            self.pinned, self.placeholder, self.summary, self.skill, self.text, self.name, tool_id,
+            self.cache, self.deferred,
+        )  # fmt: skip
+
 
 @dataclass(frozen=True, slots=True)
 class Message:

@@ -73,7 +73,7 @@ class Conversation(ProviderCalls):
         self.game_t = 0.0
         self._view_key: tuple[Any, ...] = ()  # the harness state self._view was made in (view())
         self._view: View | None = None
-        self._made: dict[tuple[str, str, str, str], Block] = {}  # View.made: blocks policies made
+        self._made: dict[tuple[str, str, str], Block] = {}  # View.made: blocks policies made
 
     # ------------------------------------------------------------ views and edits
     def view(self, tr: Transcript | None = None) -> View:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from ctxbench.policies.condensers import events_of
 from ctxbench.policies.masking import MaskToolResults, RecentEvents
 from ctxbench.policies.tiers import clean_boundary
-from ctxbench.policies.view import Edit, View
+from ctxbench.policies.view import Edit, View, text_block
 from ctxbench.sim.content import Message
 from ctxbench.sim.tokens import BlockFactory
 from ctxbench.sim.transcript import Transcript
@@ -147,3 +147,13 @@ def test_recent_events_matches_a_scan(kinds: list[str], keep_first: int, max_eve
         if edit is None:
             break
         tr.replace_from(edit.first, edit.messages)
+
+
+def test_a_placeholder_for_a_tool_result_is_the_block_the_tokenizer_makes() -> None:
+    """text_block makes a placeholder once per conversation and relabels it per tool call: the
+    same block (digest, tokens, flags) as the factory makes for that call."""
+    view = View(_conversation(["read"]), None, 200_000, 200_000, 0, -1, True, factory=F)
+    like = view.tr.messages[1].blocks[0]
+    for tid in ("t1", "t2"):
+        made = text_block(view, like, "[cleared]", kind="tool_result", tool_id=tid)
+        assert made == F.text(like.role, "[cleared]", kind="tool_result", placeholder=True, tool_id=tid)
