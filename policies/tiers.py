@@ -73,14 +73,6 @@ def has_skill(m: Message) -> bool:
     return m.marked > 0 and any(b.skill for b in m.blocks)
 
 
-def _skill_call(b: Block) -> bool:
-    return b.skill and bool(b.tool_id)
-
-
-def _tool_use(b: Block) -> bool:
-    return b.kind == TOOL_USE
-
-
 def _with_tool_id(b: Block) -> bool:
     return bool(b.tool_id)
 
@@ -93,14 +85,16 @@ def _first_block(view: View) -> int:
 
 def tool_calls(view: View, exempt_skills: bool = True) -> list[str]:
     """Ids of the tool calls in the conversation, oldest first (skill loads exempt, C-8), from
-    the transcript's indexes of tool uses and skill blocks."""
+    the transcript's index of the blocks that carry a tool id."""
     tr = view.tr
     blocks = tr.blocks
-    skills = tr.block_index(_skill_call)
-    skill_ids = {blocks[p].tool_id for p in skills[bisect_left(skills, tr.system_end) :]}
-    uses = tr.block_index(_tool_use)
-    ids = [blocks[p].tool_id for p in uses[bisect_left(uses, _first_block(view)) :]]
-    return [i for i in ids if i not in skill_ids] if exempt_skills and skill_ids else ids
+    with_id = tr.block_index(_with_tool_id)
+    first = bisect_left(with_id, _first_block(view))
+    ids = [blocks[p].tool_id for p in with_id[first:] if blocks[p].kind == TOOL_USE]
+    if not exempt_skills:
+        return ids
+    skill_ids = {blocks[p].tool_id for p in with_id[bisect_left(with_id, tr.system_end) :] if blocks[p].skill}
+    return [i for i in ids if i not in skill_ids] if skill_ids else ids
 
 
 def drop_tool_pairs(view: View, ids: set[str], cause: str = "trim") -> Edit | None:
