@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from ctxbench.sim.build import block_of, message_of, tool_block
 from ctxbench.sim.content import Block, Message
 from ctxbench.sim.tokens import BlockFactory
+from ctxbench.traces.gcpause import gc_paused
 from ctxbench.traces.model import (
     CompactionEvent,
     MessageEvent,
@@ -47,6 +48,11 @@ class PreparedTrace:
 
 
 def prepare(trace: Trace, factory: BlockFactory, name: str = "") -> PreparedTrace:
+    with gc_paused():  # every block made is kept (traces/gcpause.py)
+        return _prepare(trace, factory, name)
+
+
+def _prepare(trace: Trace, factory: BlockFactory, name: str) -> PreparedTrace:
     tools: list[Block] = []
     system: list[Block] = []
     steps: list[Step] = []

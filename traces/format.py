@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from ctxbench.traces.codec import FieldError, decode_line, encode_line
+from ctxbench.traces.fastread import fast_message
+from ctxbench.traces.gcpause import gc_paused
 from ctxbench.traces.model import CompactionEvent, Event, Header, MessageEvent, Trace
 
 __all__ = [
@@ -91,7 +93,12 @@ def _parse(line: str | bytes, path: str, lineno: int) -> Any:
 
 
 def loads_line(line: str | bytes, *, path: str = "<string>", lineno: int = 1) -> Header | Event:
-    """Decode one line on its own (no checks that need earlier lines, such as header-first)."""
+    """Decode one line on its own (no checks that need earlier lines, such as header-first).
+    A message line that is certainly valid takes the fast path; any other line, and every error,
+    the strict one."""
+    event = fast_message(line)
+    if event is not None:
+        return event
     value = _parse(line, path, lineno)
     try:
         return decode_line(value)
@@ -170,10 +177,11 @@ def iter_events(path: PathLike) -> Iterator[Header | Event]:
 
 def read_trace(path: PathLike) -> Trace:
     """Read and check a whole trace file."""
-    items = iter_events(path)
-    header = next(items)
-    assert isinstance(header, Header)  # _Sequence guarantees it
-    return Trace(header=header, events=tuple(items), path=os.fspath(path))  # type: ignore[arg-type]
+    with gc_paused():
+        items = iter_events(path)
+        header = next(items)
+        assert isinstance(header, Header)  # _Sequence guarantees it
+        return Trace(header=header, events=tuple(items), path=os.fspath(path))  # type: ignore[arg-type]
 
 
 # Characters `str.splitlines()` treats as line ends that JSON may leave raw: escaped on writing so
