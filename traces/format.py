@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 from ctxbench.traces.codec import FieldError, decode_line, encode_line
-from ctxbench.traces.fastread import fast_message
 from ctxbench.traces.gcpause import gc_paused
 from ctxbench.traces.model import CompactionEvent, Event, Header, MessageEvent, Trace
 
@@ -93,12 +92,7 @@ def _parse(line: str | bytes, path: str, lineno: int) -> Any:
 
 
 def loads_line(line: str | bytes, *, path: str = "<string>", lineno: int = 1) -> Header | Event:
-    """Decode one line on its own (no checks that need earlier lines, such as header-first).
-    A message line that is certainly valid takes the fast path; any other line, and every error,
-    the strict one."""
-    event = fast_message(line)
-    if event is not None:
-        return event
+    """Decode one line on its own (no checks that need earlier lines, such as header-first)."""
     value = _parse(line, path, lineno)
     try:
         return decode_line(value)
@@ -145,11 +139,20 @@ class _Sequence:
             raise FieldError("kept_from", f"is {item.kept_from} but only {self.messages} messages precede it")
 
 
-def _iter_lines(lines: Iterator[bytes], path: str) -> Iterator[Header | Event]:
+# From this size on a file's message lines take the fast path (`traces/fastread.py`): below it,
+# importing msgspec and building its decoder (~150M instructions) costs more than it saves
+# (~0.4M a message line; the 224 KB game-300 sample is about the break-even).
+FAST_READ_BYTES = 256 * 1024
+
+
+def _iter_lines(lines: Iterator[bytes], path: str, fast: bool = False) -> Iterator[Header | Event]:
+    fast_message: Callable[[bytes], MessageEvent | None] | None = None
+    if fast:
+        from ctxbench.traces.fastread import fast_message
     seq = _Sequence()
     lineno = 0
     for lineno, raw in enumerate(lines, 1):
-        item = loads_line(raw, path=path, lineno=lineno)
+        item = (fast_message and fast_message(raw)) or loads_line(raw, path=path, lineno=lineno)
         try:
             seq.check(item, lineno)
         except FieldError as e:
@@ -170,7 +173,7 @@ def iter_events(path: PathLike) -> Iterator[Header | Event]:
         raise TraceError(name, 0, None, f"cannot read trace file: {e.strerror or e}") from None
     with f:
         try:
-            yield from _iter_lines(iter(f), name)
+            yield from _iter_lines(iter(f), name, os.fstat(f.fileno()).st_size >= FAST_READ_BYTES)
         except OSError as e:  # e.g. a directory, or a read error mid-file
             raise TraceError(name, 0, None, f"cannot read trace file: {e.strerror or e}") from None
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,9 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctxbench.bench.fuzz_inputs import mutate
+from ctxbench.traces import format as format_module
 from ctxbench.traces.codec import decode_line
 from ctxbench.traces.fastread import fast_message
-from ctxbench.traces.format import TraceError, _parse, dumps_event, loads_line
+from ctxbench.traces.format import FAST_READ_BYTES, TraceError, _parse, dumps_event, loads_line, read_trace
 from ctxbench.traces.model import Content, MessageEvent, Trace
 from tests.traces.trace_strategies import traces
 
@@ -153,3 +155,31 @@ def test_content_made_by_the_fast_path_is_a_plain_content() -> None:
     assert hash(made) == hash(Content("tool_use", None, 120, "json", "in:1", tool_id="tu:1", name="Bash"))
     with pytest.raises(AttributeError):
         made.kind = "text"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        _duplicate(json.dumps(MESSAGE, separators=(",", ":")), "tag", '"prep"'),
+        json.dumps({**USER, "content": [{"kind": "text", "bytes": 3}]}),
+        json.dumps(MESSAGE).replace('"t": 3.5', '"t": 1e400'),
+        json.dumps(MESSAGE).replace('"req:1"', '"\\ud800"'),
+    ],
+)
+def test_a_large_file_names_the_same_error_as_a_small_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bad: str
+) -> None:
+    """Files from FAST_READ_BYTES on read message lines through the fast path: their errors are the
+    strict reader's, word for word."""
+    header = json.dumps({"type": "header", "format": "ctxbench-trace", "version": 1, "source": "t"})
+    filler = json.dumps({**MESSAGE, "content": [{"kind": "text", "text": "x"}]})
+    n = FAST_READ_BYTES // len(filler) + 10
+    path = tmp_path / "big.jsonl"
+    path.write_text("\n".join([header, *[filler] * n, bad, filler]) + "\n")
+    with pytest.raises(TraceError) as fast:
+        read_trace(path)
+    monkeypatch.setattr(format_module, "FAST_READ_BYTES", 10**12)
+    with pytest.raises(TraceError) as slow:
+        read_trace(path)
+    assert str(fast.value) == str(slow.value)
+    assert f":{n + 2}:" in str(fast.value)
