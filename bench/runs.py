@@ -10,7 +10,6 @@ the run (DESIGN.md "Records, not statistics, in the loop").
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,6 +29,13 @@ from ctxbench.traces.format import read_trace
 from ctxbench.traces.model import Trace
 
 GEN_PREFIX = "gen:"
+
+
+def _sha256(data: bytes) -> str:
+    """The hex SHA-256 of `data` (hashlib imported here: a `run` that stores nothing skips it)."""
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
 
 # Columns every row has, in file order; `failures_<kind>` columns follow (the kinds seen).
 ID_COLUMNS = ("key", "trace", "trace_hash", "policy", "policy_hash", "budget", "provider", "seed", "version")
@@ -85,7 +91,7 @@ class RunTask:
         ]
         if self.policy_set or self.provider_params or self.tokenizer != "rate":  # older keys unchanged
             ident += [list(self.policy_set), self.provider_params, self.tokenizer]
-        return hashlib.sha256(json.dumps(ident, separators=(",", ":")).encode()).hexdigest()[:24]
+        return _sha256(json.dumps(ident, separators=(",", ":")).encode())[:24]
 
 
 # ------------------------------------------------------------------ traces
@@ -107,11 +113,11 @@ def trace_hash(trace: str) -> str:
     if trace.startswith(GEN_PREFIX):
         name, params = parse_gen_spec(trace)
         canon = json.dumps([name, sorted(params.items())], separators=(",", ":"))
-        return "gen-" + hashlib.sha256(canon.encode()).hexdigest()[:20]
+        return "gen-" + _sha256(canon.encode())[:20]
     p = Path(trace)
     if not p.is_file():
         raise FileNotFoundError(f"{trace}: no such trace file")
-    return hashlib.sha256(p.read_bytes()).hexdigest()[:20]
+    return _sha256(p.read_bytes())[:20]
 
 
 def seeded_spec(trace: str, seed: int) -> str:
@@ -136,7 +142,7 @@ def load_trace(trace: str) -> Trace:
 
 def policy_hash(policy: Policy) -> str:
     """Hash of the policy's name and every component parameter (the frozen dataclasses' repr)."""
-    return hashlib.sha256(repr(dataclasses.replace(policy, budget=0)).encode()).hexdigest()[:16]
+    return _sha256(repr(dataclasses.replace(policy, budget=0)).encode())[:16]
 
 
 @lru_cache(maxsize=64)

@@ -140,9 +140,10 @@ class _Sequence:
 
 
 # From this size on a file's message lines take the fast path (`traces/fastread.py`): below it,
-# importing msgspec and building its decoder (~150M instructions) costs more than it saves
-# (~0.4M a message line; the 224 KB game-300 sample is about the break-even).
-FAST_READ_BYTES = 256 * 1024
+# importing msgspec and building its decoder (~65M instructions once the simulator is imported)
+# costs more than it saves (~0.2M a message line: break-even near 330 lines, ~120 KB of a game
+# trace; reading the 224 KB game-300 sample costs 190M instructions strictly, 131M this way).
+FAST_READ_BYTES = 128 * 1024
 
 
 def _iter_lines(lines: Iterator[bytes], path: str, fast: bool = False) -> Iterator[Header | Event]:
