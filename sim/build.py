@@ -1,14 +1,19 @@
 """Turn trace content into blocks with true tokens, once per trace and provider tokenizer.
 
 `block_of` makes the same block as `BlockFactory.text` / `BlockFactory.image` would from the
-content's fields (tests check it), built directly: a 10,000-turn trace has ~70,000 blocks, and the
-keyword packing of the general factory methods was a third of preparing one (issue 13)."""
+content's fields, and `message_of` the same message as `Message.of` (tests check both), built
+directly: a 10,000-turn trace has ~70,000 blocks, and the keyword packing of the general factory
+methods and the frozen dataclasses' own constructors were most of preparing one (issue 13)."""
 
 from __future__ import annotations
 
 from ctxbench.sim.content import IMAGE, Block, Message, digest64
+from ctxbench.sim.makers import slots_maker
 from ctxbench.sim.tokens import BlockFactory, RateCounter
 from ctxbench.traces.model import Content, MessageEvent, ToolDef
+
+_block = slots_maker(Block)
+_message = slots_maker(Message)
 
 
 def block_of(f: BlockFactory, c: Content, role: str, key: str) -> Block:
@@ -35,7 +40,7 @@ def block_of(f: BlockFactory, c: Content, role: str, key: str) -> Block:
         digest = digest64(kind.encode(), role.encode(), (c.key or key).encode(), str(nbytes).encode())
         if tokens is None:
             tokens = f.counter.count_bytes(nbytes, lang)
-    return Block(
+    return _block(
         kind, role, nbytes, tokens, digest, 0, 0, c.pinned, False, False, c.skill, text, c.name, c.tool_id,
         c.cache,
     )  # fmt: skip
@@ -46,7 +51,14 @@ def message_of(f: BlockFactory, ev: MessageEvent, key: str) -> Message:
     blocks = tuple([block_of(f, c, role, f"{key}.{i}") for i, c in enumerate(ev.content)])
     if ev.pinned:
         blocks = tuple(_pin(b) for b in blocks)
-    return Message.of(role, blocks, ev.tag, ev.pinned)
+    nbytes = images = tokens = 0
+    for b in blocks:  # Message.of's totals, in one pass
+        if b.kind == IMAGE:
+            images += 1
+        else:
+            nbytes += b.nbytes
+        tokens += b.tokens
+    return _message(role, blocks, ev.tag, ev.pinned, nbytes, images, tokens)
 
 
 def _pin(b: Block) -> Block:

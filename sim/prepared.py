@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from ctxbench.sim.build import block_of, message_of, tool_block
 from ctxbench.sim.content import Block, Message
+from ctxbench.sim.makers import slots_maker
 from ctxbench.sim.tokens import BlockFactory
 from ctxbench.traces.gcpause import gc_paused
 from ctxbench.traces.model import (
@@ -31,6 +32,9 @@ class Step:
     model: str = ""
     window: int = 0
     event: object | None = None
+
+
+_step = slots_maker(Step)  # the Step(...) of each message, made as cheaply as a block (sim/makers.py)
 
 
 @dataclass(frozen=True)
@@ -68,9 +72,9 @@ def _prepare(trace: Trace, factory: BlockFactory, name: str) -> PreparedTrace:
                 out = ev.output_tokens
                 if out is None:
                     out = ev.usage.output_tokens if ev.usage else msg.tokens
-                steps.append(Step("reply", msg, ev.t, ev.game_t, int(out), event=ev))
+                steps.append(_step("reply", msg, ev.t, ev.game_t, int(out), "", 0, ev))
             else:
-                steps.append(Step("message", msg, ev.t, ev.game_t))
+                steps.append(_step("message", msg, ev.t, ev.game_t, 0, "", 0, None))
         elif isinstance(ev, ModelSwitchEvent):
             steps.append(Step("switch", None, ev.t, None, model=ev.model, window=ev.window))
         elif isinstance(ev, CompactionEvent):

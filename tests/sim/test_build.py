@@ -4,16 +4,19 @@ of content and both counters (rate and exact)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxbench.sim.build import block_of
-from ctxbench.sim.content import Block
+from ctxbench.sim.build import block_of, message_of
+from ctxbench.sim.content import Block, Message
+from ctxbench.sim.makers import slots_maker
+from ctxbench.sim.prepared import Step
 from ctxbench.sim.tokens import BlockFactory, RateCounter, image_tokens, openai_tile_tokens
-from ctxbench.traces.model import Content
+from ctxbench.traces.model import Content, MessageEvent
 from tests.traces.trace_strategies import images, text_items
 
 
@@ -69,3 +72,30 @@ def test_block_of_makes_the_factorys_block(c: Content, role: str, exact: bool, r
 @pytest.mark.parametrize(("w", "h"), [(1280, 720), (4000, 3000), (1, 1)])
 def test_remembered_image_tokens_are_the_rules(w: int, h: int) -> None:
     assert image_tokens("openai-tile", w, h) == openai_tile_tokens(w, h)
+
+
+@settings(max_examples=100, deadline=None)
+@given(items=st.lists(contents, min_size=1, max_size=5), pinned=st.booleans())
+def test_message_of_makes_message_of(items: list[Content], pinned: bool) -> None:
+    role = "user"
+    ev = MessageEvent(role, tuple(items), tag="observation", pinned=pinned)
+    f = BlockFactory()
+    made = message_of(f, ev, "e7")
+    blocks = tuple(block_of(f, c, role, f"e7.{i}") for i, c in enumerate(items))
+    expected = Message.of(
+        role, tuple(replace(b, pinned=True) for b in blocks) if pinned else blocks, "observation", pinned
+    )
+    assert made == expected
+    assert (made.nbytes, made.images, made.tokens) == (expected.nbytes, expected.images, expected.tokens)
+
+
+def test_slots_maker_makes_the_classs_own_object() -> None:
+    make = slots_maker(Step)
+    msg = Message.of("user", (BlockFactory().text("user", "hi"),))
+    args = ("reply", msg, 1.5, None, 40, "", 0, None)
+    made, own = make(*args), Step(*args)
+    assert made == own and type(made) is Step and hash(made.message) == hash(own.message)
+    with pytest.raises(AttributeError):
+        made.kind = "message"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        slots_maker(Content)  # not a slots dataclass
