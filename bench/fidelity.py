@@ -20,10 +20,14 @@ from typing import Any
 
 import simpy
 
+from ctxbench.bench.fidelity_auto import auto_prefix_cause
+from ctxbench.bench.fidelity_causes import likely_cause, near, tolerance
+from ctxbench.bench.fidelity_gateway import as_charged, reports_cache_writes
 from ctxbench.policies.preset import Policy, load_policy
 from ctxbench.sim.catalog import prices
-from ctxbench.sim.names import TTL_SECONDS, Ttl, is_ttl
+from ctxbench.sim.names import Ttl, is_ttl
 from ctxbench.sim.prepared import PreparedTrace
+from ctxbench.sim.providers.anthropic import reported_usage
 from ctxbench.sim.providers.base import Latency, Provider, Request
 from ctxbench.sim.providers.base import Usage as SimUsage
 from ctxbench.sim.providers.choice import Serving, choose
@@ -36,14 +40,19 @@ from ctxbench.traces.model import CompactionEvent, MessageEvent, Trace, Usage
 
 ZERO_LATENCY = Latency(base_ttft=0.0, prefill_tps=1e15, output_tps=1e15)
 # Anthropic provider options the recorded bills show (sim/providers/anthropic.py AnthropicConfig):
+# - lookback 21: the breakpoint and the 20 blocks before it, as the prompt-caching doc said until
+#   early 2026 ("up to approximately 20 blocks before your explicit breakpoint", providers.md §1.3
+#   history; the 2026-08 wording counts the breakpoint among the 20). Claude Code 2.1.97 marks the
+#   last message only (cli.js), and cua pgadmin #96 and pycharm #65 (April 2026) read an entry 21
+#   positions back: 20 positions cannot reach it, and 25 would wrongly reach past pycharm #45's;
 # - tool_result_images_nested: a screenshot inside a tool result is not a lookback position of
-#   its own (providers.md §1.3 counting granularity UNCONFIRMED; cua pgadmin #96, pycharm #65 read
-#   an entry exactly 20 wire blocks back that is 23 flat blocks back);
+#   its own (providers.md §1.3 counting granularity UNCONFIRMED; with flat images the same two
+#   reads need 24-25 positions, a window no version of the doc describes);
 # - refresh_marks_in_read: reading a prefix refreshes the entries at the request's own marks
 #   inside it (providers.md §1.5 "refreshed ... each time the cached content is used";
 #   coderabbit cb2e607c #20 reads its system-prompt entry 687 s after it was written, read only
 #   as part of longer prefixes since).
-OBSERVED: dict[str, Any] = {"tool_result_images_nested": True, "refresh_marks_in_read": True}
+OBSERVED: dict[str, Any] = {"lookback": 21, "tool_result_images_nested": True, "refresh_marks_in_read": True}
 # The first request of most sessions reads a static prefix an earlier session wrote (meta
 # warm_tokens), and after idle gaps longer than the TTL the read falls back to exactly that
 # prefix (coderabbit cb2e607c #23/#72 after 484/374 s, danieldemmel 9e953218 #91/#99 after 12 h /
@@ -52,11 +61,6 @@ KEEP_WARM_EVERY_S = 60.0
 # A ToolSearch result (Claude Code 2.1.x) is a tool_result whose parts are tool_reference blocks
 # (traces-real FORMATS.md §2.1; providers.md §1.6 escape hatches); the importer keeps them as text.
 TOOL_REFERENCE = "tool_reference"
-
-
-def tolerance(billed: int) -> float:
-    """Issue #6: within max(1 %, 128 tokens) of the billed cache read."""
-    return max(0.01 * billed, 128.0)
 
 
 @dataclass
@@ -140,11 +144,16 @@ class SessionFidelity:
     def mismatches(self) -> list[RequestCompare]:
         return [r for r in self.requests if not r.ok]
 
+    @property
+    def misses(self) -> list[RequestCompare]:
+        """Requests not within tolerance (cache read, cache write or uncached input off)."""
+        return [r for r in self.requests if not r.within]
+
     def cost_gap(self, only_mismatches: bool = False) -> float:
-        """Predicted minus billed cost, of all requests or of the mismatched ones only (a read
-        missed by N tokens costs N x (write - read) price: the few read mismatches carry the
-        session's whole cost gap when the other requests match)."""
-        rs = self.mismatches if only_mismatches else self.requests
+        """Predicted minus billed cost, of all requests or of those not within tolerance only (a
+        read missed by N tokens costs N x (write - read) price: the few misses carry the session's
+        whole cost gap when the other requests match)."""
+        rs = self.misses if only_mismatches else self.requests
         return sum(r.cost_predicted - r.cost_billed for r in rs)
 
 
@@ -227,6 +236,8 @@ def compare(
             name or str(meta.get("conversation", "")), trace.header.model, pol.name, meta=meta
         )
     sv = serving(trace, profile, model)
+    reported = reports_cache_writes(sv.profile)  # else compared as the gateway reports, priced as charged
+    auto = profile_config(sv.profile).get("provider") == "auto-prefix"  # bench/fidelity_auto.py causes
     records = replay(trace, pol, sv.profile, warm, keep_warm=keep_warm, model=sv.model)
     records = [r for r in records if r.kind != "warmup"]
     model = records[0].model if records else trace.header.model
@@ -263,16 +274,17 @@ def compare(
             real = False
             continue
         b = ev.usage
-        p = _usage(rec)
+        p_billed = _usage(rec)
+        p = reported_usage(p_billed, reported)
+        charged = b if reported else as_charged(b, str(meta.get("ttl", "5m")))
         naive = min(prev_cached, _cached(b)) if i else 0
         prev_cached = _cached(b)
         rc = RequestCompare(i, t, gap, b, p, naive, rec.miss_cause, turn_start=turn_start, real_user=real)
         rc.tool_ref, tool_ref = tool_ref, ""
         rc.fallback_of = written.get(b.cache_read, -1)
         written[_cached(b)] = i
-        rc.cause = likely_cause(rc, sf.meta) if not rc.ok else ""
         sf.requests.append(rc)
-        if real or (i and rc.naive_read > b.cache_read and _near(b.cache_read, turn_start)):
+        if real or (i and rc.naive_read > b.cache_read and near(b.cache_read, turn_start)):
             # a read that fell back to the turn start marks non-tool-result content the log does
             # not show (e.g. IDE diagnostics reminders, Claude Code 2.0.x): a new turn starts here
             turn_start, real = _cached(b), False
@@ -280,11 +292,16 @@ def compare(
         # sized the blocks on the whole prompt (traces/importers/sizing.py `sized_on`)
         tail = 0 if meta.get("sized_on") == "prompt" else b.input_tokens
         rc.input_predicted = p.uncached + tail
+        if not rc.within:  # automatic-prefix caches: bench/fidelity_auto.py, given the requests before
+            rc.cause = (
+                auto_prefix_cause(rc, sf.requests[:-1], meta) if auto else likely_cause(rc, sf.meta, model)
+            )
+        c, q = charged, p_billed  # priced as billed: writes a gateway did not report included
         rc.cost_billed = pr.cost(
-            b.input_tokens, b.cache_read, b.cache_write_5m, b.cache_write_1h, b.output_tokens
+            c.input_tokens, c.cache_read, c.cache_write_5m, c.cache_write_1h, b.output_tokens
         )
         rc.cost_predicted = pr.cost(
-            p.uncached + tail, p.cache_read, p.cache_write_5m, p.cache_write_1h, b.output_tokens
+            q.uncached + tail, q.cache_read, q.cache_write_5m, q.cache_write_1h, b.output_tokens
         )
         sf.cost_billed += rc.cost_billed
         sf.cost_predicted += rc.cost_predicted
@@ -292,60 +309,3 @@ def compare(
         n5, n1 = (0, nw) if b.cache_write_1h and not b.cache_write_5m else (nw, 0)
         sf.cost_naive += pr.cost(b.input_tokens, naive, n5, n1, b.output_tokens)
     return sf
-
-
-def _near(a: int, b: int) -> bool:
-    return b > 0 and abs(a - b) <= tolerance(b)
-
-
-def likely_cause(r: RequestCompare, meta: dict[str, Any]) -> str:
-    """Why the prediction missed, from the recorded usage around the request."""
-    billed, pred = r.billed.cache_read, r.predicted.cache_read
-    system = int(meta.get("system_tokens", 0) or 0)
-    warm = int(meta.get("warm_tokens", 0) or 0)
-    ttl_name = str(meta.get("ttl", "5m"))
-    ttl = TTL_SECONDS[ttl_name] if is_ttl(ttl_name) else 300.0
-    if billed < pred:
-        if r.gap > ttl:
-            return f"idle gap vs TTL: {r.gap:.0f} s gap > {ttl:.0f} s"
-        if r.tool_ref == "first" and (billed == 0 or billed <= max(system, warm) + tolerance(billed)):
-            return (
-                "first ToolSearch result (tool_reference) of the conversation: the read fell back to the "
-                "tools/system prefix, although providers.md §1.6 says tool search leaves the prefix "
-                "untouched (observed in every ef958aa1 conversation; later tool_reference results kept it)"
-            )
-        if billed == 0:
-            return (
-                "everything missed though the prefix was live: tools or system changed (e.g. tools "
-                "loaded by ToolSearch) or best-effort eviction"
-            )
-        if not r.real_user and _near(billed, r.turn_start):
-            return (
-                "read fell back to the start of the turn, as when earlier thinking is stripped by "
-                "non-tool-result user content (providers.md §1.6) that the log does not show"
-            )
-        if system and _near(billed, system):
-            return "prefix edit at the start of the messages (not in the log): only system + tools were read"
-        if warm and _near(billed, warm):
-            return "prefix edit in the system prompt (not in the log): only the shared static prefix was read"
-        if r.fallback_of >= 0:
-            return (
-                f"prefix edit (not in the log) after request #{r.fallback_of}: "
-                "the read fell back to its entry"
-            )
-        return "prefix edit (not in the log): the read fell back to an earlier cache point"
-    if r.index == 0:
-        return "prefix cached before the session started"
-    if warm and _near(billed, warm) and r.gap > ttl:
-        return (
-            f"static prefix kept warm by other sessions of the account after a {r.gap:.0f} s gap "
-            "(replay with --keep-warm)"
-        )
-    if r.miss_cause == "ttl_expiry":
-        return (
-            f"entry outlived its TTL after a {r.gap:.0f} s gap "
-            "(best-effort retention or shared with other sessions)"
-        )
-    if r.miss_cause == "compaction":
-        return "compaction: the provider kept more of the prefix than the recorded compaction implies"
-    return f"provider read more than the model predicted ({r.miss_cause or 'no miss cause'})"

@@ -12,9 +12,11 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
-from ctxbench.bench.fidelity import SessionFidelity, compare, replay, serving
+from ctxbench.bench.fidelity import SessionFidelity, compare, replay
+from ctxbench.bench.fidelity_other import OTHER_FORMATS as OTHER_FORMATS  # bench/rate_error.py reads it here
+from ctxbench.bench.fidelity_other import other_formats
 from ctxbench.bench.progress import Progress
 from ctxbench.sim.tokens import RateCounter, make_counter, toktok_available
 from ctxbench.traces.importers import import_paths
@@ -37,13 +39,6 @@ CLAUDE_CODE = (
     "claude-code-viewer/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
 )
 CLAUDE_TRACE = "claude-trace/test-traffic.jsonl"
-OTHER_FORMATS = (  # replayed on the provider their model is served by (sim/providers/choice.py)
-    "codex-tui/binary-size-log.jsonl",
-    "cline-sdk/session.messages.json",
-    "inspect-ai/2025-05-12T20-27-36-04-00_browser.json",
-    "openhands/output.jsonl",
-    "swe-agent/pydicom__pydicom-1458.traj",
-)
 WHAT_IF = ("recorded", "h-direct", "h-openrouter")
 
 
@@ -103,6 +98,32 @@ def calibration(path: Path) -> list[tuple[str, int, int, int]]:
     return rows
 
 
+def calibration_summary(cal: list[tuple[str, int, int, int]]) -> list[dict[str, Any]]:
+    """Per model, from `calibration`: requests, the rate's error against the billed input (mean of
+    absolute values, lowest, highest), and o200k's mean absolute error (None without toktok-rs).
+    Used by this report and by `ctxbench tokenizers --measure`."""
+    by: dict[str, list[tuple[int, int, int]]] = {}
+    for model, billed, est, ex in cal:
+        by.setdefault(model, []).append((billed, est, ex))
+    out = []
+    for model, vals in sorted(by.items()):
+        errs = [(e - b) / b for b, e, _ in vals if b]
+        xe = [(x - b) / b for b, _, x in vals if b and x >= 0]
+        if not errs:
+            continue
+        out.append(
+            {
+                "model": model,
+                "requests": len(vals),
+                "rate_error_mean_abs": sum(map(abs, errs)) / len(errs),
+                "rate_error_min": min(errs),
+                "rate_error_max": max(errs),
+                "o200k_error_mean_abs": sum(map(abs, xe)) / len(xe) if xe else None,
+            }
+        )
+    return out
+
+
 def render(root: Path = DEFAULT_DIR, stream: IO[str] | None = None) -> str:
     rows = session_rows(root, stream)
     lines = [
@@ -113,9 +134,13 @@ def render(root: Path = DEFAULT_DIR, stream: IO[str] | None = None) -> str:
         "",
         "Replay = preset `recorded` (recorded cache marks + ttl, recorded compactions, zero latency, "
         "cache warmed with the first request's recorded read) on the Anthropic provider model with "
-        "the options the bills show (bench/fidelity.py `OBSERVED`: screenshots nested in tool results, "
-        "reads refresh the request's inner marks) and the per-model thinking stripping of providers.md "
-        "§1.6. Keep-warm = the same, assuming other sessions of the account keep the shared static "
+        "the options the bills show (bench/fidelity.py `OBSERVED`: lookback of the breakpoint and the "
+        "20 blocks before it, screenshots nested in tool results, reads refresh the request's inner "
+        "marks) and the per-model thinking stripping of providers.md §1.6. Claude Code sessions are "
+        "imported as the recorded version sent them (traces/importers/claude_code_wire.py, from its "
+        "npm package): cache marks on the last two messages up to 2.1.68 and on the last one from "
+        "2.1.69, attachments it never sends dropped, reminders folded into a string tool result. "
+        "Keep-warm = the same, assuming other sessions of the account keep the shared static "
         "prefix warm (`--keep-warm`). Naive = each request reads all the previous one cached. "
         "Match = predicted cache read within max(1 %, 128) tokens of the bill. Cost Δ compares "
         "the predicted bill (billed output and uncached tail) with the billed one.",
@@ -153,41 +178,38 @@ def render(root: Path = DEFAULT_DIR, stream: IO[str] | None = None) -> str:
     lines += cost_by_cause(rows)
     lines += [
         "",
-        "## Mismatches of the replay, per session",
+        "## Requests not within tolerance, per session (billed / predicted, cost = predicted minus billed)",
     ]
     for name, sf, _kw in rows:
-        if not sf.mismatches:
+        if not sf.misses:
             continue
         gap, part = sf.cost_gap(), sf.cost_gap(only_mismatches=True)
         lines += [
             "",
-            f"### {name} ({len(sf.mismatches)} of {sf.n})",
+            f"### {name} ({len(sf.misses)} of {sf.n})",
             "",
             f"Cost gap ${gap:+.3f}, of which these requests ${part:+.3f}.",
             "",
         ]
-        for r in sf.mismatches:
+        for r in sf.misses:
+            bw = r.billed.cache_write_5m + r.billed.cache_write_1h
             lines.append(
                 f"- #{r.index} (t={r.t:.0f} s, gap {r.gap:.0f} s): billed read {r.billed.cache_read:,}, "
-                f"predicted {r.predicted.cache_read:,} — {r.cause}"
+                f"predicted {r.predicted.cache_read:,}; write {bw:,} / {r.predicted.cache_write:,}; "
+                f"cost ${r.cost_predicted - r.cost_billed:+.4f} — {r.cause}"
             )
     lines += other_formats(root)
     lines += ["", "## claude-trace: offline tokenizer calibration", ""]
-    cal = calibration(root / CLAUDE_TRACE)
-    by: dict[str, list[tuple[int, int, int]]] = {}
-    for model, billed, est, ex in cal:
-        by.setdefault(model, []).append((billed, est, ex))
     lines += [
         "| model | requests | rate estimate error (mean abs / range) | o200k error (mean abs) |",
         "|---|---:|---:|---:|",
     ]
-    for model, vals in sorted(by.items()):
-        errs = [(e - b) / b for b, e, _ in vals if b]
-        xe = [(x - b) / b for b, _, x in vals if b and x >= 0]
-        xs = f"{sum(map(abs, xe)) / len(xe):.1%}" if xe else "toktok not installed"
+    for c in calibration_summary(calibration(root / CLAUDE_TRACE)):
+        ox = c["o200k_error_mean_abs"]
         lines.append(
-            f"| {model} | {len(vals)} | {sum(map(abs, errs)) / len(errs):.1%} / "
-            f"{min(errs):+.1%}..{max(errs):+.1%} | {xs} |"
+            f"| {c['model']} | {c['requests']} | {c['rate_error_mean_abs']:.1%} / "
+            f"{c['rate_error_min']:+.1%}..{c['rate_error_max']:+.1%} | "
+            f"{'toktok not installed' if ox is None else format(ox, '.1%')} |"
         )
     lines += [
         "",
@@ -224,47 +246,11 @@ def cost_by_cause(rows: list[tuple[str, SessionFidelity, SessionFidelity]]) -> l
     sessions: dict[str, set[str]] = {}
     for name, sf, _kw in rows:
         for r in sf.requests:
-            key = (
-                "within tolerance"
-                if r.within
-                else _cause_class(r.cause)
-                if r.cause
-                else "cache write or uncached input off"
-            )
+            key = "within tolerance" if r.within else _cause_class(r.cause) or "unexplained"
             by.setdefault(key, []).append(r.cost_predicted - r.cost_billed)
             sessions.setdefault(key, set()).add(name)
     for key, gaps in sorted(by.items(), key=lambda kv: sum(kv[1])):
         out.append(f"| {key} | {len(gaps)} | {len(sessions[key])} | ${sum(gaps):+.3f} |")
-    return out
-
-
-def other_formats(root: Path) -> list[str]:
-    """The non-Claude-Code formats, each replayed on its model's provider."""
-    from ctxbench.bench.fidelity_fields import session_json
-
-    out = [
-        "",
-        "## Other formats (replayed on the provider their model is served by)",
-        "",
-        "| log | conversation | model | provider | requests | within | read billed / predicted "
-        "| uncached billed / predicted | cost billed / predicted |",
-        "|---|---|---|---|---:|---:|---:|---:|---:|",
-    ]
-    for rel in OTHER_FORMATS:
-        res = import_paths([root / rel])
-        for tr, name in zip(res.traces, res.names, strict=True):
-            sf = compare(tr, name)
-            d = session_json(sf)
-            if not sf.has_usage:
-                out.append(f"| {rel} | {name} | — | — | 0 | no per-request usage (not counted) | | | |")
-                continue
-            b, p = d["billed"], d["predicted"]
-            prof = serving(tr).profile
-            out.append(
-                f"| {rel} | {name} | {sf.model} | {prof} | {sf.n} | {sf.share_within:.1%} | "
-                f"{b['cache_read']:,} / {p['cache_read']:,} | {b['input']:,} / {p['input']:,} | "
-                f"${b['cost']:.4f} / ${p['cost']:.4f} |"
-            )
     return out
 
 

@@ -20,6 +20,38 @@ from ctxbench.bench.compare import Stat, stat
 
 PLOTS = ("cost_vs_budget", "cache_share_vs_budget", "compactions_failures_vs_budget")
 
+# What a run's budget is, by the preset's `budget_means` (policies/budget.py); `none` presets
+# refuse a budget, so they never reach a sweep over budgets.
+BUDGET_WORDS = {"working": "working budget", "window": "model window"}
+
+
+def _means(rows: list[dict[str, Any]]) -> dict[str, str]:
+    """Per policy, what its budget means ("" for results written before rows said)."""
+    out: dict[str, str] = {}
+    for r in rows:
+        out.setdefault(str(r["policy"]), str(r.get("budget_means") or ""))
+    return out
+
+
+def budget_name(rows: list[dict[str, Any]]) -> str:
+    """What the budgets of `rows` are: `working budget` (the H presets), `model window` (the
+    window presets), or `budget` when a sweep mixes them or the results predate the column."""
+    kinds = set(_means(rows).values())
+    return BUDGET_WORDS.get(kinds.pop(), "budget") if len(kinds) == 1 else "budget"
+
+
+def budget_axis(rows: list[dict[str, Any]]) -> str:
+    """The x-axis label of every plot over budgets; a sweep that mixes meanings says which
+    policy's budget is which."""
+    means = _means(rows)
+    label = f"{budget_name(rows)} (k tokens)"
+    if len(set(means.values())) == 1:
+        return label
+    by: dict[str, list[str]] = defaultdict(list)
+    for pol, m in means.items():
+        by[BUDGET_WORDS.get(m, "unknown")].append(pol)
+    return label + ": " + "; ".join(f"{w} for {', '.join(ps)}" for w, ps in sorted(by.items()))
+
 
 def series(rows: list[dict[str, Any]], metric: str) -> dict[str, list[tuple[int, Stat]]]:
     """Per policy, per budget: the metric summed over traces for each seed, then mean and 95 %
@@ -109,14 +141,24 @@ def _line(
         ax.plot([], [], "x", color="0.3", markersize=8, mew=2, label="run ended with an error (gap)")
 
 
+SAVE_META = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}}  # no dates, no versions
+
+
 def _save(fig: Any, out: Path, name: str) -> list[Path]:
     paths = []
-    for ext, meta in (("png", {"Software": None}), ("svg", {"Date": None, "Creator": None})):
+    for ext, meta in SAVE_META.items():
         p = out / f"{name}.{ext}"
         fig.savefig(p, format=ext, dpi=110, metadata=meta, bbox_inches="tight")
         paths.append(p)
     plt.close(fig)
     return paths
+
+
+def save_png(fig: Any, path: Path) -> Path:
+    """`fig` as one PNG, written like `ctxbench plot` writes its own (the README's figure)."""
+    fig.savefig(path, format="png", dpi=110, metadata=SAVE_META["png"], bbox_inches="tight")
+    plt.close(fig)
+    return path
 
 
 def cost_figure(rows: list[dict[str, Any]], title: str = "") -> Any:
@@ -125,9 +167,7 @@ def cost_figure(rows: list[dict[str, Any]], title: str = "") -> Any:
     fig, ax = plt.subplots(figsize=(7, 4.2))
     _line(ax, series(rows, "cost"), failed=failed_budgets(rows))
     ax.set_ylim(bottom=0)
-    ax.set(
-        xlabel="working budget (k tokens)", ylabel="cost ($, all traces)", title="Cost versus budget" + title
-    )
+    ax.set(xlabel=budget_axis(rows), ylabel="cost ($, all traces)", title="Cost versus budget" + title)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     return fig
@@ -146,10 +186,11 @@ def plot_results(rows: list[dict[str, Any]], out_dir: str | Path, title: str = "
     written += _save(cost_figure(rows, suffix), out, "cost_vs_budget")
 
     failed = failed_budgets(rows)
+    xlabel = budget_axis(rows)
     fig, ax = plt.subplots(figsize=(7, 4.2))
     _line(ax, series(rows, "cache_read_share"), 100.0, failed=failed)
     ax.set(
-        xlabel="working budget (k tokens)",
+        xlabel=xlabel,
         ylabel="input read from cache (%)",
         title="Cache reads versus budget" + suffix,
     )
@@ -160,12 +201,12 @@ def plot_results(rows: list[dict[str, Any]], out_dir: str | Path, title: str = "
 
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4.0))
     _line(a1, series(rows, "compactions"))
-    a1.set(xlabel="working budget (k tokens)", ylabel="compactions", title="Compactions")
+    a1.set(xlabel=xlabel, ylabel="compactions", title="Compactions")
     _line(a2, series(rows, "failed_runs"))
-    a2.set(xlabel="working budget (k tokens)", ylabel="runs ended by a failure", title="Failed runs")
+    a2.set(xlabel=xlabel, ylabel="runs ended by a failure", title="Failed runs")
     for a in (a1, a2):
         a.yaxis.set_major_locator(MaxNLocator(integer=True))
-        a.set_ylim(bottom=0)
+        a.set_ylim(0, max(1.0, a.get_ylim()[1]))  # counts: whole ticks even when all are 0
         a.grid(alpha=0.3)
         a.legend(fontsize=8)
     written += _save(fig, out, "compactions_failures_vs_budget")

@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 from bisect import bisect_right
 from collections import defaultdict
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ctxbench.bench.prefix_recognise import (
@@ -98,6 +98,7 @@ class Report:
     breaks: list[Break]
     failing: list[Break]
     source: str = ""
+    notes: list[str] = field(default_factory=list)  # what the reader left out, and why
 
     @property
     def ok(self) -> bool:
@@ -174,7 +175,7 @@ def find_breaks(reqs: list[LoggedRequest], allowed: tuple[str, ...] = DEFAULT_AL
     main = _main_line(groups, found, extends)
     lasts = {m[-1] for m in groups.values()}
     members_of = {i: m for m in groups.values() for i in m}
-    seen = recognise(reqs, found, main, helpers(reqs))
+    seen = recognise(reqs, found, main, helpers(reqs), extends, frozenset(lasts))
     breaks = [
         _describe(reqs, i, p, k, extends, main, lasts, _since(reqs, members_of[i], p, i), seen)
         for i, p, k in sorted(found)
@@ -281,12 +282,15 @@ def _describe(
     note = ""
     if seen is not None and any(c == i for _s, c in seen.compactions):
         note = "the harness's compaction request (recognised)"
+        if cls == "side_request" and not explained:
+            explained, declared = True, "compaction request (recognised)"
     if seen is not None and i in seen.helpers:
         cls, explained, declared = "side_request", False, own  # a helper call (prefix_recognise.py)
     elif seen is not None and not explained and cls in ("reset_after_compaction", "static_prefix_edit"):
         c = seen.compaction_between(r.session, p, i)
         shared_msgs = _shared_messages(r, par)
-        if c is not None and (msg == 0 or (seg == "system" and shared_msgs == 0)):
+        restarted = c is not None and r.n_messages < reqs[c].n_messages  # shorter than what it carried
+        if c is not None and (msg == 0 or (seg == "system" and shared_msgs == 0) or restarted):
             cls, explained, declared = "reset_after_compaction", True, f"compaction (recognised: request {c})"
             fields = changed_system_fields(r, par)
             note = f"changed with the new conversation: {', '.join(fields)}" if fields else ""

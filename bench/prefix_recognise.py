@@ -7,12 +7,18 @@ the harness's compaction requests, and the new conversation that follows one.
 - compaction request: a request on a side branch that ends in a user message (the instruction)
   and carries the conversation -- at least as many messages as the main-line request before it
   (the chain's prefix plus an instruction, Claude Code's /compact with its swapped system prompt
-  and one tool), or, without tools, at least half its message bytes (a tool-less summarizer that
-  gets the conversation as text);
+  and one tool; Codex CLI 0.171's tool-less "CONTEXT CHECKPOINT COMPACTION" request), or, without
+  tools, at least half its message bytes (a tool-less summarizer that gets the conversation as
+  text), or the whole main-line request before it plus a trailing user text (Claude Code 2.1.197's
+  auto-compaction: the previous request's exact messages with the instruction appended as a text
+  block to the last user message, research/ecosystem.md §3a; it re-reads the cache, no break);
 - the new conversation after it: a request that diverges from its parent at the first message
-  (or in the system prompt, the static prefix otherwise kept) while a compaction request was sent
-  since the parent. System blocks that differ then change with the conversation (e.g. a
-  harness-version fingerprint) and are named in the break, as part of that reset.
+  (or in the system prompt, the static prefix otherwise kept), or that is shorter than the
+  conversation the compaction request carried (Codex keeps its first developer/environment/user
+  items before the summary), while a compaction request was sent since the parent or is the
+  parent. System blocks that differ then change with the conversation (Claude Code's billing
+  header `cc_version=2.1.197.<fingerprint>`) and are named in the break, field and values, as part
+  of that reset.
 
 A break's cost: the request's bytes from the divergence on, re-billed as uncached input or cache
 writes, at 4 bytes per token (research/ecosystem.md §1.3: bytes/4 is within 4 % of o200k on its
@@ -21,6 +27,7 @@ corpus).
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -47,8 +54,10 @@ class Recognised:
     compactions: list[tuple[str | None, int]] = field(default_factory=list)  # (session, request)
 
     def compaction_between(self, session: str | None, p: int, i: int) -> int | None:
-        """The latest compaction request of `session` sent after request p and before request i."""
-        found = [c for s, c in self.compactions if s == session and p < c < i]
+        """The latest compaction request of `session` sent before request i, at or after its parent
+        p (a new conversation that shares nothing with the old one has the compaction request
+        itself, the request just before it, as its parent)."""
+        found = [c for s, c in self.compactions if s == session and p <= c < i]
         return found[-1] if found else None
 
 
@@ -64,26 +73,79 @@ def helpers(reqs: list[LoggedRequest]) -> set[int]:
     }
 
 
+def _in_conversation(j: LoggedRequest, r: LoggedRequest) -> bool:
+    """`j` is a request of `r`'s conversation: same session, with tools (a helper call that grows
+    with what the user types, such as Claude Code 1.0's topic classifier, is no conversation)."""
+    return j.session == r.session and _has_tools(j)
+
+
+def _instruction_appended(r: LoggedRequest, par: LoggedRequest) -> bool:
+    """`r` = its parent whole + user text in the parent's last message or in one new message."""
+    added = r.blocks[len(par.blocks) :]
+    return (
+        bool(added)
+        and all(b.segment == "messages" and (b.message or 0) >= par.n_messages - 1 for b in added)
+        and added[-1].is_text
+        and r.n_messages <= par.n_messages + 1
+    )
+
+
 def recognise(
-    reqs: list[LoggedRequest], found: list[tuple[int, int, int]], main: set[int], helper: set[int]
+    reqs: list[LoggedRequest],
+    found: list[tuple[int, int, int]],
+    main: set[int],
+    helper: set[int],
+    extends: dict[int, list[int]] | None = None,
+    lasts: frozenset[int] = frozenset(),
 ) -> Recognised:
-    """Helpers and compaction requests of a log (module docstring), from its breaks `found`."""
+    """Helpers and compaction requests of a log (module docstring), from its breaks `found` and
+    the requests that contain their parent whole (`extends`: parent -> requests; `lasts`: the last
+    request of each session, which nothing follows)."""
     out = Recognised(helpers=set(helper))
-    for i, p, _k in found:
+    ext = extends or {}
+    whole = {(j, p) for p, js in ext.items() for j in js}
+    for i, p in sorted([(i, p) for i, p, _k in found] + list(whole)):
         r, par = reqs[i], reqs[p]
-        if i in main or not r.blocks or r.blocks[-1].role != "user" or r.n_messages < 1:
+        if not r.blocks or r.blocks[-1].role != "user" or r.n_messages < 1:
             continue
-        carries = r.n_messages >= max(2, par.n_messages) or (
-            not _has_tools(r) and _message_bytes(r) * 2 >= _message_bytes(par) > 0
-        )
+        if (i, p) in whole:  # never contained whole by a later request: the conversation left it
+            carries = not ext.get(i) and i not in lasts and _instruction_appended(r, par)
+        elif i in main:
+            continue
+        else:  # measured against the conversation: the session's latest tool-carrying request
+            conv = next((reqs[j] for j in range(i - 1, -1, -1) if _in_conversation(reqs[j], r)), None)
+            carries = conv is not None and (
+                r.n_messages >= max(2, conv.n_messages)
+                or (not _has_tools(r) and _message_bytes(r) * 2 >= _message_bytes(conv) > 0)
+            )
         if carries:
             out.compactions.append((r.session, i))
             out.helpers.discard(i)
+    out.compactions.sort(key=lambda sc: sc[1])
     return out
 
 
+# `name=value` fields first (the innermost: `header: a=1; b=2`), then `name: value`
+_FIELDS = (re.compile(r"([A-Za-z_][\w.-]*)=([^;,\s]*)"), re.compile(r"([A-Za-z_][\w.-]*):\s*([^;,\s]*)"))
+
+
+def _field_change(old: bytes, new: bytes) -> str:
+    """The `name=value` / `name: value` field around the first byte that differs, with both
+    values (`cc_version 2.1.197.4fb -> 2.1.197.f9d`), or "" when the change is not in one."""
+    a, b = old.decode("utf-8", "replace"), new.decode("utf-8", "replace")
+    at = next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    for pattern in _FIELDS:
+        for m in pattern.finditer(a):
+            if m.start(2) <= at <= m.end(2) and m.end(2) > m.start(2):
+                other = pattern.match(b, m.start())
+                if other is not None and other.group(1) == m.group(1):
+                    return f"{m.group(1)} {m.group(2)} -> {other.group(2)}"
+    return ""
+
+
 def changed_system_fields(r: LoggedRequest, par: LoggedRequest) -> list[str]:
-    """The system blocks that differ between a new conversation and its parent, by index."""
+    """The system blocks that differ between a new conversation and its parent, by index, each
+    with the field that changed when the difference is inside one `name=value` field."""
     a = [b for b in par.blocks if b.segment == "system"]
     b = [x for x in r.blocks if x.segment == "system"]
     out = []
@@ -91,7 +153,8 @@ def changed_system_fields(r: LoggedRequest, par: LoggedRequest) -> list[str]:
         pa = a[k].payload if k < len(a) else b""
         pb = b[k].payload if k < len(b) else b""
         if pa != pb:
-            out.append(f"system block {k}")
+            field_ = _field_change(pa, pb)
+            out.append(f"system block {k}" + (f" ({field_})" if field_ else ""))
     return out
 
 

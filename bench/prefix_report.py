@@ -26,7 +26,7 @@ def apply_baseline(report: Report, baseline: dict[str, Any], where: str = "<base
         raise ValueError(f"{where}: not a ctxbench prefix baseline (field 'format')")
     accepted = {tuple(s) for s in baseline.get("accepted", [])}
     failing = [b for b in report.failing if b.signature not in accepted]
-    return Report(report.requests, report.breaks, failing, report.source)
+    return Report(report.requests, report.breaks, failing, report.source, report.notes)
 
 
 def _counts(breaks: list[Break]) -> dict[str, int]:
@@ -39,7 +39,12 @@ def _counts(breaks: list[Break]) -> dict[str, int]:
 
 # ------------------------------------------------------------------ output
 def describe(b: Break) -> str:
-    state = "explained by declared " + b.declared if b.explained else "unexplained"
+    recognised = "(recognised" in b.declared  # read off the log itself (bench/prefix_recognise.py)
+    state = (
+        ("explained: " if recognised else "explained by declared ") + b.declared
+        if b.explained
+        else "unexplained"
+    )
     who = (
         f"request {b.request}"
         + (f" ({b.label})" if b.label else "")
@@ -58,7 +63,7 @@ def format_text(report: Report, limit: int = 20) -> str:
         f"{len(report.breaks)} breaks "
         f"({counts}); {len(report.failing)} failing -> {'OK' if report.ok else 'FAIL'}"
     )
-    lines = [head]
+    lines = [head, *(f"  note: {n}" for n in report.notes)]
     failing = {id(b) for b in report.failing}
     shown = sorted(report.breaks, key=lambda b: (id(b) not in failing, b.request))[:limit]
     for b in shown:
@@ -98,6 +103,7 @@ def report_dict(report: Report) -> dict[str, Any]:
     failing = {id(b) for b in report.failing}
     return {
         "source": report.source,
+        "notes": list(report.notes),
         "ok": report.ok,
         "requests": report.requests,
         "breaks_by_class": _counts(report.breaks),

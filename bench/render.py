@@ -48,9 +48,26 @@ def screenshot(page: str | Path, png: str | Path, width: int = 1280, height: int
     return out
 
 
-if __name__ == "__main__":  # python -m ctxbench.bench.render REPORT.html OUT.png
+def main(argv: list[str]) -> int:
+    """`python -m ctxbench.bench.render REPORT.html OUT.png`: 0 with the PNG's path printed; 2 with
+    one line when the page is missing or no browser is installed (no traceback)."""
     import sys
 
-    if len(sys.argv) != 3:
-        sys.exit("usage: python -m ctxbench.bench.render REPORT.html OUT.png")
-    print(screenshot(sys.argv[1], sys.argv[2]))
+    if len(argv) != 2:
+        print("usage: python -m ctxbench.bench.render REPORT.html OUT.png", file=sys.stderr)
+        return 2
+    if not Path(argv[0]).is_file():
+        print(f"render: error: {argv[0]}: no such page", file=sys.stderr)
+        return 2
+    try:
+        print(screenshot(argv[0], argv[1]))
+    except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
+        print(f"render: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench.bench.compare import PolicyRow, compare_rows, failed_runs, table
-from ctxbench.bench.plots import plot_results
+from ctxbench.bench.plots import budget_name, plot_results
 
 CSS = """body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}
 table{border-collapse:collapse;font-size:13px;margin:0.5em 0 1.5em}
@@ -116,9 +116,10 @@ def write_report(rows: list[dict[str, Any]], out_dir: str | Path, name: str = ""
         "spread. A run that ended in a failure stops early: its cost is that of the part it ran, so a "
         "policy with such a run is marked FAILED and never ranked best.</p>"
     )
+    word = budget_name(rows)  # working budget, model window, or budget when mixed
     for budget, prs in ranked.items():
         head, body = table(prs)
-        parts.append(f"<h3>budget {budget:,}</h3>" + _table(head, body))
+        parts.append(f"<h3>{word} {budget:,}</h3>" + _table(head, body))
     run_head = [
         "trace",
         "policy",

@@ -13,10 +13,14 @@ Session ids, where present, as the server reads them (`sim/serve/wire.session_of
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import json
+import lzma
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import IO, Any, cast
 
 from ctxbench.sim.content import IMAGE, THINKING, TOOL_DEF, TOOL_RESULT, TOOL_USE, Block
 from ctxbench.sim.providers.base import Request
@@ -173,9 +177,32 @@ def parse_line(obj: Any, line: int, where: str) -> LoggedRequest:
     )
 
 
-def read_request_log(lines: Iterable[str | bytes], path: str = "<log>") -> list[LoggedRequest]:
+def open_log(path: Path) -> IO[bytes]:
+    """A log opened for reading bytes; `.gz`, `.xz` and `.bz2` files are decompressed as read (a
+    raw harness log compresses ~100x: the same conversation is re-sent with every request)."""
+    if path.suffix == ".gz":
+        return cast("IO[bytes]", gzip.open(path, "rb"))
+    if path.suffix == ".xz":
+        return cast("IO[bytes]", lzma.open(path, "rb"))
+    if path.suffix == ".bz2":
+        return cast("IO[bytes]", bz2.open(path, "rb"))
+    return path.open("rb")
+
+
+def refused(obj: Any) -> bool:
+    """A `ctxbench serve` / `proxy` ledger line of a request the API refused (status other than
+    200: a wrong method, an unknown model, bad JSON): the model never saw it, there is no prefix."""
+    return (
+        isinstance(obj, dict) and "seq" in obj and isinstance(obj.get("status"), int) and obj["status"] != 200
+    )
+
+
+def read_request_log(
+    lines: Iterable[str | bytes], path: str = "<log>", skipped: list[int] | None = None
+) -> list[LoggedRequest]:
     """Every request of a log (text lines, or raw lines as read in binary mode); a line that is not
-    UTF-8, not JSON or not a request body is a ValueError naming the file, the line and the field."""
+    UTF-8, not JSON or not a request body is a ValueError naming the file, the line and the field.
+    Ledger lines of refused requests are left out; their line numbers go to `skipped`."""
     out = []
     for n, line in enumerate(lines, 1):
         if isinstance(line, bytes):
@@ -193,6 +220,10 @@ def read_request_log(lines: Iterable[str | bytes], path: str = "<log>") -> list[
             raise ValueError(f"{path}:{n}: JSON nested too deeply") from None
         except ValueError as exc:
             raise ValueError(f"{path}:{n}: not JSON ({exc.args[0]})") from None
+        if refused(obj):
+            if skipped is not None:
+                skipped.append(n)
+            continue
         try:
             out.append(parse_line(obj, n, f"{path}:{n}"))
         except RecursionError:

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl
 
 from ctxbench.policies.preset import Policy, load_policy, policy_assignments
 from ctxbench.sim import __version__
@@ -24,11 +23,8 @@ from ctxbench.sim.prepared import PreparedTrace
 from ctxbench.sim.records import MISS_CAUSES
 from ctxbench.sim.runner import prepare_for, run_prepared
 from ctxbench.sim.summary import summarize
-from ctxbench.sim.values import parse_assignments
-from ctxbench.traces.format import read_trace
+from ctxbench.traces.generators.spec import GEN_PREFIX, is_spec_file, open_trace, parse_gen_spec
 from ctxbench.traces.model import Trace
-
-GEN_PREFIX = "gen:"
 
 
 def _sha256(data: bytes) -> str:
@@ -37,8 +33,12 @@ def _sha256(data: bytes) -> str:
 
     return hashlib.sha256(data).hexdigest()
 
+
 # Columns every row has, in file order; `failures_<kind>` columns follow (the kinds seen).
-ID_COLUMNS = ("key", "trace", "trace_hash", "policy", "policy_hash", "budget", "provider", "seed", "version")
+ID_COLUMNS = (
+    "key", "trace", "trace_hash", "policy", "policy_hash",
+    "budget", "budget_means", "provider", "seed", "version",
+)  # fmt: skip
 METRIC_COLUMNS = (
     "status",
     "requests",
@@ -66,7 +66,7 @@ METRIC_COLUMNS = (
 class RunTask:
     """Everything a worker needs to run one cell; small and picklable (sent to other processes)."""
 
-    trace: str  # a file path or a `gen:NAME?k=v&...` generator spec
+    trace: str  # a file path or a generator spec (`gen:NAME?k=v&...`, `gen:FILE.yaml`), as given
     trace_hash: str
     policy: str  # preset name or YAML path
     policy_hash: str
@@ -77,6 +77,7 @@ class RunTask:
     policy_set: tuple[str, ...] = ()  # `--policy-set KEY=VALUE` items (also in policy_hash)
     provider_params: str = ""  # `--provider-set` as canonical JSON ("" = none)
     tokenizer: str = "rate"  # `--tokenizer`
+    source: str = ""  # the inline spec a worker runs when `trace` names a spec file (not in the key)
 
     @property
     def key(self) -> str:
@@ -95,25 +96,11 @@ class RunTask:
 
 
 # ------------------------------------------------------------------ traces
-def parse_gen_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """`gen:game?turns=300&seed=4` -> ("game", {"turns": 300, "seed": 4}), values typed from the
-    generator's field hints like `generate --set` (`idle_seconds=400,500` for a range); unknown
-    names are errors listing the closest valid ones."""
-    from ctxbench.traces.generators import params_for
-
-    body = spec[len(GEN_PREFIX) :]
-    name, _, query = body.partition("?")
-    cls = type(params_for(name))
-    pairs = [f"{k}={v}" for k, v in parse_qsl(query, keep_blank_values=True, strict_parsing=False)]
-    return name, parse_assignments(cls, pairs, spec)
-
-
 def trace_hash(trace: str) -> str:
-    """Content hash of a trace file (sha256 of its bytes), or of a canonical generator spec."""
+    """Content hash of a trace file (sha256 of its bytes), or of a generator spec's generator and
+    parameters (the same for the same trace however the spec is written: inline or a file)."""
     if trace.startswith(GEN_PREFIX):
-        name, params = parse_gen_spec(trace)
-        canon = json.dumps([name, sorted(params.items())], separators=(",", ":"))
-        return "gen-" + _sha256(canon.encode())[:20]
+        return "gen-" + _sha256(parse_gen_spec(trace).canonical().encode())[:20]
     p = Path(trace)
     if not p.is_file():
         raise FileNotFoundError(f"{trace}: no such trace file")
@@ -123,21 +110,20 @@ def trace_hash(trace: str) -> str:
 def seeded_spec(trace: str, seed: int) -> str:
     """A `gen:` spec that names no `seed` draws its trace from the run's seed, so `--seeds N`
     varies the synthetic trace; files and specs with `seed=` are returned unchanged."""
-    if not trace.startswith(GEN_PREFIX):
-        return trace
-    _, params = parse_gen_spec(trace)
-    if "seed" in params:
+    if not trace.startswith(GEN_PREFIX) or "seed" in parse_gen_spec(trace).params:
         return trace
     return f"{trace}{'&' if '?' in trace else '?'}seed={seed}"
 
 
-def load_trace(trace: str) -> Trace:
-    if trace.startswith(GEN_PREFIX):
-        from ctxbench.traces.generators import generate
+def worker_spec(trace: str) -> str:
+    """What a worker runs for `trace`: a spec file (`gen:FILE.yaml`) as its inline spec, so
+    workers that cannot see the file (Dask, elsewhere) need nothing but the text; "" otherwise."""
+    if trace.startswith(GEN_PREFIX) and is_spec_file(trace[len(GEN_PREFIX) :].partition("?")[0]):
+        return parse_gen_spec(trace).inline()
+    return ""
 
-        name, params = parse_gen_spec(trace)
-        return generate(name, **params)
-    return read_trace(trace)
+
+load_trace = open_trace  # a trace file, or a `gen:` spec made into its trace
 
 
 def policy_hash(policy: Policy) -> str:
@@ -199,6 +185,7 @@ def make_tasks(
     opts = options or RunOptions()
     pjson = opts.provider_json
     hashes = {(t, s): trace_hash(seeded_spec(t, s)) for t in traces for s in seeds}
+    sources = {t: worker_spec(t) for t in traces}
     tasks = []
     for t in traces:
         for pname in policies:
@@ -211,7 +198,8 @@ def make_tasks(
                         th = hashes[t, s]
                         task = RunTask(t, th, pname, ph, budget, prov or pol.provider, s)
                         tasks.append(dataclasses.replace(
-                            task, policy_set=opts.policy_set, provider_params=pjson, tokenizer=opts.tokenizer
+                            task, policy_set=opts.policy_set, provider_params=pjson, tokenizer=opts.tokenizer,
+                            source=sources[t],
                         ))  # fmt: skip
     if opts.provider_params:  # a bad --provider-set is one error here, not one per worker run
         from ctxbench.sim.providers.registry import make_provider
@@ -225,8 +213,10 @@ def make_tasks(
 # ------------------------------------------------------------------ the worker
 def run_task(task: RunTask) -> dict[str, Any]:
     """Run one cell and return its flat row (a top-level function: pickled by reference)."""
-    pol = cached_policy(task.policy, task.policy_set).with_budget(task.budget)
-    source = seeded_spec(task.trace, task.seed)
+    pol = cached_policy(task.policy, task.policy_set)
+    if task.budget != pol.budget:  # the preset's own (0 = the model window, or none) needs no check
+        pol = pol.with_budget(task.budget)
+    source = seeded_spec(task.source or task.trace, task.seed)
     prep = prepared(source, task.trace_hash, tokenizer=task.tokenizer)
     params = json.loads(task.provider_params) if task.provider_params else None
     res = run_prepared([prep], pol, task.provider, task.seed, params, tokenizer=task.tokenizer)
@@ -238,6 +228,7 @@ def run_task(task: RunTask) -> dict[str, Any]:
         "policy": pol.name,
         "policy_hash": task.policy_hash,
         "budget": task.budget,
+        "budget_means": pol.budget_means,  # what the budget is: working, window (policies/budget.py)
         "provider": task.provider,
         "seed": task.seed,
         "version": task.version,

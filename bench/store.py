@@ -132,6 +132,7 @@ def read_results(path: str | Path) -> list[dict[str, Any]]:
                         "trace_hash",
                         "policy",
                         "policy_hash",
+                        "budget_means",
                         "provider",
                         "version",
                         "status",

@@ -2,9 +2,10 @@
 
 - `RecordedMarks` ("recorded" marks): the cache marks the recorded harness placed. claude-trace logs
   show Claude Code's scheme exactly (traces-real/FORMATS.md §2.2): `cache_control` on every system
-  block and on the last block of the last two messages; the importers store each mark's ttl on the
-  block (`Content.cache`), taken from the request's own `cache_control` (claude-trace) or from the
-  5m/1h split of its billed cache writes (Claude Code transcripts, FORMATS.md §2.1).
+  block and on the last block of the last two messages (Claude Code <= 2.1.68; from 2.1.69 on the
+  last message only, cli.js `tengu_api_cache_breakpoints`); the importers store each mark's ttl on
+  the block (`Content.cache`), taken from the request's own `cache_control` (claude-trace) or from
+  the 5m/1h split of its billed cache writes (Claude Code transcripts, FORMATS.md §2.1).
 - `RecordedCompaction` ("recorded" compaction): never decides to compact on its own; applies each
   CompactionEvent of the trace (the summary replaces every earlier message, Claude Code's
   `compact_boundary` + `isCompactSummary`, policies.md §1 "/compact and the summary prompt").
@@ -28,8 +29,11 @@ from ctxbench.sim.names import Breakpoints, Ttl, is_ttl, ttl_of
 class RecordedMarks:
     """System blocks, then the last block of each of the last `messages` messages (FORMATS.md §2.2:
     "cache_control on the last block of the last two messages"); a block's recorded ttl wins,
-    else the ttl recorded on the newest message, else `ttl`. At most `max_marks` (providers.md
-    §1.2: 4 per request), the newest kept first."""
+    else the ttl recorded on the newest message, else `ttl`. When the newest message's last block
+    carries a recorded mark, the trace records every message mark its harness placed, so an older
+    message is marked only where it carries one (an imported Claude Code >= 2.1.69 session marks
+    the last message only). At most `max_marks` (providers.md §1.2: 4 per request), the newest
+    kept first."""
 
     ttl: Ttl = "5m"  # providers.md §1.5 default ttl
     messages: int = 2  # FORMATS.md §2.2
@@ -44,11 +48,16 @@ class RecordedMarks:
         msg_marks: list[tuple[int, Ttl | Literal[""]]] = []
         last = len(tr.messages) - 1
         newest_ttl: Ttl | Literal[""] = ""
+        recorded = False  # the trace records where its harness put the message marks
         for m in range(last, max(-1, last - self.messages), -1):
             end = tr.message_end(m) - 1
             if end < tr.msg_starts[m]:
                 continue
             own = tr.blocks[end].cache
+            if m == last:
+                recorded = is_ttl(own)
+            elif recorded and not is_ttl(own):
+                continue  # the recorded request had no mark here (Claude Code >= 2.1.69: last message only)
             ttl = own if is_ttl(own) else newest_ttl
             newest_ttl = newest_ttl or ttl
             msg_marks.append((end, ttl))

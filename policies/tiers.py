@@ -63,8 +63,10 @@ def tool_calls(view: View, exempt_skills: bool = True) -> list[str]:
 
 
 def drop_tool_pairs(view: View, ids: set[str], cause: str = "trim") -> Edit | None:
-    """Remove whole tool_use/tool_result pairs named by `ids` and nothing else (C-5): prose,
-    images and other blocks stay; a message left empty disappears."""
+    """Remove whole tool_use/tool_result pairs named by `ids` (C-5), each result with the images
+    that belong to it: those right after it in its message (traces/FORMAT.md "An image that
+    belongs to a tool result ... follows the tool_result"), which would otherwise stay behind
+    as images no call explains. Prose and other blocks stay; a message left empty disappears."""
     if not ids:
         return None
     msgs = view.tr.messages
@@ -80,12 +82,28 @@ def drop_tool_pairs(view: View, ids: set[str], cause: str = "trim") -> Edit | No
         return None
     out: list[Message] = []
     for m in msgs[first:]:
-        kept = tuple(b for b in m.blocks if not (b.kind in (TOOL_USE, TOOL_RESULT) and b.tool_id in ids))
+        kept = _without_pairs(m.blocks, ids)
         if len(kept) == len(m.blocks):
             out.append(m)
         elif kept:
             out.append(Message.of(m.role, kept, m.tag, m.pinned))
     return Edit(first, tuple(out), cause, len(ids))
+
+
+def _without_pairs(blocks: tuple[Block, ...], ids: set[str]) -> tuple[Block, ...]:
+    """`blocks` without the tool_use/tool_result blocks of `ids` and the images attached to
+    those results (the run of images directly after a dropped result)."""
+    kept: list[Block] = []
+    attached = False  # inside the run of images that follows a dropped tool_result
+    for b in blocks:
+        if b.kind in (TOOL_USE, TOOL_RESULT) and b.tool_id in ids:
+            attached = b.kind == TOOL_RESULT
+            continue
+        if attached and b.is_image:
+            continue
+        attached = False
+        kept.append(b)
+    return tuple(kept)
 
 
 def trim_to_last(view: View, keep: int) -> Edit | None:

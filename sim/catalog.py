@@ -258,7 +258,8 @@ def default_profile(name: str) -> str:
 
 # Provider → the profile of how it bills a plain request (sim/data/profiles/; providers.md §1-§4):
 # Anthropic explicit breakpoints (§1), OpenAI automatic caching before GPT-5.6 (§2.1), Gemini
-# implicit caching on 2.5+ (§3), DeepSeek context caching on disk (§4), Meta-style replicas (H-22).
+# implicit caching on 2.5+ (§3), DeepSeek context caching on disk (§4), Meta-style replicas (H-22),
+# Z.ai's automatic caching (GLM; profiles/zai.yaml).
 PROVIDER_PROFILE = {
     "anthropic": "anthropic",
     "openai": "openai-auto",
@@ -266,6 +267,7 @@ PROVIDER_PROFILE = {
     "deepseek": "deepseek",
     "meta": "meta-replicas",
     "openrouter": "no-cache",
+    "zai": "zai",  # Z.ai's automatic context caching (sim/data/profiles/zai.yaml)
 }
 
 

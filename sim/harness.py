@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Generator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import simpy
@@ -28,7 +28,7 @@ from ctxbench.sim.tokens import BlockFactory
 from ctxbench.sim.transcript import Transcript
 
 ProviderFor = Callable[[str], Provider]
-# H-29: the post-episode interview's question and answer sizes (assumed: the seed gives none)
+# H-29/H-30: the interview's and reflection's prompt and answer sizes (assumed: the seed gives none)
 INTERVIEW_QUESTION_BYTES = 600
 INTERVIEW_ANSWER_TOKENS = 400
 Proc = Generator[simpy.Event, Any, Any]
@@ -46,17 +46,16 @@ class RunOutcome:
     evictions: int = 0
     evicted_images: int = 0
     tokens_saved: int = 0
-    failures: dict[str, int] = field(default_factory=dict)
     counters: dict[str, int] = field(default_factory=dict)  # harness-specific events (C: passes, recoveries)
 
 
 class _Failed(Exception):
-    """A failure that ends the run. `counted`: the failed call already counted it by kind."""
+    """A failure that ends the run; `kind` is why (RunOutcome.error). The failed calls behind it
+    are in the records (their `error`), counted once each by sim/summary.py."""
 
-    def __init__(self, kind: str, message: str, counted: bool = False) -> None:
+    def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.kind = kind
-        self.counted = counted
 
 
 @register("harness", "H")
@@ -150,27 +149,63 @@ class Conversation:
                     self._switch(step)
                 elif step.kind == "compaction":
                     self._recorded_compaction(step)
-            if self.policy.interview:
-                yield from self._interview(self.policy.interview)
+                elif step.kind == "resume":
+                    self._resume(step)
+                elif step.kind == "system":
+                    self._system_change(step)
+            if self.policy.reflection:  # H-30/H-21: billed with the run
+                yield from self._repeat_conversation("reflection", self.policy.reflection)
+            if self.policy.interview:  # H-29: billed apart
+                yield from self._repeat_conversation("interview", self.policy.interview)
         except _Failed as f:
             self.outcome.status = "error"
             self.outcome.error = f.kind
             self.outcome.message = str(f)
-            if not f.counted:
-                self.outcome.failures[f.kind] = self.outcome.failures.get(f.kind, 0) + 1
 
-    def _interview(self, questions: int) -> Proc:
-        """H-29: the post-episode interview: `questions` requests that repeat the run's own
-        conversation (so they read its cache, with the run's session id, H-21), each a question and
-        the model's answer. Recorded with kind "interview" and billed apart from the run's totals
-        (sim/summary.py keeps them in their own fields)."""
+    def _repeat_conversation(self, kind: str, questions: int) -> Proc:
+        """Requests that repeat the run's own conversation outside the main loop (so they read
+        its cache, with the run's session id, H-21), each a prompt and the model's answer:
+        - "interview" (H-29): the post-episode interview, billed apart from the run's totals
+          (sim/summary.py keeps it in its own fields);
+        - "reflection" (H-21, H-30): reflection requests; the seed lists them among the requests
+          that repeat the conversation and does not set them apart from the run's usage ("every
+          request, including preparation and compaction"), so they are billed with the run. When
+          the host sends them the seed does not say: here at the end of the episode, before the
+          interview."""
         for q in range(questions):
-            ask = self.factory.text("user", None, INTERVIEW_QUESTION_BYTES, key=f"interview-q{q}")
-            self.tr.append(Message.of("user", (ask,), "interview"))
+            ask = self.factory.text("user", None, INTERVIEW_QUESTION_BYTES, key=f"{kind}-q{q}")
+            self.tr.append(Message.of("user", (ask,), kind))
             est = self.policy.estimator.estimate(self.view())
-            yield from self._send(self.tr, "interview", est, INTERVIEW_ANSWER_TOKENS)
-            answer = self.factory.text("assistant", None, INTERVIEW_ANSWER_TOKENS * 4, key=f"interview-a{q}")
-            self.tr.append(Message.of("assistant", (answer,), "interview"))
+            yield from self._send(self.tr, kind, est, INTERVIEW_ANSWER_TOKENS)
+            answer = self.factory.text("assistant", None, INTERVIEW_ANSWER_TOKENS * 4, key=f"{kind}-a{q}")
+            self.tr.append(Message.of("assistant", (answer,), kind))
+
+    def _resume(self, step: Step) -> None:
+        """A resumed session (trace event `resume`): the restarted harness has no reported count
+        to anchor on until the next reply, so its next check estimates the whole transcript (H-13
+        "before any measurement"; C-4 "a fresh or resumed session"). The conversation goes out
+        unchanged; the next request's record names the resume in its `edit` field (hook: harness C
+        keeps its persisted savings total, C-15)."""
+        self.anchor = None
+        self.outcome.counters["resumes"] = self.outcome.counters.get("resumes", 0) + 1
+        causes, detail, saved = self.pending_edit
+        self.pending_edit = ("resume" if not causes else f"{causes}+resume", detail, saved)
+
+    def _system_change(self, step: Step) -> None:
+        """A later `system` event (an edited memory file, C-1): the system part of every request
+        from the next one on is the new one, so the prefix breaks at the first changed system
+        block and the miss is put on the change ("memory_edit" or "system_change"), named in the
+        next record's edit too. H never changes its system prompt (H-3); this is for traces that do."""
+        assert step.message is not None
+        blocks, cause = step.message.blocks, step.message.tag
+        pos = self.tr.replace_system(blocks)
+        if pos is None:
+            return
+        self.trace = replace(self.trace, system=blocks)  # what summary requests carry from now on
+        self.declared.append((pos, cause))
+        causes, detail, saved = self.pending_edit
+        self.pending_edit = (cause if not causes else f"{causes}+{cause}", detail, saved)
+        self.outcome.counters[f"{cause}s"] = self.outcome.counters.get(f"{cause}s", 0) + 1
 
     def _switch(self, step: Step) -> None:
         """A model switch (hook: harness C recalibrates its thresholds here, C-19)."""
@@ -264,9 +299,8 @@ class Conversation:
                 if main:
                     self._sent(out)
                 return out
-            self.outcome.failures[err.kind] = self.outcome.failures.get(err.kind, 0) + 1
             if not err.transient:
-                raise _Failed(err.kind, err.message, counted=True)
+                raise _Failed(err.kind, err.message)
             if attempt >= self.policy.retries:
                 raise _Failed("retries_exhausted", f"{err.kind} after {attempt + 1} attempts: {err.message}")
             delay = err.retry_after if err.retry_after is not None else self.policy.backoff * (2**attempt)
@@ -400,9 +434,10 @@ class Conversation:
                 "summary_out_of_range",
                 f"handoff of {handoff_bytes} bytes is outside {req.min_bytes}..{req.max_bytes} (H-17)",
             )
-        handoff = self.factory.text(
-            "user", None, handoff_bytes + req.state_bytes, key=f"handoff-{self.index}", summary=True
-        )
+        # H-16: plan + notebook (state) and the handoff; H-30: in a learning-series episode also
+        # the playbook's revision (as large as the playbook the episode started with: assumed)
+        carried = handoff_bytes + req.state_bytes + self.trace.playbook_bytes
+        handoff = self.factory.text("user", None, carried, key=f"handoff-{self.index}", summary=True)
         fresh = self._fresh_observation()
         self.apply(pol.rebuild_handoff(self.view(), Message.of("user", (handoff,), "handoff"), fresh))
         self.outcome.compactions += 1

@@ -32,6 +32,7 @@ from ctxbench.sim.providers.base import Outcome, Request
 from ctxbench.sim.records import RequestRecord
 from ctxbench.sim.tokens import BlockFactory
 from ctxbench.sim.transcript import Transcript
+from ctxbench.traces.model import ResumeEvent
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,7 @@ class Snapshot:
     threshold: int
     true_input: int
     mode: str
+    memory_modified: bool = False  # C-2: a memory file edited since the last request (refreshes now)
 
 
 @register("harness", "C")
@@ -100,6 +102,7 @@ class CConversation(SummaryCalls):
         self.pending_manual = False  # C-16
         self.fail_streak = 0  # C-4: repeated failures make the reported count untrustworthy
         self.snapshots: dict[int, Snapshot] = {}
+        self.memory_modified = False  # C-2: an edited memory file the next request refreshes
         self.counters = self.outcome.counters
 
     # ------------------------------------------------------------ window and views (C-1, C-19)
@@ -161,6 +164,26 @@ class CConversation(SummaryCalls):
         if new < old:
             self.pending_switch = (old, new)
         self.count("model_switches")
+
+    def _resume(self, step: Step) -> None:
+        """C-4: no trustworthy reported count after a resume (the whole pending transcript is
+        estimated); C-15: the savings total is persisted in the session's metadata, so it keeps
+        counting from where it left off (from the event's `saved_total` when the trace gives it).
+        In-memory state is gone with the old process (the seed says only the totals persist): the
+        failure streak (C-4) and a back-off's wait (C-12) start afresh."""
+        super()._resume(step)
+        ev = step.event
+        if isinstance(ev, ResumeEvent) and ev.saved_total is not None:
+            self.saved_total = ev.saved_total
+        self.fail_streak = 0
+        self.backoff_until = 0
+
+    def _system_change(self, step: Step) -> None:
+        """C-1, C-2: an edited memory file is in the next request (its prefix breaks there); until
+        that request is sent the context view flags the Memory row as modified."""
+        super()._system_change(step)
+        if step.message is not None and step.message.tag == "memory_edit":
+            self.memory_modified = True
 
     def _recorded_compaction(self, step: Step) -> None:
         ev = step.event
@@ -316,6 +339,8 @@ class CConversation(SummaryCalls):
             self.snapshots[self.index] = self._snapshot(req)
         super()._record(req, out, *args, **kwargs)
         if req.tr is self.tr:
+            if out.error is None:
+                self.memory_modified = False  # C-2: refreshed by this request
             if out.error is not None:
                 self.fail_streak += 1
                 if self.fail_streak >= 2 and self.anchor is not None:  # C-4: requests keep failing
@@ -345,6 +370,7 @@ class CConversation(SummaryCalls):
             thr,
             req.input_tokens,
             self.mode,
+            main and self.memory_modified,
         )
 
 

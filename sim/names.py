@@ -39,6 +39,8 @@ MissCause = Literal[
     "not_written",
     "model_switch",
     "provider_switch",  # OpenRouter fell back / re-routed to another upstream: a cold cache (H-21)
+    "memory_edit",  # a memory file edited mid-session: the system part changed from it on (C-1, C-2)
+    "system_change",  # any other change of the system part by a later `system` event
 ]
 MISS_CAUSES: Final[tuple[MissCause, ...]] = get_args(MissCause)
 
@@ -48,6 +50,8 @@ RequestKind = Literal[
     "turn",  # C: an ordinary turn
     "summary",  # a summarizer call (H-15, C-11)
     "summary_text",  # H-15: the text-only retry of the handoff request
+    "reflection",  # H-30/H-21: a reflection request repeating the conversation (billed with the run)
+    "interview",  # H-29: the post-episode interview (billed apart)
     "warmup",  # bench/fidelity.py: an earlier session's cache entry
     "live",  # a request `ctxbench serve` received from a real client
     "recorded",  # a request a trace implies by itself (bench/request_log.trace_log)

@@ -10,9 +10,12 @@ from ctxbench.sim.makers import slots_maker
 from ctxbench.sim.tokens import BlockFactory
 from ctxbench.traces.gcpause import gc_paused
 from ctxbench.traces.model import (
+    PLAYBOOK_KEY,
     CompactionEvent,
+    Content,
     MessageEvent,
     ModelSwitchEvent,
+    ResumeEvent,
     SystemEvent,
     ToolsEvent,
     Trace,
@@ -22,9 +25,10 @@ from ctxbench.traces.model import (
 @dataclass(frozen=True, slots=True)
 class Step:
     """One replay step: a message to append (`reply` set when it is the model's reply to a
-    request), a model switch, or a recorded compaction."""
+    request), a model switch, a recorded compaction, a resume, or a new system part (`system`:
+    its blocks as a message of role system, tagged with why it changed)."""
 
-    kind: str  # message | reply | switch | compaction
+    kind: str  # message | reply | switch | compaction | resume | system
     message: Message | None = None
     t: float | None = None
     game_t: float | None = None
@@ -45,10 +49,20 @@ class PreparedTrace:
     tools: tuple[Block, ...]
     system: tuple[Block, ...]
     steps: tuple[Step, ...]
+    playbook_bytes: int = 0  # H-30: the playbook a learning-series episode's preparation carries
 
     @property
     def replies(self) -> int:
         return sum(1 for s in self.steps if s.kind == "reply")
+
+
+def system_change(old: tuple[Content, ...], new: tuple[Content, ...]) -> str:
+    """Why a later `system` event changed the prompt: "memory_edit" when every changed block is
+    a memory file (content keys `memory…`, C-1, C-2's Memory row), else "system_change"."""
+    changed = [c for i, c in enumerate(new) if i >= len(old) or old[i] != c]
+    changed += old[len(new) :]
+    memory = bool(changed) and all(c.key.startswith("memory") for c in changed)
+    return "memory_edit" if memory else "system_change"
 
 
 def prepare(trace: Trace, factory: BlockFactory, name: str = "") -> PreparedTrace:
@@ -60,13 +74,23 @@ def _prepare(trace: Trace, factory: BlockFactory, name: str) -> PreparedTrace:
     tools: list[Block] = []
     system: list[Block] = []
     steps: list[Step] = []
+    playbook = 0
+    contents: tuple[Content, ...] = ()  # the system content as it stands
     for i, ev in enumerate(trace.events):
         key = f"e{i}"
         if isinstance(ev, ToolsEvent):
             tools.extend(tool_block(factory, t) for t in ev.tools)
+        elif isinstance(ev, SystemEvent) and steps:  # C-1: replaces the system from the next request
+            blocks = tuple(block_of(factory, c, "system", f"{key}.{j}") for j, c in enumerate(ev.content))
+            why = system_change(contents, ev.content)
+            steps.append(Step("system", Message.of("system", blocks, why), ev.t))
+            contents = ev.content
         elif isinstance(ev, SystemEvent):
             system.extend(block_of(factory, c, "system", f"{key}.{j}") for j, c in enumerate(ev.content))
+            contents = (*contents, *ev.content)
         elif isinstance(ev, MessageEvent):
+            if ev.tag == "prep":
+                playbook += sum(c.size for c in ev.content if c.key == PLAYBOOK_KEY)
             msg = message_of(factory, ev, key)
             if ev.role == "assistant":
                 out = ev.output_tokens
@@ -77,6 +101,8 @@ def _prepare(trace: Trace, factory: BlockFactory, name: str) -> PreparedTrace:
                 steps.append(_step("message", msg, ev.t, ev.game_t, 0, "", 0, None))
         elif isinstance(ev, ModelSwitchEvent):
             steps.append(Step("switch", None, ev.t, None, model=ev.model, window=ev.window))
+        elif isinstance(ev, ResumeEvent):  # C-4, C-15: the harness restarts (sim/harness.py _resume)
+            steps.append(Step("resume", None, ev.t, event=ev))
         elif isinstance(ev, CompactionEvent):
             # The recorded summary as the user message that opens the new context (replayed only by
             # compaction components that apply recorded compactions, policies/recorded.py).
@@ -90,4 +116,5 @@ def _prepare(trace: Trace, factory: BlockFactory, name: str) -> PreparedTrace:
         tuple(tools),
         tuple(system),
         tuple(steps),
+        playbook,
     )

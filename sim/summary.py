@@ -1,4 +1,16 @@
-"""Run-level results computed from records afterwards (never inside the simulation loop)."""
+"""Run-level results computed from records afterwards (never inside the simulation loop).
+
+What the error counts mean (the same in `run`, `compare`, `sweep`, the report and every JSON):
+- `failures[kind]`: failed provider requests of the run, each counted once under the error kind
+  the provider answered (`overloaded`, `rate_limit`, `too_long`, ...), whether the harness then
+  retried it, recovered from it or stopped; `failed_requests` is their sum.
+- `status`: `ok`, or `error: <why the run ended>`: a provider error kind that is not retried
+  (`too_long`), `retries_exhausted` (a transient error still failing after the preset's
+  `retries`; the failed attempts are in `failures` under their own kind), or a reason of the
+  harness's own (`summary_failed`).
+- `run_ending_requests`: the failed requests that ended a conversation (the last request of a
+  conversation that stopped early); the rest of `failed_requests` were retried or recovered.
+"""
 
 from __future__ import annotations
 
@@ -28,11 +40,13 @@ class Summary:
     evicted_images: int = 0
     misses: dict[str, int] = field(default_factory=dict)
     miss_tokens: dict[str, int] = field(default_factory=dict)
-    failures: dict[str, int] = field(default_factory=dict)
+    failures: dict[str, int] = field(default_factory=dict)  # failed requests by error kind
+    run_ending_requests: int = 0  # failed requests after which a conversation stopped
     estimate_error_mean: float = 0.0
     estimate_error_worst: float = 0.0
     tokens_lost_to_failures: int = 0
     status: str = "ok"
+    ended_because: str = ""  # the message of the failure that ended the run ("" when ok)
     by_kind: dict[str, int] = field(default_factory=dict)
     counters: dict[str, int] = field(default_factory=dict)  # harness events (C passes, back-offs, ...)
     # H-29: the post-episode interview, billed apart from every total above
@@ -50,6 +64,8 @@ def summarize(records: Sequence[RequestRecord], outcomes: Sequence[RunOutcome] =
     misses: Counter[str] = Counter()
     miss_tokens: Counter[str] = Counter()
     kinds: Counter[str] = Counter()
+    failures: Counter[str] = Counter()
+    last_error: dict[str, str] = {}  # per conversation, the error of its last request
     errs: list[float] = []
     for r in records:
         if r.kind == "interview":  # H-29: its own tokens and cost, not part of the run's
@@ -58,6 +74,7 @@ def summarize(records: Sequence[RequestRecord], outcomes: Sequence[RunOutcome] =
             s.interview_output += r.output
             s.interview_cost += r.cost
             continue
+        last_error[r.conversation] = r.error
         s.requests += 1
         kinds[r.kind] += 1
         s.uncached += r.uncached
@@ -67,6 +84,7 @@ def summarize(records: Sequence[RequestRecord], outcomes: Sequence[RunOutcome] =
         s.cost += r.cost
         if r.error:
             s.failed_requests += 1
+            failures[r.error] += 1
             s.tokens_lost_to_failures += r.input_total + r.output
         else:
             s.true_input += r.true_input
@@ -80,7 +98,6 @@ def summarize(records: Sequence[RequestRecord], outcomes: Sequence[RunOutcome] =
     if errs:
         s.estimate_error_mean = sum(errs) / len(errs)
         s.estimate_error_worst = max(errs, key=abs)
-    failures: Counter[str] = Counter()
     counters: Counter[str] = Counter()
     for o in outcomes:
         counters.update(o.counters)
@@ -88,9 +105,10 @@ def summarize(records: Sequence[RequestRecord], outcomes: Sequence[RunOutcome] =
         s.tokens_saved += o.tokens_saved
         s.evictions += o.evictions
         s.evicted_images += o.evicted_images
-        failures.update(o.failures)
         if o.status != "ok":
             s.status = f"error: {o.error}"
+            s.ended_because = o.message
+            s.run_ending_requests += bool(last_error.get(o.conversation))
     s.misses = dict(sorted(misses.items()))
     s.miss_tokens = dict(sorted(miss_tokens.items()))
     s.failures = dict(sorted(failures.items()))
@@ -126,9 +144,10 @@ def format_summary(s: Summary, title: str = "") -> str:
             f"output {s.interview_output:,} · cost ${s.interview_cost:,.4f}"
         )
     fails = ", ".join(f"{k} {v}" for k, v in s.failures.items()) or "none"
-    ending = 0 if s.status == "ok" else 1  # the run stops at its first unrecovered error
-    recovered = max(0, sum(s.failures.values()) - ending)
-    lines.append(f"request errors      {fails}   recovered {recovered} · run-ending {ending}")
+    ending, retried = s.run_ending_requests, s.failed_requests - s.run_ending_requests
+    lines.append(f"request errors      {fails}   retried or recovered {retried} · run-ending {ending}")
     ended = "ok: reached the end of the trace" if s.status == "ok" else f"ENDED EARLY, {s.status}"
+    if s.ended_because and s.ended_because != s.status.removeprefix("error: "):
+        ended += f" ({s.ended_because})"
     lines.append(f"run                 {ended}")
     return "\n".join(lines)

@@ -166,6 +166,28 @@ def gemini_image_tokens(width: int, height: int) -> int:
     return 258 * math.ceil(width / 768) * math.ceil(height / 768)
 
 
+def glm_image_tokens(width: int, height: int, factor: int = 28, lo: int = 16, hi: int = 8000) -> int:
+    """GLM-5.3's dynamic patch processor: 14-px patches merged 2x2 (one token per 28x28 px),
+    16..8,000 tokens per image (docs.nvidia.com/nemo/automodel .../glm5_next/image_processing:
+    patch_size 14, merge_size 2, min_image_tokens 16, max_image_tokens 8000). Its smart_resize
+    ("an aligned H/W canvas inside the configured token budget") is taken to round as Qwen2-VL's
+    does (each side to the nearest multiple of 28, scaled into the budget): assumed, the page does
+    not spell the rounding out. 1280x720 -> 46x26 = 1,196 tokens; 1920x1080 -> 69x39 = 2,691."""
+    if width <= 0 or height <= 0:
+        return 0
+    h = max(factor, round(height / factor) * factor)
+    w = max(factor, round(width / factor) * factor)
+    if h * w > hi * factor * factor:
+        beta = math.sqrt(height * width / (hi * factor * factor))
+        h = max(factor, math.floor(height / beta / factor) * factor)
+        w = max(factor, math.floor(width / beta / factor) * factor)
+    elif h * w < lo * factor * factor:
+        beta = math.sqrt(lo * factor * factor / (height * width))
+        h = math.ceil(height * beta / factor) * factor
+        w = math.ceil(width * beta / factor) * factor
+    return (h // factor) * (w // factor)
+
+
 IMAGE_RULES = {
     "anthropic": anthropic_image_tokens,
     "anthropic-highres": lambda w, h: anthropic_image_tokens(w, h, 2576, 4784),
@@ -173,6 +195,7 @@ IMAGE_RULES = {
     "openai-tile": openai_tile_tokens,
     "openai-patch": openai_patch_tokens,
     "gemini": gemini_image_tokens,
+    "glm": glm_image_tokens,
 }
 
 

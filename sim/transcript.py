@@ -167,6 +167,40 @@ class Transcript:
             start += len(msg.blocks)
         self._push_blocks(b for msg in new for b in msg.blocks)
 
+    def replace_system(self, system: Sequence[Block]) -> int | None:
+        """Replace the system segment by `system` (a later `system` event: an edited memory file,
+        C-1); returns the first changed block, or None when nothing changed.
+
+        Blocks equal at the front are kept, so the break starts at the first changed system block;
+        everything after it (the rest of the system and every message) is hashed again, once per
+        change. The new blocks count as added content (an anchored estimate sees them, H-13/C-4);
+        what they replaced is never subtracted."""
+        old = self.blocks[self.tools_end : self.system_end]
+        keep = 0
+        while keep < len(old) and keep < len(system) and old[keep].digest == system[keep].digest:
+            keep += 1
+        if keep == len(old) == len(system):
+            return None
+        pos = self.tools_end + keep
+        messages, image_msgs, changed = list(self.messages), list(self.image_msgs), self.changed_from
+        self.truncate_messages(0)
+        del self.blocks[pos:], self.hashes[pos:], self.cum_tokens[pos:], self.cum_bytes[pos:]
+        del self.cum_images[pos:]
+        del self.img_hashes[(self.cum_images[-1] if self.cum_images else 0) + 1 :]
+        new = system[keep:]
+        self._push_blocks(new)
+        self.system_end = len(self.blocks)
+        start = self.system_end
+        for msg in messages:
+            self.msg_starts.append(start)
+            start += len(msg.blocks)
+        self.messages, self.image_msgs = messages, image_msgs
+        self._push_blocks(b for msg in messages for b in msg.blocks)
+        self.added_bytes += sum(b.nbytes for b in new if b.kind != IMAGE)
+        self.added_tokens += sum(b.tokens for b in new)
+        self.changed_from = pos if changed is None else min(changed, pos)
+        return pos
+
     def pop_message(self) -> Message:
         """Remove the last message without marking a change (undo of a transient append)."""
         msg = self.messages[-1]

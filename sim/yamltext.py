@@ -94,3 +94,10 @@ def _store(entry: Path, blob: bytes) -> None:
     except OSError:
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
+
+
+def yaml_problem(where: str, exc: Exception) -> str:
+    """One line for a YAML syntax error: `FILE:LINE: not valid YAML (what the parser found)`."""
+    mark = getattr(exc, "problem_mark", None)
+    line = f":{mark.line + 1}" if mark is not None else ""
+    return f"{where}{line}: not valid YAML ({getattr(exc, 'problem', None) or exc})"

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CODE_DIRS = ("sim", "policies", "traces", "bench")
 # Not reproduced yet (issue 15 left them open; see its closing note). Listed so the test can run;
 # an id listed here that becomes cited in code and tests fails, so the list only shrinks.
-NOT_YET = {"H-30"}
+NOT_YET: set[str] = set()
 
 
 def _spec() -> str:

@@ -43,6 +43,7 @@ from ctxbench.traces.model import (
     Header,
     MessageEvent,
     ModelSwitchEvent,
+    ResumeEvent,
     SystemEvent,
     ToolDef,
     ToolsEvent,
@@ -271,6 +272,8 @@ def decode_line(d: Any) -> Header | Event:
         )
     if kind == "model_switch":
         return ModelSwitchEvent(model=o.string("model", required=True), window=o.integer("window"), t=t)
+    if kind == "resume":
+        return ResumeEvent(saved_total=o.opt_integer("saved_total"), t=t)
     return CompactionEvent(
         summary=decode_contents(o, "summary", KINDS_BY_PLACE["summary"], required=False),
         kept_from=o.opt_integer("kept_from"),
@@ -373,6 +376,10 @@ def encode_line(item: Header | Event) -> dict[str, Any]:
     elif isinstance(item, ModelSwitchEvent):
         d.update(type="model_switch", model=item.model)
         _put(d, "window", item.window, 0)
+        _put(d, "t", item.t)
+    elif isinstance(item, ResumeEvent):
+        d["type"] = "resume"
+        _put(d, "saved_total", item.saved_total)
         _put(d, "t", item.t)
     elif isinstance(item, CompactionEvent):
         d["type"] = "compaction"

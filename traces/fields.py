@@ -23,6 +23,7 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     ),
     "model_switch": ("type", "model", "window", "t"),
     "compaction": ("type", "trigger", "kept_from", "pre_tokens", "t", "summary"),
+    "resume": ("type", "saved_total", "t"),
 }  # fmt: skip
 LINE_TYPES = ("header", *EVENT_FIELDS)
 _FLAGS = ("pinned", "skill", "tokens", "cache")
@@ -62,6 +63,7 @@ INTEGER_BOUNDS: dict[str, int] = {
     "cache_write_1h": MAX_TOKENS,
     "kept_from": MAX_TOKENS,
     "pre_tokens": MAX_TOKENS,
+    "saved_total": MAX_TOKENS,
 }
 NUMBER_BOUNDS: dict[str, float] = {"t": MAX_SECONDS, "game_t": MAX_SECONDS, "cost": MAX_COST}
 # Which content kinds each place accepts (providers reject the others).

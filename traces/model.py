@@ -13,6 +13,9 @@ from typing import Any
 
 FORMAT_NAME = "ctxbench-trace"
 FORMAT_VERSION = 1
+# H-30: the content key of the playbook in a learning-series episode's preparation message
+# (FORMAT.md "How the game harness H appears"): the post-compaction message carries its revision.
+PLAYBOOK_KEY = "playbook"
 
 
 @dataclass(frozen=True)
@@ -120,7 +123,17 @@ class CompactionEvent:
     t: float | None = None
 
 
-Event = SystemEvent | ToolsEvent | MessageEvent | ModelSwitchEvent | CompactionEvent
+@dataclass(frozen=True)
+class ResumeEvent:
+    """The session was closed and resumed (`--resume`, C-4, C-15): the harness restarts with no
+    trustworthy reported count, and the savings total persisted in the session's metadata carries
+    on (`saved_total`: that total when given, e.g. for a trace that starts at a resume)."""
+
+    saved_total: int | None = None
+    t: float | None = None
+
+
+Event = SystemEvent | ToolsEvent | MessageEvent | ModelSwitchEvent | CompactionEvent | ResumeEvent
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ constant). `ctxbench.bench.live.predict` simulates the task and compares.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from typing import Any
 from ctxbench.sim.catalog import model_info
 from ctxbench.sim.content import TOOL_USE, Message
 from ctxbench.sim.prepared import PreparedTrace, Step
-from ctxbench.sim.providers.base import Request
+from ctxbench.sim.providers.base import Provider, Request
 from ctxbench.sim.providers.registry import make_provider
 from ctxbench.sim.runner import factory_for
 from ctxbench.sim.serve.script import SUMMARY_MARKERS
@@ -234,15 +235,28 @@ def billing_header(r: LiveRequest) -> str:
     return ""
 
 
+def per_model(profile: str) -> Callable[[str], tuple[Provider, BlockFactory]]:
+    """A fresh provider model and block factory per served model, as `ctxbench serve` bills them
+    (one cache per model; a side request on another model is billed as that model, never as the
+    conversation's)."""
+    made: dict[str, tuple[Provider, BlockFactory]] = {}
+
+    def billed_as(model: str) -> tuple[Provider, BlockFactory]:
+        if model not in made:
+            made[model] = (make_provider(profile, model, 0, latency=dict(ZERO_LATENCY)), factory_for(model))
+        return made[model]
+
+    return billed_as
+
+
 def rebill(reqs: list[LiveRequest], profile: str, header: str | None = None) -> list[dict[str, int]]:
     """Bill the recorded requests again through a fresh provider model (recorded times), with the
     billing-header block replaced by `header` when given (same length: only the fingerprint
     differs), i.e. as if the API kept that block out of the cached prefix."""
-    model = reqs[0].model
-    f = factory_for(model)
-    provider = make_provider(profile, model, 0, latency=dict(ZERO_LATENCY))
+    billed_as = per_model(profile)
     out = []
     for r in reqs:
+        provider, f = billed_as(r.model)
         body = r.raw["body"]
         if header is not None and billing_header(r):
             body = {**body, "system": [{**body["system"][0], "text": header}, *body["system"][1:]]}
@@ -250,7 +264,7 @@ def rebill(reqs: list[LiveRequest], profile: str, header: str | None = None) -> 
         req = Request(
             p.tr,
             len(p.tr),
-            model,
+            r.model,
             r.usage["output"],
             p.breakpoints,
             "live",

@@ -29,19 +29,19 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ctxbench.bench.live.ledger import per_model
 from ctxbench.sim.providers.base import Request
-from ctxbench.sim.providers.registry import make_provider
-from ctxbench.sim.runner import factory_for
 from ctxbench.sim.serve.script import SUMMARY_MARKERS, load_script
-from ctxbench.sim.serve.server import ZERO_LATENCY, ServeConfig, start_background, stop
+from ctxbench.sim.serve.server import ServeConfig, start_background, stop
 from ctxbench.sim.serve.wire import parse
 
 HERE = Path(__file__).parent
-# The provider model each harness is billed by: Claude Code speaks the Anthropic API (explicit
-# breakpoints); Codex speaks Responses with no cache_control, so it gets OpenAI automatic caching
-# (profile openai-auto; gpt-4.1 = the catalog's nearest priced OpenAI model, an assumed stand-in
-# for gpt-5.1-codex).
-PROFILES = {"claude-code": ("anthropic", "claude-sonnet-4-6"), "codex": ("openai-auto", "gpt-4.1")}
+# The provider profile each harness is billed by, and the model it is run with (`--model` /
+# config.toml below): Claude Code speaks the Anthropic API (explicit breakpoints); Codex speaks
+# Responses with no cache_control, so it gets OpenAI automatic caching (profile openai-auto;
+# gpt-5.1-codex is an alias of gpt-5.1 in sim/data/models.yaml). Every request is billed as the
+# model it names (side requests on another model included); an unknown one is answered 404.
+PROFILES = {"claude-code": ("anthropic", "claude-sonnet-4-5"), "codex": ("openai-auto", "gpt-5.1-codex")}
 PROMPT = (
     "Review the build logs: run the shell command I give you each time with your shell tool, read its "
     "output, and keep going until I say stop. Start now."
@@ -126,13 +126,13 @@ def run(name: str, out: Path, prefix: Path, timeout: float = 300.0) -> dict[str,
                 "--allowedTools",
                 "Bash",
                 "--model",
-                "claude-sonnet-4-5",
+                model,
             ]
         else:
             codex_home = home / ".codex"
             codex_home.mkdir()
             (codex_home / "config.toml").write_text(
-                'model = "gpt-5.1-codex"\nmodel_provider = "mock"\napproval_policy = "never"\n'
+                f'model = "{model}"\nmodel_provider = "mock"\napproval_policy = "never"\n'
                 'sandbox_mode = "danger-full-access"\nmodel_auto_compact_token_limit = 30000\n'
                 'model_context_window = 100000\n\n[model_providers.mock]\nname = "mock"\n'
                 f'base_url = "{srv.url}/v1"\nwire_api = "responses"\nenv_key = "MOCK_API_KEY"\n',
@@ -160,15 +160,15 @@ def analyze(out: Path, harness: str = "claude-code") -> dict[str, Any]:
         json.loads(x) for x in (out / "requests.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()
     ]
     served = [x for x in lines if x.get("usage") is not None]
-    provider = make_provider(profile, model, 0, latency=dict(ZERO_LATENCY))
-    f = factory_for(model)
+    billed_as = per_model(profile)  # each request as the model the server billed it as
     rows, diffs, compactions = [], 0, []
     for x in sorted(served, key=lambda e: e["seq"]):
+        provider, f = billed_as(str(x.get("model") or model))
         p = parse(x["api"], x["body"], x["headers"], f)
         req = Request(
             p.tr,
             len(p.tr),
-            model,
+            str(x.get("model") or model),
             x["usage"]["output"],
             p.breakpoints,
             "live",
@@ -214,7 +214,7 @@ def analyze(out: Path, harness: str = "claude-code") -> dict[str, Any]:
         from ctxbench.bench.request_log import read_request_log
 
         reqs = read_request_log([json.dumps(x) for x in served], str(out / "requests.jsonl"))
-        report = find_breaks(reqs, allowed=("side_request", "reset_after_compaction"))
+        report = find_breaks(reqs)  # no declarations: every break must be recognised (prefix_recognise.py)
         prefix_ok = report.ok
         findings = format_text(report).splitlines()
     except Exception as e:  # the prefix checker is another module; report instead of failing the run

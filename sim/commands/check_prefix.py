@@ -22,7 +22,14 @@ from ctxbench.bench.prefix_report import (
     format_text,
     report_dict,
 )
-from ctxbench.bench.request_log import dump_log, parse_line, read_request_log, simulated_log, trace_log
+from ctxbench.bench.request_log import (
+    dump_log,
+    open_log,
+    parse_line,
+    read_request_log,
+    simulated_log,
+    trace_log,
+)
 from ctxbench.sim.values import size_arg
 
 
@@ -48,7 +55,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"classes that never fail (default: {', '.join(DEFAULT_ALLOWED)})",
     )
     p.add_argument("--policy", help="with a trace: check the requests a simulated run of this preset sends")
-    p.add_argument("--budget", type=size_arg, help="with --policy: working budget; 80000, 80k or 1.5M")
+    p.add_argument(
+        "--budget", type=size_arg, help="with --policy: the preset's budget (its budget_means); 80000, 80k"
+    )
     p.add_argument("--provider", help="with --policy: provider profile")
     p.add_argument("--seed", type=int, default=0, help="with --policy: seed (default 0)")
     p.add_argument("--save-log", metavar="FILE", help="write the request log that was checked (JSONL)")
@@ -57,7 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _first_json(path: Path) -> Any:
-    with path.open("rb") as f:
+    with open_log(path) as f:
         for n, line in enumerate(f, 1):
             if line.strip():
                 try:
@@ -75,6 +84,7 @@ def build_report(args: argparse.Namespace, allowed: tuple[str, ...]) -> Report:
         raise FileNotFoundError(f"{args.log}: no such file")
     first = _first_json(path)
     entries: list[dict[str, Any]] | None = None
+    skipped: list[int] = []  # ledger lines of requests the server refused
     if isinstance(first, dict) and first.get("format") == "ctxbench-trace":
         from ctxbench.traces.format import read_trace
 
@@ -96,19 +106,25 @@ def build_report(args: argparse.Namespace, allowed: tuple[str, ...]) -> Report:
     else:
         if args.policy:
             raise ValueError("--policy needs a ctxbench trace as LOG")
-        with path.open("rb") as f:
-            reqs = read_request_log(f, str(path))
+        with open_log(path) as f:
+            reqs = read_request_log(f, str(path), skipped)
     if args.save_log:
         out = Path(args.save_log)
         out.parent.mkdir(parents=True, exist_ok=True)
         lines = (
             dump_log(entries)
             if entries is not None
-            else (line.rstrip("\n") for line in path.open(encoding="utf-8", errors="surrogateescape"))
+            else (line.decode("utf-8", "surrogateescape").rstrip("\n") for line in open_log(path))
         )
         out.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     report = find_breaks(reqs, allowed)
     report.source = str(args.log) + (f" --policy {args.policy}" if args.policy else "")
+    if skipped:
+        at = ", ".join(map(str, skipped[:5])) + (", ..." if len(skipped) > 5 else "")
+        report.notes.append(
+            f"{len(skipped)} ledger line(s) of refused requests left out (lines {at}): "
+            "the API answered them with an error"
+        )
     return report
 
 

@@ -1,12 +1,14 @@
 """`ctxbench compare`: replay the same traces under several policies and print one table, policies
 as rows: cost and cost relative to the best, share read from cache, misses by cause, compactions
-and tokens saved, evictions, failures by kind, estimate error; with --seeds N, mean ± 95 % interval."""
+and tokens saved, evictions, failed requests by error kind, runs ended early, estimate error;
+with --seeds N, mean ± 95 % interval."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +29,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--policy h-openrouter --policy h-keep-last-2",
     )
     p.add_argument(
-        "traces", nargs="+", metavar="TRACE", help="trace files, or generator specs like gen:game?turns=300"
+        "traces",
+        nargs="+",
+        metavar="TRACE",
+        help="trace files, or generator specs: gen:game?turns=300, gen:FILE.yaml",
     )
     p.add_argument(
         "--policy", action="append", help="preset name or YAML path (repeat; default: every preset)"
@@ -36,7 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--budget",
         type=size_arg,
-        help="working budget for every policy (default: each preset's); 80000, 80k or 1.5M",
+        help="budget for every policy (default: each preset's); 80000, 80k or 1.5M; what it means is "
+        "each preset's budget_means (working budget, model window; none: refused)",
     )
     p.add_argument("--seeds", type=int, default=1, help="seeds per policy and trace (default 1)")
     p.add_argument("--seed-base", type=int, default=0, help="first seed (default 0)")
@@ -75,7 +81,12 @@ def handle(args: argparse.Namespace) -> int:
         print(f"wrote {args.output}", file=sys.stderr)
     else:
         print(text.rstrip("\n"))
-    failed = sum(1 for r in rows if r["status"] != "ok")
-    if failed and args.format == "terminal":
-        print(f"note: {failed} run(s) ended in an error (see the failure columns)", file=sys.stderr)
+    why = Counter(str(r["status"]) for r in rows if r["status"] != "ok")
+    if why and args.format == "terminal":
+        reasons = ", ".join(f"{k} {n}" for k, n in sorted(why.items()))
+        print(
+            f"note: {sum(why.values())} run(s) ended early: {reasons} (the failed requests are in the "
+            "`req. errors` columns by kind; each run's status in --format json)",
+            file=sys.stderr,
+        )
     return 0

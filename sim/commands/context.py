@@ -13,7 +13,7 @@ from ctxbench.sim.content import IMAGE, TOOL_DEF, Block
 from ctxbench.sim.harness import Conversation
 from ctxbench.sim.harness_c import CConversation, Snapshot
 from ctxbench.sim.runner import RunHooks, prepare_for, run_prepared
-from ctxbench.traces.format import read_trace
+from ctxbench.traces.generators.spec import TRACE_HELP, open_trace
 from ctxbench.traces.model import SystemEvent, Trace
 
 WARN, DANGER = 0.50, 0.80  # C-2 colour levels
@@ -67,6 +67,8 @@ def buckets(snap: Snapshot, system_keys: list[str], bytes_per_token: float = 4.0
             detail = f"{counts[name]} tools"
         elif name == "Messages":
             detail = f"{snap.users} user · {snap.assistants} assistant"
+        elif name == "Memory" and snap.memory_modified:
+            detail = "modified, refreshes next request"  # C-2: an edited memory file
         rows.append(Row(name, math.ceil(est[name] * scale), detail))
     return sorted(rows, key=lambda r: (-r.tokens, r.bucket))
 
@@ -146,7 +148,7 @@ def snapshot(
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("context", help="C's context breakdown at one request (C-2, C-3)", description=__doc__)
-    p.add_argument("trace", help="a ctxbench trace (JSONL)")
+    p.add_argument("trace", help=TRACE_HELP)
     p.add_argument(
         "--policy", default="c-default", help="a C-harness preset or YAML path (default c-default)"
     )
@@ -167,7 +169,7 @@ def handle(args: argparse.Namespace) -> int:
         raise ValueError(
             f"policy {policy.name!r} is for harness {policy.harness}; context needs a C-harness preset"
         )
-    trace = read_trace(args.trace)
+    trace = open_trace(args.trace)
     snap = snapshot(trace, policy, args.at, args.seed, args.model)
     if snap is None:
         raise ValueError(f"{args.trace}: the run under {policy.name} made no request {args.at}")

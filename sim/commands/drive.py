@@ -5,41 +5,31 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ctxbench.policies.preset import load_policy
-from ctxbench.sim.extras import require
+from ctxbench.sim.commands._serving import add_drive_options, drive_inputs
 from ctxbench.sim.records import write_jsonl
 from ctxbench.sim.serve.drive import live_provider_for, materialize
 from ctxbench.sim.serve.validate import run_conversation
 from ctxbench.sim.summary import format_summary, summarize
-from ctxbench.traces.format import read_trace
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "drive", help="reference agent loop (official SDKs) against a live server", description=__doc__
     )
-    p.add_argument("trace", help="a ctxbench trace (JSONL) to replay")
-    p.add_argument("--policy", required=True, help="preset name (see `ctxbench presets`) or YAML path")
+    add_drive_options(p)
     p.add_argument("--server", required=True, help="base URL, e.g. http://127.0.0.1:8765")
-    p.add_argument(
-        "--api",
-        choices=("anthropic", "chat"),
-        default="anthropic",
-        help="wire API the SDK speaks: anthropic Messages or OpenAI chat completions (default anthropic)",
-    )
-    p.add_argument("--no-stream", action="store_true", help="non-streaming requests")
     p.add_argument("--model", help="model (default: the trace's)")
     p.add_argument("--records", help="write the request records as JSONL ('-' for stdout)")
     p.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
-    require("anthropic" if args.api == "anthropic" else "openai")  # the `live` extra
+    trace, policy = drive_inputs(args)
+    from ctxbench.sim.catalog import canonical, prices
     from ctxbench.sim.runner import DEFAULT_MODEL
 
-    trace = read_trace(args.trace)
     model = args.model or trace.header.model or DEFAULT_MODEL
-    policy = load_policy(args.policy)
+    prices(canonical(model))  # an unknown model stops here, naming the closest ids (H-20)
     live = live_provider_for(args.server.rstrip("/"), args.api, not args.no_stream, "drive")
     records = run_conversation(materialize(trace, args.api), policy, live, model)
     if args.records == "-":

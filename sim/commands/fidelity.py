@@ -97,11 +97,11 @@ def handle(args: argparse.Namespace) -> int:
             f"  cache read billed {sf.total('billed'):,} predicted {sf.total('predicted'):,} · "
             f"cost billed ${sf.cost_billed:.4f} predicted ${sf.cost_predicted:.4f}"
         )
-        for r in sf.requests if args.requests else sf.mismatches:
+        for r in sf.requests if args.requests else sf.misses:
             out.append(
                 f"  #{r.index} t={r.t:.0f}s read {r.billed.cache_read:,}/{r.predicted.cache_read:,} "
                 f"write {r.billed.cache_write_5m + r.billed.cache_write_1h:,}/{r.predicted.cache_write:,} "
-                f"uncached {r.billed.input_tokens:,}/{r.predicted.uncached:,}"
+                f"uncached {r.billed.input_tokens:,}/{r.input_predicted:,}"
                 + (f" — {r.cause}" if r.cause else "")
             )
     if args.json:

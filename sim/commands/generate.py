@@ -1,14 +1,19 @@
-"""`ctxbench generate`: write a synthetic trace from a seeded generator."""
+"""`ctxbench generate`: write a synthetic trace from a seeded generator.
+
+Its parameters come from a spec file (`--config gen.yaml`: `generator: coding` and any of its
+parameters as YAML), then `--seed`, `--turns` and `--set KEY=VALUE` on top; every value is checked
+against the generator's typed fields like a preset. The same file runs anywhere a trace is accepted
+as `gen:gen.yaml` (traces/generators/spec.py)."""
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
+from typing import Any
 
-from ctxbench.sim.values import parse_assignments
 from ctxbench.traces.format import write_trace
-from ctxbench.traces.generators import GENERATORS, params_for
+from ctxbench.traces.generators import GENERATORS
+from ctxbench.traces.generators.spec import GenSpec, field_names, from_assignments, load_spec_file
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -16,11 +21,25 @@ def register(sub: argparse._SubParsersAction) -> None:
         "generate",
         help="write a synthetic trace",
         description=__doc__,
-        epilog="example: ctxbench generate coding --turns 6 --set idle_seconds=400,500 -o t.jsonl",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n  ctxbench generate coding --turns 6 --set idle_seconds=400,500 -o t.jsonl\n"
+        "  ctxbench generate --config gen.yaml --seed 3 -o t.jsonl",
     )
-    p.add_argument("generator", choices=sorted(GENERATORS), help="which generator")
+    p.add_argument(
+        "generator",
+        nargs="?",
+        choices=sorted(GENERATORS),
+        help="which generator (or `generator:` in --config)",
+    )
+    p.add_argument(
+        "--config", metavar="FILE", help="generator spec file (YAML): generator: NAME, then parameters"
+    )
     p.add_argument("-o", "--output", default="-", help="output file (default stdout)")
-    p.add_argument("--seed", type=int, default=0, help="seed of every random draw (same seed, same trace)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        help="seed of every random draw (same seed, same trace; default the file's, else 0)",
+    )
     p.add_argument(
         "--turns", type=int, help="length: model replies for `game`, user turns for `coding` (`user_turns`)"
     )
@@ -37,16 +56,29 @@ def register(sub: argparse._SubParsersAction) -> None:
 TURN_FIELDS = ("turns", "user_turns")  # what `--turns` sets, whichever the generator has
 
 
-def handle(args: argparse.Namespace) -> int:
-    cls = type(params_for(args.generator))
-    valid = {f.name for f in dataclasses.fields(cls)}
-    changes: dict[str, object] = {"seed": args.seed}
+def spec_from_args(args: argparse.Namespace) -> GenSpec:
+    """The spec file's parameters (if any) with the command line's on top, each checked; errors
+    name the file, `--set`, or `generate NAME` (--seed, --turns) as where the value came from."""
+    base = load_spec_file(args.config) if args.config else None
+    name = args.generator or (base.generator if base else None)
+    if name is None:
+        raise ValueError("generate: name a generator (game, coding) or give --config FILE")
+    if base is not None and base.generator != name:
+        raise ValueError(f"generate: {args.config} is a {base.generator!r} spec, not {name!r}")
+    changes: dict[str, Any] = dict(from_assignments(name, args.set, f"generator {name} --set").params)
+    if args.seed is not None:
+        changes["seed"] = args.seed
     if args.turns is not None:
-        if args.turns < 1:
-            raise ValueError(f"--turns must be at least 1, got {args.turns}")
-        changes[next(f for f in TURN_FIELDS if f in valid)] = args.turns
-    changes.update(parse_assignments(cls, args.set, f"generator {args.generator} --set"))
-    trace = GENERATORS[args.generator](params_for(args.generator, **changes))
+        changes[next(f for f in TURN_FIELDS if f in field_names(name))] = args.turns
+    if base is None:
+        return GenSpec(name, changes, f"generate {name}")
+    if not changes:
+        return base
+    return GenSpec(name, {**base.params, **changes}, f"{args.config} with the command line's values")
+
+
+def handle(args: argparse.Namespace) -> int:
+    trace = spec_from_args(args).generate()
     if args.output == "-":
         write_trace(trace, sys.stdout)
     else:

@@ -16,12 +16,12 @@ from ctxbench.sim.records import save, write_jsonl
 from ctxbench.sim.runner import run_trace
 from ctxbench.sim.summary import format_summary, summarize
 from ctxbench.sim.values import size_arg
-from ctxbench.traces.format import read_trace
+from ctxbench.traces.generators.spec import TRACE_HELP, open_trace
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="replay a trace under a policy preset", description=__doc__)
-    p.add_argument("trace", help="a ctxbench trace (JSONL)")
+    p.add_argument("trace", help=TRACE_HELP)
     p.add_argument("--policy", required=True, help="preset name (see `ctxbench presets`) or YAML path")
     p.add_argument(
         "--budget",
@@ -56,7 +56,7 @@ def handle(args: argparse.Namespace) -> int:
     if opts.policy_set:
         policy = dataclasses.replace(policy, **policy_assignments(list(opts.policy_set)))
     policy = policy.with_budget(args.budget)
-    trace = read_trace(args.trace)
+    trace = open_trace(args.trace)
     if args.prices:
         add_prices_file(args.prices)
     serving = choose(trace, policy.provider, args.provider, args.model)  # stops before any request

@@ -25,7 +25,12 @@ def add_server_args(p: argparse.ArgumentParser) -> None:
     add_front_args(p)
     p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 = any free port)")
     p.add_argument("--provider", default="anthropic", help="provider profile (default anthropic)")
-    p.add_argument("--model", default="claude-sonnet-4-6", help="model for requests naming an unknown model")
+    p.add_argument(
+        "--model",
+        default="claude-sonnet-4-6",
+        help="model GET /v1/models lists (requests may name any model of sim/data/models.yaml; "
+        "an unknown one is answered 404, as the real API does)",
+    )
     p.add_argument(
         "--seed",
         type=int,

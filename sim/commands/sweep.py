@@ -10,6 +10,7 @@ import sys
 from ctxbench.bench.runs import make_tasks
 from ctxbench.bench.sweep import run_sweep
 from ctxbench.sim.commands._run_options import add_run_options, run_options
+from ctxbench.sim.extras import require
 from ctxbench.sim.values import parse_sizes
 
 
@@ -25,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "traces",
         nargs="+",
         metavar="TRACE",
-        help="trace files, or generator specs like gen:game?turns=300&seed=1",
+        help="trace files, or generator specs: gen:game?turns=300&seed=1, gen:FILE.yaml",
     )
     p.add_argument("--policy", action="append", required=True, help="preset name or YAML path (repeat)")
     p.add_argument(
@@ -49,6 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def handle(args: argparse.Namespace) -> int:
     if args.seeds < 1:
         raise ValueError("--seeds must be at least 1")
+    if args.scheduler:  # name the missing extra before any progress is drawn
+        require("distributed")
     budgets = parse_sizes(args.budgets)
     seeds = list(range(args.seed_base, args.seed_base + args.seeds))
     tasks = make_tasks(

@@ -5,6 +5,11 @@ kind (4.48 prose, 4.16 code, 3.10 JSON/Unicode; research/ecosystem.md §1.6) tim
 tokenizer density (`tokenizer_scale`, sim/data/models.yaml). `--tokenizer o200k|cl100k` counts text
 exactly with toktok-rs (byte-identical to tiktoken, ecosystem.md §1.3; extra `tokenizers`). Blocks
 recorded with billed token counts (imported logs) and size-only synthetic blocks keep their counts.
+
+`--measure` measures the rate's error instead of citing it: per 2 KB chunk of the real recorded
+sessions (`$CTXBENCH_REAL`) and the samples' text, the rate against exact o200k and cl100k; for
+Claude, the rate against the billed input of each request of the claude-trace log
+(bench/rate_error.py).
 """
 
 from __future__ import annotations
@@ -39,6 +44,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=__doc__,
     )
     p.add_argument("--json", action="store_true", help="print the tokenizers and models as JSON")
+    p.add_argument(
+        "--measure",
+        action="store_true",
+        help="measure the rate's error on real text: per 2 KB chunk against exact o200k/cl100k (extra "
+        "`tokenizers`), and Claude's billed counts in the claude-trace log",
+    )
+    p.add_argument(
+        "--real",
+        metavar="DIR",
+        help="the real recorded sessions for --measure (default $CTXBENCH_REAL, else ../shared/traces-real)",
+    )
     p.set_defaults(handler=handle)
 
 
@@ -68,6 +84,8 @@ def listing() -> dict[str, Any]:
 
 
 def handle(args: argparse.Namespace) -> int:
+    if args.measure:
+        return measure(args)
     data = listing()
     if args.json:
         print(json.dumps(data, indent=2))
@@ -80,4 +98,17 @@ def handle(args: argparse.Namespace) -> int:
     for m in data["models"]:
         enc = m["offline_tokenizer"] or "none"
         print(f"  {m['model']:24s} {enc:6s} x{m['tokenizer_scale']:<4g} {m['rate_error']}")
+    print("\nmeasure the rate's error on real text: ctxbench tokenizers --measure")
+    return 0
+
+
+def measure(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ctxbench.bench.fidelity_report import DEFAULT_DIR
+    from ctxbench.bench.rate_error import format_measure
+    from ctxbench.bench.rate_error import measure as run_measure
+
+    data = run_measure(Path(args.real) if args.real else DEFAULT_DIR)
+    print(json.dumps(data, indent=2) if args.json else format_measure(data))
     return 0

@@ -4,26 +4,16 @@ from __future__ import annotations
 
 import argparse
 
-from ctxbench.policies.preset import load_policy
-from ctxbench.sim.extras import require
+from ctxbench.sim.commands._serving import add_drive_options, drive_inputs
 from ctxbench.sim.serve.validate import format_comparison, validate
-from ctxbench.traces.format import read_trace
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "validate", help="simulation vs live drive through the HTTP server", description=__doc__
     )
-    p.add_argument("trace", help="a ctxbench trace (JSONL) to replay")
-    p.add_argument("--policy", required=True, help="preset name (see `ctxbench presets`) or YAML path")
+    add_drive_options(p)
     p.add_argument("--provider", help="provider profile (default: the preset's)")
-    p.add_argument(
-        "--api",
-        choices=("anthropic", "chat"),
-        default="anthropic",
-        help="wire API the SDK speaks: anthropic Messages or OpenAI chat completions (default anthropic)",
-    )
-    p.add_argument("--no-stream", action="store_true", help="non-streaming requests")
     p.add_argument(
         "--seed",
         type=int,
@@ -35,10 +25,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    require("anthropic" if args.api == "anthropic" else "openai")  # the `live` extra
+    trace, policy = drive_inputs(args)
     c = validate(
-        read_trace(args.trace),
-        load_policy(args.policy),
+        trace,
+        policy,
         args.provider,
         args.api,
         not args.no_stream,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from typing import Any
 
 from ctxbench.sim.catalog import ModelInfo, Prices
 from ctxbench.sim.content import IMAGE, TOOL_RESULT, TOOL_USE, Block
@@ -57,6 +58,11 @@ class AnthropicConfig:
     # entries at this request's breakpoints inside the read prefix (assumed reading of the doc;
     # seen in traces-real: a system-prompt entry read 11 min after it was written)
     refresh_marks_in_read: bool = False
+    # A gateway in front of the API that reports no cache writes: they are billed (at the write
+    # rate) but its usage counts them in the input (traces-real FORMATS.md §2.4, the Cline gateway:
+    # cacheWriteTokens 0 throughout; sim/data/profiles/cline.yaml). The bill is unchanged; only the
+    # usage the provider reports is (`reported_usage`).
+    report_cache_writes: bool = True
     latency: Latency = field(default_factory=Latency)
     faults: Faults = field(default_factory=Faults)
 
@@ -73,6 +79,14 @@ class _Entry:
         self.ttl = ttl
         self.img_count = img_count
         self.img_hash = img_hash
+
+
+def reported_usage(u: Usage, report_cache_writes: bool = True) -> Usage:
+    """The usage a provider reports: as billed, or with the cache writes counted in the input by
+    a gateway that does not report them (AnthropicConfig.report_cache_writes)."""
+    if report_cache_writes:
+        return u
+    return Usage(u.uncached + u.cache_write, u.cache_read, 0, 0, u.output)
 
 
 def _nested_image(blocks: list[Block], i: int) -> bool:
@@ -269,9 +283,7 @@ class AnthropicProvider:
         if fault == "stream_error":  # cut off after the first token: input billed, no output
             err = fault_error(ANTHROPIC, fault, None)
             cut = Usage(usage.uncached, usage.cache_read, usage.cache_write_5m, usage.cache_write_1h, 0)
-            return Outcome(
-                cut, price(self.prices, cut), ttft, ttft, err, top_pos, "", anthropic_wire_usage(cut)
-            )
+            return Outcome(cut, price(self.prices, cut), ttft, ttft, err, top_pos, "", self._wire(cut))
         return Outcome(
             usage,
             price(self.prices, usage),
@@ -280,8 +292,11 @@ class AnthropicProvider:
             None,
             top_pos,
             "",
-            anthropic_wire_usage(usage),
+            self._wire(usage),
         )
+
+    def _wire(self, usage: Usage) -> dict[str, Any]:
+        return anthropic_wire_usage(reported_usage(usage, self.cfg.report_cache_writes))
 
     def diagnose(self, req: Request, pos: int, now: float) -> str:
         if self.stripper is not None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ctxbench.sim.catalog import default_profile, model_info, prices
-from ctxbench.sim.providers.registry import default_model, profile
+from ctxbench.sim.providers.registry import default_model, profile, profile_names
 from ctxbench.sim.runner import DEFAULT_MODEL
 from ctxbench.traces.model import MessageEvent, Trace
 
@@ -38,9 +38,14 @@ def log_shows_no_caching(trace: Trace) -> bool:
 
 def served_profile(trace: Trace, model: str) -> str:
     """The profile that bills like the log's provider: no cache when the log shows none, else
-    the profile that serves the model's provider (sim/catalog.py `default_profile`)."""
+    the profile of the gateway the log names (`meta.gateway`, e.g. Cline's: sim/data/profiles/
+    cline.yaml) when it serves the model's provider family, else the profile that serves the
+    model's provider (sim/catalog.py `default_profile`)."""
     if log_shows_no_caching(trace):
         return "no-cache"
+    gateway = str(trace.header.meta.get("gateway", ""))
+    if gateway in profile_names() and provider_family(gateway) == model_info(model).provider:
+        return gateway
     return default_profile(model)
 
 

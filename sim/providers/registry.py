@@ -81,12 +81,7 @@ def _read_profile(p: Path, label: str = "") -> dict[str, Any]:
         text = p.read_text(encoding="utf-8") if label else None
         data = (yamltext.load_bundled(p) if text is None else yamltext.load_yaml(text)) or {}
     except yamltext.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        why = getattr(exc, "problem", exc)
-        raise ProfileError(
-            f"{label or 'sim/data/profiles/' + p.name}{line}: not valid YAML ({why})"
-        ) from None
+        raise ProfileError(yamltext.yaml_problem(label or "sim/data/profiles/" + p.name, exc)) from None
     if not isinstance(data, dict):
         raise ProfileError(f"{label or 'sim/data/profiles/' + p.name}: a profile must be a mapping")
     return dict(data)

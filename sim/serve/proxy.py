@@ -19,12 +19,14 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from ctxbench.sim.catalog import CatalogError, canonical
 from ctxbench.sim.providers.base import Usage
 from ctxbench.sim.runner import factory_for
 from ctxbench.sim.serve.front import FrontHandler, FrontServer, Refusal, Reply, api_of_path, stop_front
 from ctxbench.sim.serve.record import Ledger, Redactor, TraceRecorder, usage_dict
 from ctxbench.sim.serve.server import ROUTES
 from ctxbench.sim.serve.wire import ANTHROPIC, WireError, parse, parse_json_body
+from ctxbench.sim.tokens import BlockFactory
 
 HOP = frozenset(
     {
@@ -189,12 +191,27 @@ class ProxyHandler(FrontHandler):
         if api and parsed_body is not None and status == 200 and u is not None:
             try:
                 strict = parse_json_body(body)  # a body the trace format cannot hold is not traced
-                p = parse(api, strict, {k.lower(): v for k, v in self.headers.items()}, factory_for(st.model))
+                p = parse(
+                    api, strict, {k.lower(): v for k, v in self.headers.items()}, self._factory(strict, entry)
+                )
                 entry["conversation"] = p.session
                 st.recorder.add(p, (), u, u.output, t, red.secrets)
             except (WireError, ValueError, RecursionError):
                 pass
         st.ledger.write(entry)
+
+    def _factory(self, body: Any, entry: dict[str, Any]) -> BlockFactory:
+        """Token counts of the traced request: the request's own model's (the upstream billed that
+        model); one the catalog does not know is sized as the proxy's `--model`, said in the ledger line."""
+        st = self.server.state
+        asked = body.get("model") if isinstance(body, dict) else None
+        try:
+            return factory_for(canonical(asked)) if isinstance(asked, str) else factory_for(st.model)
+        except CatalogError:
+            entry["note"] = (
+                f"model {asked!r} is not in sim/data/models.yaml: trace blocks sized as {st.model}"
+            )
+            return factory_for(st.model)
 
 
 class ProxyServer(FrontServer):

@@ -182,8 +182,21 @@ def chat_stream(rid: str, model: str, reply: Reply, u: Usage, include_usage: boo
 
 
 # ---------------------------------------------------------------- Responses
-def _resp_items(rid: str, reply: Reply) -> list[dict[str, Any]]:
+def _resp_items(rid: str, reply: Reply, reasoning: bool = False) -> list[dict[str, Any]]:
+    """The output items of a reply; with `reasoning` (the request asked for
+    `include: ["reasoning.encrypted_content"]`, as Codex CLI does with `store: false`) a reasoning
+    item comes first, as reasoning models answer: its opaque `encrypted_content` is what the
+    harness sends back in its next input (providers.md §2.4: dropping it lowers reuse)."""
     items: list[dict[str, Any]] = []
+    if reasoning:
+        items.append(
+            {
+                "type": "reasoning",
+                "id": f"rs_{rid[5:]}",
+                "summary": [],
+                "encrypted_content": f"ctxbench-reasoning:{rid}",
+            }
+        )
     text = "".join(b["text"] for b in reply.blocks if b["type"] == "text")
     if text:
         items.append(
@@ -211,7 +224,12 @@ def _resp_items(rid: str, reply: Reply) -> list[dict[str, Any]]:
 
 
 def response_object(
-    rid: str, model: str, reply: Reply, u: Usage | None, status: str = "completed"
+    rid: str,
+    model: str,
+    reply: Reply,
+    u: Usage | None,
+    status: str = "completed",
+    reasoning: bool = False,
 ) -> dict[str, Any]:
     return {
         "id": rid,
@@ -219,7 +237,7 @@ def response_object(
         "created_at": int(time.time()),
         "status": status,
         "model": model,
-        "output": _resp_items(rid, reply) if status == "completed" else [],
+        "output": _resp_items(rid, reply, reasoning) if status == "completed" else [],
         "parallel_tool_calls": True,
         "tool_choice": "auto",
         "tools": [],
@@ -230,7 +248,7 @@ def response_object(
 
 
 def responses_stream(
-    rid: str, model: str, reply: Reply, u: Usage, cut: ProviderError | None = None
+    rid: str, model: str, reply: Reply, u: Usage, cut: ProviderError | None = None, reasoning: bool = False
 ) -> Iterator[bytes]:
     seq = 0
 
@@ -246,8 +264,10 @@ def responses_stream(
         failed["error"] = {"code": cut.type, "message": cut.message}
         yield ev("response.failed", response=failed)
         return
-    for i, item in enumerate(_resp_items(rid, reply)):
-        if item["type"] == "message":
+    for i, item in enumerate(_resp_items(rid, reply, reasoning)):
+        if item["type"] == "reasoning":
+            yield ev("response.output_item.added", output_index=i, item={**item, "encrypted_content": None})
+        elif item["type"] == "message":
             text = item["content"][0]["text"]
             yield ev(
                 "response.output_item.added",
@@ -290,7 +310,7 @@ def responses_stream(
                 arguments=item["arguments"],
             )
         yield ev("response.output_item.done", output_index=i, item=item)
-    yield ev("response.completed", response=response_object(rid, model, reply, u))
+    yield ev("response.completed", response=response_object(rid, model, reply, u, reasoning=reasoning))
 
 
 # ---------------------------------------------------------------- errors

@@ -25,6 +25,7 @@ import threading
 import time
 from typing import Any
 
+from ctxbench.sim.catalog import CatalogError
 from ctxbench.sim.providers.base import Request
 from ctxbench.sim.providers.registry import make_provider
 from ctxbench.sim.serve import render
@@ -41,7 +42,17 @@ from ctxbench.sim.serve.front import (
 from ctxbench.sim.serve.record import Ledger, usage_dict
 from ctxbench.sim.serve.script import Scripter
 from ctxbench.sim.serve.state import ZERO_LATENCY, Observation, ServeConfig, ServeState
-from ctxbench.sim.serve.wire import ANTHROPIC, CHAT, RESPONSES, Parsed, WireError, bad, parse, parse_json_body
+from ctxbench.sim.serve.wire import (
+    ANTHROPIC,
+    CHAT,
+    RESPONSES,
+    Parsed,
+    WireError,
+    bad,
+    parse,
+    parse_json_body,
+    unknown_model,
+)
 
 _SECONDS = re.compile(r"[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]{1,3})?")
 ROUTES = {
@@ -140,7 +151,12 @@ class Handler(FrontHandler):
         if counting and isinstance(body, dict) and api == ANTHROPIC:
             body = {"max_tokens": 1, **body}
         requested = body.get("model") if isinstance(body, dict) else None
-        model = st.model_for(requested) if isinstance(requested, str) else st.cfg.model
+        model = st.cfg.model  # a missing or ill-typed model is parse's 400
+        if isinstance(requested, str):
+            try:
+                model = st.model_for(requested)
+            except CatalogError:
+                raise unknown_model(api, requested) from None
         p = parse(api, body, headers, st.factory(model))
         entry["conversation"] = p.session
         if counting:  # no caching logic (providers.md §1.14, §2.7)
@@ -221,9 +237,11 @@ class Handler(FrontHandler):
             if p.stream:
                 return Reply(200, sse, chunks=render.chat_stream(rid, name, reply, u, p.include_usage))
             return json_reply(200, render.chat_completion(rid, name, reply, u), extra)
+        inc = body.get("include")  # Codex with store=false asks for its reasoning back
+        think = isinstance(inc, list) and "reasoning.encrypted_content" in inc
         if p.stream:
-            return Reply(200, sse, chunks=render.responses_stream(rid, name, reply, u, err))
-        return json_reply(200, render.response_object(rid, name, reply, u), extra)
+            return Reply(200, sse, chunks=render.responses_stream(rid, name, reply, u, err, think))
+        return json_reply(200, render.response_object(rid, name, reply, u, reasoning=think), extra)
 
 
 class CtxServer(FrontServer):

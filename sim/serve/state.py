@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxbench.sim.catalog import CatalogError, model_info
+from ctxbench.sim.catalog import canonical, prices
 from ctxbench.sim.names import Breakpoints
 from ctxbench.sim.providers.base import Provider, Usage
 from ctxbench.sim.providers.registry import make_provider
@@ -29,7 +29,7 @@ class ServeConfig:
     host: str = "127.0.0.1"
     port: int = 0
     profile: str = "anthropic"
-    model: str = "claude-sonnet-4-6"  # used when a request names a model the catalog does not know
+    model: str = "claude-sonnet-4-6"  # listed by GET /v1/models; a request may name any catalog model
     seed: int = 0
     clock: str = "wall"  # wall | header
     latency: str = "auto"  # auto (none in wall mode, the profile's in header mode) | none | profile
@@ -72,11 +72,12 @@ class ServeState:
     ids: int = 0
 
     def model_for(self, requested: str) -> str:
-        try:
-            model_info(requested)
-            return requested
-        except CatalogError:
-            return self.cfg.model
+        """The catalog model a request's model id stands for (dated ids, aliases, `-fast`, `[1m]`
+        resolve as everywhere, sim/catalog.py); CatalogError when the catalog has no such model or
+        no prices for it: the server answers that request 404, as the real API does."""
+        name = canonical(requested)
+        prices(name)
+        return name
 
     def provider(self, model: str) -> Provider:
         with self.lock:

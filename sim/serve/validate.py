@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxbench.policies.preset import Policy
+from ctxbench.sim.catalog import canonical, prices
 from ctxbench.sim.providers.base import Outcome, Provider, Request, Usage
 from ctxbench.sim.providers.registry import make_provider
 from ctxbench.sim.records import RequestRecord
@@ -101,6 +102,7 @@ def validate(
     """Simulate and drive `trace` under `policy`; compare request by request."""
     profile = profile or policy.provider
     model = model or trace.header.model or DEFAULT_MODEL
+    prices(canonical(model))  # an unknown model stops before either run (H-20), never a stand-in
     mt = materialize(trace, api)
     sim_seen: list[Observation] = []
     providers: dict[str, _Recording] = {}

@@ -320,6 +320,20 @@ def model_of(body: dict[str, Any]) -> str:
     return str_(body["model"], "model")
 
 
+def unknown_model(api: str, name: str) -> WireError:
+    """A model the API does not serve, answered 404 as the real APIs do: Anthropic
+    `{"type":"error","error":{"type":"not_found_error","message":"model: X"}}` (providers.md §1.12:
+    404 is `not_found_error`; message as the API sends it, 3P verbatim copies such as anthropics/
+    claude-code reports "404 ... not_found_error ... model: haiku"); OpenAI `{"error":{"message":"The
+    model `X` does not exist or you do not have access to it.","type":"invalid_request_error",
+    "param":null,"code":"model_not_found"}}` (the API's 404 as client libraries quote it verbatim;
+    the official SDKs raise NotFoundError for a 404, tests/serve/test_unknown_model.py)."""
+    if api == ANTHROPIC:
+        return WireError(404, "not_found_error", f"model: {name}")
+    message = f"The model `{name}` does not exist or you do not have access to it."
+    return WireError(404, "invalid_request_error", message, None, "model_not_found")
+
+
 def stream_of(body: dict[str, Any]) -> bool:
     s = body.get("stream", False)
     if s is not None and not isinstance(s, bool):

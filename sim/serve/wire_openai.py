@@ -210,10 +210,15 @@ def parse_responses(body: dict[str, Any], headers: dict[str, str], factory: Bloc
     inp = body.get("input", [])
     items = [{"role": "user", "content": inp}] if isinstance(inp, str) else list_(inp, "input")
     leading = True
+    thinking = False  # a reasoning item opened the assistant turn its next output items complete
     for n, item in enumerate(items):
         where = f"input[{n}]"
         it = obj(item, where)
         kind: Any = it.get("type", "message" if "role" in it else None)
+        turn = kind in ("function_call", "custom_tool_call", "reasoning") or it.get("role") == "assistant"
+        if thinking and not turn:
+            bd.end_message("assistant")
+        thinking = kind == "reasoning"
         if kind == "message":
             role = it.get("role")
             if role not in ("user", "assistant", "system", "developer"):
@@ -257,16 +262,16 @@ def parse_responses(body: dict[str, Any], headers: dict[str, str], factory: Bloc
                 where,
             )
             bd.end_message("user")
-        elif kind == "reasoning":
+        elif kind == "reasoning":  # one assistant message with the call or text that follows it
             text = str(it.get("encrypted_content") or canon(it.get("summary", [])))
             bd.add(bd.block(THINKING, "assistant", it, text, "prose"), None, where)
-            bd.end_message("assistant")
         elif isinstance(kind, str) and kind:
             text = canon(it)
             bd.add(bd.block(TEXT, "user", it, text, "json"), None, where)
             bd.end_message("user")
         else:
             raise bad(f"{where}: Missing required parameter: 'type'.", f"{where}.type")
+    bd.end_message("assistant")  # a reasoning item the input ends with
     tr, bps = bd.finish(None)
     key = body.get("prompt_cache_key")
     text_fmt = (body.get("text") or {}).get("format") if isinstance(body.get("text"), dict) else None

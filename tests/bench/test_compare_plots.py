@@ -114,6 +114,50 @@ def test_cost_axis_starts_at_zero_so_failure_crosses_are_not_values() -> None:
         plt.close(fig)
 
 
+@pytest.mark.parametrize(
+    ("means", "label"),
+    [
+        ({"a": "working", "b": "working"}, "working budget (k tokens)"),
+        ({"a": "window", "b": "window"}, "model window (k tokens)"),
+        ({"a": "window", "b": "working"}, "budget (k tokens): model window for a; working budget for b"),
+        ({}, "budget (k tokens)"),  # results written before rows said what their budget means
+    ],
+)
+def test_the_budget_axis_says_what_the_budget_is(means: dict[str, str], label: str, tmp_path: Path) -> None:
+    """The preset's budget_means names the x-axis: H's working budget, or the model window of the
+    presets whose thresholds are fractions of it (policies/budget.py)."""
+    rows = [
+        row(p, 0, 1.0, budget=b, **({"budget_means": means[p]} if p in means else {}))
+        for p in ("a", "b")
+        for b in (64000, 128000)
+    ]
+    fig = cost_figure(rows)
+    try:
+        assert fig.axes[0].get_xlabel() == label
+    finally:
+        plt.close(fig)
+    page = write_report(rows, tmp_path / "rep").read_text()
+    word = label.split(" (")[0] if len(set(means.values())) == 1 else "budget"
+    assert f"<h3>{word} 128,000</h3>" in page
+
+
+def test_count_axes_show_whole_numbers_when_nothing_failed(tmp_path: Path) -> None:
+    rows = [row("a", 0, 1.0, budget=b, budget_means="working") for b in (64000, 128000)]
+    import matplotlib.figure
+
+    saved: list[matplotlib.figure.Figure] = []
+    with pytest.MonkeyPatch.context() as mp:
+        from ctxbench.bench import plots
+
+        mp.setattr(plots, "_save", lambda fig, out, name: saved.append(fig) or [])
+        plot_results(rows, tmp_path)
+    failed_axis = saved[-1].axes[1]
+    assert failed_axis.get_ylim() == (0.0, 1.0)
+    assert all(float(t).is_integer() for t in failed_axis.get_yticks() if 0 <= t <= 1)
+    for fig in saved:
+        plt.close(fig)
+
+
 class Result:
     def __init__(self, returncode: int, stdout: str, stderr: str) -> None:
         self.returncode, self.stdout, self.stderr = returncode, stdout, stderr

@@ -70,7 +70,7 @@ def test_first_tool_search_result_is_named_as_the_cause() -> None:
         if name == "main":
             later = [r for r in sf.requests if r.tool_ref == "later"]
             assert later and any(r.ok for r in later)
-    assert all(not r.ok and "first ToolSearch result" in r.cause for r in firsts)
+    assert all(not r.ok and "first deferred tools sent" in r.cause for r in firsts)
 
 
 def test_read_mismatches_carry_the_cost_gap() -> None:

@@ -97,3 +97,20 @@ def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     assert top.std() > 0.05  # the title and headline are drawn, not a blank page
     plots_band = img[300:900, :, :3]
     assert (plots_band < 0.9).mean() > 0.02  # the plot images loaded from beside the page
+
+
+def test_render_without_a_browser_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`python -m ctxbench.bench.render` where no Chromium is installed (the README's last
+    report command on a fresh machine) says so in one line, exit 2 (it printed a traceback)."""
+    from ctxbench.bench import render as render_mod
+
+    page = tmp_path / "index.html"
+    page.write_text("<html></html>")
+    monkeypatch.setattr(render_mod, "chromium_path", lambda: None)
+    assert render_mod.main([str(page), str(tmp_path / "shot.png")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("render: error: no chromium on PATH") and err.count("\n") == 1
+    assert render_mod.main([str(tmp_path / "missing.html"), "x.png"]) == 2
+    assert "missing.html: no such page" in capsys.readouterr().err

@@ -300,7 +300,7 @@ def test_codex_second_toolless_compaction_request_is_explained_by_the_compaction
     ]
     rep = find_breaks([parse_line(e, i + 1, f"r{i}") for i, e in enumerate(log)])
     got = {b.request: (b.parent, b.cls, b.explained) for b in rep.breaks}
-    assert got[2] == (1, "side_request", False)
+    assert got[2] == (1, "side_request", True)  # explained: the compaction request (recognised)
     assert got[5] == (2, "reset_after_compaction", True) and "compaction" in rep.breaks[2].declared
     assert rep.ok
 
@@ -328,10 +328,10 @@ def test_gemini_summary_thread_with_probe_is_a_side_request_not_a_static_edit() 
     ]
     rep = find_breaks([parse_line(e, i + 1, f"r{i}") for i, e in enumerate(log)])
     got = {b.request: (b.cls, b.explained) for b in rep.breaks}
-    assert got == {
-        2: ("side_request", False),
+    assert got == {  # the summarizers carry the conversation: recognised compaction requests
+        2: ("side_request", True),
         4: ("reset_after_compaction", True),
-        6: ("side_request", False),
+        6: ("side_request", True),
         8: ("reset_after_compaction", True),
     }
     assert rep.ok

@@ -82,3 +82,19 @@ def test_bad_options_are_one_line_errors_before_any_run(
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not out.exists() and not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("preset", ["c-default", "none"])  # budget_means window / none
+def test_compare_runs_presets_without_a_working_budget_at_their_own(
+    preset: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A preset whose budget is the model window (0 until a run resolves it) or means nothing
+    runs under `compare` exactly as under `run`: the preset's own budget is no override to check
+    (compare refused both with 'budget 0 is outside 32000..200000' before)."""
+    trace = "traces/samples/coding-short.jsonl"
+    capsys.readouterr()
+    assert main(["run", trace, "--policy", preset, "--json"]) == 0
+    want = json.loads(capsys.readouterr().out)
+    assert main(["compare", trace, "--policy", preset, "--format", "json", "-j", "1"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["runs"]
+    assert {f: row[f] for f in FIELDS} == {f: want[f] for f in FIELDS}

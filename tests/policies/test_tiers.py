@@ -53,6 +53,34 @@ def test_c5_trim_keeps_last_n_calls_and_all_prose() -> None:
     assert trim_to_last(view(conv(20)), 20) is None  # only when more exist
 
 
+def test_c5_a_trimmed_tool_result_takes_its_images_with_it() -> None:
+    """An image read by a tool sits right after its tool_result in the same message (traces/FORMAT.md);
+    trimming the pair drops it too. Images of kept results and images a user pasted stay."""
+    msgs = [text("user", 300, "prompt")]
+    for i in range(12):
+        use = F.text("assistant", None, 80, key=f"in{i}", kind="tool_use", tool_id=f"t{i}", name="Read")
+        res = F.text("user", None, 40, key=f"note{i}", kind="tool_result", tool_id=f"t{i}")
+        blocks = [res, F.image("user", 1280, 800, 90_000, key=f"img{i}")]
+        if i == 1:  # a second result in the same message, and an image pasted with a prompt
+            blocks += [F.text("user", None, 40, key="x1", kind="tool_result", tool_id="tx"),
+                       F.text("user", None, 60, key="paste"), F.image("user", 800, 600, 50_000, key="pasted")]
+            use2 = F.text("assistant", None, 80, key="inx", kind="tool_use", tool_id="tx", name="Read")
+            msgs.append(Message.of("assistant", (use, use2), "reply"))
+        else:
+            msgs.append(Message.of("assistant", (use,), "reply"))
+        msgs.append(Message.of("user", tuple(blocks), "tool_results"))  # fmt: skip
+    v = view(msgs)
+    edit = trim_to_last(v, 5)  # 13 calls: drops t0, t1, tx, t2..t6; keeps t7..t11
+    assert edit is not None
+    v.tr.replace_from(edit.first, edit.messages)
+    kept_ids = set(tool_calls(v))
+    images = [b for m in v.tr.messages for b in m.blocks if b.is_image]
+    results = {b.tool_id for m in v.tr.messages for b in m.blocks if b.kind == "tool_result"}
+    assert results == kept_ids and len(kept_ids) == 5
+    assert len(images) == 5 + 1  # one per kept result, and the pasted image after the user's text
+    assert sum(m.images for m in v.tr.messages) == len(images)
+
+
 def test_c5_c8_skill_pairs_are_never_trimmed() -> None:
     msgs = [text("user", 300, "p"), *pair(0, skill=True, name="Skill"), *conv(25)[1:]]
     v = view(msgs)

@@ -59,19 +59,20 @@ def test_anthropic_nonstream_and_stream_usage(server: CtxServer) -> None:
 def test_openai_chat_and_responses_all_paths(server: CtxServer) -> None:
     o = _o(server)
     msgs = [{"role": "user", "content": "hi"}]
-    c = o.chat.completions.create(model="gpt-x", messages=msgs)
+    gpt = "gpt-5.1-codex"  # an alias of gpt-5.1 (sim/data/models.yaml)
+    c = o.chat.completions.create(model=gpt, messages=msgs)
     assert c.usage.prompt_tokens > 0 and c.usage.prompt_tokens_details.cached_tokens == 0
     chunks = list(
         o.chat.completions.create(
-            model="gpt-x", messages=msgs, stream=True, stream_options={"include_usage": True}
+            model=gpt, messages=msgs, stream=True, stream_options={"include_usage": True}
         )
     )
     assert chunks[-1].usage.prompt_tokens == c.usage.prompt_tokens
-    with o.chat.completions.stream(model="gpt-x", messages=msgs, stream_options={"include_usage": True}) as s:
+    with o.chat.completions.stream(model=gpt, messages=msgs, stream_options={"include_usage": True}) as s:
         assert s.get_final_completion().usage.total_tokens == c.usage.total_tokens
-    r = o.responses.create(model="gpt-x", input="hi")
+    r = o.responses.create(model=gpt, input="hi")
     assert r.output_text == "ok" and r.usage.input_tokens_details.cached_tokens == 0
-    with o.responses.stream(model="gpt-x", input="hi") as s:
+    with o.responses.stream(model=gpt, input="hi") as s:
         assert s.get_final_response().usage.input_tokens == r.usage.input_tokens
 
 
@@ -106,11 +107,11 @@ def test_tool_use_round_trip_streams(server: CtxServer) -> None:
             }
         ]
         c = _o(server).chat.completions.create(
-            model="g", tools=tools_o, messages=[{"role": "user", "content": "go"}]
+            model="gpt-5", tools=tools_o, messages=[{"role": "user", "content": "go"}]
         )
         assert json.loads(c.choices[0].message.tool_calls[0].function.arguments) == {"command": "echo hi"}
         with _o(server).chat.completions.stream(
-            model="g", tools=tools_o, messages=[{"role": "user", "content": "go"}]
+            model="gpt-5", tools=tools_o, messages=[{"role": "user", "content": "go"}]
         ) as s:
             assert s.get_final_completion().choices[0].message.tool_calls[0].function.name == "bash"
         tools_r = [
@@ -120,7 +121,7 @@ def test_tool_use_round_trip_streams(server: CtxServer) -> None:
                 "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}},
             }
         ]
-        with _o(server).responses.stream(model="g", tools=tools_r, input="go") as s:
+        with _o(server).responses.stream(model="gpt-5", tools=tools_r, input="go") as s:
             call = s.get_final_response().output[0]
         assert call.type == "function_call" and json.loads(call.arguments) == {"cmd": "echo hi"}
     finally:
@@ -211,7 +212,7 @@ def test_too_long_and_too_many_breakpoints(server: CtxServer) -> None:
     with pytest.raises(anthropic.BadRequestError, match="prompt is too long"):
         _a(server).messages.create(model=MODEL, max_tokens=5, messages=[{"role": "user", "content": big}])
     with pytest.raises(openai.BadRequestError) as e:
-        _o(server).chat.completions.create(model="g", messages=[{"role": "user", "content": big}])
+        _o(server).chat.completions.create(model="gpt-5", messages=[{"role": "user", "content": big}])
     assert e.value.code == "context_length_exceeded"
     cc = {"type": "ephemeral"}
     blocks = [{"type": "text", "text": f"b{i}", "cache_control": cc} for i in range(5)]

@@ -88,3 +88,25 @@ def test_only_plotting_verbs_import_matplotlib_or_numpy() -> None:
         [sys.executable, "-c", _PROBE % (PLOTTING_VERBS,)], capture_output=True, text=True, check=False
     )
     assert probe.returncode == 0, probe.stderr
+
+
+def _options(verb: str) -> dict[str, tuple[object, ...]]:
+    sub = next(a for a in build_parser(verb)._actions if isinstance(a, argparse._SubParsersAction))
+    parser = sub.choices[verb]
+    return {
+        (a.option_strings or [a.dest])[-1]: (a.help, a.choices, a.default, a.required)
+        for a in parser._actions
+        if a.dest != "help"
+    }
+
+
+def test_drive_and_validate_take_the_same_trace_policy_and_wire_options() -> None:
+    """One helper declares them (sim/commands/_serving.add_drive_options): same help, choices,
+    defaults; each verb adds only its own (drive: --server, --model, --records; validate:
+    --provider, --seed, --verbose)."""
+    drive, validate = _options("drive"), _options("validate")
+    shared = {"trace", "--policy", "--api", "--no-stream"}
+    assert shared <= set(drive) and shared <= set(validate)
+    assert {k: drive[k] for k in shared} == {k: validate[k] for k in shared}
+    assert set(drive) - shared == {"--server", "--model", "--records"}
+    assert set(validate) - shared == {"--provider", "--seed", "--verbose"}

@@ -61,3 +61,36 @@ def test_a_profile_file_sets_faults_and_latency(tmp_path: Path, capsys: pytest.C
     path.write_text("provider: anthropic\nfaults: {rates: {overloaded: high}}\n")
     assert main(["run", SAMPLE, "--policy", "h-direct", "--provider", str(path)]) == 2
     assert "faults.rates.overloaded: expected a number" in capsys.readouterr().err
+
+
+def test_a_run_whose_retries_run_out_counts_each_failed_request_once(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Every call overloaded, 2 retries: three failed requests, all `overloaded` (none counted
+    again as `retries_exhausted`, which is why the run ended: its status); the last one ended the
+    run, the two before were retried. `run`, `run --json` and `compare` say the same."""
+    import json
+
+    knobs = ["--provider-set", "faults.rates.overloaded=1", "--policy-set", "retries=2"]
+    out = _run(capsys, *knobs)
+    assert "request errors      overloaded 3   retried or recovered 2 · run-ending 1" in out
+    assert "ENDED EARLY, error: retries_exhausted (overloaded after 3 attempts" in out
+    assert "retries_exhausted 1" not in out
+    s = json.loads(_run(capsys, *knobs, "--json"))
+    assert s["failures"] == {"overloaded": 3} and s["failed_requests"] == 3
+    assert s["run_ending_requests"] == 1 and s["status"] == "error: retries_exhausted"
+    assert main(["compare", SAMPLE, "--policy", "h-direct", "--format", "json", *knobs]) == 0
+    data = json.loads(capsys.readouterr().out)
+    (row,) = data["runs"]
+    assert row["failures_overloaded"] == 3 and row["status"] == "retries_exhausted"
+    assert not [k for k in row if k == "failures_retries_exhausted"]
+    (pol,) = data["policies"]
+    assert pol["failures_overloaded"] == 3 and pol["failed_runs_total"] == 1
+
+
+def test_recovered_transient_errors_end_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    s = json.loads(_run(capsys, "--provider-set", "faults.rates.overloaded=0.2", "--json"))
+    assert s["status"] == "ok" and s["run_ending_requests"] == 0
+    assert s["failures"] == {"overloaded": s["failed_requests"]} and s["failed_requests"] > 0

@@ -111,6 +111,7 @@ MINIMAL = {
     "message": {"type": "message", "role": "user", "content": [{"kind": "text", "text": "x"}]},
     "model_switch": {"type": "model_switch", "model": "m"},
     "compaction": {"type": "compaction"},
+    "resume": {"type": "resume"},
 }
 
 

@@ -19,6 +19,7 @@ from ctxbench.traces.model import (
     Header,
     MessageEvent,
     ModelSwitchEvent,
+    ResumeEvent,
     SystemEvent,
     ToolDef,
     ToolsEvent,
@@ -151,9 +152,8 @@ def traces(draw: st.DrawFn) -> Trace:
     tool_ids: list[str] = []
     answered: set[str] = set()
     n_messages = 0
-    for kind in draw(
-        st.lists(st.sampled_from(("system", "tools", "message", "switch", "compaction")), max_size=12)
-    ):
+    kinds = ("system", "tools", "message", "switch", "compaction", "resume")
+    for kind in draw(st.lists(st.sampled_from(kinds), max_size=12)):
         if kind == "system":
             events.append(
                 SystemEvent(tuple(draw(st.lists(text_items(), min_size=1, max_size=3))), t=draw(times))
@@ -166,6 +166,8 @@ def traces(draw: st.DrawFn) -> Trace:
             n_messages += 1
         elif kind == "switch":
             events.append(ModelSwitchEvent(draw(names), window=draw(counts), t=draw(times)))
+        elif kind == "resume":
+            events.append(ResumeEvent(saved_total=draw(st.none() | counts), t=draw(times)))
         else:
             events.append(
                 CompactionEvent(

@@ -16,8 +16,10 @@ Shape (C-1: everything counts against one window):
   search hits, edits, sub-agent reports, loaded skills (`skill` flag, C-8) and occasional images
   (screenshots read from disk, C-9); the last reply of a turn is prose only;
 - idle gaps between user turns (`idle_seconds`) long enough that 5-minute cache entries expire;
-- model switches at some user turns (`ModelSwitchEvent`, C-19) and manual compactions
-  (`CompactionEvent(trigger="manual")`, C-16).
+- model switches at some user turns (`ModelSwitchEvent`, C-19), manual compactions
+  (`CompactionEvent(trigger="manual")`, C-16) and, with `resume_share`, resumed sessions
+  (`ResumeEvent`, C-4, C-15); with `memory_edit_share`, memory files edited between turns (a
+  later `SystemEvent`, C-1, C-2).
 Content is given as sizes (`bytes` + `key`); real text is not needed for token or cache accounting.
 """
 
@@ -27,12 +29,14 @@ import random
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ctxbench.sim.values import Tokens
 from ctxbench.traces.model import (
     CompactionEvent,
     Content,
     Header,
     MessageEvent,
     ModelSwitchEvent,
+    ResumeEvent,
     SystemEvent,
     ToolDef,
     ToolsEvent,
@@ -87,7 +91,7 @@ class CodingParams:
     image_share: float = 0.01  # calls that read an image (C-9)
     image_size: tuple[int, int] = (1280, 800)
     error_share: float = 0.04
-    output_tokens: tuple[int, int] = (60, 900)
+    output_tokens: tuple[Tokens, Tokens] = (60, 900)
     final_bytes: tuple[int, int] = (300, 2_500)  # the prose reply that ends a user turn
     first_token_seconds: tuple[float, float] = (1.0, 4.0)
     tokens_per_second: tuple[float, float] = (40.0, 90.0)
@@ -96,25 +100,42 @@ class CodingParams:
     models: tuple[str, ...] = ("claude-sonnet-4-6", "claude-haiku-4-5")
     switch_share: float = 0.1  # user turns that start with a model switch (C-19)
     manual_compact_share: float = 0.0  # user turns preceded by a manual /compact (C-16)
-    window: int = 0
+    resume_share: float = 0.0  # user turns that start a resumed session (`resume` event; C-4, C-15)
+    memory_edit_share: float = 0.0  # user turns after which a memory file was edited (C-1, C-2)
+    window: Tokens = 0
 
     def __post_init__(self) -> None:
-        if self.user_turns < 1 or self.n_builtin < 1 or not self.models:
-            raise ValueError(
-                "CodingParams: user_turns >= 1, n_builtin >= 1 and at least one model are required"
-            )
+        """Checks beyond the type hints; each error names the parameter (`KEY: expected ..., got
+        ...`), like every other checked value (sim/values.py), wherever the value was given."""
+        for name, ok, expected in (
+            ("user_turns", self.user_turns >= 1, "a whole number >= 1"),
+            ("n_builtin", self.n_builtin >= 1, "a whole number >= 1"),
+            ("models", bool(self.models), "at least one model"),
+        ):
+            if not ok:
+                raise ValueError(f"{name}: expected {expected}, got {getattr(self, name)!r}")
         for name, value in asdict(self).items():
             if (
                 isinstance(value, tuple)
                 and name not in ("models", "image_size")
                 and not 0 <= value[0] <= value[1]
             ):
-                raise ValueError(f"CodingParams.{name}: expected 0 <= lo <= hi, got {value}")
+                raise ValueError(f"{name}: expected a range [lo, hi] with 0 <= lo <= hi, got {list(value)}")
             if name.endswith("_share") and not 0.0 <= value <= 1.0:
-                raise ValueError(f"CodingParams.{name}: expected a share in [0, 1], got {value}")
+                raise ValueError(f"{name}: expected a share between 0 and 1, got {value!r}")
 
     def meta(self) -> dict[str, Any]:
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+        """The parameters as plain JSON (tuples as lists), recorded in the trace header; options
+        added later are left out at their default, so earlier traces keep their bytes."""
+        return {
+            k: list(v) if isinstance(v, tuple) else v
+            for k, v in asdict(self).items()
+            if not (k in LATER and v == LATER[k])
+        }
+
+
+# options added after the first traces were written, with their defaults (left out of `meta`)
+LATER: dict[str, Any] = {"resume_share": 0.0, "memory_edit_share": 0.0}
 
 
 class _Session:
@@ -125,6 +146,7 @@ class _Session:
         self.t = 0.0
         self.calls = 0
         self.model = p.models[0]
+        self.system_content: tuple[Content, ...] = ()
 
     def draw(self, lohi: tuple[int, int]) -> int:
         return self.rng.randint(*lohi)
@@ -146,7 +168,18 @@ class _Session:
                 blocks.append(Content("text", nbytes=n, key="state"))
         blocks.append(self.text("skills", p.skills_catalog_bytes))
         blocks.append(self.text("agents", p.agents_bytes))
-        return SystemEvent(tuple(blocks), t=0.0)
+        self.system_content = tuple(blocks)
+        return SystemEvent(self.system_content, t=0.0)
+
+    def edit_memory(self, u: int) -> None:
+        """The user edited one memory file between turns: a later `system` event with that file's
+        new content, the rest unchanged (C-1: it counts from the next request on; C-2 flags it)."""
+        i = self.rng.randrange(self.p.memory_files)
+        content = list(self.system_content)
+        at = next(j for j, c in enumerate(content) if c.key.split(".")[0] == f"memory{i}")
+        content[at] = self.text(f"memory{i}.v{u}", self.p.memory_bytes)
+        self.system_content = tuple(content)
+        self.events.append(SystemEvent(self.system_content, t=round(self.t, 3)))
 
     def tools(self) -> ToolsEvent:
         p = self.p
@@ -219,12 +252,16 @@ class _Session:
         p, rng = self.p, self.rng
         if u > 0:
             self.t += rng.uniform(*p.idle_seconds)
+            if p.resume_share and rng.random() < p.resume_share:  # drawn only when asked for
+                self.events.append(ResumeEvent(t=round(self.t, 3)))  # the CLI restarts (C-4, C-15)
             if len(p.models) > 1 and rng.random() < p.switch_share:
                 choices = [m for m in p.models if m != self.model]
                 self.model = rng.choice(choices)
                 self.events.append(ModelSwitchEvent(self.model, t=round(self.t, 3)))
             if rng.random() < p.manual_compact_share:
                 self.events.append(CompactionEvent(trigger="manual", t=round(self.t, 3)))
+            if p.memory_edit_share and p.memory_files and rng.random() < p.memory_edit_share:
+                self.edit_memory(u)
         self.message("user", "user", [self.text(f"prompt{u}", p.prompt_bytes)])
         n = self.draw(p.replies_per_turn)
         for r in range(n):

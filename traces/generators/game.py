@@ -27,7 +27,9 @@ import random
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ctxbench.sim.values import Tokens
 from ctxbench.traces.codec import canonical_json
+from ctxbench.traces.generators import game_episode, game_prompt
 from ctxbench.traces.model import Content, Header, MessageEvent, SystemEvent, ToolDef, ToolsEvent, Trace
 
 TOOL_NAMES = (
@@ -71,7 +73,7 @@ class GameParams:
     guide_text_bytes: tuple[int, int] = (6_000, 10_000)
     settlement_image: bool = False  # H-26: optional pinned example-settlement screenshot
     prep_bytes: tuple[int, int] = (1_500, 3_000)
-    begin_output_tokens: tuple[int, int] = (300, 900)
+    begin_output_tokens: tuple[Tokens, Tokens] = (300, 900)
     stats_bytes: tuple[int, int] = (600, 1_500)  # JSON block of every observation (H-5)
     text_only_share: float = 0.15  # H-7: observations without a screenshot
     look_share: float = 0.75  # replies whose last tool call returns an observation
@@ -81,7 +83,7 @@ class GameParams:
     calls_per_reply: tuple[int, int] = (1, 3)
     tool_input_bytes: tuple[int, int] = (20, 160)
     tool_result_bytes: tuple[int, int] = (40, 600)
-    output_tokens: tuple[int, int] = (50, 400)
+    output_tokens: tuple[Tokens, Tokens] = (50, 400)
     first_token_seconds: tuple[float, float] = (1.0, 4.0)
     tokens_per_second: tuple[float, float] = (40.0, 90.0)
     tool_seconds: tuple[float, float] = (2.0, 15.0)  # tool and game time between a reply and the next request
@@ -92,22 +94,53 @@ class GameParams:
     # screenshot; a text-only observation does not refresh it, and a call past it fails. 0 = off,
     # the default, so that traces made before it stay byte-identical; 30.0 reproduces H-28.
     targeting_age_limit: float = 0.0
+    # H-30: an episode of a learning series (both 0: not a series): the preparation message names
+    # "episode k of n" and carries how the playbook works and the playbook as the previous episode
+    # left it; the three playbook tools are added (26 -> 29, H-1). Sizes assumed (the seed gives none).
+    episode: int = 0
+    episodes: int = 0
+    playbook_bytes: tuple[int, int] = (1_500, 4_000)
+    playbook_howto_bytes: tuple[int, int] = (600, 1_200)
+    # H-5: after the last reply the host's closing message holds the final reading's capture and
+    # the final overview at the window's own size (1920x1080), whatever screenshot_width is.
+    final_capture: bool = False
+    # H-1/H-3: "drawn" (one size from system_bytes, as every earlier trace), "assembled" (built
+    # from the game guide as the host does: comments removed, cost tables replaced by a pointer,
+    # military sections dropped unless `military`; game_prompt.py) or "source" (the guide as is).
+    system_prompt: str = "drawn"
+    military: bool = True  # the benchmark file's `military:` setting (assembled prompts only)
     full_text: bool = False  # real text instead of sizes in tools, tool calls, replies and readings
     model: str = ""
-    window: int = 0
+    window: Tokens = 0
 
     def __post_init__(self) -> None:
-        if self.turns < 1 or self.n_tools < 4 or self.screenshot_width < 0 or self.game_speed <= 0:
-            raise ValueError(
-                "turns >= 1, n_tools >= 4, screenshot_width >= 0 and game_speed > 0 are required"
-            )
+        """Checks beyond the type hints; each error names the parameter (`KEY: expected ..., got
+        ...`), like every other checked value (sim/values.py), wherever the value was given."""
+        for name, ok, expected in (
+            ("turns", self.turns >= 1, "a whole number >= 1"),
+            ("n_tools", self.n_tools >= 4, "a whole number >= 4"),
+            ("screenshot_width", self.screenshot_width >= 0, "a whole number >= 0"),
+            ("game_speed", self.game_speed > 0, "a number > 0"),
+        ):
+            if not ok:
+                raise ValueError(f"{name}: expected {expected}, got {getattr(self, name)!r}")
         for name, value in asdict(self).items():
             if isinstance(value, tuple) and name != "guide_size" and not 0 <= value[0] <= value[1]:
-                raise ValueError(f"GameParams.{name}: expected 0 <= lo <= hi, got {value}")
+                raise ValueError(f"{name}: expected a range [lo, hi] with 0 <= lo <= hi, got {list(value)}")
             if name.endswith("_share") and not 0.0 <= value <= 1.0:
-                raise ValueError(f"GameParams.{name}: expected a share in [0, 1], got {value}")
+                raise ValueError(f"{name}: expected a share between 0 and 1, got {value!r}")
         if self.fallback_observation not in ("when-needed", "always"):
-            raise ValueError("GameParams.fallback_observation: expected 'when-needed' or 'always'")
+            got = self.fallback_observation
+            raise ValueError(f"fallback_observation: expected one of 'when-needed', 'always', got {got!r}")
+        game_episode.check_series(self.episode, self.episodes)
+        if self.system_prompt not in game_prompt.PROMPTS:
+            choices = ", ".join(repr(p) for p in game_prompt.PROMPTS)
+            raise ValueError(f"system_prompt: expected one of {choices}, got {self.system_prompt!r}")
+        if not self.military and self.system_prompt != "assembled":
+            raise ValueError(
+                "military: false drops sections of an assembled prompt (system_prompt: assembled): "
+                f"expected true, got false with system_prompt {self.system_prompt!r}"
+            )
 
     @property
     def screenshot_size(self) -> tuple[int, int]:
@@ -118,7 +151,7 @@ class GameParams:
     def meta(self) -> dict[str, Any]:
         """The parameters as plain JSON (tuples as lists), recorded in the trace header; options
         added later are left out at their default, so earlier traces keep their bytes."""
-        later = {"targeting_age_limit": 0.0}
+        later = {"targeting_age_limit": 0.0, **game_episode.later_defaults()}
         return {
             k: list(v) if isinstance(v, tuple) else v
             for k, v in asdict(self).items()
@@ -126,9 +159,11 @@ class GameParams:
         }
 
 
-def tool_names(n: int) -> tuple[str, ...]:
-    """The first `n` tool names (26 = H's gameplay tools; 29 adds the learning-series tools)."""
-    return TOOL_NAMES[:n] + tuple(f"extra_tool_{i}" for i in range(len(TOOL_NAMES), n))
+def tool_names(n: int, episodes: int = 0) -> tuple[str, ...]:
+    """The first `n` tool names (26 = H's gameplay tools; 29 adds the learning-series tools),
+    plus the learning-series tools in a series episode (H-1, H-30)."""
+    names = TOOL_NAMES[:n] + tuple(f"extra_tool_{i}" for i in range(len(TOOL_NAMES), n))
+    return game_episode.series_tools(names, episodes)
 
 
 def _clock(seconds: float) -> str:
@@ -147,7 +182,7 @@ class _Game:
         self.play_start: float | None = None  # wall time timed play started (game clock paused before)
         self.streak = 0  # replies in a row that acted without looking (H-27)
         self.last_shot = 0.0  # game time of the last real screenshot (H-28's targeting frame)
-        names = tool_names(p.n_tools)
+        names = tool_names(p.n_tools, p.episodes)
         self.look = [n for n in LOOK_TOOLS if n in names]
         self.targeted = [n for n in TARGETED_TOOLS if n in names]
         self.plain = [n for n in names if n not in LOOK_TOOLS and n not in TARGETED_TOOLS]
@@ -188,7 +223,7 @@ class _Game:
     # -- pieces
     def tools(self) -> ToolsEvent:
         defs = []
-        for name in tool_names(self.p.n_tools):
+        for name in tool_names(self.p.n_tools, self.p.episodes):
             size = self.draw(self.p.tool_schema_bytes)
             if self.p.full_text:
                 schema = {
@@ -230,6 +265,9 @@ class _Game:
         """Pinned preparation message and BEGIN reply (H-2, H-26); the game clock is paused."""
         p = self.p
         content = [self.text("prep", p.prep_bytes, full="Study the guide, make a plan, end with BEGIN.")]
+        content += game_episode.series_content(  # H-30
+            p.episode, p.episodes, p.playbook_howto_bytes, p.playbook_bytes, self.text, self.words, self.draw
+        )
         if p.guide_image:
             w, h = p.guide_size
             content.append(
@@ -247,6 +285,27 @@ class _Game:
         size = round(out * 3.5)
         begin = self.text("begin", (size, size), full=self.words(round(out * 3.5)) + "\nBEGIN")
         self.message("assistant", "reply", [begin], pinned=True, output_tokens=out)
+
+    def system(self) -> SystemEvent:
+        """H-1/H-3: one system prompt for the run, byte-identical: drawn as one size, or built
+        from the game guide the way the host assembles it (game_prompt.py)."""
+        p = self.p
+        if p.system_prompt == "drawn":
+            return SystemEvent((Content("text", nbytes=self.draw(p.system_bytes), key="system"),), t=0.0)
+        guide = game_prompt.source_guide(self.draw, self.words if p.full_text else None)
+        sections = guide if p.system_prompt == "source" else game_prompt.assemble(guide, p.military)
+        text, size = game_prompt.prompt_text_or_size(sections)
+        return SystemEvent((Content("text", text=text, nbytes=size, key="" if text else "system"),), t=0.0)
+
+    def final(self, k: int) -> None:
+        """H-5: the final reading's capture and the final overview at the window's own size."""
+        p = self.p
+        scale = NATIVE[0] * NATIVE[1] / REFERENCE_PIXELS
+        shot, overview = (max(1, round(self.draw(p.screenshot_bytes) * scale)) for _ in range(2))
+        full = canonical_json({w: self.rng.randint(0, 80) for w in _WORDS[:8]}) if p.full_text else None
+        reading = self.text("final-reading", p.stats_bytes, "json", full)
+        self.t += self.rng.uniform(*p.tool_seconds)
+        self.message("user", "host", game_episode.final_capture(NATIVE, shot, reading, overview))
 
     def call_input(self, name: str, k: int, i: int, text_only: bool) -> Content:
         full = None
@@ -320,7 +379,7 @@ def generate(params: GameParams | None = None) -> Trace:
     g = _Game(p)
     # H-3: one system prompt for the run, byte-identical; the clock, plan and notebook travel in
     # observations and tool results (H-10: plan and notebook only when read or written)
-    g.events.append(SystemEvent((Content("text", nbytes=g.draw(p.system_bytes), key="system"),), t=0.0))
+    g.events.append(g.system())
     g.events.append(g.tools())
     g.prep()
     g.t += g.rng.uniform(1.0, 3.0)
@@ -328,6 +387,8 @@ def generate(params: GameParams | None = None) -> Trace:
     g.message("user", "host", [Content("text", text=TIMED_PLAY), *g.observation(0, screenshot=True)])
     for k in range(1, p.turns + 1):
         g.turn(k, last=k == p.turns)
+    if p.final_capture:
+        g.final(p.turns + 1)
     header = Header(source="synthetic", harness="H", model=p.model, window=p.window,
                     meta={"generator": "game", "params": p.meta()})  # fmt: skip
     return Trace(header, tuple(g.events))

@@ -11,7 +11,14 @@
   request (its last user message = the instruction, and its reply), followed by a CompactionEvent
   whose summary is the `isCompactSummary` message after the `compact_boundary`.
 - `attachment` lines and `isMeta` messages are sent by Claude Code as `<system-reminder>` text; they
-  are imported as user text (their exact rendering is not recorded: sizes come from usage).
+  are imported as user text (their exact rendering is not recorded: sizes come from usage), as
+  Claude Code's `normalizeAttachmentForAPI` renders them (cli.js 2.1.39-2.1.114): the types it
+  never sends are dropped (`NOT_SENT`, `sent_to_model`), and text that follows a tool result whose
+  content is a string is folded into that result, as one block (cli.js `y2z`: the string and the
+  reminder texts, trimmed, joined by blank lines).
+- Cache marks: Claude Code <= 2.1.68 marks the last block of the last two messages, 2.1.69 and later
+  the last message only (cli.js `tengu_api_cache_breakpoints`); `meta.marked_messages` says which,
+  and the sizer records the marks on the blocks (traces/importers/sizing.py).
 
 True tokens (see `tokens.py`): the transcript has no system prompt nor tool schemas, and the exact
 rendering of reminders is not logged, so block sizes are derived from the billed usage.
@@ -35,6 +42,7 @@ from ctxbench.traces.importers.base import (
     parse_time,
     tool_use,
 )
+from ctxbench.traces.importers.claude_code_wire import folds_reminders, marked_messages, sent_to_model
 from ctxbench.traces.importers.tokens import Item, build_traces
 from ctxbench.traces.model import Content, Usage
 
@@ -66,6 +74,12 @@ class _Conv:
     model: str = ""
     version: str = ""
     session: str = ""
+    fold: bool = False  # the last item ends with a tool result whose content was a string
+
+
+def _last_result(contents: list[Content]) -> int:
+    """Index of the last tool result (the images after it belong to it), -1 if none."""
+    return next((k for k in range(len(contents) - 1, -1, -1) if contents[k].kind == "tool_result"), -1)
 
 
 def related_files(path: Path) -> list[Path]:
@@ -231,6 +245,26 @@ class _Reader:
             return f"main:{sid}", f"session-{sid[:8]}"
         return "main", "main"
 
+    def attachment(self, c: _Conv, att: Any, t: float | None, where: str) -> None:
+        """An attachment as Claude Code sends it: nothing, text folded into the string tool result
+        just before it, or reminder text of its own (module docstring)."""
+        rep = self.report
+        if not sent_to_model(att):
+            rep.counts["attachments Claude Code does not send (dropped)"] += 1
+            return
+        text = f"<system-reminder>{canonical(att)}</system-reminder>"
+        last = c.items[-1] if c.items else None
+        at = _last_result(last.contents) if c.fold and last is not None and last.kind == "user" else -1
+        if last is not None and at >= 0:
+            r = last.contents[at]
+            joined = "\n\n".join(x.strip() for x in (r.text or "", text) if x.strip())
+            last.contents[at] = Content("tool_result", text=joined, tool_id=r.tool_id, is_error=r.is_error)
+            rep.counts["attachments folded into a tool result"] += 1
+            return
+        c.items.append(Item("user", [Content("text", text=text)], t=t, where=where))
+        c.fold = False
+        rep.counts["attachments (imported as reminder text)"] += 1
+
     def line(self, o: dict[str, Any], where: str, agent: str | None) -> None:
         typ = o.get("type")
         rep = self.report
@@ -253,6 +287,7 @@ class _Reader:
         t = parse_time(o.get("timestamp"))
         if typ == "system":
             if o.get("subtype") == "compact_boundary":
+                c.fold = False
                 meta = o.get("compactMetadata") or {}
                 trig = meta.get("trigger", "auto") if isinstance(meta, dict) else "auto"
                 pre = meta.get("preTokens") if isinstance(meta, dict) else None
@@ -261,10 +296,7 @@ class _Reader:
                 rep.counts["system lines (not sent)"] += 1
             return
         if typ == "attachment":
-            att = o.get("attachment")
-            text = f"<system-reminder>{canonical(att)}</system-reminder>"
-            c.items.append(Item("user", [Content("text", text=text)], t=t, where=where))
-            rep.counts["attachments (imported as reminder text)"] += 1
+            self.attachment(c, o.get("attachment"), t, where)
             return
         msg = o.get("message")
         if not isinstance(msg, dict):
@@ -277,11 +309,14 @@ class _Reader:
                 return
             kind = "summary" if o.get("isCompactSummary") else "user"
             c.items.append(Item(kind, contents, t=t, where=where))
+            raw = msg.get("content")
+            c.fold = folds_reminders(raw[-1] if isinstance(raw, list) and raw else None)
             return
         model = str(msg.get("model", ""))
         if model == "<synthetic>":
             rep.skip("synthetic response (no API call)", where)
             return
+        c.fold = False
         rid = str(o.get("requestId") or msg.get("id") or where)
         item = c.replies.get(rid)
         if item is None:
@@ -324,7 +359,13 @@ def import_claude_code(paths: list[Path], report: ImportReport | None = None) ->
     meta_common = {"format": "claude-code", "version": (main or convs[0]).version if convs else ""}
     return build_traces(
         [
-            (c.name, c.items, normalize_model(c.model), c.model, {**meta_common, "session": c.session})
+            (
+                c.name,
+                c.items,
+                normalize_model(c.model),
+                c.model,
+                {**meta_common, "session": c.session, "marked_messages": marked_messages(c.version)},
+            )
             for c in convs
         ],
         str(first),

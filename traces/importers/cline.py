@@ -5,6 +5,7 @@ counted and noted."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,15 +48,34 @@ def _contents(raw: Any, role: str) -> list[Content]:
     return out
 
 
+@dataclass
+class _Conversation:
+    """The requests one model served (one provider cache): its items, and the user messages sent
+    since its last reply."""
+
+    name: str
+    model: str
+    meta: dict[str, Any]
+    items: list[Item] = field(default_factory=list)
+    pending: list[Item] = field(default_factory=list)
+
+
 def import_cline(paths: list[Path], report: ImportReport | None = None) -> ImportResult:
+    """One conversation per model (a provider cache is per model): Cline lets the user switch
+    models mid-session, and session.messages.json ends with one mistralai/voxtral request a day
+    later (a 12,238-token prompt after 51,852). A model's first reply starts its conversation with
+    the messages since the previous reply; a model the session comes back to goes on with its own
+    conversation (replies of the other models in between are not in it: their tokens are part of
+    its next billed prompt, which sizes its blocks)."""
     path = paths[0]
     report = report or ImportReport(str(path), "cline")
     report.cannot_provide = list(CANNOT)
     doc = json_document(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
         raise ImportFailure(str(path), "not a Cline session: no 'messages' list")
-    items: list[Item] = []
-    model = ""
+    convs: dict[str, _Conversation] = {}  # by model, in order of first reply
+    since_reply: list[Item] = []  # user messages since the last reply of any model
+    last = ""
     for i, m in enumerate(doc["messages"]):
         if not isinstance(m, dict):
             report.skip("message not an object", f"messages[{i}]")
@@ -67,39 +87,64 @@ def import_cline(paths: list[Path], report: ImportReport | None = None) -> Impor
             report.counts[f"{kind} messages (file already compacted)"] += 1
         t = parse_time(m.get("ts"))
         if role == "assistant":
-            raw_met = m.get("metrics")
-            met: dict[str, Any] | None = raw_met if isinstance(raw_met, dict) else None
-            usage = None
-            if met is not None and "inputTokens" in met:
-                at = f"messages[{i}].metrics"
-                total, read = (
-                    count(met, "inputTokens", str(path), at),
-                    count(met, "cacheReadTokens", str(path), at),
-                )
-                usage = Usage(
-                    max(0, total - read),
-                    min(read, total),
-                    count(met, "cacheWriteTokens", str(path), at),
-                    0,
-                    count(met, "outputTokens", str(path), at),
-                    cost(met, "cost", str(path), at),
-                )
             raw_info = m.get("modelInfo")
             info: dict[str, Any] = raw_info if isinstance(raw_info, dict) else {}
-            model = model or str(info.get("id", ""))
-            items.append(Item("reply", _contents(m.get("content"), "assistant"), t=t, usage=usage))
+            model = str(info.get("id", "")) or last
+            conv = convs.get(model)
+            if conv is None:
+                name = "main" if not convs else model.rsplit("/", 1)[-1] or f"model-{len(convs) + 1}"
+                if convs:
+                    report.note(
+                        f"{name}: replies from {model} (another model) are a conversation of their own"
+                    )
+                # the gateway the usage comes from (modelInfo.provider "cline"): sim/providers/
+                # choice.py serves the log on its profile (sim/data/profiles/cline.yaml)
+                gateway = str(info.get("provider", ""))
+                conv = convs[model] = _Conversation(name, model, {"format": "cline", "gateway": gateway})
+                conv.pending = list(since_reply)
+            elif model != last:
+                report.note(
+                    f"{conv.name}: the session came back to {model}; the replies in between are not in it"
+                )
+            conv.items += conv.pending
+            conv.items.append(
+                Item("reply", _contents(m.get("content"), "assistant"), t=t, usage=_usage(m, i, path))
+            )
+            conv.pending, since_reply, last = [], [], model
         elif role == "user":
-            items.append(Item("user", _contents(m.get("content"), "user"), t=t))
+            item = Item("user", _contents(m.get("content"), "user"), t=t)
+            since_reply.append(item)
+            for c in convs.values():
+                c.pending.append(item)
         else:
             report.skip(f"message with role {role!r}", f"messages[{i}]")
+    for c in convs.values():
+        c.items += c.pending
     sys_text = doc.get("system_prompt")
-    system = {"main": SystemEvent((Content("text", text=str(sys_text)),), t=0.0)} if sys_text else None
-    name = normalize_model(model)
+    sys_event = SystemEvent((Content("text", text=str(sys_text)),), t=0.0) if sys_text else None
     return build_traces(
-        [("main", items, name, model, {"format": "cline"})],
+        [(c.name, c.items, normalize_model(c.model), c.model, c.meta) for c in convs.values()],
         str(path),
         "cline",
         report,
         whole=True,
-        system=system,
+        system={c.name: sys_event for c in convs.values()} if sys_event else None,
+    )
+
+
+def _usage(m: dict[str, Any], i: int, path: Path) -> Usage | None:
+    """Usage of a reply from `metrics`: inputTokens is the whole prompt (FORMATS.md §2.4)."""
+    raw_met = m.get("metrics")
+    met: dict[str, Any] | None = raw_met if isinstance(raw_met, dict) else None
+    if met is None or "inputTokens" not in met:
+        return None
+    at = f"messages[{i}].metrics"
+    total, read = count(met, "inputTokens", str(path), at), count(met, "cacheReadTokens", str(path), at)
+    return Usage(
+        max(0, total - read),
+        min(read, total),
+        count(met, "cacheWriteTokens", str(path), at),
+        0,
+        count(met, "outputTokens", str(path), at),
+        cost(met, "cost", str(path), at),
     )

@@ -62,6 +62,17 @@ def _with_contents(ev: Event, contents: tuple[Content, ...]) -> Event:
     return ev
 
 
+def _reply_mark(events: list[Event], i: int) -> tuple[int, int] | None:
+    """The block of reply `i` that carries the second message mark: its last block, unless that
+    is a thinking block (which cannot carry cache_control, providers.md §1.2)."""
+    if i < 0:
+        return None
+    blocks = _blocks_of(events[i])
+    if not blocks or blocks[-1].kind == "thinking":
+        return None
+    return (i, len(blocks) - 1)
+
+
 def system_size(events: list[Event], counter: RateCounter, size: Any = _cached) -> tuple[int, int, str]:
     """(S, W, how S was found): see the `ctxbench.traces.importers.tokens` docstring."""
     replies = [(i, e) for i, e in enumerate(events) if isinstance(e, MessageEvent) and e.usage is not None]
@@ -79,11 +90,18 @@ def system_size(events: list[Event], counter: RateCounter, size: Any = _cached) 
             )
             if nxt is not None and nxt.usage is not None and nxt.usage.cache_read > 0:
                 after.append(nxt.usage.cache_read)
+    # Sized on the whole prompt (OpenAI-style totals), a read that falls short of C_1 by less than
+    # the fidelity tolerance (max(1 %, 128), issue #6) is the first prompt itself, not a system mark:
+    # the tokens after the last block (Cline: 2) or the 128-token steps of OpenAI hits
+    # (providers.md §2.1) make up the rest.
+    top = c1 - max(128, c1 // 100) if size is _whole else c1
     if after:
         s, how = min(after), "cache read after a recorded compaction"
     else:
-        inner = [e.usage.cache_read for _, e in replies[1:] if e.usage and w < e.usage.cache_read < c1]
-        low = [e.usage.cache_read for _, e in replies if e.usage and 0 < e.usage.cache_read <= c1]
+        inner = [
+            e.usage.cache_read for _, e in replies[1:] if e.usage and w < e.usage.cache_read < min(c1, top)
+        ]
+        low = [e.usage.cache_read for _, e in replies if e.usage and 0 < e.usage.cache_read <= top]
         if inner:
             s, how = min(inner), "smallest later cache read inside the first prompt (a system mark)"
         elif low:
@@ -99,10 +117,18 @@ def system_size(events: list[Event], counter: RateCounter, size: Any = _cached) 
 
 
 def size_events(
-    events: list[Event], model: str, report: ImportReport, name: str, whole: bool = False
+    events: list[Event],
+    model: str,
+    report: ImportReport,
+    name: str,
+    whole: bool = False,
+    marked_messages: int = 2,
 ) -> tuple[list[Event], dict[str, Any]]:
     """Set `tokens` on every block so each request's cached part equals its billed C_k, and put
-    the recorded cache ttl on the last block before each request. Returns events (system first)."""
+    the recorded cache ttl where the recorded harness put its message marks: the last block before
+    each request and, when it marks the last two messages (`marked_messages` 2), the last block of
+    the reply before it unless that block is thinking (Claude Code, FORMATS.md §2.2; cli.js: no
+    cache_control on a trailing thinking block). Returns events (system first)."""
     counter = RateCounter()
     rule = IMAGE_RULES[_image_rule(model)]
     size = _whole if whole else _cached
@@ -153,12 +179,14 @@ def size_events(
     kept: list[tuple[int, int]] = []  # sized thinking blocks still in the prompt
     strip_next = False  # a real user message since the last request: thinking is stripped
     unseen: list[tuple[int, int]] = []  # thinking stripped before any request saw it
+    last_reply = -1  # the latest reply since the start or the last compaction
     for i, ev in enumerate(events):
         blocks = [(i, j) for j in range(len(_blocks_of(ev)))]
         if isinstance(ev, CompactionEvent):
             anchor, pending = s, blocks
             allocated.clear()
             kept.clear()
+            last_reply = -1
             continue
         if isinstance(ev, MessageEvent) and ev.role == "assistant" and ev.usage is not None:
             u = ev.usage
@@ -166,6 +194,10 @@ def size_events(
             first_ttl = first_ttl or ttl
             if pending:
                 ttl_at[pending[-1]] = ttl
+                reply_mark = _reply_mark(events, last_reply) if marked_messages >= 2 else None
+                if reply_mark is not None and reply_mark[0] != pending[-1][0]:
+                    ttl_at[reply_mark] = ttl
+            last_reply = i
             gone = 0
             if strip and strip_next:  # the prompt lost every earlier thinking block
                 gone = sum(tokens.get(slot, 0) for slot in kept)
@@ -186,6 +218,8 @@ def size_events(
             continue
         if isinstance(ev, MessageEvent) and ev.role == "user" and real_user_content(ev.content):
             strip_next = True
+        if isinstance(ev, MessageEvent) and ev.role == "assistant":
+            last_reply = i
         pending += blocks
     for ev_i, c_i in unseen:  # never in any billed prompt: sized at the calibrated byte rate
         c = _blocks_of(events[ev_i])[c_i]
@@ -236,5 +270,6 @@ def size_events(
         "warm_tokens": w,
         "ttl": sys_ttl,
         "sized_on": "prompt" if whole else "cached",  # bench/fidelity.py: where the uncached tail is
+        "marked_messages": marked_messages,
     }
     return out, meta

@@ -171,7 +171,8 @@ def build_traces(
             report.skip("conversation without any model response", name)
             continue
         events = _events(items, report, name)
-        sized, extra = size_events(events, model, report, name, whole)
+        marks = int(meta.get("marked_messages", 2))  # the recorded harness's message marks per request
+        sized, extra = size_events(events, model, report, name, whole, marks)
         if system and name in system:  # the format records the system prompt: it gets the size S
             rec = system[name].content
             s = int(extra.get("system_tokens", 0))

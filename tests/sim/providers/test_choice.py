@@ -31,7 +31,7 @@ def _imported(rel: str) -> Trace:
         ("codex-tui/binary-size-log.jsonl", "openai-auto", "gpt-5"),
         ("inspect-ai/2025-05-12T20-27-36-04-00_browser.json", "openai-auto", "gpt-4o-mini"),
         ("openhands/output.jsonl", "no-cache", "llama-4-maverick"),
-        ("cline-sdk/session.messages.json", "anthropic", "claude-opus-4-8-fast"),
+        ("cline-sdk/session.messages.json", "cline", "claude-opus-4-8-fast"),
         ("spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl", "anthropic", "claude-opus-4-6"),
     ],
 )

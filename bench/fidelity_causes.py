@@ -1,0 +1,145 @@
+"""Why a fidelity replay missed a request's billed cache read (bench/fidelity.py), named from the
+recorded usage around the request and what the recorded harness version does on the wire.
+
+Each cause names the mechanism and its evidence; the report groups mismatches by the text before
+the first ':' (bench/fidelity_report.py `cost_by_cause`). What the log cannot show stays named as
+such, with the public evidence for it:
+
+- server-side lookup miss: reads pinned at the system + tools prefix that nothing in the log
+  explains, while the same flow elsewhere in the same logs reads in full (spotter 8463c716 #142
+  after a task notification, 37f83ec9 #20 after a rejected tool use and a new prompt). Others see
+  the same signature, intermittent and self-healing, and the API's own cache diagnostics name it
+  `previous_message_not_found`, not a prompt change (anthropics/claude-code#87966);
+- unlogged attachments: Claude Code <= 2.0.x computes attachments every turn (changed files,
+  @-mentioned files, IDE diagnostics, todo reminders: cli.js 2.0.5 `getAttachments`)
+  and does not write them to the transcript (attachment lines appear in 2.1.x, FORMATS.md §2.1);
+- first deferred tools: Claude Code 2.1.x (cli.js 2.1.39, 2.1.114) sends only the deferred tools a ToolSearch
+  result loaded, with `defer_loading`, none before the first such result.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from ctxbench.sim.names import TTL_SECONDS, is_ttl
+from ctxbench.sim.providers.thinking import strips_thinking
+
+if TYPE_CHECKING:
+    from ctxbench.bench.fidelity import RequestCompare
+
+# Claude Code versions whose transcripts log attachments (FORMATS.md §2.1: `attachment` lines, 2.1.x)
+LOGS_ATTACHMENTS_FROM = (2, 1, 0)
+
+
+def tolerance(billed: int) -> float:
+    """Issue #6: within max(1 %, 128 tokens) of the billed cache read."""
+    return max(0.01 * billed, 128.0)
+
+
+def near(a: int, b: int) -> bool:
+    return b > 0 and abs(a - b) <= tolerance(b)
+
+
+def _version(meta: dict[str, Any]) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", str(meta.get("version", "")))[:3])
+
+
+def _unlogged_attachments(meta: dict[str, Any]) -> bool:
+    v = _version(meta)
+    return meta.get("format") == "claude-code" and len(v) == 3 and v < LOGS_ATTACHMENTS_FROM
+
+
+def likely_cause(r: RequestCompare, meta: dict[str, Any], model: str = "") -> str:
+    """Why the prediction missed, from the recorded usage around the request (module docstring)."""
+    billed, pred = r.billed.cache_read, r.predicted.cache_read
+    system = int(meta.get("system_tokens", 0) or 0)
+    warm = int(meta.get("warm_tokens", 0) or 0)
+    ttl_name = str(meta.get("ttl", "5m"))
+    ttl = TTL_SECONDS[ttl_name] if is_ttl(ttl_name) else 300.0
+    if r.ok:
+        return _write_off(r, meta)
+    if billed < pred:
+        return _read_less(r, meta, model, system, warm, ttl)
+    if r.index == 0:
+        return "prefix cached before the session started"
+    if warm and near(billed, warm) and r.gap > ttl:
+        return (
+            f"static prefix kept warm by other sessions of the account after a {r.gap:.0f} s gap "
+            "(replay with --keep-warm)"
+        )
+    if r.miss_cause == "ttl_expiry":
+        return (
+            f"entry outlived its TTL after a {r.gap:.0f} s gap "
+            "(best-effort retention or shared with other sessions)"
+        )
+    if r.miss_cause == "compaction":
+        return "compaction: the provider kept more of the prefix than the recorded compaction implies"
+    return f"provider read more than the model predicted ({r.miss_cause or 'no miss cause'})"
+
+
+def _write_off(r: RequestCompare, meta: dict[str, Any]) -> str:
+    """The read is within tolerance, the cache write or uncached input is not."""
+    if _unlogged_attachments(meta):
+        return (
+            "cache write off: the billed prompt held content a later request no longer had (attachments "
+            "Claude Code <= 2.0.x does not log); the importer takes the lost tokens back from the "
+            "blocks before (traces/importers/sizing.py), so this predicted prompt is short"
+        )
+    if r.fallback_of >= 0 and r.index - r.fallback_of == 2 and r.billed.cache_read < r.predicted.cache_read:
+        return (
+            f"previous request's entry not read: request #{r.index - 1}'s entry was skipped for "
+            f"request #{r.fallback_of}'s (within the read's tolerance, not the write's; seen only in "
+            "the Claude Code 2.1.114 conversations)"
+        )
+    return "cache write or uncached input off"
+
+
+def _read_less(
+    r: RequestCompare, meta: dict[str, Any], model: str, system: int, warm: int, ttl: float
+) -> str:
+    billed = r.billed.cache_read
+    if r.gap > ttl:
+        return f"idle gap vs TTL: {r.gap:.0f} s gap > {ttl:.0f} s"
+    if r.tool_ref == "first" and (billed == 0 or billed <= max(system, warm) + tolerance(billed)):
+        return (
+            "first deferred tools sent: Claude Code adds the tools a ToolSearch result loads to `tools` "
+            "with defer_loading (none before the first result, cli.js 2.1.39-2.1.114), and the request that "
+            "first sends them re-wrote the prompt from the tools on, in every ef958aa1 conversation, "
+            "while later loads kept the prefix (providers.md §1.6 says tool search keeps it)"
+        )
+    if billed == 0:
+        return (
+            "everything missed though the prefix was live: tools or system changed (e.g. tools "
+            "loaded by ToolSearch) or best-effort eviction"
+        )
+    if not r.real_user and near(billed, r.turn_start) and (not model or strips_thinking(model)):
+        return (
+            "read fell back to the start of the turn: non-tool-result content the log does not show "
+            "stripped the turn's earlier thinking (providers.md §1.6), as the IDE diagnostics "
+            "Claude Code <= 2.0.x sends after an edit without logging them"
+        )
+    if system and near(billed, system):
+        return (
+            "read pinned at the system + tools prefix with nothing in the log changed: a server-side "
+            "lookup miss (intermittent and self-healing; the API's diagnostics name it "
+            "previous_message_not_found, anthropics/claude-code#87966; the same flows elsewhere in "
+            "these logs read in full) or a change of the first message the log does not show"
+        )
+    if warm and near(billed, warm):
+        return "prefix edit in the system prompt (not in the log): only the shared static prefix was read"
+    if _unlogged_attachments(meta):
+        return (
+            "attachments the log does not show changed an earlier message: Claude Code <= 2.0.x "
+            "computes them every turn (changed or @-mentioned files, IDE diagnostics, "
+            "todo reminders) without logging them; the read fell back to an earlier cache point"
+        )
+    if r.fallback_of >= 0 and r.index - r.fallback_of == 2:
+        return (
+            f"previous request's entry not read: request #{r.index - 1}'s prompt up to its mark is "
+            f"unchanged in the log, yet the read fell back to request #{r.fallback_of}'s entry (seen "
+            "only in the Claude Code 2.1.114 conversations)"
+        )
+    if r.fallback_of >= 0:
+        return f"prefix edit (not in the log) after request #{r.fallback_of}: the read fell back to its entry"
+    return "prefix edit (not in the log): the read fell back to an earlier cache point"

@@ -1,0 +1,122 @@
+"""The fidelity report's section on the non-Claude-Code formats (bench/fidelity_report.md "Other
+formats"): each conversation replayed on the provider its log's model is served by
+(sim/providers/choice.py), its figures, every mismatch with its cause, and what the log's own
+numbers show beyond the replay (bench/fidelity_auto.py `evidence`, a gateway's recorded cost).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ctxbench.bench.fidelity import SessionFidelity, compare, serving
+from ctxbench.bench.fidelity_auto import evidence
+from ctxbench.bench.fidelity_fields import session_json
+from ctxbench.sim.catalog import CatalogError, prices
+from ctxbench.sim.providers.registry import profile
+from ctxbench.traces.importers import import_paths
+from ctxbench.traces.model import MessageEvent, Trace
+
+OTHER_FORMATS = (  # replayed on the provider their model is served by (sim/providers/choice.py)
+    "codex-tui/binary-size-log.jsonl",
+    "cline-sdk/session.messages.json",
+    "inspect-ai/2025-05-12T20-27-36-04-00_browser.json",
+    "openhands/output.jsonl",
+    "swe-agent/pydicom__pydicom-1458.traj",
+)
+
+
+def recorded_cost(trace: Trace) -> float | None:
+    """The cost the log itself records for its requests (Cline's metrics.cost), if every request has one."""
+    costs = [e.usage.cost for e in trace.events if isinstance(e, MessageEvent) and e.usage is not None]
+    if not costs or any(c is None for c in costs):
+        return None
+    return sum(c for c in costs if c is not None)
+
+
+def _notes(rel: str, name: str, tr: Trace, sf: SessionFidelity, prof: str) -> list[str]:
+    out: list[str] = []
+    if profile(prof).get("provider") == "auto-prefix":
+        out += evidence(sf.requests)
+    rec = recorded_cost(tr)
+    if rec is not None and sf.cost_billed:
+        out.append(
+            f"the log's own cost is ${rec:.4f}, {rec / sf.cost_billed:.3f}× the list prices of "
+            f"sim/data/prices.yaml for its billed usage (${sf.cost_billed:.4f})"
+        )
+    return [f"- {rel} {name}: {n}" for n in out]
+
+
+def _outside(rel: str, name: str, sf: SessionFidelity) -> list[str]:
+    """Every request outside tolerance, with its cost gap and cause (bench/fidelity.py names one for
+    each; on an automatic-prefix cache, bench/fidelity_auto.py)."""
+    off = [r for r in sf.requests if not r.within]
+    if not off:
+        return []
+    gap = sum(r.cost_predicted - r.cost_billed for r in off)
+    out = [
+        "",
+        f"### {rel} {name} ({len(off)} of {sf.n} outside tolerance)",
+        "",
+        f"Cost gap ${sf.cost_predicted - sf.cost_billed:+.4f}, of which these requests ${gap:+.4f}.",
+        "",
+    ]
+    by: dict[str, list[float]] = {}
+    lines = []
+    for r in off:
+        cause = r.cause or "cache write or uncached input off"
+        by.setdefault(cause.split(":")[0], []).append(r.cost_predicted - r.cost_billed)
+        lines.append(
+            f"- #{r.index} (t={r.t:.0f} s, cost gap ${r.cost_predicted - r.cost_billed:+.4f}): billed "
+            f"read {r.billed.cache_read:,}, predicted {r.predicted.cache_read:,}; uncached "
+            f"{r.billed.input_tokens:,} / {r.input_predicted:,} — {cause}"
+        )
+    out += [f"- by cause: {k}: {len(v)} request{'s' * (len(v) != 1)}, ${sum(v):+.4f}" for k, v in by.items()]
+    return [*out, "", *lines]
+
+
+def other_formats(root: Path) -> list[str]:
+    """The section's lines (module docstring)."""
+    table = [
+        "",
+        "## Other formats (replayed on the provider their model is served by)",
+        "",
+        "| log | conversation | model | provider | requests | within | read billed / predicted "
+        "| uncached billed / predicted | cost billed / predicted |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|",
+    ]
+    details: list[str] = []
+    notes: list[str] = []
+    for rel in OTHER_FORMATS:
+        res = import_paths([root / rel])
+        for tr, name in zip(res.traces, res.names, strict=True):
+            try:
+                sf = compare(tr, name)
+                if sf.has_usage:
+                    prices(sf.model)
+            except CatalogError:
+                recorded = tr.header.meta.get("model_recorded", tr.header.model)
+                n = sum(1 for e in tr.events if isinstance(e, MessageEvent) and e.usage is not None)
+                table.append(
+                    f"| {rel} | {name} | {recorded} | — | {n} | model not in sim/data/models.yaml "
+                    "(not replayed) | | | |"
+                )
+                continue
+            if not sf.has_usage:
+                table.append(f"| {rel} | {name} | — | — | 0 | no per-request usage (not counted) | | | |")
+                continue
+            d = session_json(sf)
+            b, p = d["billed"], d["predicted"]
+            prof = serving(tr).profile
+            table.append(
+                f"| {rel} | {name} | {sf.model} | {prof} | {sf.n} | {sf.share_within:.1%} | "
+                f"{b['cache_read']:,} / {p['cache_read']:,} | {b['input']:,} / {p['input']:,} | "
+                f"${b['cost']:.4f} / ${p['cost']:.4f} |"
+            )
+            notes += _notes(rel, name, tr, sf, prof)
+            details += _outside(rel, name, sf)
+    out = table
+    if notes:
+        out += ["", "What the logs show beyond the replay:", "", *notes]
+    if details:
+        out += ["", "## Other formats: requests outside tolerance", *details]
+    return out

@@ -1,0 +1,122 @@
+"""Fidelity of the non-Claude-Code formats on the real logs (bench/fidelity_report.md "Other
+formats"): the Codex TUI log per session, the Cline gateway session, and the causes named for
+every request outside tolerance."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxbench.bench.fidelity import RequestCompare, SessionFidelity, compare, serving
+from ctxbench.bench.fidelity_auto import OUTPUT, ROUTING, auto_prefix_cause, evidence
+from ctxbench.bench.fidelity_gateway import as_charged, reports_cache_writes
+from ctxbench.bench.fidelity_other import other_formats, recorded_cost
+from ctxbench.sim.providers.anthropic import reported_usage
+from ctxbench.sim.providers.base import Usage as SimUsage
+from ctxbench.traces.importers import import_paths
+from ctxbench.traces.model import MessageEvent, Trace, Usage
+from tests.real import REAL, needs_real
+
+CODEX = "codex-tui/binary-size-log.jsonl"
+CLINE = "cline-sdk/session.messages.json"
+
+
+def _sessions(rel: str) -> dict[str, tuple[Trace, SessionFidelity]]:
+    res = import_paths([REAL / rel])
+    return {n: (tr, compare(tr, n)) for tr, n in zip(res.traces, res.names, strict=True)}
+
+
+@needs_real
+def test_codex_log_is_two_sessions_whose_prompts_have_the_billed_size() -> None:
+    """FORMATS.md §2.3 "2 tasks, 34 responses": the second task is a new session (/new) whose first
+    prompt (6,042) restarts at the instructions; every predicted prompt is the billed one."""
+    s = _sessions(CODEX)
+    assert list(s) == ["main", "session-2"]
+    assert [sf.n for _, sf in s.values()] == [20, 14]
+    for _, sf in s.values():
+        for r in sf.requests:
+            assert r.predicted.cache_read + r.input_predicted == r.billed.input_tokens + r.billed.cache_read
+
+
+@needs_real
+def test_codex_figures_and_causes() -> None:
+    s = _sessions(CODEX)
+    main, second = s["main"][1], s["session-2"][1]
+    assert sum(r.within for r in main.requests) == 9 and sum(r.within for r in second.requests) == 12
+    assert main.cost_billed == pytest.approx(0.1316, abs=5e-5)
+    assert main.cost_predicted == pytest.approx(0.1059, abs=5e-5)
+    assert second.cost_billed == pytest.approx(0.0722, abs=5e-5)
+    assert second.cost_predicted == pytest.approx(0.0643, abs=5e-5)
+    routed = [r.index for r in main.mismatches if r.cause.startswith(ROUTING)]
+    assert routed == [3, 5, 6, 10, 14, 17]
+    assert [r.index for r in second.mismatches if r.cause.startswith(ROUTING)] == [10, 12]
+    # the instructions prefix other sessions keep warm: read by the first request of each session
+    assert all(sf.meta["warm_tokens"] == 5537 for _, sf in s.values())
+    notes = evidence(main.requests)
+    assert any("33 + 128·k" in n for n in notes) and any("7 of 19" in n for n in notes)
+
+
+@needs_real
+def test_codex_command_output_is_in_the_next_prompt() -> None:
+    """The first token_count follows the first command's end: its output is a tool_result after
+    the first reply, and an exit-0 command shows the model its stdout."""
+    tr = import_paths([REAL / CODEX]).traces[0]
+    msgs = [e for e in tr.events if isinstance(e, MessageEvent)]
+    first_reply = next(i for i, e in enumerate(msgs) if e.role == "assistant")
+    assert msgs[0].role == "user" and msgs[0].content[0].text.startswith("[the user's message")
+    calls = [c for c in msgs[first_reply].content if c.kind == "tool_use"]
+    result = msgs[first_reply + 1].content[0]
+    assert result.kind == "tool_result" and result.tool_id == calls[0].tool_id
+    assert (result.text or "").startswith("## re-add-markdown")
+
+
+@needs_real
+def test_cline_session_replays_on_the_gateway_profile() -> None:
+    res = import_paths([REAL / CLINE])
+    assert res.names == ["main", "voxtral-small-24b-2507"]
+    tr = res.traces[0]
+    sf = compare(tr, "main")
+    assert serving(tr).profile == "cline" and sf.model == "claude-opus-4-8-fast"
+    assert sf.n == 15 and sf.share_within == 1.0
+    assert sum(r.billed.cache_read for r in sf.requests) == 522211
+    assert sf.cost_billed == pytest.approx(1.9390, abs=5e-5)
+    assert sf.cost_predicted == pytest.approx(1.9387, abs=5e-5)
+    # the gateway's own cost is 1.05x the list prices (Opus 4.8 fast, writes at the write rate)
+    cost = recorded_cost(tr)
+    assert cost is not None and cost / sf.cost_billed == pytest.approx(1.05, abs=1e-4)
+    # the request served by another model is its own conversation
+    assert res.traces[1].header.meta["model_recorded"] == "mistralai/voxtral-small-24b-2507"
+
+
+@needs_real
+def test_report_section_names_every_conversation() -> None:
+    text = "\n".join(other_formats(REAL))
+    assert "| codex-tui/binary-size-log.jsonl | session-2 | gpt-5 | openai-auto | 14 | 85.7% |" in text
+    assert "| cline-sdk/session.messages.json | main | claude-opus-4-8-fast | cline | 15 | 100.0% |" in text
+    assert "voxtral-small-24b-2507 | mistralai/voxtral-small-24b-2507 | — | 1 | model not in" in text
+    assert "swe-agent/pydicom__pydicom-1458.traj | main | — | — | 0 | no per-request usage" in text
+
+
+def test_a_gateway_that_hides_writes_reports_them_as_input_and_bills_them() -> None:
+    assert not reports_cache_writes("cline") and reports_cache_writes("anthropic")
+    billed = SimUsage(uncached=2, cache_read=100, cache_write_5m=40, output=7)
+    assert reported_usage(billed, False) == SimUsage(42, 100, 0, 0, 7)
+    assert reported_usage(billed, True) is billed
+    logged = Usage(input_tokens=42, cache_read=100, output_tokens=7)
+    assert as_charged(logged, "5m") == Usage(0, 100, 42, 0, 7)
+    assert as_charged(logged, "1h") == Usage(0, 100, 0, 42, 7)
+
+
+def _rc(i: int, total: int, read: int, out: int, predicted: int) -> RequestCompare:
+    return RequestCompare(
+        i, float(i), 1.0, Usage(total - read, read, 0, 0, out), SimUsage(total - predicted, predicted), 0
+    )
+
+
+def test_automatic_prefix_causes() -> None:
+    meta = {"warm_tokens": 5537}
+    a, b, c = _rc(0, 6034, 5537, 272, 5504), _rc(1, 9340, 5921, 394, 5888), _rc(2, 10909, 9633, 96, 9216)
+    assert auto_prefix_cause(c, [a, b], meta).startswith(OUTPUT + ": read 293 tokens past")
+    routed = _rc(3, 11145, 5537, 31, 10880)
+    assert "5,537-token instructions prefix" in auto_prefix_cause(routed, [a, b, c], meta)
+    older = _rc(4, 12000, 9633, 40, 11008)
+    assert "request #1" in auto_prefix_cause(older, [a, b, c, routed], meta)

@@ -1,0 +1,95 @@
+"""check-prefix, with no declarations, on request logs real harnesses sent to `ctxbench serve`
+(tests/bench/data/live/, made by bench/live/run_harness.py and shrunk by bench/live/fixtures.py):
+Claude Code 2.1.197 auto-compacting three times, Codex CLI 0.171.0 compacting once with its
+reasoning items sent back. Every break is explained; taking the compaction request out, or
+rewriting a message of the real traffic, still fails."""
+
+from __future__ import annotations
+
+import json
+import lzma
+from pathlib import Path
+
+import pytest
+
+from ctxbench.bench.prefix_check import Report, find_breaks
+from ctxbench.bench.request_log import open_log, parse_line, read_request_log
+from ctxbench.sim.cli import main
+
+DATA = Path(__file__).parent / "data" / "live"
+CLAUDE = DATA / "claude-code-2.1.197.requests.jsonl.xz"
+CODEX = DATA / "codex-0.171.0.requests.jsonl.xz"
+
+
+def _lines(path: Path) -> list[dict]:
+    with lzma.open(path, "rt", encoding="utf-8") as f:
+        return [json.loads(x) for x in f if x.strip()]
+
+
+def _check(path: Path) -> tuple[Report, list[int]]:
+    skipped: list[int] = []
+    with open_log(path) as f:
+        return find_breaks(read_request_log(f, str(path), skipped)), skipped
+
+
+def test_claude_code_auto_compactions_are_explained() -> None:
+    rep, skipped = _check(CLAUDE)
+    assert skipped == [1]  # HEAD / answered 405: not a request the model saw
+    assert rep.ok and rep.requests == 28
+    assert [(b.request, b.cls, b.explained) for b in rep.breaks] == [
+        (9, "reset_after_compaction", True),
+        (17, "reset_after_compaction", True),
+        (25, "reset_after_compaction", True),
+    ]
+    # the compaction request is the previous request whole + the instruction: no break of its own
+    assert [b.declared for b in rep.breaks] == [f"compaction (recognised: request {c})" for c in (8, 16, 24)]
+    first = rep.breaks[0]
+    assert first.segment == "system" and first.tokens > 0
+    assert (
+        first.note
+        == "changed with the new conversation: system block 0 (cc_version 2.1.197.4fb -> 2.1.197.f9d)"
+    )
+
+
+def test_codex_compaction_with_reasoning_items_is_explained() -> None:
+    lines = _lines(CODEX)
+    assert all(x["body"]["prompt_cache_key"] == lines[0]["body"]["prompt_cache_key"] for x in lines)
+    assert any(i.get("type") == "reasoning" for i in lines[5]["body"]["input"])
+    rep, skipped = _check(CODEX)
+    assert rep.ok and not skipped
+    side, reset = rep.breaks
+    assert (side.request, side.cls, side.explained, side.segment) == (9, "side_request", True, "tools")
+    assert "compaction request" in side.note and side.tokens > 0
+    assert (reset.request, reset.cls, reset.explained, reset.message) == (
+        10,
+        "reset_after_compaction",
+        True,
+        2,
+    )
+    assert reset.declared == "compaction (recognised: request 9)"
+
+
+@pytest.mark.parametrize("path", [CLAUDE, CODEX], ids=["claude-code", "codex"])
+def test_cli_exits_0_on_the_compressed_real_log(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check-prefix", str(path)]) == 0
+    assert "recognised" in capsys.readouterr().out
+
+
+def test_without_its_compaction_request_the_reset_fails() -> None:
+    lines = [x for x in _lines(CLAUDE) if x.get("status") == 200]
+    kept = [
+        x for x in lines if "CRITICAL: Respond with TEXT ONLY" not in json.dumps(x["body"]["messages"][-1])
+    ]
+    assert len(kept) == len(lines) - 3
+    rep = find_breaks([parse_line(x, n + 1, f"l{n}") for n, x in enumerate(kept)])
+    assert not rep.ok and {b.cls for b in rep.failing} == {"static_prefix_edit", "reset_after_compaction"}
+
+
+def test_a_rewritten_message_in_real_codex_traffic_fails() -> None:
+    lines = _lines(CODEX)
+    for x in lines[6:9]:  # opencode-style: an old tool output pruned in place, undeclared
+        items = x["body"]["input"]
+        k = next(i for i, it in enumerate(items) if it.get("type") == "function_call_output")
+        items[k] = {**items[k], "output": "[pruned]"}
+    rep = find_breaks([parse_line(x, n + 1, f"l{n}") for n, x in enumerate(lines)])
+    assert [(b.request, b.cls, b.explained) for b in rep.failing] == [(6, "mid_conversation_edit", False)]

@@ -1,0 +1,102 @@
+"""What Claude Code sends that its transcript does not say (traces/importers/claude_code_wire.py):
+cache marks per version, attachments it never sends, reminders folded into string tool results."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ctxbench.policies.preset import load_policy
+from ctxbench.sim.runner import RunHooks, prepare_for, run_prepared
+from ctxbench.traces.importers import import_paths
+from ctxbench.traces.importers.claude_code_wire import marked_messages, sent_to_model
+from ctxbench.traces.model import MessageEvent
+
+
+@pytest.mark.parametrize(
+    ("version", "marks"),
+    [("1.0.51", 2), ("2.0.37", 2), ("2.1.39", 2), ("2.1.68", 2), ("2.1.69", 1), ("2.1.114", 1), ("", 2)],
+)
+def test_marked_messages_by_version(version: str, marks: int) -> None:
+    """cli.js 2.1.68 marks the last two messages, 2.1.69 the last one only."""
+    assert marked_messages(version) == marks
+
+
+@pytest.mark.parametrize(
+    ("att", "sent"),
+    [
+        ({"type": "hook_success", "hookEvent": "PostToolUse", "content": "busy"}, False),
+        ({"type": "hook_success", "hookEvent": "Stop", "content": "idle"}, False),
+        ({"type": "hook_success", "hookEvent": "SessionStart", "content": ""}, False),
+        ({"type": "hook_success", "hookEvent": "UserPromptSubmit", "content": "busy"}, True),
+        ({"type": "hook_additional_context", "content": []}, False),
+        ({"type": "hook_additional_context", "content": ["x"]}, True),
+        ({"type": "already_read_file"}, False),
+        ({"type": "todo_reminder", "content": []}, True),
+        ({"type": "some_future_type"}, True),
+    ],
+)
+def test_attachments_claude_code_never_sends(att: dict[str, object], sent: bool) -> None:
+    assert sent_to_model(att) is sent
+
+
+def _line(n: int, **kw: object) -> str:
+    t = f"2026-04-01T00:00:{n:02d}Z"
+    return json.dumps({"sessionId": "s", "uuid": f"l{n}", "timestamp": t, "version": "2.1.114", **kw})
+
+
+def _reply(n: int, rid: str, content: list[dict[str, object]], read: int, write: int) -> str:
+    usage = {"input_tokens": 1, "cache_read_input_tokens": read, "cache_creation_input_tokens": write}
+    msg = {"id": rid, "model": "claude-opus-4-7", "content": content, "usage": usage}
+    return _line(n, type="assistant", requestId=rid, message=msg)
+
+
+def _session(tmp_path: Path, version: str) -> Path:
+    hook = {"type": "hook_success", "hookEvent": "PostToolUse", "content": "busy"}
+    todo = {"type": "todo_reminder", "content": [{"content": "a", "status": "pending"}]}
+    lines = [
+        _line(0, type="user", message={"role": "user", "content": "go"}),
+        _reply(1, "r1", [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"c": 1}}], 0, 5000),
+        _line(2, type="user", message={"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "out " * 50}]}),
+        _line(3, type="attachment", attachment=hook),
+        _line(4, type="attachment", attachment=todo),
+        _reply(5, "r2", [{"type": "tool_use", "id": "t2", "name": "Bash", "input": {"c": 2}}], 5000, 300),
+        _line(6, type="user", message={"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t2", "content": "done"}]}),
+        _reply(7, "r3", [{"type": "text", "text": "ok"}], 5300, 100),
+    ]  # fmt: skip
+    p = tmp_path / "s.jsonl"
+    p.write_text("\n".join(lines).replace('"2.1.114"', json.dumps(version)) + "\n", encoding="utf-8")
+    return p
+
+
+def test_dropped_hook_and_reminder_folded_into_the_string_result(tmp_path: Path) -> None:
+    """cli.js: a PostToolUse hook_success is never sent; a reminder after a tool result whose
+    content is a string joins that result (one block), so the user message has one block."""
+    res = import_paths([_session(tmp_path, "2.1.114")])
+    users = [e for e in res.main.events if isinstance(e, MessageEvent) and e.role == "user"]
+    assert [len(u.content) for u in users] == [1, 1, 1]
+    folded = users[1].content[0]
+    assert folded.kind == "tool_result" and "todo_reminder" in (folded.text or "")
+    assert res.report.counts["attachments Claude Code does not send (dropped)"] == 1
+    assert res.report.counts["attachments folded into a tool result"] == 1
+
+
+@pytest.mark.parametrize(("version", "marks"), [("2.1.114", 1), ("2.1.39", 2)])
+def test_replay_marks_as_many_messages_as_the_recorded_version(
+    tmp_path: Path, version: str, marks: int
+) -> None:
+    """The sizer records the reply's mark only for versions that mark the last two messages, and
+    the recorded marks place exactly those (plus the system block)."""
+    tr = import_paths([_session(tmp_path, version)]).main
+    assert tr.header.meta["marked_messages"] == marks
+    seen: list[int] = []
+
+    def on_call(req: object, out: object) -> None:
+        seen.append(len(req.breakpoints))  # type: ignore[attr-defined]
+
+    run_prepared([prepare_for(tr)], load_policy("recorded"), hooks=RunHooks(on_call=on_call))
+    assert seen[1:] == [1 + marks, 1 + marks]  # the system block + the message marks
