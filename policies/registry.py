@@ -114,7 +114,7 @@ _COMPONENTS = tuple(
 _MODULES_OF: dict[str, tuple[str, ...]] = {
     **{kind: _COMPONENTS for kind in ("estimator", "eviction", "compaction", "marks")},
     "provider": ("ctxbench.sim.providers.registry",),
-    "generator": ("ctxbench.traces.generators",),
+    "generator": ("ctxbench.traces.generators.builtin",),
     "importer": ("ctxbench.traces.importers",),
     "harness": ("ctxbench.sim.harness", "ctxbench.sim.harness_c"),
 }
