@@ -19,6 +19,7 @@ from typing import NamedTuple
 from ctxbench.sim import __version__
 from ctxbench.sim.extras import missing_message
 from ctxbench.sim.values import HintingParser
+from ctxbench.traces.gcpause import gc_paused
 
 
 class Verb(NamedTuple):
@@ -101,15 +102,11 @@ def _start_up(verb: str, freeze: bool) -> argparse.ArgumentParser:
     again and again (~4 % of a short run; issue 13). The `ctxbench` command's own process
     (`freeze`) then moves them out of every later collection (`gc.freeze`); a caller that runs
     `main` in its own process (tests) only gets the collector back."""
-    if not gc.isenabled():
-        return build_parser(verb)
-    gc.disable()
-    try:
-        return build_parser(verb)
-    finally:
+    with gc_paused():
+        parser = build_parser(verb)
         if freeze:
             gc.freeze()
-        gc.enable()
+    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,4 +1,5 @@
-"""A pause of Python's cyclic garbage collector while a trace is read or prepared.
+"""A pause of Python's cyclic garbage collector while many long-lived objects are made: a trace read
+or prepared (here), the command line's imports (`sim/cli.py`).
 
 Reading a 10,000-turn trace makes ~70,000 content objects and preparing it as many blocks, all kept:
 no garbage, no reference cycles. The collector still runs every 700 allocations and walks the
