@@ -9,19 +9,22 @@ from __future__ import annotations
 
 from ctxbench.sim.content import IMAGE, Block, Message, digest64
 from ctxbench.sim.makers import slots_maker
-from ctxbench.sim.tokens import BlockFactory, RateCounter
+from ctxbench.sim.tokens import BlockFactory, RateCounter, image_tokens
 from ctxbench.traces.model import Content, MessageEvent, ToolDef
 
 _block = slots_maker(Block)
+_IMAGE_BYTES = IMAGE.encode()
 _message = slots_maker(Message)
 
 
 def block_of(f: BlockFactory, c: Content, role: str, key: str) -> Block:
     kind = c.kind
-    if kind == IMAGE:
-        return f.image(
-            role, c.width, c.height, c.nbytes, c.key or key,
-            pinned=c.pinned, skill=c.skill, name=c.name, tool_id=c.tool_id, cache=c.cache,
+    if kind == IMAGE:  # BlockFactory.image
+        w, h, nbytes = c.width, c.height, c.nbytes
+        digest = digest64(_IMAGE_BYTES, (c.key or key).encode(), f"{w}x{h}:{nbytes}".encode())
+        return _block(
+            IMAGE, role, nbytes, image_tokens(f.image_rule, w, h), digest, w, h, c.pinned, False, False,
+            c.skill, None, c.name, c.tool_id, c.cache,
         )  # fmt: skip
     lang = "json" if kind == "tool_use" else c.lang
     text, tokens = c.text, c.tokens
