@@ -8,6 +8,11 @@ request starts exactly when the recorded one did (TTL decisions use the recorded
 cache starts with what the first request found there: its recorded cache read (`meta.warm_tokens`,
 a prefix an earlier session of the same account wrote) is written at t = -1 s.
 
+State outside the conversation that no client model predicts is taken from the bill and counted
+apart (bench/fidelity_outside.py): server-side lookup failures and the static prefix warmed by other
+sessions, each recognised by one signature and replayed as observed; `SessionFidelity.unconditioned`
+keeps the replay without them.
+
 Score: a request matches when its predicted cache read is within max(1 %, 128 tokens) of the billed
 read. The naive baseline predicts that each request reads everything the previous one cached
 (its read + write), the first request nothing (FORMATS.md: right for about 93 % of requests).
@@ -23,18 +28,25 @@ import simpy
 from ctxbench.bench.fidelity_auto import auto_prefix_cause
 from ctxbench.bench.fidelity_causes import likely_cause, near, tolerance
 from ctxbench.bench.fidelity_gateway import as_charged, reports_cache_writes
+from ctxbench.bench.fidelity_outside import (
+    CONVERSATION,
+    OutsideEvents,
+    OutsideWarming,
+    recognise,
+    static_entry,
+)
 from ctxbench.policies.preset import Policy, load_policy
 from ctxbench.sim.catalog import prices
 from ctxbench.sim.names import Ttl, is_ttl
 from ctxbench.sim.prepared import PreparedTrace
 from ctxbench.sim.providers.anthropic import reported_usage
-from ctxbench.sim.providers.base import Latency, Provider, Request
+from ctxbench.sim.providers.base import Latency, Provider
 from ctxbench.sim.providers.base import Usage as SimUsage
 from ctxbench.sim.providers.choice import Serving, choose
+from ctxbench.sim.providers.registry import make_provider
 from ctxbench.sim.providers.registry import profile as profile_config
 from ctxbench.sim.records import RequestRecord
 from ctxbench.sim.runner import ProviderFor, RunHooks, prepare_for, run_prepared
-from ctxbench.sim.transcript import Transcript
 from ctxbench.traces.importers.tokens import real_user_content
 from ctxbench.traces.model import CompactionEvent, MessageEvent, Trace, Usage
 
@@ -52,15 +64,25 @@ ZERO_LATENCY = Latency(base_ttft=0.0, prefill_tps=1e15, output_tps=1e15)
 #   inside it (providers.md §1.5 "refreshed ... each time the cached content is used";
 #   coderabbit cb2e607c #20 reads its system-prompt entry 687 s after it was written, read only
 #   as part of longer prefixes since).
-OBSERVED: dict[str, Any] = {"lookback": 21, "tool_result_images_nested": True, "refresh_marks_in_read": True}
+# - deferred_tools_prefix "first": the request that first sends deferred tools (Claude Code 2.1.x
+#   after its first ToolSearch result) re-wrote its prompt from the tools on (ef958aa1 main #1 and
+#   agent a4ca #2 read 0; agent a528 #3 read only the static prefix a sibling wrote after its own
+#   first load), while later loads kept the prefix (main #12, a528 #4/#5 read in full); the doc
+#   says tool search keeps the prefix (providers.md §1.6).
+OBSERVED: dict[str, Any] = {
+    "lookback": 21,
+    "tool_result_images_nested": True,
+    "refresh_marks_in_read": True,
+    "deferred_tools_prefix": "first",
+}
 # The first request of most sessions reads a static prefix an earlier session wrote (meta
 # warm_tokens), and after idle gaps longer than the TTL the read falls back to exactly that
 # prefix (coderabbit cb2e607c #23/#72 after 484/374 s, danieldemmel 9e953218 #91/#99 after 12 h /
 # 647 s): other sessions of the same account keep it warm. Assumed: it is re-read every 60 s.
 KEEP_WARM_EVERY_S = 60.0
-# A ToolSearch result (Claude Code 2.1.x) is a tool_result whose parts are tool_reference blocks
-# (traces-real FORMATS.md §2.1; providers.md §1.6 escape hatches); the importer keeps them as text.
-TOOL_REFERENCE = "tool_reference"
+# Outside events are recognised on a replay and replayed again at most this many times (each round
+# can only add events; the real sessions need 1)
+OUTSIDE_ROUNDS = 3
 
 
 @dataclass
@@ -76,10 +98,10 @@ class RequestCompare:
     turn_start: int = 0  # billed cached part of the request that started this turn
     real_user: bool = False  # the user message before this request has non-tool-result content
     fallback_of: int = -1  # the latest earlier request whose whole cached prompt equals the billed read
-    tool_ref: str = ""  # "first" | "later": the user message before it returns tool_reference blocks
     cost_billed: float = 0.0
     cost_predicted: float = 0.0  # billed output and uncached tail, predicted cache usage
     input_predicted: int = 0  # predicted uncached input, the uncached tail included
+    outside: str = ""  # the outside event replayed as observed at this request (fidelity_outside.py)
 
     @property
     def ok(self) -> bool:
@@ -111,6 +133,24 @@ class SessionFidelity:
     cost_predicted: float = 0.0
     cost_naive: float = 0.0
     meta: dict[str, Any] = field(default_factory=dict)
+    outside: OutsideEvents = field(default_factory=OutsideEvents)  # replayed as observed
+    unconditioned: SessionFidelity | None = None  # the replay without them (None: it is this one)
+
+    @property
+    def baseline(self) -> SessionFidelity:
+        """The replay without the outside events (this one when there are none)."""
+        return self.unconditioned or self
+
+    def request(self, index: int) -> RequestCompare:
+        """The scored request of this index (requests without usage are not scored)."""
+        return next(r for r in self.requests if r.index == index)
+
+    def outside_cost(self, kind: str) -> float:
+        """What replaying the `kind` events changes in the predicted cost of their requests."""
+        base = self.baseline
+        return sum(
+            self.request(i).cost_predicted - base.request(i).cost_predicted for i in self.outside.at(kind)
+        )
 
     @property
     def n(self) -> int:
@@ -168,12 +208,7 @@ def _cached(u: Usage) -> int:
 def warm_up(provider: Provider, prep: PreparedTrace, tokens: int, ttl: Ttl, now: float = -1.0) -> bool:
     """Write (or read and so refresh) the cache entry an earlier session left: the system block
     whose end is at `tokens`."""
-    tr = Transcript(prep.tools, prep.system)
-    pos = next((i for i in range(len(tr)) if tr.cum_tokens[i] == tokens), -1)
-    if pos < 0:
-        return False
-    provider.call(Request(tr, pos + 1, prep.model, 0, ((pos, ttl),), "warmup", "warmup"), now)
-    return True
+    return static_entry(provider, prep.tools, prep.system, prep.model, tokens, ttl, now)
 
 
 def serving(trace: Trace, profile: str | None = None, model: str | None = None) -> Serving:
@@ -181,6 +216,10 @@ def serving(trace: Trace, profile: str | None = None, model: str | None = None) 
     harness's provider unless `profile` says otherwise)."""
     # the bill is the recorded model's: a profile of another family never replaces it
     return choose(trace, "anthropic", profile, model or trace.header.model or None)
+
+
+def _anthropic(profile: str) -> bool:
+    return str(profile_config(profile).get("provider", profile)) == "anthropic"
 
 
 def replay(
@@ -193,22 +232,34 @@ def replay(
     keep_warm: bool = False,
     observed: bool = True,
     model: str | None = None,
+    outside: OutsideEvents | None = None,
 ) -> list[RequestRecord]:
     """Replay one trace (one conversation) and return its records in order. `observed` turns on
-    the Anthropic options the real sessions show (OBSERVED, anthropic profiles only)."""
+    the Anthropic options the real sessions show (OBSERVED, anthropic profiles only); `outside`
+    replays events outside the conversation at their requests (bench/fidelity_outside.py;
+    lookup failures on anthropic profiles only)."""
     prep = prepare_for(trace, model)
     params: dict[str, Any] = {"latency": ZERO_LATENCY} if zero_latency else {}
-    if observed and str(profile_config(profile).get("provider", profile)) == "anthropic":
+    anthropic = _anthropic(profile)
+    if observed and anthropic:
         params.update(OBSERVED)
     w = int(trace.header.meta.get("warm_tokens", 0) or 0)
     recorded_ttl = str(trace.header.meta.get("ttl", "5m"))
     ttl: Ttl = recorded_ttl if is_ttl(recorded_ttl) else "5m"
+    outside = outside or OutsideEvents()
+    if outside.lookup_failures and anthropic:
+        params["lookup_failure_at"] = tuple((CONVERSATION, i) for i in outside.lookup_failures)
+
+    def provider_for(m: str) -> Provider:
+        p = make_provider(profile, m, seed, **params)
+        return OutsideWarming(p, outside.outside_warming, w, ttl) if outside.outside_warming else p
 
     def before(env: simpy.Environment, provider_for: ProviderFor) -> None:
         if warm and w > 0 and warm_up(provider_for(prep.model), prep, w, ttl) and keep_warm:
             env.process(_keep_warm(env, provider_for(prep.model), prep, w, ttl))
 
-    return run_prepared([prep], policy, profile, seed, params, hooks=RunHooks(before=before)).records
+    hooks = RunHooks(before=before, provider_for=provider_for)
+    return run_prepared([prep], policy, profile, seed, params, hooks=hooks).records
 
 
 def _keep_warm(env: simpy.Environment, provider: Provider, prep: PreparedTrace, tokens: int, ttl: Ttl) -> Any:
@@ -227,8 +278,11 @@ def compare(
     warm: bool = True,
     keep_warm: bool = False,
     model: str | None = None,
+    condition: bool = True,
 ) -> SessionFidelity:
-    """Replay `trace` and score every request against its bill (module docstring)."""
+    """Replay `trace` and score every request against its bill (module docstring). With
+    `condition`, the outside events its bill shows are replayed as observed (at most
+    `OUTSIDE_ROUNDS` times recognised anew) and the replay without them is kept beside."""
     pol = load_policy(policy) if isinstance(policy, str) else policy
     meta = dict(trace.header.meta)
     if not any(isinstance(e, MessageEvent) and e.usage is not None for e in trace.events):
@@ -236,18 +290,46 @@ def compare(
             name or str(meta.get("conversation", "")), trace.header.model, pol.name, meta=meta
         )
     sv = serving(trace, profile, model)
+    plain = _score(trace, name, pol, sv, warm, keep_warm, OutsideEvents())
+    if not condition or not _anthropic(sv.profile):  # the signatures are the Anthropic cache's
+        return plain
+    sf, events = plain, OutsideEvents()
+    for _ in range(OUTSIDE_ROUNDS):
+        more = events | recognise(sf.requests, meta)
+        if more == events:
+            break
+        events = more
+        sf = _score(trace, name, pol, sv, warm, keep_warm, events)
+    if sf is not plain:
+        sf.unconditioned = plain
+        for r in plain.requests:  # recognised there: named as such in the replay without them
+            r.outside = events.kind_of(r.index)
+    return sf
+
+
+def _score(
+    trace: Trace,
+    name: str,
+    pol: Policy,
+    sv: Serving,
+    warm: bool,
+    keep_warm: bool,
+    outside: OutsideEvents,
+) -> SessionFidelity:
+    """One replay of `trace`, every request scored against its bill."""
+    meta = dict(trace.header.meta)
     reported = reports_cache_writes(sv.profile)  # else compared as the gateway reports, priced as charged
     auto = profile_config(sv.profile).get("provider") == "auto-prefix"  # bench/fidelity_auto.py causes
-    records = replay(trace, pol, sv.profile, warm, keep_warm=keep_warm, model=sv.model)
+    records = replay(trace, pol, sv.profile, warm, keep_warm=keep_warm, model=sv.model, outside=outside)
     records = [r for r in records if r.kind != "warmup"]
     model = records[0].model if records else trace.header.model
     pr = prices(model)
-    sf = SessionFidelity(name or str(meta.get("conversation", "")), model, pol.name, meta=meta)
+    label = name or str(meta.get("conversation", ""))
+    sf = SessionFidelity(label, model, pol.name, meta=meta, outside=outside)
     prev_t: float | None = None
     prev_cached = 0
     turn_start = 0  # billed cached part of the last request sent right after real user content
     real = False
-    tool_ref, refs_seen = "", 0  # ToolSearch results (tool_reference blocks) before this request
     written: dict[int, int] = {}  # billed cached part -> request index
     i = -1
     recs = iter(records)
@@ -259,9 +341,6 @@ def compare(
             continue
         if ev.role == "user":
             real = real or real_user_content(ev.content)
-            if any(c.kind == "tool_result" and TOOL_REFERENCE in (c.text or "") for c in ev.content):
-                refs_seen += 1
-                tool_ref = "first" if refs_seen == 1 else "later"
             continue
         rec = next(recs, None)
         if rec is None:
@@ -280,8 +359,8 @@ def compare(
         naive = min(prev_cached, _cached(b)) if i else 0
         prev_cached = _cached(b)
         rc = RequestCompare(i, t, gap, b, p, naive, rec.miss_cause, turn_start=turn_start, real_user=real)
-        rc.tool_ref, tool_ref = tool_ref, ""
         rc.fallback_of = written.get(b.cache_read, -1)
+        rc.outside = outside.kind_of(i)
         written[_cached(b)] = i
         sf.requests.append(rc)
         if real or (i and rc.naive_read > b.cache_read and near(b.cache_read, turn_start)):

@@ -9,12 +9,35 @@ such, with the public evidence for it:
   explains, while the same flow elsewhere in the same logs reads in full (spotter 8463c716 #142
   after a task notification, 37f83ec9 #20 after a rejected tool use and a new prompt). Others see
   the same signature, intermittent and self-healing, and the API's own cache diagnostics name it
-  `previous_message_not_found`, not a prompt change (anthropics/claude-code#87966);
+  `previous_message_not_found`, not a prompt change (anthropics/claude-code#87966). The fidelity
+  replay takes them from the bill (bench/fidelity_outside.py). In the <= 2.0.x logs (37f83ec9 #58,
+  9e953218 #30) the signature cannot tell one from an unlogged change at the very start of the
+  first message: 9e953218's other turn starts fall back inside its first message;
 - unlogged attachments: Claude Code <= 2.0.x computes attachments every turn (changed files,
   @-mentioned files, IDE diagnostics, todo reminders: cli.js 2.0.5 `getAttachments`)
-  and does not write them to the transcript (attachment lines appear in 2.1.x, FORMATS.md §2.1);
-- first deferred tools: Claude Code 2.1.x (cli.js 2.1.39, 2.1.114) sends only the deferred tools a ToolSearch
-  result loaded, with `defer_loading`, none before the first such result.
+  and does not write them to the transcript (attachment lines appear in 2.1.x, FORMATS.md §2.1).
+  Not modelled: the bill's prompt-size arithmetic shows that content vanished at a turn start
+  (danieldemmel 9e953218 #1, #2, #35, #68: at least 449, 2,638, 380 and 484 tokens: the previous
+  prompt plus the new user text is longer than the billed prompt), not where it was; each turn
+  also adds unlogged attachments of its own and 2.0.5 logs `output_tokens` as a streaming
+  snapshot (1), so the shrink has more unknowns than the one billed size per request, and the
+  point the next read falls back to (4.4k to 50k tokens before the previous prompt's end, inside
+  the first message) is given only by the billed read, which the replay must not use;
+- previous request's entry not read (Claude Code 2.1.114 only, 5 requests): the read falls back
+  to the entry of the request before the previous one though the log shows the previous prompt
+  unchanged. Not explained. cli.js 2.1.114 (`Ub1`, the function logging
+  `tengu_api_cache_breakpoints`) marks only the last message, adds `cache_reference`/`cache_edits`
+  only on its cached-microcompact path, which the external build turns off (`L=!1`), and moves the
+  mark back one message (`skipCacheWrite`) only for forked queries it does not log (compaction,
+  prompt suggestion, side question, away summary); a string user message becomes one text block
+  only while it is the last (the API renders both alike, or every request would show this). Four of
+  the five follow a request that lasted 2.2-2.8 s and was answered at once, as if the entry were
+  not yet readable (§1.5 says it is from the first token on), but the first request of ef958aa1's
+  agent a4ca was read 2.5 s after it started, and the 2.1.97 Haiku sessions read entries under 3 s
+  old in full: no rule is drawn from it.
+- static prefix written elsewhere: the read lands on the static prefix an earlier session wrote
+  (`meta.warm_tokens`) where the replay has it expired (an idle gap longer than the TTL) or not
+  in this rendering (a sibling sub-agent wrote it after its own first deferred tools).
 """
 
 from __future__ import annotations
@@ -28,6 +51,11 @@ from ctxbench.sim.providers.thinking import strips_thinking
 if TYPE_CHECKING:
     from ctxbench.bench.fidelity import RequestCompare
 
+# Previous request's entry not read (module docstring): what is known.
+PREVIOUS_NOT_READ = (
+    "seen only in the Claude Code 2.1.114 conversations; its cli.js changes nothing before the last "
+    "message between requests: unexplained"
+)
 # Claude Code versions whose transcripts log attachments (FORMATS.md §2.1: `attachment` lines, 2.1.x)
 LOGS_ATTACHMENTS_FROM = (2, 1, 0)
 
@@ -63,11 +91,13 @@ def likely_cause(r: RequestCompare, meta: dict[str, Any], model: str = "") -> st
         return _read_less(r, meta, model, system, warm, ttl)
     if r.index == 0:
         return "prefix cached before the session started"
-    if warm and near(billed, warm) and r.gap > ttl:
-        return (
-            f"static prefix kept warm by other sessions of the account after a {r.gap:.0f} s gap "
-            "(replay with --keep-warm)"
+    if warm and near(billed, warm) and (r.gap > ttl or r.miss_cause):
+        why = (
+            f"after a {r.gap:.0f} s idle gap longer than the TTL"
+            if r.gap > ttl
+            else f"after its own prefix changed ({r.miss_cause}: e.g. a sibling's first deferred tools)"
         )
+        return f"static prefix written by another session or conversation of the account: read {why}"
     if r.miss_cause == "ttl_expiry":
         return (
             f"entry outlived its TTL after a {r.gap:.0f} s gap "
@@ -89,8 +119,7 @@ def _write_off(r: RequestCompare, meta: dict[str, Any]) -> str:
     if r.fallback_of >= 0 and r.index - r.fallback_of == 2 and r.billed.cache_read < r.predicted.cache_read:
         return (
             f"previous request's entry not read: request #{r.index - 1}'s entry was skipped for "
-            f"request #{r.fallback_of}'s (within the read's tolerance, not the write's; seen only in "
-            "the Claude Code 2.1.114 conversations)"
+            f"request #{r.fallback_of}'s (within the read's tolerance, not the write's; {PREVIOUS_NOT_READ})"
         )
     return "cache write or uncached input off"
 
@@ -101,13 +130,6 @@ def _read_less(
     billed = r.billed.cache_read
     if r.gap > ttl:
         return f"idle gap vs TTL: {r.gap:.0f} s gap > {ttl:.0f} s"
-    if r.tool_ref == "first" and (billed == 0 or billed <= max(system, warm) + tolerance(billed)):
-        return (
-            "first deferred tools sent: Claude Code adds the tools a ToolSearch result loads to `tools` "
-            "with defer_loading (none before the first result, cli.js 2.1.39-2.1.114), and the request that "
-            "first sends them re-wrote the prompt from the tools on, in every ef958aa1 conversation, "
-            "while later loads kept the prefix (providers.md §1.6 says tool search keeps it)"
-        )
     if billed == 0:
         return (
             "everything missed though the prefix was live: tools or system changed (e.g. tools "
@@ -137,8 +159,8 @@ def _read_less(
     if r.fallback_of >= 0 and r.index - r.fallback_of == 2:
         return (
             f"previous request's entry not read: request #{r.index - 1}'s prompt up to its mark is "
-            f"unchanged in the log, yet the read fell back to request #{r.fallback_of}'s entry (seen "
-            "only in the Claude Code 2.1.114 conversations)"
+            f"unchanged in the log, yet the read fell back to request #{r.fallback_of}'s entry "
+            f"({PREVIOUS_NOT_READ})"
         )
     if r.fallback_of >= 0:
         return f"prefix edit (not in the log) after request #{r.fallback_of}: the read fell back to its entry"

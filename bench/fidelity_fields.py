@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxbench.bench.fidelity import RequestCompare, SessionFidelity
+from ctxbench.bench.fidelity_outside import KINDS
 
 FIELDS = ("input", "cache_read", "cache_write_5m", "cache_write_1h", "output", "cost")
 
@@ -46,7 +47,10 @@ def _sum(rows: list[dict[str, float]]) -> dict[str, float]:
 def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
     """One session: `requests`, `within_tolerance` (share of requests whose cache read, cache
     write and uncached input are each within max(1 %, 128) tokens of the bill, 0-1; null without
-    per-request usage), `billed` and `predicted` totals of every field."""
+    per-request usage), `billed` and `predicted` totals of every field; these figures replay the
+    outside events taken from the bill as observed (bench/fidelity_outside.py). `outside_events`
+    lists them per kind (requests, count, cost: what replaying them changes in the predicted cost
+    of their requests); `unconditioned` holds the figures of the replay without them."""
     out: dict[str, Any] = {
         "session": sf.name,
         "model": sf.model,
@@ -60,10 +64,33 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
     }
     if not sf.has_usage:
         out["note"] = "the log has no per-request usage (totals only): nothing to compare"
+        return out
+    base = sf.baseline
+    out["outside_events"] = {
+        kind: {
+            "requests": list(sf.outside.at(kind)),
+            "count": len(sf.outside.at(kind)),
+            "cost": round(sf.outside_cost(kind), 6),
+        }
+        for kind in KINDS
+    }
+    out["unconditioned"] = {
+        "within_tolerance": round(base.share_within, 4),
+        "read_match": round(base.share_ok, 4),
+        "predicted": _sum([predicted(r) for r in base.requests]),
+    }
     if requests:
         out["per_request"] = [
-            {"index": r.index, "t": r.t, "within": r.within, "billed": billed(r), "predicted": predicted(r)}
-            for r in sf.requests
+            {
+                "index": r.index,
+                "t": r.t,
+                "within": r.within,
+                "outside": r.outside,
+                "billed": billed(r),
+                "predicted": predicted(r),
+                "predicted_unconditioned": predicted(u),
+            }
+            for r, u in zip(sf.requests, base.requests, strict=True)
         ]
     return out
 

@@ -73,4 +73,4 @@ def _pin(b: Block) -> Block:
 
 
 def tool_block(f: BlockFactory, t: ToolDef) -> Block:
-    return f.tool_def(t.name, t.schema, t.nbytes)
+    return f.tool_def(t.name, t.schema, t.nbytes, t.deferred)

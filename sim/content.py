@@ -53,6 +53,7 @@ class Block:
     name: str = ""
     tool_id: str = ""
     cache: str = ""  # recorded cache_control ttl ("5m" | "1h") of imported traces; not part of the digest
+    deferred: bool = False  # a tool definition with defer_loading: a position, not in the prefix chain
 
     @property
     def is_image(self) -> bool:

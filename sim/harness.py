@@ -153,6 +153,8 @@ class Conversation:
                     self._resume(step)
                 elif step.kind == "system":
                     self._system_change(step)
+                elif step.kind == "tools":
+                    self._tools_change(step)
             if self.policy.reflection:  # H-30/H-21: billed with the run
                 yield from self._repeat_conversation("reflection", self.policy.reflection)
             if self.policy.interview:  # H-29: billed apart
@@ -202,6 +204,21 @@ class Conversation:
         if pos is None:
             return
         self.trace = replace(self.trace, system=blocks)  # what summary requests carry from now on
+        self._declare_head_change(pos, cause)
+
+    def _tools_change(self, step: Step) -> None:
+        """A later `tools` event (e.g. deferred tools a tool search loaded, traces/FORMAT.md): the
+        tools of every request from the next one on, declared as "tools_change" from the first
+        changed tool on (a deferred tool moves no prefix by itself, sim/transcript.py)."""
+        assert step.message is not None
+        blocks = step.message.blocks
+        pos = self.tr.replace_tools(blocks)
+        if pos is None:
+            return
+        self.trace = replace(self.trace, tools=blocks)
+        self._declare_head_change(pos, step.message.tag)
+
+    def _declare_head_change(self, pos: int, cause: str) -> None:
         self.declared.append((pos, cause))
         causes, detail, saved = self.pending_edit
         self.pending_edit = (cause if not causes else f"{causes}+{cause}", detail, saved)
@@ -289,8 +306,10 @@ class Conversation:
             now = self.env.now
             found = self._entry_state(req, provider, now) if main else ""
             out = provider.call(req, now)
-            if found == "lookback_exceeded" and provider.diagnose(req, self.prev_cached[0], now) == "evicted":
-                found = "evicted"  # dropped by best-effort eviction during this very lookup
+            if found == "lookback_exceeded":  # the entry was live: did this very lookup lose it?
+                after = provider.diagnose(req, self.prev_cached[0], now)
+                if after in ("evicted", "server_lookup_failure"):
+                    found = after  # best-effort eviction, or a server-side lookup failure
             self._record(req, out, est, attempt, now, found, main, forced_cause)
             self.index += 1
             yield self.env.timeout(out.duration)

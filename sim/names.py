@@ -41,6 +41,8 @@ MissCause = Literal[
     "provider_switch",  # OpenRouter fell back / re-routed to another upstream: a cold cache (H-21)
     "memory_edit",  # a memory file edited mid-session: the system part changed from it on (C-1, C-2)
     "system_change",  # any other change of the system part by a later `system` event
+    "tools_change",  # a later `tools` event changed the tool list (e.g. deferred tools a search loaded)
+    "server_lookup_failure",  # a live entry not found by the provider (anthropics/claude-code#87966)
 ]
 MISS_CAUSES: Final[tuple[MissCause, ...]] = get_args(MissCause)
 

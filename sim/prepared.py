@@ -25,10 +25,11 @@ from ctxbench.traces.model import (
 @dataclass(frozen=True, slots=True)
 class Step:
     """One replay step: a message to append (`reply` set when it is the model's reply to a
-    request), a model switch, a recorded compaction, a resume, or a new system part (`system`:
-    its blocks as a message of role system, tagged with why it changed)."""
+    request), a model switch, a recorded compaction, a resume, a new system part (`system`:
+    its blocks as a message of role system, tagged with why it changed) or a new tool list
+    (`tools`: its blocks as a message of role tools, tagged "tools_change")."""
 
-    kind: str  # message | reply | switch | compaction | resume | system
+    kind: str  # message | reply | switch | compaction | resume | system | tools
     message: Message | None = None
     t: float | None = None
     game_t: float | None = None
@@ -78,7 +79,10 @@ def _prepare(trace: Trace, factory: BlockFactory, name: str) -> PreparedTrace:
     contents: tuple[Content, ...] = ()  # the system content as it stands
     for i, ev in enumerate(trace.events):
         key = f"e{i}"
-        if isinstance(ev, ToolsEvent):
+        if isinstance(ev, ToolsEvent) and steps:  # replaces the tools from the next request (FORMAT.md)
+            blocks = tuple(tool_block(factory, t) for t in ev.tools)
+            steps.append(Step("tools", Message.of("tools", blocks, "tools_change"), ev.t))
+        elif isinstance(ev, ToolsEvent):
             tools.extend(tool_block(factory, t) for t in ev.tools)
         elif isinstance(ev, SystemEvent) and steps:  # C-1: replaces the system from the next request
             blocks = tuple(block_of(factory, c, "system", f"{key}.{j}") for j, c in enumerate(ev.content))

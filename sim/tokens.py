@@ -246,5 +246,14 @@ class BlockFactory:
         dig = digest64(IMAGE.encode(), key.encode(), f"{width}x{height}:{nbytes}".encode())
         return Block(IMAGE, role, nbytes, n, dig, width=width, height=height, **flags)  # type: ignore[arg-type]
 
-    def tool_def(self, name: str, schema_json: str | None = None, nbytes: int = 0) -> Block:
+    def tool_def(
+        self, name: str, schema_json: str | None = None, nbytes: int = 0, deferred: bool = False
+    ) -> Block:
+        """A tool definition. A deferred one (Anthropic `defer_loading`) is sent but not rendered
+        where it is listed: 0 tokens there (providers.md §1.6; traces/FORMAT.md `tools`)."""
+        if deferred:
+            return self.text(
+                "tools", schema_json, nbytes, key=name, kind=TOOL_DEF, lang="json", tokens=0,
+                name=name, deferred=True,
+            )  # fmt: skip
         return self.text("tools", schema_json, nbytes, key=name, kind=TOOL_DEF, lang="json", name=name)

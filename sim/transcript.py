@@ -51,7 +51,8 @@ class Transcript:
         self.added_images = 0
         self.added_tokens = 0
         self.changed_from: int | None = None  # first block changed since `mark_sent`
-        self._push_blocks(tools)
+        self.first_deferred = -1  # position of the first deferred tool (-1: none)
+        self._push_tools(tools)
         self.tools_end = len(self.blocks)
         self._push_blocks(system)
         self.system_end = len(self.blocks)
@@ -118,6 +119,22 @@ class Transcript:
             add_img(im)
         del img_hashes[im + 1 :]
 
+    def _push_tools(self, tools: Iterable[Block]) -> None:
+        """Push tool definitions. A deferred one (`defer_loading`) is a position of its own but
+        not part of the prefix as the API renders it (providers.md §1.6: tool search "append[s]
+        tool_reference blocks instead of changing the prefix"): the chain hash does not move."""
+        for blk in tools:
+            if not blk.deferred:
+                self._push_blocks((blk,))
+                continue
+            if self.first_deferred < 0:
+                self.first_deferred = len(self.blocks)
+            self.blocks.append(blk)
+            self.hashes.append(self.hashes[-1] if self.hashes else CHAIN_SEED)
+            self.cum_tokens.append(self.total_tokens + blk.tokens)
+            self.cum_bytes.append(self.total_bytes + blk.nbytes)
+            self.cum_images.append(self.cum_images[-1] if self.cum_images else 0)
+
     def append(self, msg: Message) -> None:
         """Append a new message; counts towards the monotonic 'added' counters."""
         if msg.images:
@@ -175,20 +192,42 @@ class Transcript:
         everything after it (the rest of the system and every message) is hashed again, once per
         change. The new blocks count as added content (an anchored estimate sees them, H-13/C-4);
         what they replaced is never subtracted."""
-        old = self.blocks[self.tools_end : self.system_end]
+        return self._replace_head(system, tools=False)
+
+    def replace_tools(self, tools: Sequence[Block]) -> int | None:
+        """Replace the tools segment by `tools` (a later `tools` event: e.g. deferred tools a tool
+        search loaded), as `replace_system` does the system segment."""
+        return self._replace_head(tools, tools=True)
+
+    def _replace_head(self, new_blocks: Sequence[Block], tools: bool) -> int | None:
+        lo, hi = (0, self.tools_end) if tools else (self.tools_end, self.system_end)
+        old = self.blocks[lo:hi]
         keep = 0
-        while keep < len(old) and keep < len(system) and old[keep].digest == system[keep].digest:
+        while (
+            keep < len(old)
+            and keep < len(new_blocks)
+            and old[keep].digest == new_blocks[keep].digest
+            and old[keep].deferred == new_blocks[keep].deferred
+        ):
             keep += 1
-        if keep == len(old) == len(system):
+        if keep == len(old) == len(new_blocks):
             return None
-        pos = self.tools_end + keep
+        pos = lo + keep
+        system = self.blocks[self.tools_end : self.system_end] if tools else []
         messages, image_msgs, changed = list(self.messages), list(self.image_msgs), self.changed_from
         self.truncate_messages(0)
         del self.blocks[pos:], self.hashes[pos:], self.cum_tokens[pos:], self.cum_bytes[pos:]
         del self.cum_images[pos:]
         del self.img_hashes[(self.cum_images[-1] if self.cum_images else 0) + 1 :]
-        new = system[keep:]
-        self._push_blocks(new)
+        new = new_blocks[keep:]
+        if tools:
+            if self.first_deferred >= pos:
+                self.first_deferred = -1
+            self._push_tools(new)
+            self.tools_end = len(self.blocks)
+            self._push_blocks(system)
+        else:
+            self._push_blocks(new)
         self.system_end = len(self.blocks)
         start = self.system_end
         for msg in messages:

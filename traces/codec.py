@@ -199,6 +199,7 @@ def decode_tool(value: Any, at: str) -> ToolDef:
         schema=canonical_json(schema) if schema is not None else None,
         nbytes=o.integer("bytes"),
         mcp=o.flag("mcp"),
+        deferred=o.flag("defer_loading"),
     )
 
 
@@ -336,6 +337,7 @@ def encode_tool(tool: ToolDef, at: str) -> dict[str, Any]:
     else:
         d["bytes"] = tool.nbytes
     _put(d, "mcp", tool.mcp, False)
+    _put(d, "defer_loading", tool.deferred, False)
     return d
 
 

@@ -34,7 +34,7 @@ CONTENT_FIELDS: dict[str, tuple[str, ...]] = {
     "tool_result": ("kind", "tool_use_id", "text", "bytes", "lang", "key", "is_error", *_FLAGS),
     "thinking": ("kind", "text", "bytes", "lang", "key", *_FLAGS),
 }
-TOOL_FIELDS = ("name", "schema", "bytes", "mcp")
+TOOL_FIELDS = ("name", "schema", "bytes", "mcp", "defer_loading")
 USAGE_FIELDS = ("input_tokens", "cache_read", "cache_write_5m", "cache_write_1h", "output_tokens", "cost")
 
 ROLES = ("user", "assistant")

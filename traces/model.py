@@ -48,6 +48,9 @@ class ToolDef:
     schema: str | None = None  # canonical JSON text of the definition, when known
     nbytes: int = 0
     mcp: bool = False
+    # Anthropic `defer_loading`: sent in `tools` but loaded on demand by tool search, so not part of
+    # the prompt where it is listed (providers.md §1.6 escape hatches; sim/providers/anthropic.py)
+    deferred: bool = False
 
 
 @dataclass(frozen=True)

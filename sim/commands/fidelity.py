@@ -42,7 +42,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--json",
         action="store_true",
-        help="print one JSON object per session: requests, within_tolerance, billed and predicted fields",
+        help="print one JSON object per session: requests, within_tolerance, billed and predicted fields, "
+        "outside events taken from the bill and the unconditioned figures",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     p.set_defaults(handler=handle)
@@ -97,6 +98,13 @@ def handle(args: argparse.Namespace) -> int:
             f"  cache read billed {sf.total('billed'):,} predicted {sf.total('predicted'):,} · "
             f"cost billed ${sf.cost_billed:.4f} predicted ${sf.cost_predicted:.4f}"
         )
+        if sf.outside:  # taken from the bill and counted apart (bench/fidelity_outside.py)
+            base = sf.baseline
+            out.append(
+                f"  outside events taken from the bill: lookup failures {list(sf.outside.lookup_failures)}, "
+                f"outside warming {list(sf.outside.outside_warming)} · without them: within "
+                f"{base.share_within:.1%}, cost predicted ${base.cost_predicted:.4f}"
+            )
         for r in sf.requests if args.requests else sf.misses:
             out.append(
                 f"  #{r.index} t={r.t:.0f}s read {r.billed.cache_read:,}/{r.predicted.cache_read:,} "

@@ -11,7 +11,11 @@
   messages segment is readable only by a request whose images extend those of the request that
   wrote it (appending new images keeps it; replacing an old one by a placeholder breaks it);
 - billing by the A/B/C rule of mixed TTLs [§1.8]; usage in the API's exact fields [§1.9];
-- "prompt is too long: N tokens > M maximum" as a 400 invalid_request_error [§1.12].
+- "prompt is too long: N tokens > M maximum" as a 400 invalid_request_error [§1.12];
+- deferred tools (`defer_loading`) are no prefix position of their own [§1.6]; optionally the first
+  one present changes the rendered prefix from the tools on (`deferred_tools_prefix`, observed);
+- optionally, server-side lookup failures: a live entry past the system + tools prefix not found
+  (`lookup_failure_rate`, `lookup_failure_at`; anthropics/claude-code#87966).
 
 Per call the work is bounded by breakpoints × lookback dictionary probes: nothing grows with the
 prompt.
@@ -21,7 +25,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from ctxbench.sim.catalog import ModelInfo, Prices
 from ctxbench.sim.content import IMAGE, TOOL_RESULT, TOOL_USE, Block
@@ -37,6 +41,11 @@ from ctxbench.sim.providers.base import (
 )
 from ctxbench.sim.providers.dialects import ANTHROPIC, anthropic_wire_usage, fault_error, too_long
 from ctxbench.sim.providers.thinking import ThinkingStripper, strips_thinking
+from ctxbench.sim.transcript import chain
+
+# The rendered prefix of a request that sends deferred tools, under `deferred_tools_prefix`
+# "first": every position from the first deferred tool on is keyed apart (one fixed digest).
+DEFERRED_TOOLS_DIGEST = 0x6465666572726564  # b"deferred"
 
 
 @dataclass(frozen=True)
@@ -63,6 +72,21 @@ class AnthropicConfig:
     # cacheWriteTokens 0 throughout; sim/data/profiles/cline.yaml). The bill is unchanged; only the
     # usage the provider reports is (`reported_usage`).
     report_cache_writes: bool = True
+    # §1.6 escape hatches: "`defer_loading` tools / tool search append `tool_reference` blocks
+    # instead of changing the prefix" [DOC]: "append" (default). "first": the first deferred tool
+    # in a request changes the rendered prefix from the tools on, further deferred tools do not
+    # (observed in Claude Code 2.1.114 bills, traces-real ef958aa1: the request that first sends
+    # deferred tools re-wrote its prompt in all three conversations, later loads kept the prefix;
+    # bench/fidelity.py OBSERVED)
+    deferred_tools_prefix: Literal["append", "first"] = "append"
+    # Server-side lookup failures: a request reads only the system + tools prefix though a longer
+    # entry is live and its prompt unchanged (intermittent, self-healing; the API's diagnostics
+    # name it previous_message_not_found, anthropics/claude-code#87966). A per-request probability
+    # (seeded; 0 = never) and scripted failures at (conversation, request index); the miss cause is
+    # "server_lookup_failure". The rate the traces-real Claude Code logs show is in
+    # bench/fidelity_report.md (not a default: 0 keeps the documented cache).
+    lookup_failure_rate: float = 0.0
+    lookup_failure_at: tuple[tuple[str, int], ...] = ()
     latency: Latency = field(default_factory=Latency)
     faults: Faults = field(default_factory=Faults)
 
@@ -108,6 +132,25 @@ class AnthropicCache:
         self.rng = rng
         self.entries: dict[int, _Entry] = {}
         self.evicted: set[int] = set()
+        self.failed_lookup: tuple[str, int] | None = None  # the request whose lookup failed last
+        self._fail_at = frozenset(cfg.lookup_failure_at)
+
+    def _salt_from(self, req: Request) -> int:
+        """First position keyed apart because the request sends deferred tools (-1: none)."""
+        return req.tr.first_deferred if self.cfg.deferred_tools_prefix == "first" else -1
+
+    def _key(self, req: Request, pos: int) -> int:
+        """The cache key of the prefix ending at `pos`, as this request renders it."""
+        h = req.tr.hashes[pos]
+        salt = self._salt_from(req)
+        return chain(h, DEFERRED_TOOLS_DIGEST) if 0 <= salt <= pos else h
+
+    def _lookup_fails(self, req: Request) -> bool:
+        """A server-side lookup failure for this request (scripted, else drawn at the rate)."""
+        if (req.conversation, req.index) in self._fail_at:
+            return True
+        rate = self.cfg.lookup_failure_rate
+        return rate > 0.0 and self.rng.random() < rate
 
     def _previous_position(self, req: Request, pos: int) -> int:
         """The position before `pos`; a run of tool_use or tool_result blocks counts as one
@@ -148,16 +191,22 @@ class AnthropicCache:
         hashes, cum, entries = req.tr.hashes, req.tr.cum_tokens, self.entries
         lookback, collapse = self.cfg.lookback, self.cfg.collapse_tool_runs
         step = collapse or self.cfg.tool_result_images_nested
-        for b, _ttl in reversed(req.breakpoints):
+        salt = self._salt_from(req)
+        breakpoints = req.breakpoints
+        if self._lookup_fails(req):  # only the system + tools prefix is found
+            self.failed_lookup = (req.conversation, req.index)
+            breakpoints = tuple(bp for bp in breakpoints if bp[0] < req.tr.system_end)
+        for b, _ttl in reversed(breakpoints):
             if cum[b] <= best:
                 continue
             pos, checked = b, 0
             while pos >= 0 and checked < lookback:
-                e = entries.get(hashes[pos])
+                h = chain(hashes[pos], DEFERRED_TOOLS_DIGEST) if 0 <= salt <= pos else hashes[pos]
+                e = entries.get(h)
                 if e is not None and self._readable(e, req, pos, now):
                     if self.cfg.random_evict_rate and self.rng.random() < self.cfg.random_evict_rate:
-                        del entries[hashes[pos]]
-                        self.evicted.add(hashes[pos])
+                        del entries[h]
+                        self.evicted.add(h)
                     else:
                         if cum[pos] > best:
                             best, best_pos = cum[pos], pos
@@ -170,12 +219,12 @@ class AnthropicCache:
         """Refresh the hit, write entries at breakpoints past it; bill by the A/B/C rule (§1.8)."""
         tr, cum = req.tr, req.tr.cum_tokens
         if read_pos >= 0:
-            e = self.entries[tr.hashes[read_pos]]
+            e = self.entries[self._key(req, read_pos)]
             e.expires = now + e.ttl
-            self._touch(tr.hashes[read_pos], e)
+            self._touch(self._key(req, read_pos), e)
             if self.cfg.refresh_marks_in_read:
                 for b, _ttl in req.breakpoints:
-                    inner = self.entries.get(tr.hashes[b]) if b < read_pos else None
+                    inner = self.entries.get(self._key(req, b)) if b < read_pos else None
                     if inner is not None and self._readable(inner, req, b, now):
                         inner.expires = max(inner.expires, now + inner.ttl)
         img_count = req.images
@@ -188,7 +237,7 @@ class AnthropicCache:
             if tokens <= read or tokens < self.min_cacheable:
                 continue
             secs = TTL_SECONDS[ttl]
-            h = tr.hashes[b]
+            h = self._key(req, b)
             e = _Entry(tokens, now + secs, now + ttft, secs, img_count, img_hash)
             self.entries.pop(h, None)
             self.entries[h] = e
@@ -221,12 +270,14 @@ class AnthropicCache:
             self.evicted.add(h)
 
     def diagnose(self, req: Request, pos: int, now: float) -> str:
-        h = req.tr.hashes[pos]
+        h = self._key(req, pos)
         if h in self.evicted:
             return "evicted"
         e = self.entries.get(h)
         if e is None:
             return "below_minimum" if req.tr.cum_tokens[pos] < self.min_cacheable else "not_written"
+        if self.failed_lookup == (req.conversation, req.index):  # (this request may have re-written it)
+            return "server_lookup_failure"
         if e.expires <= now:
             return "ttl_expiry"
         if e.readable_at > now:

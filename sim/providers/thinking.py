@@ -77,6 +77,7 @@ class _State:
     src_ends: list[int] = field(default_factory=list)  # src chain hash at the end of each mirrored message
     stripped: list[bool] = field(default_factory=list)  # mirrored message i has its thinking removed
     bound: int = -1  # index of the last real user message mirrored (-1: none)
+    head: tuple[int, int, int] = (0, 0, 0)  # tools end, system end and its chain hash when mirrored
 
 
 class ThinkingStripper:
@@ -96,9 +97,10 @@ class ThinkingStripper:
 
     def _state(self, tr: Transcript) -> _State:
         st = self._states.get(id(tr))
-        if st is None or st.src is not tr:
+        head = (tr.tools_end, tr.system_end, tr.hashes[tr.system_end - 1] if tr.system_end else 0)
+        if st is None or st.src is not tr or st.head != head:  # new, or its tools/system replaced
             tools, system = tr.blocks[: tr.tools_end], tr.blocks[tr.tools_end : tr.system_end]
-            st = self._states[id(tr)] = _State(tr, Transcript(tools, system))
+            st = self._states[id(tr)] = _State(tr, Transcript(tools, system), head=head)
         return st
 
     def _sync(self, st: _State) -> None:

@@ -32,6 +32,20 @@ def test_claude_code_session_fields(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert d["predicted"]["cost"] == pytest.approx(d["billed"]["cost"], rel=0.01)
 
 
+def test_outside_events_and_unconditioned_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """spotter 258c7280: two server-side lookup failures taken from the bill, replayed as observed,
+    counted apart; the replay without them stays beside (within 151/153, cost -11.5 %)."""
+    d = _fidelity_json("spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl", tmp_path, capsys)
+    assert d["requests"] == 153 and d["within_tolerance"] == 1.0
+    fails, warmed = d["outside_events"]["server_lookup_failure"], d["outside_events"]["outside_warming"]
+    assert fails["requests"] == [31, 150] and fails["count"] == 2 and fails["cost"] > 1.0
+    assert warmed == {"requests": [], "count": 0, "cost": 0.0}
+    plain = d["unconditioned"]
+    assert plain["within_tolerance"] == round(151 / 153, 4) and set(plain["predicted"]) == KEYS
+    gap = d["predicted"]["cost"] - plain["predicted"]["cost"]
+    assert gap == pytest.approx(fails["cost"], abs=1e-5)  # later requests unchanged
+
+
 def test_openai_log_replays_on_openai_caching(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     d = _fidelity_json("inspect-ai/2025-05-12T20-27-36-04-00_browser.json", tmp_path, capsys)
     assert d["model"] == "gpt-4o-mini" and d["within_tolerance"] == 1.0

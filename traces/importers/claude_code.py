@@ -16,6 +16,11 @@
   never sends are dropped (`NOT_SENT`, `sent_to_model`), and text that follows a tool result whose
   content is a string is folded into that result, as one block (cli.js `y2z`: the string and the
   reminder texts, trimmed, joined by blank lines).
+- Deferred tools: a ToolSearch result (tool_result parts of type `tool_reference`) loads tools that
+  Claude Code 2.1.x sends in `tools` with `defer_loading` from the next request on, none before the
+  first result (cli.js 2.1.39-2.1.114: the deferred tools kept are those named by tool_reference
+  blocks in the messages, `iQ`); each load becomes a `tools` event listing every tool loaded so far
+  (sizes unknown: 0 bytes; their tokens are billed inside the tool result, where the sizer puts them).
 - Cache marks: Claude Code <= 2.1.68 marks the last block of the last two messages, 2.1.69 and later
   the last message only (cli.js `tengu_api_cache_breakpoints`); `meta.marked_messages` says which,
   and the sizer records the marks on the blocks (traces/importers/sizing.py).
@@ -42,9 +47,14 @@ from ctxbench.traces.importers.base import (
     parse_time,
     tool_use,
 )
-from ctxbench.traces.importers.claude_code_wire import folds_reminders, marked_messages, sent_to_model
+from ctxbench.traces.importers.claude_code_wire import (
+    folds_reminders,
+    loaded_tools,
+    marked_messages,
+    sent_to_model,
+)
 from ctxbench.traces.importers.tokens import Item, build_traces
-from ctxbench.traces.model import Content, Usage
+from ctxbench.traces.model import Content, ToolDef, Usage
 
 BOOKKEEPING = (
     "summary",
@@ -75,6 +85,8 @@ class _Conv:
     version: str = ""
     session: str = ""
     fold: bool = False  # the last item ends with a tool result whose content was a string
+    loaded: list[str] = field(default_factory=list)  # deferred tools ToolSearch results loaded
+    tools_pending: bool = False  # `loaded` grew since the last request
 
 
 def _last_result(contents: list[Content]) -> int:
@@ -311,6 +323,10 @@ class _Reader:
             c.items.append(Item(kind, contents, t=t, where=where))
             raw = msg.get("content")
             c.fold = folds_reminders(raw[-1] if isinstance(raw, list) and raw else None)
+            new = [n for n in loaded_tools(raw) if n not in c.loaded]
+            if new:
+                c.loaded += new
+                c.tools_pending = True
             return
         model = str(msg.get("model", ""))
         if model == "<synthetic>":
@@ -320,6 +336,11 @@ class _Reader:
         rid = str(o.get("requestId") or msg.get("id") or where)
         item = c.replies.get(rid)
         if item is None:
+            if c.tools_pending:  # Claude Code 2.1.x sends the loaded tools from now on, deferred
+                tools = tuple(ToolDef(n, nbytes=0, deferred=True) for n in c.loaded)
+                c.items.append(Item("tools", tools=tools, t=t, where=where))
+                c.tools_pending = False
+                rep.counts["tool lists changed by ToolSearch results (deferred tools)"] += 1
             item = Item("reply", [], t=t, where=where, request_id=rid, model=model)
             c.replies[rid] = item
             c.items.append(item)

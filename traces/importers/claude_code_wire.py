@@ -61,3 +61,17 @@ def folds_reminders(block: Any) -> bool:
         and block.get("type") == "tool_result"
         and isinstance(block.get("content"), str)
     )
+
+
+def loaded_tools(content: Any) -> list[str]:
+    """Names of the tools a ToolSearch result in this user message content loads: `tool_reference`
+    parts of its tool results (cli.js 2.1.39-2.1.114 `iQ`: the deferred tools a request sends)."""
+    out: list[str] = []
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict) or block.get("type") != "tool_result":
+            continue
+        parts = block.get("content")
+        for part in parts if isinstance(parts, list) else []:
+            if isinstance(part, dict) and part.get("type") == "tool_reference" and part.get("tool_name"):
+                out.append(str(part["tool_name"]))
+    return out

@@ -40,6 +40,8 @@ from ctxbench.traces.model import (
     Header,
     MessageEvent,
     SystemEvent,
+    ToolDef,
+    ToolsEvent,
     Trace,
     Usage,
 )
@@ -48,10 +50,11 @@ from ctxbench.traces.model import (
 @dataclass
 class Item:
     """One importer-level thing in time order: a user message, a model reply (one request), a
-    compaction boundary or the summary message that follows it."""
+    compaction boundary, the summary message that follows it, or a new tool list."""
 
-    kind: str  # user | reply | summary | compact
+    kind: str  # user | reply | summary | compact | tools
     contents: list[Content] = field(default_factory=list)
+    tools: tuple[ToolDef, ...] = ()  # kind "tools": the tool list from the next request on
     t: float | None = None
     t_end: float | None = None
     where: str = ""
@@ -79,6 +82,7 @@ def _events(items: list[Item], report: ImportReport, name: str) -> list[Event]:
     last_t = 0.0
     tool_ids: set[str] = set()
     compaction: CompactionEvent | None = None
+    tools: tuple[ToolDef, ...] | None = None  # a new tool list for the next request
     t0 = min((i.t for i in items if i.t is not None), default=0.0)
 
     def rel(t: float | None) -> float:
@@ -111,6 +115,8 @@ def _events(items: list[Item], report: ImportReport, name: str) -> list[Event]:
             summary = tuple(_summary_text(c) for c in it.contents)
             events[events.index(compaction)] = replace(compaction, summary=compaction.summary + summary)
             compaction = next(e for e in reversed(events) if isinstance(e, CompactionEvent))
+        elif it.kind == "tools":  # the tools of the next request (traces/FORMAT.md `tools`)
+            tools = it.tools
         elif it.kind == "compact":
             flush()
             pre = it.pre_tokens if isinstance(it.pre_tokens, int) and it.pre_tokens >= 0 else None
@@ -120,6 +126,9 @@ def _events(items: list[Item], report: ImportReport, name: str) -> list[Event]:
         elif it.kind == "reply":
             start = pending_t if pending else None
             flush()
+            if tools is not None:
+                events.append(ToolsEvent(tools, t=start if start is not None else last_t))
+                tools = None
             compaction = None
             contents: list[Content] = []
             for c in it.contents:

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from ctxbench.bench.fidelity import compare
-from ctxbench.traces.format import dumps_trace
+from ctxbench.traces.format import dumps_trace, read_trace
 from ctxbench.traces.importers import ImportFailure, import_paths
-from ctxbench.traces.model import MessageEvent
+from ctxbench.traces.model import MessageEvent, ToolsEvent
 from tests.real import REAL, needs_real
 
 
@@ -207,3 +207,42 @@ def test_haiku_thinking_stripped_by_user_text_is_sized_and_replayed(tmp_path: Pa
     assert [r.predicted.cache_read for r in sf.requests] == [4500, 5000, 5000]
     assert [r.predicted.cache_read + r.predicted.cache_write for r in sf.requests] == [5000, 5900, 5700]
     assert sf.share_ok == 1.0
+
+
+def _search(rid: str, t: int, names: list[str], tid: str) -> list[str]:
+    query = {"query": "select:" + ",".join(names)}
+    refs = [{"type": "tool_reference", "tool_name": n} for n in names]
+    return [
+        _reply(rid, t, [{"type": "tool_use", "id": tid, "name": "ToolSearch", "input": query}], 0, 0),
+        _user(f"u-{tid}", t + 1, [{"type": "tool_result", "tool_use_id": tid, "content": refs}]),
+    ]
+
+
+def test_tool_search_results_become_tools_events_with_deferred_tools(tmp_path: Path) -> None:
+    """Claude Code 2.1.x sends the tools ToolSearch results loaded, with defer_loading, from the
+    next request on (cli.js `iQ`): one `tools` event per load, listing every tool loaded so far;
+    the request after it starts at its user message's time (the event does not move it)."""
+    lines = [
+        _user("u1", 0, "hello"),
+        *_search("r1", 1, ["WebSearch", "WebFetch"], "t1"),
+        *_search("r2", 5, ["WebFetch"], "t2"),  # nothing new: no event
+        *_search("r3", 9, ["TaskGet"], "t3"),
+        _reply("r4", 12, [{"type": "text", "text": "done"}], 0, 0),
+    ]
+    p = tmp_path / "s.jsonl"
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    res = import_paths([p])
+    tools = [e for e in res.main.events if isinstance(e, ToolsEvent)]
+    assert [[(x.name, x.deferred, x.nbytes) for x in e.tools] for e in tools] == [
+        [("WebSearch", True, 0), ("WebFetch", True, 0)],
+        [("WebSearch", True, 0), ("WebFetch", True, 0), ("TaskGet", True, 0)],
+    ]
+    assert [e.t for e in tools] == [2.0, 10.0]
+    kinds = [type(e).__name__ + ("" if not isinstance(e, MessageEvent) else e.role) for e in res.main.events]
+    at = kinds.index("ToolsEvent")
+    assert kinds[at - 1 : at + 2] == ["MessageEventuser", "ToolsEvent", "MessageEventassistant"]
+    text = dumps_trace(res.main)
+    assert text.count('"defer_loading":true') == 5
+    back = tmp_path / "s.trace.jsonl"
+    back.write_text(text, encoding="utf-8")
+    assert read_trace(back).events == res.main.events

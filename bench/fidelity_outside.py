@@ -1,0 +1,126 @@
+"""State outside the conversation, taken from its bill and counted apart (issue 11).
+
+No model of the client can predict what the provider or other sessions of the same account did to
+the cache. The replay already conditions on one such fact: the first request's recorded read
+(`meta.warm_tokens`, W: a static prefix an earlier session wrote). Two more kinds are recognised
+from the bill, each by one signature that names no session, and replayed as observed events:
+
+- server-side lookup failure at request k: the billed read is the conversation's system + tools
+  prefix (`meta.system_tokens`, S, within max(1 %, 128) tokens) while the replay without it reads
+  more (a longer entry was live and the log shows the prompt unchanged up to it). The bills of
+  others show the same signature, intermittent and self-healing, and the API's own diagnostics
+  name it `previous_message_not_found`, not a prompt change (anthropics/claude-code#87966,
+  "cache_read pinned to the stable-prefix boundary"). Replayed: the read falls back to the
+  system + tools prefix and the rest is re-written (sim/providers/anthropic.py
+  `lookup_failure_at`; the miss cause `server_lookup_failure`);
+- outside warming at request k: the billed read is the static prefix W while the replay without
+  it reads less (W's entry expired after an idle gap longer than the TTL, or this rendering of it
+  was never written by the conversation itself: a sibling sub-agent wrote it after its own first
+  deferred tools). Replayed: the static entry, as request k renders it, written or refreshed by
+  another session just before request k.
+
+`compare` (bench/fidelity.py) replays without them first (the unconditioned figures), recognises
+them on that replay, replays again with them, and repeats until no new one appears.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ctxbench.bench.fidelity_causes import near, tolerance
+from ctxbench.sim.content import Block
+from ctxbench.sim.names import Ttl
+from ctxbench.sim.providers.base import Outcome, Provider, Request
+from ctxbench.sim.transcript import Transcript
+
+if TYPE_CHECKING:
+    from ctxbench.bench.fidelity import RequestCompare
+
+LOOKUP_FAILURE = "server_lookup_failure"
+OUTSIDE_WARMING = "outside_warming"
+KINDS = (LOOKUP_FAILURE, OUTSIDE_WARMING)
+LABELS = {
+    LOOKUP_FAILURE: "server-side lookup failure",
+    OUTSIDE_WARMING: "static prefix warmed outside the conversation",
+}
+CONVERSATION = "c0"  # the name run_prepared gives the one conversation a fidelity replay runs
+
+
+@dataclass(frozen=True)
+class OutsideEvents:
+    """Requests (indexes in the conversation) where each kind of outside event is replayed."""
+
+    lookup_failures: tuple[int, ...] = ()
+    outside_warming: tuple[int, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.lookup_failures or self.outside_warming)
+
+    def __or__(self, other: OutsideEvents) -> OutsideEvents:
+        return OutsideEvents(
+            tuple(sorted({*self.lookup_failures, *other.lookup_failures})),
+            tuple(sorted({*self.outside_warming, *other.outside_warming})),
+        )
+
+    def at(self, kind: str) -> tuple[int, ...]:
+        return self.lookup_failures if kind == LOOKUP_FAILURE else self.outside_warming
+
+    def kind_of(self, index: int) -> str:
+        return next((k for k in KINDS if index in self.at(k)), "")
+
+
+def recognise(requests: list[RequestCompare], meta: dict[str, Any]) -> OutsideEvents:
+    """The outside events a replay's requests show (module docstring: one signature per kind)."""
+    system = int(meta.get("system_tokens", 0) or 0)
+    warm = int(meta.get("warm_tokens", 0) or 0)
+    fails, warmed = [], []
+    for r in requests:
+        if r.index == 0:  # the first request's read is W itself (meta.warm_tokens)
+            continue
+        billed, pred = r.billed.cache_read, r.predicted.cache_read
+        if near(billed, system) and pred > billed + tolerance(billed):
+            fails.append(r.index)
+        elif near(billed, warm) and pred < billed - tolerance(billed):
+            warmed.append(r.index)
+    return OutsideEvents(tuple(fails), tuple(warmed))
+
+
+def static_entry(
+    provider: Provider,
+    tools: Sequence[Block],
+    system: Sequence[Block],
+    model: str,
+    tokens: int,
+    ttl: Ttl,
+    now: float,
+) -> bool:
+    """Write (or read and so refresh) the entry of the static prefix an earlier session left: the
+    tools and the system block whose end is at `tokens`."""
+    tr = Transcript(tools, system)
+    pos = next((i for i in range(tr.tools_end, len(tr)) if tr.cum_tokens[i] == tokens), -1)
+    if pos < 0:
+        return False
+    provider.call(Request(tr, pos + 1, model, 0, ((pos, ttl),), "warmup", "warmup"), now)
+    return True
+
+
+class OutsideWarming:
+    """A provider whose static prefix another session writes or refreshes just before the given
+    requests of the replayed conversation (as each of them renders it: its tools and system)."""
+
+    def __init__(self, inner: Provider, at: tuple[int, ...], tokens: int, ttl: Ttl) -> None:
+        self.inner, self.at, self.tokens, self.ttl = inner, frozenset(at), tokens, ttl
+        self.name = inner.name
+        self.model = inner.model
+
+    def call(self, req: Request, now: float) -> Outcome:
+        if req.conversation == CONVERSATION and req.index in self.at and req.kind != "warmup":
+            tr = req.tr
+            tools, system = tr.blocks[: tr.tools_end], tr.blocks[tr.tools_end : tr.system_end]
+            static_entry(self.inner, tools, system, req.model, self.tokens, self.ttl, now - 1.0)
+        return self.inner.call(req, now)
+
+    def diagnose(self, req: Request, pos: int, now: float) -> str:
+        return self.inner.diagnose(req, pos, now)
