@@ -23,8 +23,8 @@ def block_of(f: BlockFactory, c: Content, role: str, key: str) -> Block:
         w, h, nbytes = c.width, c.height, c.nbytes
         digest = digest64(_IMAGE_BYTES, (c.key or key).encode(), f"{w}x{h}:{nbytes}".encode())
         return _block(
-            IMAGE, role, nbytes, image_tokens(f.image_rule, w, h), digest, w, h, c.pinned, False, False,
-            c.skill, None, c.name, c.tool_id, c.cache,
+            IMAGE, role, nbytes, image_tokens(f.image_rule, w, h), digest, width=w, height=h,
+            pinned=c.pinned, skill=c.skill, name=c.name, tool_id=c.tool_id, cache=c.cache,
         )  # fmt: skip
     lang = "json" if kind == "tool_use" else c.lang
     text, tokens = c.text, c.tokens
@@ -44,8 +44,8 @@ def block_of(f: BlockFactory, c: Content, role: str, key: str) -> Block:
         if tokens is None:
             tokens = f.counter.count_bytes(nbytes, lang)
     return _block(
-        kind, role, nbytes, tokens, digest, 0, 0, c.pinned, False, False, c.skill, text, c.name, c.tool_id,
-        c.cache,
+        kind, role, nbytes, tokens, digest,
+        pinned=c.pinned, skill=c.skill, text=text, name=c.name, tool_id=c.tool_id, cache=c.cache,
     )  # fmt: skip
 
 
@@ -61,7 +61,7 @@ def message_of(f: BlockFactory, ev: MessageEvent, key: str) -> Message:
         else:
             nbytes += b.nbytes
         tokens += b.tokens
-    return _message(role, blocks, ev.tag, ev.pinned, nbytes, images, tokens)
+    return _message(role, blocks, tag=ev.tag, pinned=ev.pinned, nbytes=nbytes, images=images, tokens=tokens)
 
 
 def _pin(b: Block) -> Block:

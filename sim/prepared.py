@@ -100,9 +100,9 @@ def _prepare(trace: Trace, factory: BlockFactory, name: str) -> PreparedTrace:
                 out = ev.output_tokens
                 if out is None:
                     out = ev.usage.output_tokens if ev.usage else msg.tokens
-                steps.append(_step("reply", msg, ev.t, ev.game_t, int(out), "", 0, ev))
+                steps.append(_step("reply", msg, t=ev.t, game_t=ev.game_t, output_tokens=int(out), event=ev))
             else:
-                steps.append(_step("message", msg, ev.t, ev.game_t, 0, "", 0, None))
+                steps.append(_step("message", msg, t=ev.t, game_t=ev.game_t))
         elif isinstance(ev, ModelSwitchEvent):
             steps.append(Step("switch", None, ev.t, None, model=ev.model, window=ev.window))
         elif isinstance(ev, ResumeEvent):  # C-4, C-15: the harness restarts (sim/harness.py _resume)

@@ -92,9 +92,10 @@ def test_message_of_makes_message_of(items: list[Content], pinned: bool) -> None
 def test_slots_maker_makes_the_classs_own_object() -> None:
     make = slots_maker(Step)
     msg = Message.of("user", (BlockFactory().text("user", "hi"),))
-    args = ("reply", msg, 1.5, None, 40, "", 0, None)
-    made, own = make(*args), Step(*args)
+    made, own = make("reply", msg, t=1.5, output_tokens=40), Step("reply", msg, t=1.5, output_tokens=40)
     assert made == own and type(made) is Step and hash(made.message) == hash(own.message)
+    block = slots_maker(Block)("text", "user", 3, 1, 7)  # every field left out takes its default
+    assert block == Block("text", "user", 3, 1, 7)
     with pytest.raises(AttributeError):
         made.kind = "message"  # type: ignore[misc]
     with pytest.raises(TypeError):
