@@ -10,7 +10,6 @@ the run (DESIGN.md "Records, not statistics, in the loop").
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -26,6 +25,14 @@ from ctxbench.sim.runner import prepare_for, run_prepared
 from ctxbench.sim.summary import summarize
 from ctxbench.traces.generators.spec import GEN_PREFIX, is_spec_file, open_trace, parse_gen_spec
 from ctxbench.traces.model import Trace
+
+
+def _sha256(data: bytes) -> str:
+    """The hex SHA-256 of `data` (hashlib imported here: a `run` that stores nothing skips it)."""
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
 
 # Columns every row has, in file order; `failures_<kind>` columns follow (the kinds seen).
 ID_COLUMNS = (
@@ -85,7 +92,7 @@ class RunTask:
         ]
         if self.policy_set or self.provider_params or self.tokenizer != "rate":  # older keys unchanged
             ident += [list(self.policy_set), self.provider_params, self.tokenizer]
-        return hashlib.sha256(json.dumps(ident, separators=(",", ":")).encode()).hexdigest()[:24]
+        return _sha256(json.dumps(ident, separators=(",", ":")).encode())[:24]
 
 
 # ------------------------------------------------------------------ traces
@@ -93,11 +100,11 @@ def trace_hash(trace: str) -> str:
     """Content hash of a trace file (sha256 of its bytes), or of a generator spec's generator and
     parameters (the same for the same trace however the spec is written: inline or a file)."""
     if trace.startswith(GEN_PREFIX):
-        return "gen-" + hashlib.sha256(parse_gen_spec(trace).canonical().encode()).hexdigest()[:20]
+        return "gen-" + _sha256(parse_gen_spec(trace).canonical().encode())[:20]
     p = Path(trace)
     if not p.is_file():
         raise FileNotFoundError(f"{trace}: no such trace file")
-    return hashlib.sha256(p.read_bytes()).hexdigest()[:20]
+    return _sha256(p.read_bytes())[:20]
 
 
 def seeded_spec(trace: str, seed: int) -> str:
@@ -121,7 +128,7 @@ load_trace = open_trace  # a trace file, or a `gen:` spec made into its trace
 
 def policy_hash(policy: Policy) -> str:
     """Hash of the policy's name and every component parameter (the frozen dataclasses' repr)."""
-    return hashlib.sha256(repr(dataclasses.replace(policy, budget=0)).encode()).hexdigest()[:16]
+    return _sha256(repr(dataclasses.replace(policy, budget=0)).encode())[:16]
 
 
 @lru_cache(maxsize=64)

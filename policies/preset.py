@@ -7,16 +7,13 @@ at any level are errors that list the valid keys.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from ctxbench.policies.contracts import Compaction, Estimator, Eviction, Marks
 from ctxbench.policies.registry import RegistryError, create, lookup
+from ctxbench.sim import yamltext
 from ctxbench.sim.values import Tokens, ValueProblem, check_params, unknown
-from ctxbench.sim.yamltext import load_yaml, yaml_problem
 
 TOP_KEYS = (
     "name",
@@ -183,27 +180,29 @@ def policy_assignments(items: list[str]) -> dict[str, Any]:
         raise PresetError(str(exc)) from exc
 
 
+PRESETS = Path(__file__).parent / "presets"  # the bundled presets (package data)
+
+
 def preset_names() -> list[str]:
-    folder = resources.files("ctxbench.policies").joinpath("presets")
-    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
+    return sorted(p.name[:-5] for p in PRESETS.iterdir() if p.name.endswith(".yaml"))
 
 
 def load_policy(name_or_path: str) -> Policy:
     """A preset by name (`h-openrouter`) or a path to a YAML file."""
     path = Path(name_or_path)
-    if path.suffix in (".yaml", ".yml") or path.exists():
+    bundled = not (path.suffix in (".yaml", ".yml") or path.exists())
+    if not bundled:
         if not path.exists():
             raise PresetError(f"{name_or_path}: no such preset file")
         text = path.read_text(encoding="utf-8")
         where = str(path)
     else:
-        res = resources.files("ctxbench.policies").joinpath("presets", f"{name_or_path}.yaml")
-        if not res.is_file():
+        path = PRESETS / f"{name_or_path}.yaml"
+        if not path.is_file():
             raise PresetError(unknown("preset", name_or_path, preset_names(), "known presets"))
-        text = res.read_text(encoding="utf-8")
         where = f"policies/presets/{name_or_path}.yaml"
     try:
-        data = load_yaml(text)
-    except yaml.YAMLError as exc:
-        raise PresetError(yaml_problem(where, exc)) from None
+        data = yamltext.load_bundled(path) if bundled else yamltext.load_yaml(text)
+    except yamltext.YAMLError as exc:
+        raise PresetError(yamltext.yaml_problem(where, exc)) from None
     return policy_from_dict(data, where)

@@ -40,8 +40,9 @@ def names(kind: str) -> list[str]:
 
 
 def lookup(kind: str, name: str) -> Any:
-    _ensure_loaded(kind)
     table = _REGISTRY.get(kind)
+    if table is not None and name not in table:
+        _ensure_loaded(kind, name)
     if table is None:
         raise RegistryError(unknown("registry kind", kind, KINDS, "valid kinds"))
     if name not in table:
@@ -113,20 +114,56 @@ _COMPONENTS = tuple(
 _MODULES_OF: dict[str, tuple[str, ...]] = {
     **{kind: _COMPONENTS for kind in ("estimator", "eviction", "compaction", "marks")},
     "provider": ("ctxbench.sim.providers.registry",),
-    "generator": ("ctxbench.traces.generators",),
+    "generator": ("ctxbench.traces.generators.builtin",),
     "importer": ("ctxbench.traces.importers",),
     "harness": ("ctxbench.sim.harness", "ctxbench.sim.harness_c"),
 }
+# The module that registers each component a preset can name, so that looking one up imports
+# that module only (a preset names four components; importing all eight component modules and
+# harness C was a tenth of a short `ctxbench run`, issue 13). A name missing here is still found,
+# by importing every module of its kind; a test checks this table against the registrations.
+_HOME: dict[str, dict[str, str]] = {
+    "estimator": {
+        "anchored": "estimators", "exact": "estimators", "c-usage": "tiers", "last-usage": "condensers",
+    },
+    "eviction": {
+        "batch": "eviction", "keep-all": "eviction", "keep-last": "eviction",
+        "mask-tool-results": "masking", "recent-events": "masking",
+    },
+    "compaction": {
+        "h-handoff": "compaction", "c-tiers": "tiers", "none": "condensers",
+        "threshold-summary": "condensers", "recorded": "recorded",
+    },
+    "marks": {
+        "h-direct": "marks", "h-openrouter": "marks", "last-block": "marks", "none": "marks",
+        "claude-code": "condensers", "recorded": "recorded",
+    },
+    "harness": {
+        "H": "ctxbench.sim.harness", "recorded": "ctxbench.sim.harness", "C": "ctxbench.sim.harness_c",
+    },
+}  # fmt: skip
 _loaded: set[str] = set()
 
 
-def _ensure_loaded(kind: str) -> None:
-    """Import the modules that register components of `kind` (once)."""
+def home_module(kind: str, name: str) -> str | None:
+    """The module `_HOME` says registers `name` of `kind` (full dotted name), or None."""
+    mod = _HOME.get(kind, {}).get(name)
+    return None if mod is None else mod if "." in mod else f"ctxbench.policies.{mod}"
+
+
+def _ensure_loaded(kind: str, name: str | None = None) -> None:
+    """Import the module that registers `name` (when known), else every module that registers
+    components of `kind` (once)."""
+    import importlib
+
+    home = home_module(kind, name) if name is not None else None
+    if home is not None:
+        importlib.import_module(home)
+        if name in _REGISTRY[kind]:
+            return
     if kind in _loaded:
         return
     _loaded.add(kind)
-    import importlib
-
     for mod in _MODULES_OF.get(kind, ()):
         try:
             importlib.import_module(mod)

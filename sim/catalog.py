@@ -27,13 +27,10 @@ import difflib
 import re
 from dataclasses import dataclass, replace
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from ctxbench.sim.yamltext import load_yaml
+from ctxbench.sim import yamltext
 
 
 class CatalogError(ValueError):
@@ -93,6 +90,7 @@ class Resolved:
         return self.key + ("-fast" if self.fast else "") + ("[1m]" if self.long_window else "")
 
 
+DATA = Path(__file__).parent / "data"  # models.yaml, prices.yaml (package data)
 PROFILE_KEYS = ("provider", "window", "min_cacheable")
 _EXTRA_MODELS: dict[str, dict[str, Any]] = {}
 _EXTRA_PRICES: dict[str, dict[str, Any]] = {}
@@ -100,8 +98,7 @@ _EXTRA_PRICES: dict[str, dict[str, Any]] = {}
 
 @cache
 def _load(name: str) -> dict[str, dict[str, Any]]:
-    text = resources.files("ctxbench.sim").joinpath("data", name).read_text(encoding="utf-8")
-    data = load_yaml(text) or {}
+    data = yamltext.load_bundled(DATA / name) or {}
     return {str(k): dict(v) for k, v in data.items()}
 
 
@@ -305,10 +302,10 @@ def add_prices_file(path: str | Path) -> list[str]:
     """Add the rows of a user price file (`--prices FILE`); returns the model names it adds."""
     p = Path(path)
     try:
-        data = load_yaml(p.read_text(encoding="utf-8")) or {}
+        data = yamltext.load_yaml(p.read_text(encoding="utf-8")) or {}
     except OSError as exc:
         raise CatalogError(f"--prices {p}: cannot read ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
+    except yamltext.YAMLError as exc:
         raise CatalogError(f"--prices {p}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
     if not isinstance(data, dict):
         raise CatalogError(f"--prices {p}: must map model names to price rows")

@@ -9,9 +9,13 @@ wherever they appear; position is added by the chained hash in `ctxbench.sim.tra
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import Final
+
+try:  # hashlib's own blake2b, without loading OpenSSL for the other algorithms (start-up, issue 13)
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import blake2b
 
 TEXT: Final = "text"
 IMAGE: Final = "image"
@@ -27,7 +31,7 @@ ROLES: Final = ("tools", "system", "user", "assistant")
 def digest64(*parts: bytes) -> int:
     """64-bit content digest (blake2b); cheap enough to compute once per block."""
     data = b"\x1f".join(parts) + b"\x1f"  # each part followed by the separator, hashed at once
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+    return int.from_bytes(blake2b(data, digest_size=8).digest(), "little")
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,9 @@ from dataclasses import dataclass
 
 from ctxbench.sim.build import block_of, message_of, tool_block
 from ctxbench.sim.content import Block, Message
+from ctxbench.sim.makers import slots_maker
 from ctxbench.sim.tokens import BlockFactory
+from ctxbench.traces.gcpause import gc_paused
 from ctxbench.traces.model import (
     PLAYBOOK_KEY,
     CompactionEvent,
@@ -37,6 +39,9 @@ class Step:
     event: object | None = None
 
 
+_step = slots_maker(Step)  # the Step(...) of each message, made as cheaply as a block (sim/makers.py)
+
+
 @dataclass(frozen=True)
 class PreparedTrace:
     name: str
@@ -62,6 +67,11 @@ def system_change(old: tuple[Content, ...], new: tuple[Content, ...]) -> str:
 
 
 def prepare(trace: Trace, factory: BlockFactory, name: str = "") -> PreparedTrace:
+    with gc_paused():  # every block made is kept (traces/gcpause.py)
+        return _prepare(trace, factory, name)
+
+
+def _prepare(trace: Trace, factory: BlockFactory, name: str) -> PreparedTrace:
     tools: list[Block] = []
     system: list[Block] = []
     steps: list[Step] = []
@@ -90,9 +100,9 @@ def prepare(trace: Trace, factory: BlockFactory, name: str = "") -> PreparedTrac
                 out = ev.output_tokens
                 if out is None:
                     out = ev.usage.output_tokens if ev.usage else msg.tokens
-                steps.append(Step("reply", msg, ev.t, ev.game_t, int(out), event=ev))
+                steps.append(_step("reply", msg, t=ev.t, game_t=ev.game_t, output_tokens=int(out), event=ev))
             else:
-                steps.append(Step("message", msg, ev.t, ev.game_t))
+                steps.append(_step("message", msg, t=ev.t, game_t=ev.game_t))
         elif isinstance(ev, ModelSwitchEvent):
             steps.append(Step("switch", None, ev.t, None, model=ev.model, window=ev.window))
         elif isinstance(ev, ResumeEvent):  # C-4, C-15: the harness restarts (sim/harness.py _resume)

@@ -12,6 +12,7 @@ Image tokens follow each provider's rule (`image_tokens`).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -198,6 +199,13 @@ IMAGE_RULES = {
 }
 
 
+@functools.lru_cache(maxsize=4096)
+def image_tokens(rule: str, width: int, height: int) -> int:
+    """`IMAGE_RULES[rule](width, height)`, remembered: a trace repeats a few image sizes thousands
+    of times, and the Anthropic rule is a binary search."""
+    return IMAGE_RULES[rule](width, height)
+
+
 # ---------------------------------------------------------------- block factory
 @dataclass(frozen=True)
 class BlockFactory:
@@ -234,7 +242,7 @@ class BlockFactory:
         return Block(kind, role, nbytes, n, dig, text=text, **flags)  # type: ignore[arg-type]
 
     def image(self, role: str, width: int, height: int, nbytes: int, key: str, **flags: object) -> Block:
-        n = IMAGE_RULES[self.image_rule](width, height)
+        n = image_tokens(self.image_rule, width, height)
         dig = digest64(IMAGE.encode(), key.encode(), f"{width}x{height}:{nbytes}".encode())
         return Block(IMAGE, role, nbytes, n, dig, width=width, height=height, **flags)  # type: ignore[arg-type]
 

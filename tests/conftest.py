@@ -1,11 +1,17 @@
 """Test-wide settings: hypothesis never fails a property on timing (the machine is shared), and
-under CI (CI=true) explores a fixed, reproducible set of examples."""
+under CI (CI=true) explores a fixed, reproducible set of examples; a parsed-YAML cache of the
+session's own."""
 
 from __future__ import annotations
 
 import os
+import tempfile
 
 from hypothesis import settings
+
+# The parsed-YAML cache (sim/yamltext.py) of this test session in a folder of its own (inherited by
+# the CLI subprocesses tests start), so a run of the tests neither reads nor writes the user's.
+os.environ["CTXBENCH_CACHE_DIR"] = tempfile.mkdtemp(prefix="ctxbench-test-cache-")
 
 settings.register_profile("ctxbench", deadline=None)
 settings.register_profile("ci", deadline=None, derandomize=True, print_blob=True)

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 from ctxbench.traces.codec import FieldError, decode_line, encode_line
+from ctxbench.traces.gcpause import gc_paused
 from ctxbench.traces.model import CompactionEvent, Event, Header, MessageEvent, Trace
 
 __all__ = [
@@ -138,11 +139,21 @@ class _Sequence:
             raise FieldError("kept_from", f"is {item.kept_from} but only {self.messages} messages precede it")
 
 
-def _iter_lines(lines: Iterator[bytes], path: str) -> Iterator[Header | Event]:
+# From this size on a file's message lines take the fast path (`traces/fastread.py`): below it,
+# importing msgspec and building its decoder (~65M instructions once the simulator is imported)
+# costs more than it saves (~0.2M a message line: break-even near 330 lines, ~120 KB of a game
+# trace; reading the 224 KB game-300 sample costs 190M instructions strictly, 131M this way).
+FAST_READ_BYTES = 128 * 1024
+
+
+def _iter_lines(lines: Iterator[bytes], path: str, fast: bool = False) -> Iterator[Header | Event]:
+    fast_message: Callable[[bytes], MessageEvent | None] | None = None
+    if fast:
+        from ctxbench.traces.fastread import fast_message
     seq = _Sequence()
     lineno = 0
     for lineno, raw in enumerate(lines, 1):
-        item = loads_line(raw, path=path, lineno=lineno)
+        item = (fast_message and fast_message(raw)) or loads_line(raw, path=path, lineno=lineno)
         try:
             seq.check(item, lineno)
         except FieldError as e:
@@ -163,17 +174,18 @@ def iter_events(path: PathLike) -> Iterator[Header | Event]:
         raise TraceError(name, 0, None, f"cannot read trace file: {e.strerror or e}") from None
     with f:
         try:
-            yield from _iter_lines(iter(f), name)
+            yield from _iter_lines(iter(f), name, os.fstat(f.fileno()).st_size >= FAST_READ_BYTES)
         except OSError as e:  # e.g. a directory, or a read error mid-file
             raise TraceError(name, 0, None, f"cannot read trace file: {e.strerror or e}") from None
 
 
 def read_trace(path: PathLike) -> Trace:
     """Read and check a whole trace file."""
-    items = iter_events(path)
-    header = next(items)
-    assert isinstance(header, Header)  # _Sequence guarantees it
-    return Trace(header=header, events=tuple(items), path=os.fspath(path))  # type: ignore[arg-type]
+    with gc_paused():
+        items = iter_events(path)
+        header = next(items)
+        assert isinstance(header, Header)  # _Sequence guarantees it
+        return Trace(header=header, events=tuple(items), path=os.fspath(path))  # type: ignore[arg-type]
 
 
 # Characters `str.splitlines()` treats as line ends that JSON may leave raw: escaped on writing so

@@ -8,6 +8,7 @@ asserted. Run with
 
 from __future__ import annotations
 
+import csv
 import os
 import resource
 import time
@@ -48,8 +49,8 @@ def _sweep(benchmark: Any, tmp_path: Path, scheduler: str | None) -> None:
         assert st.computed == 1000
 
     benchmark.pedantic(once, rounds=1, iterations=1)
-    rows = out.read_text().splitlines()[1:]
-    requests = sum(int(r.split(",")[10]) for r in rows)
+    with out.open(newline="") as f:
+        requests = sum(int(row["requests"]) for row in csv.DictReader(f))
     benchmark.extra_info.update(figures, requests=requests)
     print(
         f"\n1,000-run sweep ({scheduler or 'process pool'}): {figures['cpu']:.1f} CPU-s, "

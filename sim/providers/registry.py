@@ -7,18 +7,16 @@ model and its parameters; `make_provider(profile, model, seed)` builds one insta
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ctxbench.policies.registry import register
+from ctxbench.sim import yamltext
 from ctxbench.sim.catalog import model_info, prices
 from ctxbench.sim.providers.anthropic import AnthropicConfig, AnthropicProvider
 from ctxbench.sim.providers.base import Provider
 from ctxbench.sim.providers.config import ProfileError, config_from
 from ctxbench.sim.values import unknown
-from ctxbench.sim.yamltext import load_yaml, yaml_problem
 
 __all__ = ["ProfileError", "default_model", "make_provider", "profile", "profile_names"]
 
@@ -77,11 +75,13 @@ def openrouter_provider(model: str, seed: int = 0, **params: Any) -> Provider:
     return OpenRouterProvider(model_info(model), prices(model), cfg, ups, seed)
 
 
-def _read_profile(p: Any, label: str = "") -> dict[str, Any]:
+def _read_profile(p: Path, label: str = "") -> dict[str, Any]:
+    """A profile file's mapping: a bundled one (no `label`) through the parsed-data cache."""
     try:
-        data = load_yaml(p.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ProfileError(yaml_problem(label or "sim/data/profiles/" + p.name, exc)) from None
+        text = p.read_text(encoding="utf-8") if label else None
+        data = (yamltext.load_bundled(p) if text is None else yamltext.load_yaml(text)) or {}
+    except yamltext.YAMLError as exc:
+        raise ProfileError(yamltext.yaml_problem(label or "sim/data/profiles/" + p.name, exc)) from None
     if not isinstance(data, dict):
         raise ProfileError(f"{label or 'sim/data/profiles/' + p.name}: a profile must be a mapping")
     return dict(data)
@@ -90,7 +90,7 @@ def _read_profile(p: Any, label: str = "") -> dict[str, Any]:
 @cache
 def _profiles() -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {"anthropic": {"provider": "anthropic"}}
-    folder = resources.files("ctxbench.sim").joinpath("data", "profiles")
+    folder = Path(__file__).parents[1] / "data" / "profiles"
     if folder.is_dir():
         for p in sorted(folder.iterdir(), key=lambda q: q.name):
             if p.name.endswith(".yaml"):
@@ -112,8 +112,6 @@ def profile(name: str) -> dict[str, Any]:
     """A bundled profile by name, or a profile YAML file (`--provider my-faults.yaml`: the same
     keys as sim/data/profiles/*.yaml, e.g. `provider: anthropic` plus `faults: {rates: ...}`)."""
     if name.endswith((".yaml", ".yml")):
-        from pathlib import Path
-
         path = Path(name)
         if not path.is_file():
             raise ProfileError(f"{name}: no such provider profile file")
@@ -135,7 +133,7 @@ def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
 def provider_assignments(items: list[str]) -> dict[str, Any]:
     """`["faults.rates.rate_limit=0.05", "latency.base_ttft=1"]` -> nested provider parameters
     (values read as YAML scalars; checked against the provider's config when it is built)."""
-    from ctxbench.sim.yamltext import load_yaml
+    from ctxbench.sim import yamltext
 
     out: dict[str, Any] = {}
     for item in items:
@@ -149,8 +147,8 @@ def provider_assignments(items: list[str]) -> dict[str, Any]:
         for part in path:
             node = node.setdefault(part, {})
         try:
-            node[last] = load_yaml(text)
-        except yaml.YAMLError:
+            node[last] = yamltext.load_yaml(text)
+        except yamltext.YAMLError:
             node[last] = text
     return out
 

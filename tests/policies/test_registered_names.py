@@ -3,10 +3,14 @@ harness or provider is an error with the closest valid names, never a run of ano
 
 from __future__ import annotations
 
+import ast
+import subprocess
+import sys
+
 import pytest
 
 from ctxbench.policies.preset import PresetError, policy_from_dict
-from ctxbench.policies.registry import lookup, names
+from ctxbench.policies.registry import home_module, lookup, names
 from ctxbench.sim.harness import Conversation, RecordedConversation
 from ctxbench.sim.harness_c import CConversation
 from ctxbench.traces.generators import GENERATORS, PARAMS
@@ -37,3 +41,24 @@ def test_generators_and_importers_are_views_of_the_registry() -> None:
     assert list(IMPORTERS) == names("importer") == list(FORMATS)
     assert IMPORTERS["codex"] is lookup("importer", "codex")
     assert "nope" not in GENERATORS and "nope" not in IMPORTERS
+
+
+@pytest.mark.parametrize("kind", ["estimator", "eviction", "compaction", "marks", "harness"])
+def test_the_lookup_table_names_the_module_that_registers_each_component(kind: str) -> None:
+    """`registry._HOME` lets a lookup import one module: it must list every component of its
+    kinds, each with the module that registers it (a wrong or missing row costs time, not
+    correctness, but should not stay)."""
+    registered = {name: lookup(kind, name).__module__ for name in names(kind)}
+    assert {name: home_module(kind, name) for name in registered} == registered
+
+
+def test_a_run_imports_only_the_components_its_preset_names() -> None:
+    code = (
+        "import sys; from ctxbench.policies.preset import load_policy; from ctxbench.policies.registry "
+        "import lookup; load_policy('h-direct'); lookup('harness', 'H'); "
+        "print(sorted(m for m in sys.modules if m.startswith(('ctxbench.policies', 'ctxbench.sim.harness'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    loaded = set(ast.literal_eval(out))
+    assert {"ctxbench.policies.estimators", "ctxbench.policies.eviction", "ctxbench.policies.marks"} <= loaded
+    assert not loaded & {"ctxbench.policies.tiers", "ctxbench.policies.masking", "ctxbench.sim.harness_c"}

@@ -1,8 +1,8 @@
 """Synthetic trace generators, registered by name in the one registry (policies/registry.py).
 
 A generator is a `Generator`: a frozen dataclass of parameters and the function `params -> Trace`.
-To add one, put it in its own module and register it below; `GENERATORS` and `PARAMS` are views
-of the registry, not second lists.
+To add one, put it in its own module and register it in `builtin.py` (which the registry imports
+on the first lookup); `GENERATORS` and `PARAMS` are views of the registry, not second lists.
 """
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ctxbench.policies.registry import Registered, register
-from ctxbench.traces.generators import coding, game
+from ctxbench.policies.registry import Registered
 from ctxbench.traces.model import Trace
 
 
@@ -28,8 +27,6 @@ class Generator:
         return self.run(params)
 
 
-register("generator", "game")(Generator(game.GameParams, game.generate))
-register("generator", "coding")(Generator(coding.CodingParams, coding.generate))
 GENERATORS: Mapping[str, Callable[[Any], Trace]] = Registered("generator", lambda g: g.generate)
 PARAMS: Mapping[str, type] = Registered("generator", lambda g: g.params)
 

@@ -1,0 +1,65 @@
+"""Reading and preparing a long trace against simulating it (pytest-benchmark, CPU time).
+
+Target (issue 13): reading a trace file and preparing it (blocks with true tokens and digests) costs
+less CPU than simulating it once. Reported as `read_prepare_over_simulate` in each benchmark's
+extra info and on the summary line, never asserted. Run with
+    python -m pytest bench/speed/test_bench_read.py --benchmark-enable -s -p no:cacheprovider
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxbench.policies.preset import load_policy
+from ctxbench.sim.runner import prepare_for, run_prepared
+from ctxbench.traces.format import read_trace, write_trace
+from ctxbench.traces.generators import generate
+
+pytestmark = pytest.mark.benchmark(timer=time.process_time)
+
+# Long synthetic traces (the issue's 10,000-turn game trace: 7.5 MB; its coding counterpart), each
+# with the preset that runs it to its end.
+CASES = {
+    "game-10000": ("game", {"turns": 10_000, "seed": 1}, "h-direct"),
+    "coding-1000": ("coding", {"user_turns": 1_000, "seed": 1}, "claude-code"),
+}
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = {}
+    for name, (gen, params, _) in CASES.items():
+        out[name] = tmp_path_factory.mktemp("traces") / f"{name}.jsonl"
+        write_trace(generate(gen, **params), out[name])
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_read_and_prepare_against_simulate(benchmark: Any, files: dict[str, Path], name: str) -> None:
+    policy = load_policy(CASES[name][2])
+    figures: dict[str, float] = {}
+
+    def once() -> None:
+        t0 = time.process_time()
+        trace = read_trace(files[name])
+        t1 = time.process_time()
+        prep = prepare_for(trace)
+        t2 = time.process_time()
+        result = run_prepared([prep], policy, policy.provider)
+        t3 = time.process_time()
+        figures.update(read=t1 - t0, prepare=t2 - t1, simulate=t3 - t2, requests=len(result.records))
+
+    benchmark.pedantic(once, rounds=3, iterations=1)
+    ratio = (figures["read"] + figures["prepare"]) / figures["simulate"]
+    mb = files[name].stat().st_size / 1e6
+    rate = mb / (figures["read"] + figures["prepare"])
+    benchmark.extra_info.update(figures, read_prepare_over_simulate=ratio, megabytes=mb)
+    print(
+        f"\n{name} ({mb:.1f} MB, {figures['requests']:,.0f} requests, {CASES[name][2]}): read "
+        f"{figures['read']:.2f} + prepare {figures['prepare']:.2f} CPU-s against simulate "
+        f"{figures['simulate']:.2f}: ratio {ratio:.2f} ({rate:.0f} MB/s)"
+    )
