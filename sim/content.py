@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
+from ctxbench.sim.makers import slots_maker
+
 try:  # hashlib's own blake2b, without loading OpenSSL for the other algorithms (start-up, issue 13)
     from _blake2 import blake2b
 except ImportError:  # pragma: no cover - a Python built without it
@@ -114,9 +116,10 @@ class Message:
         tokens = tuple([b.tokens for b in bl])
         digests = tuple([b.digest for b in bl])
         im = len(image_at)
-        return Message(
-            role, bl, tag, pinned, nb, im, sum(tokens), th, tr, mk, tuple(image_at), digests, tokens
-        )
+        return _message(
+            role, bl, tag=tag, pinned=pinned, nbytes=nb, images=im, tokens=sum(tokens), thinking=th,
+            tool_results=tr, marked=mk, image_at=tuple(image_at), digests=digests, block_tokens=tokens,
+        )  # fmt: skip
 
     @property
     def tool_use_ids(self) -> tuple[str, ...]:
@@ -125,3 +128,6 @@ class Message:
     @property
     def has_tool_result(self) -> bool:
         return self.tool_results > 0
+
+
+_message = slots_maker(Message)  # Message.of's constructor: the slots' setters (sim/makers.py)
