@@ -92,7 +92,7 @@ class HandoffCompaction(CompactionDefaults):
         """H-16: pinned prep + (plan, notebook, handoff) + last reply and its results + fresh shot."""
         msgs = view.tr.messages
         tail: list[Message] = []
-        last_reply = max((i for i, m in enumerate(msgs) if m.role == "assistant"), default=-1)
+        last_reply = next((i for i in range(len(msgs) - 1, -1, -1) if msgs[i].role == "assistant"), -1)
         if last_reply >= view.prep_msgs:
             tail.append(msgs[last_reply])
             if last_reply + 1 < len(msgs) and msgs[last_reply + 1].role == "user":

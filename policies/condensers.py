@@ -12,6 +12,7 @@ by the same harness model and provider.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from dataclasses import dataclass
 
 from ctxbench.policies.compaction import Action, Summarize
@@ -22,8 +23,11 @@ from ctxbench.policies.tiers import (
     SummaryPlan,
     carry_skills,
     clean_boundary,
+    is_reply,
     is_summary,
+    is_user_turn,
     msg_estimate,
+    nth_last,
     trim_to_last,
 )
 from ctxbench.policies.view import Edit, View
@@ -45,7 +49,7 @@ KEEPS = (
 
 def events_of(m: Message) -> int:
     """OpenHands-style event count of a message: one per action, observation or text block."""
-    return sum(1 for b in m.blocks if not b.is_image) or 1
+    return (len(m.blocks) - m.images) or 1
 
 
 @register("compaction", "none")
@@ -130,18 +134,21 @@ class ThresholdSummary(CompactionDefaults):
             return self.trigger_tokens
         return view.budget
 
-    def _since_summary(self, view: View) -> list[Message]:
-        msgs = view.tr.messages
-        last = max((i for i, m in enumerate(msgs) if is_summary(m)), default=-1)
-        return msgs[last + 1 :]
+    def _last_summary(self, view: View) -> int:
+        """Index of the last summary message, -1 if none (from the running count of them)."""
+        sums = view.tr.message_sums(is_summary)
+        return bisect_left(sums, sums[-1]) if sums and sums[-1] else -1
 
     def decide(self, view: View, estimate: int, mode: str | None = None) -> Action | None:
         if self.trigger_events:
-            if sum(events_of(m) for m in view.tr.messages) > self.trigger_events:
+            sums = view.tr.message_sums(events_of)
+            if sums and sums[-1] > self.trigger_events:
                 return Summarize("events")
             return None
         if self.trigger_turns:
-            turns = sum(1 for m in self._since_summary(view) if m.role == "assistant")
+            replies = view.tr.message_sums(is_reply)
+            last = self._last_summary(view)
+            turns = (replies[-1] if replies else 0) - (replies[last] if last >= 0 else 0)
             return Summarize("turns") if turns >= self.trigger_turns else None
         if self.reserve_output or self.trigger or self.trigger_tokens:
             return Summarize("threshold") if estimate >= self.threshold(view) else None
@@ -188,18 +195,17 @@ class ThresholdSummary(CompactionDefaults):
                 k -= 1
                 if msgs[k].role == "assistant":
                     seen += 1
-            if self.keep == "recent_turns":  # opencode: last v user turns
-                users = [
-                    i
-                    for i in range(head, len(msgs))
-                    if msgs[i].role == "user" and not msgs[i].has_tool_result
-                ]
-                k = users[-int(v)] if len(users) >= v else head
+            if self.keep == "recent_turns":  # opencode: last v user turns (from the running count)
+                sums = view.tr.message_sums(is_user_turn)
+                users = (sums[-1] if sums else 0) - (sums[head - 1] if head > 0 else 0)
+                k = nth_last(view.tr, int(v) or users, is_user_turn, head) if users >= v else head
         else:  # none, user_messages: the whole conversation is summarized
             return len(msgs)
         k = clean_boundary(msgs, min(k, len(msgs)), head)
         if self.keep_max_tokens:
-            while k < len(msgs) and sum(self.est(m) for m in msgs[k:]) > self.keep_max_tokens:
+            tail = sum(self.est(m) for m in msgs[k:])
+            while k < len(msgs) and tail > self.keep_max_tokens:
+                tail -= self.est(msgs[k])
                 k += 1
             while k < len(msgs) and msgs[k].has_tool_result:
                 k += 1

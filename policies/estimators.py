@@ -27,8 +27,7 @@ class AnchoredEstimator:
 
     def whole(self, view: View) -> int:
         tr = view.tr
-        imgs = tr.cum_images[-1] if tr.cum_images else 0
-        return math.ceil(tr.total_bytes / self.bytes_per_token) + imgs * self.image_tokens
+        return math.ceil(tr.total_bytes / self.bytes_per_token) + tr.total_images * self.image_tokens
 
     def estimate(self, view: View) -> int:
         a = view.anchor

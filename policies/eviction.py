@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from ctxbench.policies.registry import register
 from ctxbench.policies.view import Edit, View, rewrite_blocks, text_block
-from ctxbench.sim.content import IMAGE, Block
+from ctxbench.sim.content import Block
 
 PLACEHOLDER_TEXT = "[screenshot removed to save context]"
 
@@ -16,27 +17,23 @@ def placeholder_for(view: View, img: Block, text: str) -> Block:
     return text_block(view, img, text)
 
 
-def _unpinned_images_newest_first(view: View) -> list[tuple[int, int, Block]]:
-    """(message, block, image) of every unpinned image, newest first, visiting only the messages
-    that hold images (the transcript's running index of them)."""
+def _unpinned_images_newest_first(view: View, skip: int = 0) -> list[tuple[int, int, Block]]:
+    """(message, block, image) of every unpinned image but the newest `skip`, newest first, read
+    from the transcript's running index of unpinned images (no scan of the messages)."""
+    tr = view.tr
+    positions = tr.unpinned_imgs
+    starts, blocks = tr.msg_starts, tr.blocks
     out: list[tuple[int, int, Block]] = []
-    messages = view.tr.messages
-    for m in reversed(view.tr.image_msgs):
-        msg = messages[m]
-        if msg.pinned:
-            continue
-        for i in range(len(msg.blocks) - 1, -1, -1):
-            b = msg.blocks[i]
-            if b.kind == IMAGE and not b.pinned:
-                out.append((m, i, b))
+    for p in reversed(positions[: max(0, len(positions) - skip)]):
+        m = bisect_right(starts, p) - 1
+        out.append((m, p - starts[m], blocks[p]))
     return out
 
 
 def _evict_all_but(view: View, keep: int, text: str) -> Edit | None:
-    imgs = _unpinned_images_newest_first(view)
     placeholders: dict[str, Block] = {}  # one placeholder block per role: same text, same block
     replace = {}
-    for m, i, b in imgs[keep:]:
+    for m, i, b in _unpinned_images_newest_first(view, keep):
         ph = placeholders.get(b.role)
         if ph is None:
             ph = placeholders[b.role] = placeholder_for(view, b, text)

@@ -11,7 +11,7 @@ from ctxbench.sim.names import Breakpoints, Ttl
 
 def _dedupe(positions: list[int], ttl: Ttl, n: int) -> Breakpoints:
     """Distinct valid positions in ascending order, each with `ttl`."""
-    return tuple((p, ttl) for p in sorted({p for p in positions if 0 <= p < n}))
+    return tuple([(p, ttl) for p in sorted(set(positions)) if 0 <= p < n])
 
 
 def _previous_end(view: View) -> int:

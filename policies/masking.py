@@ -9,17 +9,25 @@ Split from `policies/condensers.py` (the summarizing components), whose helpers 
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
 from ctxbench.policies.condensers import events_of
 from ctxbench.policies.registry import register
-from ctxbench.policies.tiers import clean_boundary
+from ctxbench.policies.tiers import clean_boundary, is_reply, is_user_turn, nth_last
 from ctxbench.policies.view import Edit, View, rewrite_blocks, text_block
 from ctxbench.sim.content import TOOL_RESULT, TOOL_USE, Block
 from ctxbench.sim.values import Tokens
 
 
 # ---------------------------------------------------------------- masking
+def _live_result(b: Block) -> bool:
+    """A tool result that is not (yet) a placeholder."""
+    return b.kind == TOOL_RESULT and not b.placeholder
+
+
+
+
 def placeholder_result(view: View, b: Block, text: str) -> Block:
     """The masked form of a tool result: a short text that keeps its tool_use id."""
     return text_block(view, b, text, kind=TOOL_RESULT, tool_id=b.tool_id)
@@ -69,25 +77,34 @@ class MaskToolResults:
             if size < self.trigger_tokens:
                 return None
         msgs = tr.messages
-        names = {b.tool_id: b.name for m in msgs for b in m.blocks if b.kind == TOOL_USE}
+        names: dict[str, str] = {}
+        if self.exclude_tools:
+            names = {b.tool_id: b.name for m in msgs for b in m.blocks if b.kind == TOOL_USE}
         protect_from = len(msgs)
         if self.keep_turns:
-            replies = [i for i, m in enumerate(msgs) if m.role == "assistant"]
-            protect_from = replies[-self.keep_turns] if len(replies) >= self.keep_turns else 0
+            protect_from = nth_last(tr, self.keep_turns, is_reply)
         if self.skip_user_turns:
-            users = [i for i, m in enumerate(msgs) if m.role == "user" and not m.has_tool_result]
-            protect_from = min(
-                protect_from, users[-self.skip_user_turns] if len(users) >= self.skip_user_turns else 0
-            )
-        results = [(m, i, b) for m in range(view.prep_msgs, len(msgs)) for i, b in enumerate(msgs[m].blocks)
-                   if b.kind == TOOL_RESULT]  # fmt: skip
+            protect_from = min(protect_from, nth_last(tr, self.skip_user_turns, is_user_turn))
+        # the results not masked yet (masked ones stay masked), from the transcript's index of
+        # them: work bounded by what is protected or about to be masked, not by the prompt
+        live = tr.block_index(_live_result)
+        first = tr.msg_starts[view.prep_msgs] if view.prep_msgs < len(msgs) else len(tr)
+        starts, blocks = tr.msg_starts, tr.blocks
+        results = live[bisect_left(live, first) :]
         protected = 0
         kept_uses = 0
+        if not self.protect_tokens:
+            # without a token allowance, the protected results are the newest ones: those of the
+            # protected turns, else the last keep_tool_uses; only the older ones are visited
+            turns_from = starts[protect_from] if protect_from < len(msgs) else len(tr)
+            kept_uses = max(len(results) - bisect_left(results, turns_from), self.keep_tool_uses)
+            del results[max(0, len(results) - kept_uses) :]
         cands: dict[tuple[int, int], Block] = {}
         total = 0
-        for m, i, b in reversed(results):
-            if b.placeholder:
-                continue
+        for p in reversed(results):
+            b = blocks[p]
+            m = bisect_right(starts, p) - 1
+            i = p - starts[m]
             est = math.ceil(b.nbytes / self.bytes_per_token)
             if m >= protect_from or kept_uses < self.keep_tool_uses or protected < self.protect_tokens:
                 kept_uses += 1
@@ -112,7 +129,7 @@ class RecentEvents:
 
     def plan(self, view: View) -> Edit | None:
         msgs = view.tr.messages
-        if sum(events_of(m) for m in msgs) <= self.max_events:
+        if not msgs or view.tr.message_sums(events_of)[-1] <= self.max_events:
             return None
         head, ev = 0, 0
         while head < len(msgs) and ev < self.keep_first:

@@ -10,6 +10,8 @@ harnesses in `policies/condensers.py`.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ctxbench.policies.compaction import Action, Summarize, Trim
@@ -18,6 +20,7 @@ from ctxbench.policies.estimators import AnchoredEstimator
 from ctxbench.policies.registry import register
 from ctxbench.policies.view import Edit, View
 from ctxbench.sim.content import TOOL_RESULT, TOOL_USE, Block, Message
+from ctxbench.sim.transcript import Transcript
 from ctxbench.sim.values import Fraction, Tokens
 
 MODES = ("default", "fast")  # C-17
@@ -43,23 +46,55 @@ def msg_estimate(m: Message, bytes_per_token: float, image_tokens: int) -> int:
     return math.ceil(m.nbytes / bytes_per_token) + m.images * image_tokens
 
 
+def is_reply(m: Message) -> bool:
+    return m.role == "assistant"
+
+
+def is_user_turn(m: Message) -> bool:
+    """A user message of the person, not one carrying tool results."""
+    return m.role == "user" and not m.has_tool_result
+
+
+def nth_last(tr: Transcript, n: int, pick: Callable[[Message], int], first: int = 0) -> int:
+    """Index of the n-th last message at or after `first` that `pick` selects, or `first` when
+    there are fewer; from the transcript's running count of them (no walk over the messages)."""
+    sums = tr.message_sums(pick)
+    total = sums[-1] if sums else 0
+    if total - (sums[first - 1] if first > 0 else 0) < n:
+        return first
+    return bisect_left(sums, total - n + 1)
+
+
 def is_summary(m: Message) -> bool:
-    return any(b.summary for b in m.blocks)
+    return m.marked > 0 and any(b.summary for b in m.blocks)
 
 
 def has_skill(m: Message) -> bool:
-    return any(b.skill for b in m.blocks)
+    return m.marked > 0 and any(b.skill for b in m.blocks)
+
+
+def _with_tool_id(b: Block) -> bool:
+    return bool(b.tool_id)
+
+
+def _first_block(view: View) -> int:
+    """Position of the first block after the pinned preparation exchange."""
+    tr = view.tr
+    return tr.msg_starts[view.prep_msgs] if view.prep_msgs < len(tr.messages) else len(tr)
 
 
 def tool_calls(view: View, exempt_skills: bool = True) -> list[str]:
-    """Ids of the tool calls in the conversation, oldest first (skill loads exempt, C-8)."""
-    skill_ids = {b.tool_id for m in view.tr.messages for b in m.blocks if b.skill and b.tool_id}
-    out = []
-    for m in view.tr.messages[view.prep_msgs :]:
-        for b in m.blocks:
-            if b.kind == TOOL_USE and not (exempt_skills and b.tool_id in skill_ids):
-                out.append(b.tool_id)
-    return out
+    """Ids of the tool calls in the conversation, oldest first (skill loads exempt, C-8), from
+    the transcript's index of the blocks that carry a tool id."""
+    tr = view.tr
+    blocks = tr.blocks
+    with_id = tr.block_index(_with_tool_id)
+    first = bisect_left(with_id, _first_block(view))
+    ids = [blocks[p].tool_id for p in with_id[first:] if blocks[p].kind == TOOL_USE]
+    if not exempt_skills:
+        return ids
+    skill_ids = {blocks[p].tool_id for p in with_id[bisect_left(with_id, tr.system_end) :] if blocks[p].skill}
+    return [i for i in ids if i not in skill_ids] if skill_ids else ids
 
 
 def drop_tool_pairs(view: View, ids: set[str], cause: str = "trim") -> Edit | None:
@@ -69,17 +104,15 @@ def drop_tool_pairs(view: View, ids: set[str], cause: str = "trim") -> Edit | No
     as images no call explains. Prose and other blocks stay; a message left empty disappears."""
     if not ids:
         return None
-    msgs = view.tr.messages
-    first = next(
-        (
-            i
-            for i in range(view.prep_msgs, len(msgs))
-            if any(b.tool_id in ids for b in msgs[i].blocks if b.tool_id)
-        ),
-        None,
+    tr = view.tr
+    msgs = tr.messages
+    with_id = tr.block_index(_with_tool_id)
+    hit = next(
+        (p for p in with_id[bisect_left(with_id, _first_block(view)) :] if tr.blocks[p].tool_id in ids), None
     )
-    if first is None:
+    if hit is None:
         return None
+    first = tr.message_at(hit)
     out: list[Message] = []
     for m in msgs[first:]:
         kept = _without_pairs(m.blocks, ids)
@@ -137,7 +170,7 @@ class SummaryPlan:
 
 def carry_skills(older: list[Message]) -> tuple[list[Message], tuple[Message, ...]]:
     """C-8: split skill tool pairs out of `older` (carried verbatim); returns (to summarize, carried)."""
-    ids = {b.tool_id for m in older for b in m.blocks if b.skill and b.tool_id}
+    ids = {b.tool_id for m in older if m.marked for b in m.blocks if b.skill and b.tool_id}
     if not ids:
         return older, ()
     uses: list[Block] = []
@@ -268,9 +301,11 @@ class CTiers(CompactionDefaults):
         msgs = view.tr.messages
         start = view.prep_msgs
         k = self.tail_boundary(view)
-        if self.keep_images:
-            first_img = next((i for i in range(start, k) if msgs[i].images), None)
-            if first_img is not None:
+        if self.keep_images:  # the message of the first image after the pinned exchange, if before k
+            tr = view.tr
+            at = bisect_left(tr.image_pos, _first_block(view))
+            first_img = tr.message_at(tr.image_pos[at]) if at < len(tr.image_pos) else k
+            if first_img < k:
                 k = clean_boundary(msgs, first_img, start)
         return k
 

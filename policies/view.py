@@ -7,7 +7,7 @@ the first edited block is exactly where the prompt cache breaks, and its `cause`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ctxbench.sim.content import Block, Message
 from ctxbench.sim.tokens import BlockFactory
@@ -16,10 +16,12 @@ from ctxbench.sim.transcript import Transcript
 _DEFAULT_FACTORY = BlockFactory()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Anchor:
     """The provider-reported size of the context after a reply (H-13, C-4), with the transcript's
-    monotonic counters at that moment, so only what was added since is estimated."""
+    monotonic counters at that moment, so only what was added since is estimated. A value, never
+    changed once made (`dataclasses.replace` makes another); not frozen, since one is made per
+    reply and a frozen dataclass takes several times longer to build."""
 
     tokens: int
     added_bytes: int
@@ -27,8 +29,12 @@ class Anchor:
     trustworthy: bool = True
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class View:
+    """What a component reads: the transcript (live) and the harness's numbers at this moment.
+    Read-only by contract (components never assign to it; not frozen, for the cost of building a
+    frozen dataclass, as `Anchor`)."""
+
     tr: Transcript
     anchor: Anchor | None
     budget: int  # the harness's working budget (H-11) or the model window (C-1)
@@ -39,6 +45,8 @@ class View:
     pinned_images: int = 0
     max_output: int = 0
     factory: BlockFactory = _DEFAULT_FACTORY  # the provider's tokenizer, for blocks a policy makes
+    # blocks made by `text_block` for this conversation: a placeholder is the same block each time
+    made: dict[tuple[str, str, str], Block] = field(default_factory=dict)
 
     @property
     def unpinned_images(self) -> int:
@@ -54,10 +62,13 @@ class View:
 
 def text_block(view: View, like: Block, text: str, kind: str = "text", tool_id: str = "") -> Block:
     """A short text block a policy puts in place of `like` (a placeholder), with true tokens from
-    the provider's tokenizer, so a policy never guesses the truth."""
-    if tool_id:
-        return view.factory.text(like.role, text, kind=kind, placeholder=True, tool_id=tool_id)
-    return view.factory.text(like.role, text, kind=kind, placeholder=True)
+    the provider's tokenizer, so a policy never guesses the truth. Made once per conversation
+    for a role, text and kind (`View.made`); with `tool_id`, that block answering the tool call."""
+    key = (like.role, text, kind)
+    b = view.made.get(key)
+    if b is None:
+        b = view.made[key] = view.factory.text(like.role, text, kind=kind, placeholder=True)
+    return b.for_tool(tool_id) if tool_id else b
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,6 @@ from ctxbench.traces.model import Content, MessageEvent, ToolDef
 
 _block = slots_maker(Block)
 _IMAGE_BYTES = IMAGE.encode()
-_message = slots_maker(Message)
 
 
 def block_of(f: BlockFactory, c: Content, role: str, key: str) -> Block:
@@ -54,14 +53,7 @@ def message_of(f: BlockFactory, ev: MessageEvent, key: str) -> Message:
     blocks = tuple([block_of(f, c, role, f"{key}.{i}") for i, c in enumerate(ev.content)])
     if ev.pinned:
         blocks = tuple(_pin(b) for b in blocks)
-    nbytes = images = tokens = 0
-    for b in blocks:  # Message.of's totals, in one pass
-        if b.kind == IMAGE:
-            images += 1
-        else:
-            nbytes += b.nbytes
-        tokens += b.tokens
-    return _message(role, blocks, tag=ev.tag, pinned=ev.pinned, nbytes=nbytes, images=images, tokens=tokens)
+    return Message.of(role, blocks, ev.tag, ev.pinned)  # its totals and per-block layout, made once
 
 
 def _pin(b: Block) -> Block:

@@ -110,13 +110,26 @@ def _prices() -> dict[str, dict[str, Any]]:
     return {**_load("prices.yaml"), **_EXTRA_PRICES}
 
 
+_ALIASES: dict[str, str] = {}  # _aliases() once built; emptied whenever _EXTRA_MODELS changes
+_INFOS: dict[str, ModelInfo] = {}  # model_info() by name: every provider build asks (emptied too)
+_PRICES: dict[str, Prices] = {}  # prices() by name (emptied too)
+
+
+def _forget() -> None:
+    """Drop what was derived from the tables (after `--prices` adds rows)."""
+    _ALIASES.clear()
+    _INFOS.clear()
+    _PRICES.clear()
+
+
 def _aliases() -> dict[str, str]:
-    out: dict[str, str] = {}
-    for key, row in _models().items():
-        out[key.lower()] = key
-        for a in row.get("aliases") or ():
-            out[str(a).lower()] = key
-    return out
+    """Lower-cased ids and aliases -> catalog key (built once: every provider build resolves)."""
+    if not _ALIASES:
+        for key, row in _models().items():
+            _ALIASES[key.lower()] = key
+            for a in row.get("aliases") or ():
+                _ALIASES[str(a).lower()] = key
+    return _ALIASES
 
 
 _DATE = re.compile(r"(-\d{8}|-\d{4}-\d{2}-\d{2})$")
@@ -197,6 +210,13 @@ def model_names() -> list[str]:
 
 
 def model_info(name: str) -> ModelInfo:
+    info = _INFOS.get(name)
+    if info is None:
+        info = _INFOS[name] = _model_info(name)
+    return info
+
+
+def _model_info(name: str) -> ModelInfo:
     res = resolve(name)
     r = _models()[res.key]
     window = int(r["window_1m"]) if res.long_window else int(r["window"])
@@ -232,6 +252,13 @@ def _price_row(model: str, r: dict[str, Any], source: str, date: str) -> Prices:
 
 
 def prices(name: str) -> Prices:
+    row = _PRICES.get(name)
+    if row is None:
+        row = _PRICES[name] = _prices_of(name)
+    return row
+
+
+def _prices_of(name: str) -> Prices:
     try:
         res = resolve(name)
     except CatalogError as exc:
@@ -297,10 +324,12 @@ def add_prices_file(path: str | Path) -> list[str]:
                 ) from None
             key = str(raw)
             _EXTRA_MODELS[key] = {k: row[k] for k in row if k not in ("source", "date")}
+            _forget()
         merged = {**(_load("prices.yaml").get(key) or {}), **row}
         merged.setdefault("source", f"--prices {p}")
         _price_row(key, merged, "", "")  # validate now: a bad row stops before the first request
         _EXTRA_PRICES[key] = merged
+        _forget()
         names.append(key)
     return names
 
@@ -309,3 +338,4 @@ def clear_added() -> None:
     """Forget every `--prices` row (tests)."""
     _EXTRA_MODELS.clear()
     _EXTRA_PRICES.clear()
+    _forget()

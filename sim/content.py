@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
+from ctxbench.sim.makers import slots_maker
+
 try:  # hashlib's own blake2b, without loading OpenSSL for the other algorithms (start-up, issue 13)
     from _blake2 import blake2b
 except ImportError:  # pragma: no cover - a Python built without it
@@ -59,11 +61,24 @@ class Block:
     def is_image(self) -> bool:
         return self.kind == IMAGE
 
+    def for_tool(self, tool_id: str) -> Block:
+        """The same block answering tool call `tool_id` (the id is not part of the digest): what a
+        policy's placeholder for each masked tool result is, made without hashing it again."""
+        return Block(
+            self.kind, self.role, self.nbytes, self.tokens, self.digest, self.width, self.height,
+            self.pinned, self.placeholder, self.summary, self.skill, self.text, self.name, tool_id,
+            self.cache, self.deferred,
+        )  # fmt: skip
+
 
 @dataclass(frozen=True, slots=True)
 class Message:
     """A message: a role and its blocks. `tag` says what the harness made it for
-    (prep, reply, observation, host, tool_results, summary, handoff, instruction)."""
+    (prep, reply, observation, host, tool_results, summary, handoff, instruction).
+
+    Made by `Message.of`, which also counts its blocks by kind and lays out what a transcript
+    appends for it (each block's digest and tokens), so appending messages to a transcript is one
+    chain step per block plus list extensions, never a second pass over their blocks."""
 
     role: str
     blocks: tuple[Block, ...]
@@ -72,21 +87,39 @@ class Message:
     nbytes: int = field(default=0, compare=False)  # text bytes (images count by number, not bytes)
     images: int = field(default=0, compare=False)
     tokens: int = field(default=0, compare=False)  # true tokens of all blocks
+    thinking: int = field(default=0, compare=False)  # thinking blocks
+    tool_results: int = field(default=0, compare=False)  # tool_result blocks
+    marked: int = field(default=0, compare=False)  # blocks flagged summary or skill (is_summary, has_skill)
+    image_at: tuple[int, ...] = field(default=(), compare=False, repr=False)  # offsets of its images
+    digests: tuple[int, ...] = field(default=(), compare=False, repr=False)  # each block's digest
+    block_tokens: tuple[int, ...] = field(default=(), compare=False, repr=False)  # each block's tokens
 
     @staticmethod
     def of(
         role: str, blocks: tuple[Block, ...] | list[Block], tag: str = "", pinned: bool = False
     ) -> Message:
         bl = tuple(blocks)
-        return Message(
-            role,
-            bl,
-            tag,
-            pinned,
-            sum(b.nbytes for b in bl if b.kind != IMAGE),
-            sum(1 for b in bl if b.kind == IMAGE),
-            sum(b.tokens for b in bl),
-        )
+        nb = th = tr = mk = 0
+        image_at = []
+        for i, b in enumerate(bl):
+            if b.summary or b.skill:
+                mk += 1
+            kind = b.kind
+            if kind == IMAGE:
+                image_at.append(i)
+                continue
+            nb += b.nbytes
+            if kind == THINKING:
+                th += 1
+            elif kind == TOOL_RESULT:
+                tr += 1
+        tokens = tuple([b.tokens for b in bl])
+        digests = tuple([b.digest for b in bl])
+        im = len(image_at)
+        return _message(
+            role, bl, tag=tag, pinned=pinned, nbytes=nb, images=im, tokens=sum(tokens), thinking=th,
+            tool_results=tr, marked=mk, image_at=tuple(image_at), digests=digests, block_tokens=tokens,
+        )  # fmt: skip
 
     @property
     def tool_use_ids(self) -> tuple[str, ...]:
@@ -94,4 +127,7 @@ class Message:
 
     @property
     def has_tool_result(self) -> bool:
-        return any(b.kind == TOOL_RESULT for b in self.blocks)
+        return self.tool_results > 0
+
+
+_message = slots_maker(Message)  # Message.of's constructor: the slots' setters (sim/makers.py)

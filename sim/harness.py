@@ -1,16 +1,16 @@
 """The harness model: one simpy process per conversation, replaying a prepared trace under a policy.
 
 Before each model reply of the trace it applies the policy (eviction edits, the estimator, the
-compaction decision), builds the request with the policy's cache marks, calls the provider with
-retries, and writes one flat record per call, naming the cause of any cache miss. simpy holds
-time only: idle gaps from the trace, latencies, back-off; policies never see it.
+compaction decision), then sends the request (`sim/harness_calls.py`: the policy's cache marks,
+the provider call with retries, one flat record per call naming the cause of any cache miss).
+simpy holds time only: idle gaps from the trace, latencies, back-off; policies never see it.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Generator
-from dataclasses import dataclass, field, replace
+from bisect import bisect_left, bisect_right
+from dataclasses import replace
 from typing import Any
 
 import simpy
@@ -20,46 +20,20 @@ from ctxbench.policies.compaction import Summarize, Trim
 from ctxbench.policies.preset import Policy
 from ctxbench.policies.registry import register
 from ctxbench.policies.view import Anchor, Edit, View
-from ctxbench.sim.content import IMAGE, Message
+from ctxbench.sim.content import Block, Message
+from ctxbench.sim.harness_calls import Proc, ProviderCalls, ProviderFor, RunOutcome, _Failed, wait
 from ctxbench.sim.prepared import PreparedTrace, Step
-from ctxbench.sim.providers.base import Outcome, Provider, Request
 from ctxbench.sim.records import RequestRecord
 from ctxbench.sim.tokens import BlockFactory
 from ctxbench.sim.transcript import Transcript
 
-ProviderFor = Callable[[str], Provider]
 # H-29/H-30: the interview's and reflection's prompt and answer sizes (assumed: the seed gives none)
 INTERVIEW_QUESTION_BYTES = 600
 INTERVIEW_ANSWER_TOKENS = 400
-Proc = Generator[simpy.Event, Any, Any]
-
-
-@dataclass
-class RunOutcome:
-    """How a conversation ended: `ok`, or the failure that ended it (H-17)."""
-
-    conversation: str
-    status: str = "ok"
-    error: str = ""
-    message: str = ""
-    compactions: int = 0
-    evictions: int = 0
-    evicted_images: int = 0
-    tokens_saved: int = 0
-    counters: dict[str, int] = field(default_factory=dict)  # harness-specific events (C: passes, recoveries)
-
-
-class _Failed(Exception):
-    """A failure that ends the run; `kind` is why (RunOutcome.error). The failed calls behind it
-    are in the records (their `error`), counted once each by sim/summary.py."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
 
 
 @register("harness", "H")
-class Conversation:
+class Conversation(ProviderCalls):
     """Harness H's conversation process (SPEC H-…): the base every harness model extends."""
 
     def __init__(
@@ -97,12 +71,26 @@ class Conversation:
         self.pending_edit: tuple[str, int, int] = ("", 0, 0)  # (causes, detail, tokens saved)
         self.index = 0
         self.game_t = 0.0
+        self._view_key: tuple[Any, ...] = ()  # the harness state self._view was made in (view())
+        self._view: View | None = None
+        self._made: dict[tuple[str, str, str], Block] = {}  # View.made: blocks policies made
 
     # ------------------------------------------------------------ views and edits
     def view(self, tr: Transcript | None = None) -> View:
+        """What the policy sees of `tr` (default: the conversation). The conversation's View is
+        made once per harness state (anchor, model, pinned exchange, previous end) and reused until
+        that state changes: a View reads the transcript live, so edits do not make it stale."""
         tr = tr or self.tr
+        if tr is not self.tr:
+            return self._make_view(tr, False)
+        view = self._view
+        state = (self.model, self.prep_msgs, self.prev_end, self.first_after_reset, self.pinned_images)
+        if view is None or view.anchor is not self.anchor or state != self._view_key:
+            self._view_key, self._view = state, (view := self._make_view(tr, True))
+        return view
+
+    def _make_view(self, tr: Transcript, main: bool) -> View:
         info = self.provider_for(self.model).model
-        main = tr is self.tr
         return View(
             tr,
             self.anchor if main else None,
@@ -113,6 +101,7 @@ class Conversation:
             self.first_after_reset if main else True,
             self.pinned_images if main else 0,
             factory=self.factory,
+            made=self._made,
         )
 
     def apply(self, edit: Edit) -> None:
@@ -140,8 +129,9 @@ class Conversation:
                     self._append_input(step.message)
                     last_t = step.t if step.t is not None else last_t
                 elif step.kind == "reply":
-                    if last_reply_t is not None and last_t is not None and last_t > last_reply_t:
-                        yield self.env.timeout(last_t - last_reply_t)
+                    idle = last_t - last_reply_t if last_reply_t is not None and last_t is not None else 0.0
+                    if idle > 0 and (ev := wait(self.env, idle)) is not None:
+                        yield ev
                     yield from self._turn(step)
                     last_reply_t = step.t if step.t is not None else last_reply_t
                     last_t = last_reply_t
@@ -253,6 +243,7 @@ class Conversation:
         pinned_reply = step.message.pinned and self.prep_msgs == len(self.tr.messages)
         kind = "preparation" if pinned_reply else "gameplay"
         view = self.view()
+        est: int | None = None
         if not pinned_reply:
             edit = self.policy.eviction.plan(view)
             if edit is not None:
@@ -262,8 +253,9 @@ class Conversation:
             action = self.policy.compaction.decide(view, est)
             if action is not None:
                 yield from self._compact(action, est)
-                view = self.view()
-        est = self.policy.estimator.estimate(view)
+                view, est = self.view(), None
+        if est is None:  # else nothing changed since the estimate
+            est = self.policy.estimator.estimate(view)
         out = yield from self._send(self.tr, kind, est, step.output_tokens, view=view)
         self.tr.append(step.message)
         if pinned_reply:
@@ -271,149 +263,6 @@ class Conversation:
             self.first_after_reset = True  # H-23: the pinned exchange's end stands for the previous end
         u = out.usage
         self.anchor = Anchor(u.input_total + u.output, self.tr.added_bytes, self.tr.added_images)
-
-    # ------------------------------------------------------------ provider calls
-    def _send(
-        self,
-        tr: Transcript,
-        kind: str,
-        est: int,
-        output: int,
-        forced_cause: str = "",
-        view: View | None = None,
-    ) -> Proc:
-        """Call the provider, retrying transient errors with back-off (H-17); record every call.
-        `view` is the caller's current view of `tr`, if it has one."""
-        attempt = 0
-        main = tr is self.tr
-        while True:
-            provider = self.provider_for(self.model)
-            if view is None or attempt:
-                view = self.view(tr)
-            marks = self.policy.marks.place(view)
-            req = Request(
-                tr,
-                len(tr),
-                self.model,
-                output,
-                marks,
-                kind,
-                self.name,
-                self.index,
-                cache_key=self.name if self.policy.cache_key else None,
-                session_id=self.name if self.policy.session_id else None,
-            )
-            now = self.env.now
-            found = self._entry_state(req, provider, now) if main else ""
-            out = provider.call(req, now)
-            if found == "lookback_exceeded":  # the entry was live: did this very lookup lose it?
-                after = provider.diagnose(req, self.prev_cached[0], now)
-                if after in ("evicted", "server_lookup_failure"):
-                    found = after  # best-effort eviction, or a server-side lookup failure
-            self._record(req, out, est, attempt, now, found, main, forced_cause)
-            self.index += 1
-            yield self.env.timeout(out.duration)
-            err = out.error
-            if err is None:
-                if main:
-                    self._sent(out)
-                return out
-            if not err.transient:
-                raise _Failed(err.kind, err.message)
-            if attempt >= self.policy.retries:
-                raise _Failed("retries_exhausted", f"{err.kind} after {attempt + 1} attempts: {err.message}")
-            delay = err.retry_after if err.retry_after is not None else self.policy.backoff * (2**attempt)
-            yield self.env.timeout(delay)
-            attempt += 1
-
-    def _sent(self, out: Outcome) -> None:
-        tr = self.tr
-        self.prev_end = len(tr) - 1
-        self.prev_cached = (out.cached_pos, tr.cum_tokens[out.cached_pos] if out.cached_pos >= 0 else 0)
-        self.prev_model = self.model
-        self.first_after_reset = False
-        self.declared.clear()
-        self.pending_edit = ("", 0, 0)
-        tr.mark_sent()
-
-    def _record(
-        self,
-        req: Request,
-        out: Outcome,
-        est: int,
-        attempt: int,
-        now: float,
-        found: str,
-        main: bool,
-        forced_cause: str,
-    ) -> None:
-        u = out.usage
-        total = req.input_tokens
-        cause, lost = "", 0
-        if out.error is None or out.error.billed:
-            cause, lost = self._miss(u.cache_read, total, found, forced_cause)
-        edit, detail, saved = self.pending_edit if main else ("", 0, 0)
-        self.records.append(
-            RequestRecord(
-                self.name,
-                self.index,
-                req.kind,
-                attempt,
-                now,
-                self.game_t,
-                req.model,
-                total,
-                est,
-                u.uncached,
-                u.cache_read,
-                u.cache_write_5m,
-                u.cache_write_1h,
-                u.output,
-                out.cost,
-                out.ttft,
-                out.duration,
-                out.error.kind if out.error else "",
-                out.error.status if out.error else 200,
-                cause,
-                lost,
-                edit,
-                detail,
-                saved,
-                len(req.breakpoints),
-                req.images,
-                out.route,
-            )
-        )
-
-    def _entry_state(self, req: Request, provider: Provider, now: float) -> str:
-        """Before the call: what the provider holds for the previous request's cached prefix, if
-        this request still starts with it (the call itself may rewrite that entry)."""
-        pos = self.prev_cached[0]
-        changed = self.tr.changed_from
-        if pos < 0 or pos >= req.n or (changed is not None and changed <= pos):
-            return ""
-        return provider.diagnose(req, pos, now)
-
-    def _miss(self, read: int, total: int, found: str, forced: str) -> tuple[str, int]:
-        """Name why tokens the previous request left cached were not read (DESIGN.md: every miss
-        has a cause): an edit declared before this call, else the provider's own diagnosis."""
-        if forced:
-            return (forced, total - read) if read < total else ("", 0)
-        pos, cached = self.prev_cached
-        if pos < 0:
-            no_success_yet = self.prev_model == ""
-            return ("first_request", total - read) if no_success_yet else ("", 0)
-        potential = min(cached, total)
-        if read >= potential:
-            return "", 0
-        lost = potential - read
-        if self.model != self.prev_model:
-            return "model_switch", lost
-        changed = self.tr.changed_from
-        if changed is not None and changed <= pos:
-            first = min(self.declared, default=(changed, "prefix_change"))
-            return (first[1] if first[0] <= pos else "prefix_change"), lost
-        return found or "prefix_change", lost
 
     # ------------------------------------------------------------ compaction
     def _compact(self, action: Summarize | Trim, est: int) -> Proc:
@@ -471,12 +320,18 @@ class Conversation:
             )
 
     def _fresh_observation(self) -> Message | None:
-        for m in range(len(self.tr.messages) - 1, -1, -1):
-            for b in self.tr.messages[m].blocks:
-                if b.kind == IMAGE and not b.pinned:
-                    img = self.factory.image("user", b.width, b.height, b.nbytes, f"fresh-{self.index}")
-                    return Message.of("user", (img,), "observation")
-        return None
+        """A new screenshot like the first unpinned image of the newest message holding one
+        (H-16), found from the transcript's image positions."""
+        tr = self.tr
+        images, blocks = tr.image_pos, tr.blocks
+        newest = next((p for p in reversed(images) if not blocks[p].pinned), -1)
+        if newest < tr.system_end:
+            return None
+        start = tr.msg_starts[bisect_right(tr.msg_starts, newest) - 1]
+        first = next(p for p in images[bisect_left(images, start) :] if not blocks[p].pinned)
+        b = blocks[first]
+        img = self.factory.image("user", b.width, b.height, b.nbytes, f"fresh-{self.index}")
+        return Message.of("user", (img,), "observation")
 
 
 @register("harness", "recorded")

@@ -124,9 +124,7 @@ class CConversation(SummaryCalls):
         or the preset's budget below it (policies/budget.py, one computation for every harness)."""
         return budget_for(self.policy, self.model_info(model))
 
-    def view(self, tr: Transcript | None = None) -> View:
-        tr = tr or self.tr
-        main = tr is self.tr
+    def _make_view(self, tr: Transcript, main: bool) -> View:
         info = self.model_info()
         return View(
             tr,
@@ -139,6 +137,7 @@ class CConversation(SummaryCalls):
             self.pinned_images if main else 0,
             self.provider_for(self.model).model.max_output,
             self.factory,
+            self._made,
         )
 
     def estimate(self) -> int:
@@ -160,6 +159,7 @@ class CConversation(SummaryCalls):
         self.model = step.model
         if step.window:
             self.windows[step.model] = step.window
+            self._view_key = ()  # the window a View holds changed with the model's (C-1)
         new = self.budget()
         if new < old:
             self.pending_switch = (old, new)
@@ -194,8 +194,9 @@ class CConversation(SummaryCalls):
 
     def _turn(self, step: Step) -> Proc:
         assert step.message is not None
-        yield from self._before_call()
-        est = self.estimate()
+        est = yield from self._before_call()
+        if est is None:
+            est = self.estimate()
         try:
             out = yield from self._send(self.tr, "turn", est, step.output_tokens)
         except _Failed as f:
@@ -219,7 +220,8 @@ class CConversation(SummaryCalls):
 
     def _before_call(self) -> Proc:
         """Everything checked before a model call: manual compaction (C-16), a model switch
-        (C-19), eviction/masking edits, then the tiers (C-5, C-6) unless backing off (C-12)."""
+        (C-19), eviction/masking edits, then the tiers (C-5, C-6) unless backing off (C-12).
+        Returns the estimate when nothing changed after it was made, else None."""
         comp = self.policy.compaction
         if self.pending_manual:
             self.pending_manual = False
@@ -237,13 +239,16 @@ class CConversation(SummaryCalls):
         if self.rules.backoff and est < self.backoff_until:
             if comp.decide(self.view(), est, self.mode) is not None:
                 self.count("backoff_skips")
-            return
+            return est
         action = comp.decide(self.view(), est, self.mode)
         if isinstance(action, Trim):
             tier = "tier2" if est >= self.rules.tier2 * self.budget() else "tier1"
             self._apply_trim(action.edit, tier, est)
         elif isinstance(action, Summarize):
             yield from self._compact_now(action.reason, est)
+        else:
+            return est
+        return None
 
     # ------------------------------------------------------------ compaction
     def _apply_trim(self, edit: Edit, trigger: str, est: int | None = None) -> int:

@@ -41,12 +41,17 @@ class SummaryCalls(Conversation):
             conv = self.factory.text("user", None, nbytes, key=f"as-text-{self.name}-{self.index}")
             t.append(Message.of("user", (conv, instr), "instruction"))
             return t
-        tools = self.trace.tools if req.tools else ()
-        t = Transcript(tools, self.trace.system)
         msgs = self.tr.messages
-        body = msgs if mode == "full" else [*msgs[: plan.first], *(plan.shown or plan.older)]
-        for m in body:
-            t.append(m)
+        kept = len(msgs) if mode == "full" else plan.first  # the conversation's own leading messages
+        if req.tools:  # the same prefix as the conversation's: its arrays copied, not re-hashed
+            t = self.tr.fork(kept)
+        else:
+            t = Transcript((), self.trace.system)
+            for m in msgs[:kept]:
+                t.append(m)
+        if mode != "full":
+            for m in plan.shown or plan.older:
+                t.append(m)
         t.append(instr_msg)
         return t
 

@@ -3,14 +3,20 @@
 Order is tools → system → messages (providers.md §1.1). For block i, `hashes[i]` is
 `H(hashes[i-1], digest_i)` seeded with a fixed constant (DESIGN.md, vLLM's block-hash chain), so
 appending a message hashes only its new blocks, and an edit re-hashes only from the first
-changed message. `cum_tokens`, `cum_bytes` (text bytes; images are counted, not sized) and
-`cum_images` make every size query O(1); the image chain (`img_hashes`) lets a provider tell
-whether a request's images extend an earlier request's.
+changed message. Running sums of tokens (per block), of text bytes (per message; images are
+counted, not sized) and the positions of the images answer every size query without a scan; the
+image chain (`img_hashes`) lets a provider tell whether a request's images extend an earlier
+request's. Two running indexes serve the policies
+and providers without a scan: the block positions of the unpinned images (image eviction) and
+the messages holding thinking blocks (providers that strip them).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Sequence
+from itertools import accumulate, islice
+from itertools import chain as _chain
 
 from ctxbench.sim.content import IMAGE, Block, Message
 
@@ -18,12 +24,23 @@ CHAIN_SEED = 0x243F6A8885A308D3  # fixed seed: same content → same hashes in e
 
 
 _M64 = (1 << 64) - 1
+_join = _chain.from_iterable  # the items of several sequences, one after the other
+
+
+_R = 0x9E3779B97F4A7C15  # odd, so invertible mod 2⁶⁴
 
 
 def chain(parent: int, digest: int) -> int:
-    """h_i = mix(h_{i-1}·R + d_i) mod 2⁶⁴: a splitmix64 finaliser over the parent and the block's
-    content digest (performance.md B4 variant (c); ~10⁻⁹ collision odds at 3·10⁵ entries)."""
-    x = (parent * 0x9E3779B97F4A7C15 + digest) & _M64
+    """h_i = h_{i-1}·R + d_i mod 2⁶⁴ over the blocks' random 64-bit content digests: a polynomial
+    chain (performance.md B4 variant (c); ~10⁻⁹ collision odds at 3·10⁵ entries), one multiply
+    and add per block."""
+    return (parent * _R + digest) & _M64
+
+
+def splitmix_chain(parent: int, digest: int) -> int:
+    """h_i = mix(h_{i-1}·R + d_i): the chain above with a splitmix64 finaliser, for the replica
+    routing hash (`providers/routing.py`), whose values pick replicas and so must not change."""
+    x = (parent * _R + digest) & _M64
     x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
     x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
     return x ^ (x >> 31)
@@ -32,30 +49,59 @@ def chain(parent: int, digest: int) -> int:
 class Transcript:
     """Blocks of tools, system and messages with their chain hashes and running sums.
 
-    Monotonic counters (`added_bytes`, `added_images`, `added_tokens`) only ever grow, so an
-    estimator anchored at one moment can measure what was added since without ever subtracting
-    what an edit removed (H-13).
+    Per block: the block, its chain hash and the running token count. Per image: its position and
+    the image chain. Per message: its first block and the running count of text bytes. Monotonic
+    counters (`added_bytes`, `added_images`, `added_tokens`) only ever grow, so an estimator
+    anchored at one moment can measure what was added since without ever subtracting what an edit
+    removed (H-13).
     """
 
     def __init__(self, tools: Sequence[Block] = (), system: Sequence[Block] = ()) -> None:
         self.blocks: list[Block] = []
         self.hashes: list[int] = []
         self.cum_tokens: list[int] = []
-        self.cum_bytes: list[int] = []
-        self.cum_images: list[int] = []
-        self.img_hashes: list[int] = [CHAIN_SEED]
+        self.image_pos: list[int] = []  # block positions of every image, ascending
+        self.img_hashes: list[int] = [CHAIN_SEED]  # one more than the images: the seed first
+        self.unpinned_imgs: list[int] = []  # block positions of images in no pinned message, ascending
         self.messages: list[Message] = []
         self.msg_starts: list[int] = []
-        self.image_msgs: list[int] = []  # indices of the messages holding images, ascending
+        self.msg_bytes: list[int] = []  # text bytes of blocks [0, end of message m]
+        self.thinking_msgs: list[int] = []  # indices of the messages holding thinking blocks, ascending
         self.added_bytes = 0
         self.added_images = 0
         self.added_tokens = 0
         self.changed_from: int | None = None  # first block changed since `mark_sent`
+        self._block_indexes: dict[Callable[[Block], bool], list[int]] = {}  # block_index()
+        self._message_sums: dict[Callable[[Message], int], list[int]] = {}  # message_sums()
         self.first_deferred = -1  # position of the first deferred tool (-1: none)
-        self._push_tools(tools)
+        self.head_bytes: list[int] = []  # text bytes through each tools/system block
+        self._push_head(tools)
         self.tools_end = len(self.blocks)
-        self._push_blocks(system)
+        self._push_head(system)
         self.system_end = len(self.blocks)
+
+    def fork(self, m: int | None = None) -> Transcript:
+        """A new transcript with the same tools, system and messages[:m] (all by default), as if
+        they had been appended to a fresh one (the 'added' counters count them), without
+        re-hashing: its arrays are copies of this one's prefix."""
+        t = Transcript.__new__(Transcript)
+        m = len(self.messages) if m is None else m
+        pos = self.msg_starts[m] if m < len(self.messages) else len(self.blocks)
+        t.blocks, t.hashes, t.cum_tokens = self.blocks[:pos], self.hashes[:pos], self.cum_tokens[:pos]
+        images = self.images_before(pos)
+        t.image_pos, t.img_hashes = self.image_pos[:images], self.img_hashes[: images + 1]
+        t.unpinned_imgs = self.unpinned_imgs[: bisect_left(self.unpinned_imgs, pos)]
+        t.messages, t.msg_starts, t.msg_bytes = self.messages[:m], self.msg_starts[:m], self.msg_bytes[:m]
+        t.thinking_msgs = self.thinking_msgs[: bisect_left(self.thinking_msgs, m)]
+        t._block_indexes = {f: idx[: bisect_left(idx, pos)] for f, idx in self._block_indexes.items()}
+        t._message_sums = {f: sums[:m] for f, sums in self._message_sums.items()}
+        t.tools_end, t.system_end, t.first_deferred = self.tools_end, self.system_end, self.first_deferred
+        t.head_bytes = list(self.head_bytes)
+        t.added_bytes = self.bytes_before(pos) - self.bytes_before(self.system_end)
+        t.added_images = images - self.images_before(self.system_end)
+        t.added_tokens = self.tokens_before(pos) - self.tokens_before(self.system_end)
+        t.changed_from = None
+        return t
 
     # ------------------------------------------------------------ reading
     def __len__(self) -> int:
@@ -67,122 +113,95 @@ class Transcript:
 
     @property
     def total_bytes(self) -> int:
-        return self.cum_bytes[-1] if self.cum_bytes else 0
+        """Text bytes of every block (images are counted, not sized)."""
+        if self.msg_bytes:
+            return self.msg_bytes[-1]
+        return self.head_bytes[-1] if self.head_bytes else 0
+
+    @property
+    def total_images(self) -> int:
+        return len(self.image_pos)
 
     @property
     def message_images(self) -> int:
         """Images in the messages segment."""
-        return (self.cum_images[-1] if self.cum_images else 0) - self.images_before(self.system_end)
+        return len(self.image_pos) - self.images_before(self.system_end)
 
     def tokens_before(self, pos: int) -> int:
         """Tokens of blocks [0, pos)."""
         return self.cum_tokens[pos - 1] if pos > 0 else 0
 
     def bytes_before(self, pos: int) -> int:
-        return self.cum_bytes[pos - 1] if pos > 0 else 0
+        """Text bytes of blocks [0, pos)."""
+        if pos <= self.system_end:
+            return self.head_bytes[pos - 1] if pos > 0 else 0
+        m = bisect_right(self.msg_starts, pos - 1) - 1  # the message holding block pos - 1
+        before = self.msg_bytes[m - 1] if m > 0 else self.bytes_before(self.system_end)
+        part = self.messages[m].blocks[: pos - self.msg_starts[m]]
+        return before + sum(b.nbytes for b in part if b.kind != IMAGE)
 
     def images_before(self, pos: int) -> int:
-        return self.cum_images[pos - 1] if pos > 0 else 0
+        """Images among blocks [0, pos)."""
+        if pos >= len(self.blocks):
+            return len(self.image_pos)
+        return bisect_left(self.image_pos, pos)
 
     def message_end(self, m: int) -> int:
         """Block index one past message m."""
         return self.msg_starts[m + 1] if m + 1 < len(self.msg_starts) else len(self.blocks)
 
+    def message_at(self, pos: int) -> int:
+        """Index of the message holding block `pos` (-1 for tools and system)."""
+        return bisect_right(self.msg_starts, pos) - 1
+
+    # ------------------------------------------------------------ indexes a component asks for
+    def block_index(self, pred: Callable[[Block], bool]) -> list[int]:
+        """Ascending positions of the blocks for which `pred` (a pure function of one block, the
+        same function object each time) holds. Built by one scan on the first call, then kept
+        up to date by every append and edit, so a component that asks on every request does
+        work bounded by what it reads, not by the prompt; transcripts never asked pay nothing.
+        Read-only for the caller."""
+        idx = self._block_indexes.get(pred)
+        if idx is None:
+            idx = self._block_indexes[pred] = [p for p, b in enumerate(self.blocks) if pred(b)]
+        return idx
+
+    def message_sums(self, f: Callable[[Message], int]) -> list[int]:
+        """Running sums of `f` (a pure function of one message) over the messages: entry m is
+        f(messages[0]) + ... + f(messages[m]); kept up to date like `block_index`."""
+        sums = self._message_sums.get(f)
+        if sums is None:
+            sums = self._message_sums[f] = list(accumulate(map(f, self.messages)))
+        return sums
+
     # ------------------------------------------------------------ writing
-    def _push_blocks(self, blocks: Iterable[Block]) -> None:
-        """Extend every array by `blocks` (hot path: the chain step is inlined)."""
-        h = self.hashes[-1] if self.hashes else CHAIN_SEED
-        t = self.total_tokens
-        b = self.total_bytes
-        im = self.cum_images[-1] if self.cum_images else 0
-        img_hashes = self.img_hashes
-        add_block, add_hash = self.blocks.append, self.hashes.append
-        add_tok, add_byte, add_img = self.cum_tokens.append, self.cum_bytes.append, self.cum_images.append
-        for blk in blocks:
-            x = (h * 0x9E3779B97F4A7C15 + blk.digest) & _M64  # == chain(h, blk.digest)
-            x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
-            x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
-            h = x ^ (x >> 31)
-            t += blk.tokens
-            if blk.kind == IMAGE:
-                im += 1
-                if len(img_hashes) <= im:
-                    img_hashes.append(chain(img_hashes[-1], blk.digest))
-                else:
-                    img_hashes[im] = chain(img_hashes[im - 1], blk.digest)
-            else:
-                b += blk.nbytes
-            add_block(blk)
-            add_hash(h)
-            add_tok(t)
-            add_byte(b)
-            add_img(im)
-        del img_hashes[im + 1 :]
-
-    def _push_tools(self, tools: Iterable[Block]) -> None:
-        """Push tool definitions. A deferred one (`defer_loading`) is a position of its own but
-        not part of the prefix as the API renders it (providers.md §1.6: tool search "append[s]
+    def _push_head(self, blocks: Sequence[Block]) -> None:
+        """Extend the tools/system segment (before any message) by `blocks`: hashes, tokens, text
+        bytes, images. A deferred tool (`defer_loading`) is a position of its own but not part of
+        the prefix as the API renders it (providers.md §1.6: tool search "append[s]
         tool_reference blocks instead of changing the prefix"): the chain hash does not move."""
-        for blk in tools:
-            if not blk.deferred:
-                self._push_blocks((blk,))
-                continue
-            if self.first_deferred < 0:
-                self.first_deferred = len(self.blocks)
-            self.blocks.append(blk)
-            self.hashes.append(self.hashes[-1] if self.hashes else CHAIN_SEED)
-            self.cum_tokens.append(self.total_tokens + blk.tokens)
-            self.cum_bytes.append(self.total_bytes + blk.nbytes)
-            self.cum_images.append(self.cum_images[-1] if self.cum_images else 0)
-
-    def append(self, msg: Message) -> None:
-        """Append a new message; counts towards the monotonic 'added' counters."""
-        if msg.images:
-            self.image_msgs.append(len(self.messages))
-        self.msg_starts.append(len(self.blocks))
-        self.messages.append(msg)
-        self._push_blocks(msg.blocks)
-        self.added_bytes += msg.nbytes
-        self.added_images += msg.images
-        self.added_tokens += msg.tokens
-
-    def truncate_messages(self, m: int) -> None:
-        """Drop messages m.. (their blocks, hashes and sums)."""
-        if m >= len(self.messages):
-            return
-        pos = self.msg_starts[m]
-        del self.messages[m:], self.msg_starts[m:]
-        image_msgs = self.image_msgs
-        while image_msgs and image_msgs[-1] >= m:
-            image_msgs.pop()
-        del self.blocks[pos:], self.hashes[pos:], self.cum_tokens[pos:], self.cum_bytes[pos:]
-        del self.cum_images[pos:]
-        del self.img_hashes[(self.cum_images[-1] if self.cum_images else 0) + 1 :]
-        self.changed_from = pos if self.changed_from is None else min(self.changed_from, pos)
-
-    def replace_from(self, m: int, messages: Sequence[Message]) -> None:
-        """Replace messages m.. with `messages` (an edit: placeholders, trims, a new conversation).
-
-        Messages that stay identical at the front of the replaced range are kept, so the break
-        (and the re-hashing) starts at the first message that really changed.
-        """
-        keep = 0
-        while (
-            keep < len(messages)
-            and m + keep < len(self.messages)
-            and messages[keep] is self.messages[m + keep]
-        ):
-            keep += 1
-        self.truncate_messages(m + keep)
-        new = messages[keep:]
         start = len(self.blocks)
-        for msg in new:
-            if msg.images:
-                self.image_msgs.append(len(self.messages))
-            self.msg_starts.append(start)
-            self.messages.append(msg)
-            start += len(msg.blocks)
-        self._push_blocks(b for msg in new for b in msg.blocks)
+        h = self.hashes[-1] if start else CHAIN_SEED
+        t = self.cum_tokens[-1] if start else 0
+        text = self.head_bytes[-1] if self.head_bytes else 0
+        for b in blocks:
+            if b.deferred:
+                if self.first_deferred < 0:
+                    self.first_deferred = len(self.blocks)
+            else:
+                h = chain(h, b.digest)
+            t += b.tokens
+            if b.kind == IMAGE:
+                self.image_pos.append(len(self.blocks))
+                self.img_hashes.append(chain(self.img_hashes[-1], b.digest))
+            else:
+                text += b.nbytes
+            self.blocks.append(b)
+            self.hashes.append(h)
+            self.cum_tokens.append(t)
+            self.head_bytes.append(text)
+        if self._block_indexes:
+            self._index_blocks(start)
 
     def replace_system(self, system: Sequence[Block]) -> int | None:
         """Replace the system segment by `system` (a later `system` event: an edited memory file,
@@ -214,31 +233,152 @@ class Transcript:
             return None
         pos = lo + keep
         system = self.blocks[self.tools_end : self.system_end] if tools else []
-        messages, image_msgs, changed = list(self.messages), list(self.image_msgs), self.changed_from
+        messages, changed = list(self.messages), self.changed_from
         self.truncate_messages(0)
-        del self.blocks[pos:], self.hashes[pos:], self.cum_tokens[pos:], self.cum_bytes[pos:]
-        del self.cum_images[pos:]
-        del self.img_hashes[(self.cum_images[-1] if self.cum_images else 0) + 1 :]
+        images = self.images_before(pos)
+        del self.blocks[pos:], self.hashes[pos:], self.cum_tokens[pos:], self.head_bytes[pos:]
+        del self.image_pos[images:], self.img_hashes[images + 1 :]
+        for idx in self._block_indexes.values():
+            del idx[bisect_left(idx, pos) :]
         new = new_blocks[keep:]
         if tools:
             if self.first_deferred >= pos:
                 self.first_deferred = -1
-            self._push_tools(new)
+            self._push_head(new)
             self.tools_end = len(self.blocks)
-            self._push_blocks(system)
+            self._push_head(system)
         else:
-            self._push_blocks(new)
+            self._push_head(new)
         self.system_end = len(self.blocks)
-        start = self.system_end
-        for msg in messages:
-            self.msg_starts.append(start)
-            start += len(msg.blocks)
-        self.messages, self.image_msgs = messages, image_msgs
-        self._push_blocks(b for msg in messages for b in msg.blocks)
+        if messages:
+            self._add(messages)
         self.added_bytes += sum(b.nbytes for b in new if b.kind != IMAGE)
         self.added_tokens += sum(b.tokens for b in new)
         self.changed_from = pos if changed is None else min(changed, pos)
         return pos
+
+    def append(self, msg: Message) -> None:
+        """Append a new message; counts towards the monotonic 'added' counters. The hot path of
+        every run (once per message of the trace): the same work as `_add`, for one message."""
+        own = self.messages
+        if msg.thinking:
+            self.thinking_msgs.append(len(own))
+        text = self.msg_bytes
+        text.append((text[-1] if text else self.total_bytes) + msg.nbytes)
+        if self._message_sums:
+            for f, sums in self._message_sums.items():
+                sums.append((sums[-1] if sums else 0) + f(msg))
+        blocks = self.blocks
+        start = len(blocks)
+        self.msg_starts.append(start)
+        own.append(msg)
+        hashes = self.hashes
+        h = hashes[-1] if start else CHAIN_SEED
+        add_hash = hashes.append
+        for d in msg.digests:
+            h = (h * 0x9E3779B97F4A7C15 + d) & _M64  # == chain(h, d)
+            add_hash(h)
+        blocks.extend(msg.blocks)
+        cum = self.cum_tokens
+        t = cum[-1] if start else 0
+        cum.extend([t := t + x for x in msg.block_tokens])
+        if self._block_indexes:
+            self._index_blocks(start)
+        if msg.images:
+            self._index_images((msg,), start)
+        self.added_bytes += msg.nbytes
+        self.added_images += msg.images
+        self.added_tokens += msg.tokens
+
+    def _add(self, msgs: Sequence[Message]) -> None:
+        """Add `msgs` after the last message: per message its start, running text bytes and the
+        message indexes; then, for all their blocks in one pass, the chain hashes, running tokens,
+        block indexes and image chain (an edit re-adds many messages at once)."""
+        blocks = self.blocks
+        start = len(blocks)
+        own, starts, text, thinking = self.messages, self.msg_starts, self.msg_bytes, self.thinking_msgs
+        total, pos = self.total_bytes, start
+        for msg in msgs:
+            if msg.thinking:
+                thinking.append(len(own))
+            total += msg.nbytes
+            text.append(total)
+            starts.append(pos)
+            own.append(msg)
+            pos += len(msg.blocks)
+        for f, sums in self._message_sums.items():
+            sums.extend(islice(accumulate(map(f, msgs), initial=sums[-1] if sums else 0), 1, None))
+        hashes = self.hashes
+        h = hashes[-1] if start else CHAIN_SEED
+        add_hash = hashes.append
+        for d in _join([m.digests for m in msgs]):
+            h = (h * 0x9E3779B97F4A7C15 + d) & _M64  # == chain(h, d)
+            add_hash(h)
+        blocks.extend(_join([m.blocks for m in msgs]))
+        cum = self.cum_tokens
+        t = cum[-1] if start else 0
+        cum.extend([t := t + x for x in _join([m.block_tokens for m in msgs])])
+        if self._block_indexes:
+            self._index_blocks(start)
+        if any(m.images for m in msgs):
+            self._index_images(msgs, start)
+
+    def _index_blocks(self, start: int) -> None:
+        """Extend the block indexes components asked for by the blocks from `start` on."""
+        blocks = self.blocks
+        for pred, idx in self._block_indexes.items():
+            idx.extend([p for p in range(start, len(blocks)) if pred(blocks[p])])
+
+    def _index_images(self, msgs: Sequence[Message], start: int) -> None:
+        """Image positions, the image chain and the unpinned images of `msgs`, added from `start`."""
+        image_pos, img_hashes, unpinned = self.image_pos, self.img_hashes, self.unpinned_imgs
+        h = img_hashes[-1]
+        pos = start
+        for msg in msgs:
+            if msg.images:
+                pinned = msg.pinned
+                blocks = msg.blocks
+                for at in msg.image_at:
+                    b = blocks[at]
+                    image_pos.append(pos + at)
+                    h = (h * 0x9E3779B97F4A7C15 + b.digest) & _M64  # == chain(h, b.digest)
+                    img_hashes.append(h)
+                    if not (pinned or b.pinned):
+                        unpinned.append(pos + at)
+            pos += len(msg.blocks)
+
+    def truncate_messages(self, m: int) -> None:
+        """Drop messages m.. (their blocks, hashes and sums)."""
+        if m >= len(self.messages):
+            return
+        pos = self.msg_starts[m]
+        del self.messages[m:], self.msg_starts[m:], self.msg_bytes[m:]
+        for sums in self._message_sums.values():
+            del sums[m:]
+        for index, first in (
+            (self.thinking_msgs, m),
+            (self.unpinned_imgs, pos),
+            (self.image_pos, pos),
+            *((idx, pos) for idx in self._block_indexes.values()),
+        ):
+            del index[bisect_left(index, first) :]
+        del self.blocks[pos:], self.hashes[pos:], self.cum_tokens[pos:]
+        del self.img_hashes[len(self.image_pos) + 1 :]
+        self.changed_from = pos if self.changed_from is None else min(self.changed_from, pos)
+
+    def replace_from(self, m: int, messages: Sequence[Message]) -> None:
+        """Replace messages m.. with `messages` (an edit: placeholders, trims, a new conversation).
+
+        Messages that stay identical at the front of the replaced range are kept, so the break
+        (and the re-hashing) starts at the first message that really changed.
+        """
+        keep = 0
+        own = self.messages
+        while keep < len(messages) and m + keep < len(own) and messages[keep] is own[m + keep]:
+            keep += 1
+        self.truncate_messages(m + keep)
+        if keep < len(messages):
+            self._add(messages[keep:])
 
     def pop_message(self) -> Message:
         """Remove the last message without marking a change (undo of a transient append)."""

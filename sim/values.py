@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import difflib
+import functools
 import re
 import types
 import typing
@@ -250,13 +251,15 @@ def coerce(value: Any, hint: Any, path: str) -> Any:
     return value
 
 
-def field_hints(cls: type) -> dict[str, Any]:
-    """The resolved type hints of a dataclass's init fields (with `Annotated` extras)."""
+@functools.cache
+def field_hints(cls: type) -> Mapping[str, Any]:
+    """The resolved type hints of a dataclass's init fields (with `Annotated` extras); resolved
+    once per class (every provider build checks its config against them), so read-only."""
     try:
         hints = typing.get_type_hints(cls, include_extras=True)
     except (NameError, TypeError):  # an unresolvable annotation: check names only
         hints = {}
-    return {f.name: hints.get(f.name, Any) for f in dataclasses.fields(cls) if f.init}
+    return types.MappingProxyType({f.name: hints.get(f.name, Any) for f in dataclasses.fields(cls) if f.init})
 
 
 def key_path(where: str, key: object) -> str:

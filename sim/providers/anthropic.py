@@ -139,10 +139,11 @@ class AnthropicCache:
         """First position keyed apart because the request sends deferred tools (-1: none)."""
         return req.tr.first_deferred if self.cfg.deferred_tools_prefix == "first" else -1
 
-    def _key(self, req: Request, pos: int) -> int:
-        """The cache key of the prefix ending at `pos`, as this request renders it."""
+    def _key(self, req: Request, pos: int, salt: int | None = None) -> int:
+        """The cache key of the prefix ending at `pos`, as this request renders it (`salt`: the
+        request's `_salt_from`, when the caller has it)."""
         h = req.tr.hashes[pos]
-        salt = self._salt_from(req)
+        salt = self._salt_from(req) if salt is None else salt
         return chain(h, DEFERRED_TOOLS_DIGEST) if 0 <= salt <= pos else h
 
     def _lookup_fails(self, req: Request) -> bool:
@@ -177,8 +178,7 @@ class AnthropicCache:
         if e.expires <= now or e.readable_at > now:
             return False
         if self.cfg.image_change_invalidates_messages and pos >= req.tr.system_end:
-            imgs = req.images
-            return e.img_count <= imgs and req.tr.img_hashes[e.img_count] == e.img_hash
+            return e.img_count <= req.images and req.tr.img_hashes[e.img_count] == e.img_hash
         return True
 
     def lookup(self, req: Request, now: float) -> tuple[int, int]:
@@ -193,14 +193,17 @@ class AnthropicCache:
         step = collapse or self.cfg.tool_result_images_nested
         salt = self._salt_from(req)
         breakpoints = req.breakpoints
-        if self._lookup_fails(req):  # only the system + tools prefix is found
+        if (self._fail_at or self.cfg.lookup_failure_rate) and self._lookup_fails(req):
+            # only the system + tools prefix is found
             self.failed_lookup = (req.conversation, req.index)
             breakpoints = tuple(bp for bp in breakpoints if bp[0] < req.tr.system_end)
         for b, _ttl in reversed(breakpoints):
             if cum[b] <= best:
                 continue
             pos, checked = b, 0
-            while pos >= 0 and checked < lookback:
+            # positions at or before the best hit cannot improve it; probing them again would also
+            # draw best-effort eviction a second time on an entry already read (and lose it)
+            while pos > best_pos and checked < lookback:
                 h = chain(hashes[pos], DEFERRED_TOOLS_DIGEST) if 0 <= salt <= pos else hashes[pos]
                 e = entries.get(h)
                 if e is not None and self._readable(e, req, pos, now):
@@ -218,13 +221,15 @@ class AnthropicCache:
     def commit(self, req: Request, now: float, ttft: float, read: int, read_pos: int) -> tuple[Usage, int]:
         """Refresh the hit, write entries at breakpoints past it; bill by the A/B/C rule (§1.8)."""
         tr, cum = req.tr, req.tr.cum_tokens
+        salt = self._salt_from(req)
         if read_pos >= 0:
-            e = self.entries[self._key(req, read_pos)]
+            e = self.entries[self._key(req, read_pos, salt)]
             e.expires = now + e.ttl
-            self._touch(self._key(req, read_pos), e)
+            if self.cfg.max_entries is not None:
+                self._touch(self._key(req, read_pos, salt), e)
             if self.cfg.refresh_marks_in_read:
                 for b, _ttl in req.breakpoints:
-                    inner = self.entries.get(self._key(req, b)) if b < read_pos else None
+                    inner = self.entries.get(self._key(req, b, salt)) if b < read_pos else None
                     if inner is not None and self._readable(inner, req, b, now):
                         inner.expires = max(inner.expires, now + inner.ttl)
         img_count = req.images
@@ -237,7 +242,7 @@ class AnthropicCache:
             if tokens <= read or tokens < self.min_cacheable:
                 continue
             secs = TTL_SECONDS[ttl]
-            h = self._key(req, b)
+            h = self._key(req, b, salt)
             e = _Entry(tokens, now + secs, now + ttft, secs, img_count, img_hash)
             self.entries.pop(h, None)
             self.entries[h] = e
@@ -246,7 +251,8 @@ class AnthropicCache:
                 top_1h = max(top_1h, tokens)
             if tokens > top:
                 top, top_pos = tokens, b
-        self._enforce_capacity()
+        if self.cfg.max_entries is not None:
+            self._enforce_capacity()
         total = req.input_tokens
         usage = Usage(
             uncached=total - top,
@@ -334,7 +340,7 @@ class AnthropicProvider:
         if fault == "stream_error":  # cut off after the first token: input billed, no output
             err = fault_error(ANTHROPIC, fault, None)
             cut = Usage(usage.uncached, usage.cache_read, usage.cache_write_5m, usage.cache_write_1h, 0)
-            return Outcome(cut, price(self.prices, cut), ttft, ttft, err, top_pos, "", self._wire(cut))
+            return Outcome(cut, price(self.prices, cut), ttft, ttft, err, top_pos, "", self._wire)
         return Outcome(
             usage,
             price(self.prices, usage),
@@ -343,10 +349,11 @@ class AnthropicProvider:
             None,
             top_pos,
             "",
-            self._wire(usage),
+            self._wire,
         )
 
     def _wire(self, usage: Usage) -> dict[str, Any]:
+        """Usage in the Messages API's fields, as this provider reports it (Outcome.wire_of)."""
         return anthropic_wire_usage(reported_usage(usage, self.cfg.report_cache_writes))
 
     def diagnose(self, req: Request, pos: int, now: float) -> str:

@@ -21,7 +21,7 @@ from ctxbench.sim.catalog import ModelInfo, Prices
 from ctxbench.sim.providers.base import Faults, Latency, Outcome, Request, Usage, price
 from ctxbench.sim.providers.chain_store import ChainStore
 from ctxbench.sim.providers.common import DialectProvider
-from ctxbench.sim.providers.dialects import fault_error, wire_usage
+from ctxbench.sim.providers.dialects import fault_error
 from ctxbench.sim.providers.routing import ReplicaRouter, Route
 
 
@@ -97,7 +97,7 @@ class AutoPrefixProvider(DialectProvider):
         cached_pos = -1
         if total >= self.min_cacheable and n > 0:
             ready = now + (ttft if self.cfg.ready == "ttft" else duration) + self.cfg.ready_delay
-            store.write(tr.hashes, tr.cum_tokens, n - 1, now, ready)
+            store.write(tr.hashes, tr.cum_tokens, n - 1, now, ready, known=p)
             top = granular(total, self.min_cacheable, self.cfg.granularity)
             cached_pos = bisect.bisect_right(tr.cum_tokens, top, 0, n) - 1
             if cached_pos >= 0:
@@ -114,7 +114,7 @@ class AutoPrefixProvider(DialectProvider):
             err,
             cached_pos,
             tag,
-            wire_usage(self.cfg.dialect, usage),
+            self.wire,
         )
 
     def _plan(self, req: Request, now: float) -> Route:

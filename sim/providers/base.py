@@ -8,6 +8,7 @@ synchronously inside one simpy step, so the transcript cannot change during a ca
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -16,9 +17,11 @@ from ctxbench.sim.names import FAULT_KINDS, Breakpoints, ErrorKind, FaultKind
 from ctxbench.sim.transcript import Transcript
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Usage:
-    """Provider-neutral usage: the four input parts are disjoint and sum to the true input."""
+    """Provider-neutral usage: the four input parts are disjoint and sum to the true input. A
+    value, never changed once made (one per call: not frozen, since a frozen dataclass takes
+    several times longer to build)."""
 
     uncached: int = 0
     cache_read: int = 0
@@ -52,7 +55,9 @@ class ProviderError:
 
 @dataclass(slots=True)
 class Request:
-    """One provider call: the first `n` blocks of `tr`, with cache breakpoints and routing keys."""
+    """One provider call: the first `n` blocks of `tr`, with cache breakpoints and routing keys.
+    Its sizes (`input_tokens`, `images`) are read from the transcript once, when it is made: a
+    request is a snapshot, valid while its call runs."""
 
     tr: Transcript
     n: int
@@ -65,18 +70,20 @@ class Request:
     cache_key: str | None = None
     session_id: str | None = None
     max_tokens: int = 0
+    input_tokens: int = field(init=False, default=0)  # true tokens of the first n blocks
+    images: int = field(init=False, default=0)  # images among them
 
-    @property
-    def input_tokens(self) -> int:
-        return self.tr.tokens_before(self.n)
-
-    @property
-    def images(self) -> int:
-        return self.tr.images_before(self.n)
+    def __post_init__(self) -> None:
+        self.input_tokens = self.tr.tokens_before(self.n)
+        self.images = self.tr.images_before(self.n)
 
 
 @dataclass(slots=True)
 class Outcome:
+    """What a call returned: usage, cost, timing, the error if any, and where the cache now ends.
+    `wire_of` renders the usage in the provider's own field names (`wire`) when someone asks (the
+    HTTP server, tests); a simulated run never does, so it is not built per call."""
+
     usage: Usage
     cost: float
     ttft: float
@@ -84,7 +91,12 @@ class Outcome:
     error: ProviderError | None = None
     cached_pos: int = -1  # highest block whose cache entry is live after this call
     route: str = ""
-    wire: dict[str, Any] = field(default_factory=dict)  # usage in the provider's own field names
+    wire_of: Callable[[Usage], dict[str, Any]] | None = None
+
+    @property
+    def wire(self) -> dict[str, Any]:
+        """Usage in the provider's own field names ({} when the provider gives none)."""
+        return self.wire_of(self.usage) if self.wire_of is not None else {}
 
 
 class Provider(Protocol):
@@ -132,16 +144,19 @@ class Faults:
     windows: tuple[tuple[float, float, FaultKind], ...] = ()
 
     def draw(self, index: int, rng: random.Random, now: float | None = None) -> FaultKind | None:
-        if index in self.scripted:
+        """The fault of call `index` at `now`, if any: scripted first, then windows, then one
+        seeded draw per kind with a rate (every call, in FAULT_KINDS order)."""
+        if self.scripted and index in self.scripted:
             return self.scripted[index]
-        if now is not None:
+        if self.windows and now is not None:
             for start, end, kind in self.windows:
                 if start <= now < end:
                     return kind
-        for kind in FAULT_KINDS:
-            p = self.rates.get(kind, 0.0)
-            if p and rng.random() < p:
-                return kind
+        if self.rates:
+            for kind in FAULT_KINDS:
+                p = self.rates.get(kind, 0.0)
+                if p and rng.random() < p:
+                    return kind
         return None
 
 

@@ -38,14 +38,9 @@ class _Seg:
         self.last_use = now
 
 
-class _Node:
-    __slots__ = ("idx", "ready", "seg", "tokens")
-
-    def __init__(self, seg: _Seg, idx: int, tokens: int, ready: float) -> None:
-        self.seg = seg
-        self.idx = idx  # position in seg.hashes
-        self.tokens = tokens
-        self.ready = ready
+# One stored block: (its segment, its position in seg.hashes, the prefix's tokens through it, the
+# time it becomes readable). A plain tuple, as one is made per block a request writes.
+_Node = tuple[_Seg, int, int, float]
 
 
 class ChainStore:
@@ -79,21 +74,28 @@ class ChainStore:
             self._drop(seg, "ttl_expiry")
 
     def longest(
-        self, hashes: Sequence[int], n: int, now: float, ready_only: bool = True, live_only: bool = True
+        self,
+        hashes: Sequence[int],
+        n: int,
+        now: float,
+        ready_only: bool = True,
+        live_only: bool = True,
+        known: int = -1,
     ) -> int:
         """Largest p < n whose prefix is cached (live and readable at `now`), or -1. Binary
-        search: presence, liveness and readiness are all monotone along a chain."""
+        search: presence, liveness and readiness are all monotone along a chain, so the search
+        starts above `known`, a position already known to qualify."""
         nodes = self.nodes
         ttl = self.ttl
-        lo, hi = 0, n - 1
-        best = -1
+        lo, hi = known + 1, n - 1
+        best = known
         while lo <= hi:
             mid = (lo + hi) // 2
             node = nodes.get(hashes[mid])
             if (
                 node is not None
-                and (not live_only or node.seg.last_use + ttl > now)
-                and (not ready_only or node.ready <= now)
+                and (not live_only or node[0].last_use + ttl > now)
+                and (not ready_only or node[3] <= now)
             ):
                 best, lo = mid, mid + 1
             else:
@@ -102,15 +104,15 @@ class ChainStore:
 
     def holds(self, h: int, now: float) -> bool:
         node = self.nodes.get(h)
-        return node is not None and node.ready <= now and node.seg.last_use + self.ttl > now
+        return node is not None and node[3] <= now and node[0].last_use + self.ttl > now
 
     def reason(self, h: int, now: float) -> str:
         """Why the prefix `h` is not readable here: not_ready, ttl_expiry, evicted or not_written."""
         node = self.nodes.get(h)
         if node is not None:
-            if node.seg.last_use + self.ttl <= now:
+            if node[0].last_use + self.ttl <= now:
                 return "ttl_expiry"
-            return "not_ready" if node.ready > now else ""
+            return "not_ready" if node[3] > now else ""
         return self.gone.get(h, "not_written")
 
     # ------------------------------------------------------------ updates
@@ -119,27 +121,30 @@ class ChainStore:
         self.expire(now)
         p = self.longest(hashes, n, now)
         if p >= 0 and self.random_evict_rate and self.rng.random() < self.random_evict_rate:
-            self._drop(self.nodes[hashes[p]].seg, "evicted")
+            self._drop(self.nodes[hashes[p]][0], "evicted")
             p = self.longest(hashes, n, now)
         if p >= 0:
             self._touch(self._split(self.nodes[hashes[p]]), now)
         return p
 
-    def write(self, hashes: Sequence[int], cum: Sequence[int], end: int, now: float, ready: float) -> None:
-        """Store the chain through block `end` (inclusive); blocks already present are kept."""
+    def write(
+        self, hashes: Sequence[int], cum: Sequence[int], end: int, now: float, ready: float, known: int = -1
+    ) -> None:
+        """Store the chain through block `end` (inclusive); blocks already present are kept.
+        `known`: a position known to be stored and live (the hit of this request's lookup)."""
         if end < 0:
             return
         self.expire(now)
-        q = self.longest(hashes, end + 1, now, ready_only=False)
-        dead = self.longest(hashes, end + 1, now, ready_only=False, live_only=False)
+        q = self.longest(hashes, end + 1, now, ready_only=False, known=min(known, end))
+        dead = self.longest(hashes, end + 1, now, ready_only=False, live_only=False, known=q)
         if dead > q:  # present but idle past the TTL: drop that (all-expired) subtree first
-            self._drop(self.nodes[hashes[q + 1]].seg, "ttl_expiry")
+            self._drop(self.nodes[hashes[q + 1]][0], "ttl_expiry")
         if q == end:
             self._touch(self._split(self.nodes[hashes[q]]), now)
             return
         if q >= 0:
             at = self.nodes[hashes[q]]
-            ready = max(ready, at.ready)
+            ready = max(ready, at[3])
             seg = self._split(at)
             if seg.children:
                 seg = self._new_seg(seg, now)
@@ -149,7 +154,7 @@ class ChainStore:
         nodes, gone = self.nodes, self.gone
         for i in range(q + 1, end + 1):
             h = hashes[i]
-            nodes[h] = _Node(seg, len(seg.hashes), cum[i], ready)
+            nodes[h] = (seg, len(seg.hashes), cum[i], ready)
             seg.hashes.append(h)
             gone.pop(h, None)
         added = cum[end] - base
@@ -171,18 +176,19 @@ class ChainStore:
         """Make `node` the last block of its segment: the unused tail becomes a child segment
         that keeps its own (older) last use, so a hit in the middle refreshes only the prefix.
         Costs the tail's length once per split (the tail was written by earlier requests)."""
-        seg = node.seg
-        if node.idx == len(seg.hashes) - 1:
+        seg, idx, tokens, _ready = node
+        if idx == len(seg.hashes) - 1:
             return seg
         tail = _Seg(self._next, seg, seg.last_use)
         self._next += 1
-        tail.hashes = seg.hashes[node.idx + 1 :]
-        del seg.hashes[node.idx + 1 :]
+        tail.hashes = seg.hashes[idx + 1 :]
+        del seg.hashes[idx + 1 :]
+        nodes = self.nodes
         for i, h in enumerate(tail.hashes):
-            tn = self.nodes[h]
-            tn.seg, tn.idx = tail, i
-        last = self.nodes[tail.hashes[-1]].tokens
-        tail.tokens = last - node.tokens
+            _seg, _idx, tok, ready = nodes[h]
+            nodes[h] = (tail, i, tok, ready)
+        last = self.nodes[tail.hashes[-1]][2]
+        tail.tokens = last - tokens
         seg.tokens -= tail.tokens
         tail.children, seg.children = seg.children, {tail.sid}
         for c in tail.children:

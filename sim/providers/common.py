@@ -9,7 +9,7 @@ from typing import Any
 from ctxbench.sim.catalog import ModelInfo, Prices
 from ctxbench.sim.names import FaultKind
 from ctxbench.sim.providers.base import Outcome, ProviderError, Request, Usage
-from ctxbench.sim.providers.dialects import fault_error, too_long, wire_usage
+from ctxbench.sim.providers.dialects import fault_error, too_long, wire_renderer
 
 
 class DialectProvider:
@@ -23,11 +23,12 @@ class DialectProvider:
         self.rng = random.Random(seed)
         own = getattr(cfg, "min_cacheable", None)
         self.min_cacheable: int = own if own is not None else model.min_cacheable
+        self.wire = wire_renderer(cfg.dialect)  # Outcome.wire_of
 
     def _error(self, err: ProviderError, route: str = "") -> Outcome:
         """A rejected request: nothing billed, the base time to the error (H-20 prices it at 0)."""
         lat = self.cfg.latency.base_ttft
-        return Outcome(Usage(), 0.0, lat, lat, err, -1, route, wire_usage(self.cfg.dialect, Usage()))
+        return Outcome(Usage(), 0.0, lat, lat, err, -1, route, self.wire)
 
     def _admit(self, req: Request, now: float) -> tuple[Outcome | None, FaultKind | None]:
         """The outcome of a request rejected before any work (too long, an injected fault), else

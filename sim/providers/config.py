@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import replace
 from typing import Any, TypeVar
 
@@ -51,9 +52,33 @@ def faults_from(v: Any, where: str) -> Faults:
     return faults
 
 
+def _frozen(v: Any) -> Hashable:
+    """A hashable stand-in for a parameter value read from YAML or the CLI (mappings, lists)."""
+    if isinstance(v, dict):  # in its own order: the same mapping in another order is another key
+        return ("{", tuple([(k, _frozen(x)) for k, x in v.items()]))
+    if isinstance(v, (list, tuple)):
+        return ("[", tuple(_frozen(x) for x in v))
+    return v if isinstance(v, Hashable) else repr(v)
+
+
+_CONFIGS: dict[Hashable, Any] = {}  # (class, provider, parameters) -> config: built once per run set
+
+
 def config_from(cls: type[C], provider: str, params: dict[str, Any]) -> C:
     """`cls()` with `params` applied, every key and value checked against `cls`'s type hints
-    (`ctxbench.sim.values`); unknown keys list the closest valid ones."""
+    (`ctxbench.sim.values`); unknown keys list the closest valid ones. A config is immutable, so
+    the same parameters give the same (shared) config: every run builds its providers anew."""
+    key = (cls, provider, _frozen(params))
+    try:
+        hit = _CONFIGS.get(key)
+    except TypeError:  # a value that cannot be hashed (an object passed in): built each time
+        return _build_config(cls, provider, params)
+    if hit is None:
+        hit = _CONFIGS[key] = _build_config(cls, provider, params)
+    return hit
+
+
+def _build_config(cls: type[C], provider: str, params: dict[str, Any]) -> C:
     where = f"provider {provider!r}"
     params = dict(params)
     if "latency" in params:

@@ -26,7 +26,7 @@ from ctxbench.sim.catalog import ModelInfo, Prices
 from ctxbench.sim.providers.base import Faults, Latency, Outcome, Request, Usage, price
 from ctxbench.sim.providers.chain_store import ChainStore
 from ctxbench.sim.providers.common import DialectProvider
-from ctxbench.sim.providers.dialects import fault_error, wire_usage
+from ctxbench.sim.providers.dialects import fault_error
 
 
 @dataclass(frozen=True)
@@ -163,8 +163,7 @@ class DeepSeekProvider(DialectProvider):
                 self.pending[req.conversation] = (tr.hashes[n - 1], n, ready)
         usage = Usage(uncached=total - read, cache_read=read, output=output)
         err = fault_error(self.cfg.dialect, fault, None) if fault == "stream_error" else None
-        wire = wire_usage(self.cfg.dialect, usage)
-        return Outcome(usage, price(self.prices, usage), ttft, duration, err, cached_pos, "", wire)
+        return Outcome(usage, price(self.prices, usage), ttft, duration, err, cached_pos, "", self.wire)
 
     def diagnose(self, req: Request, pos: int, now: float) -> str:
         h = req.tr.hashes[pos]

@@ -10,6 +10,8 @@ statuses and error bodies here, so a simulated call and a served one cannot disa
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any, Final
 
 from ctxbench.sim.names import FaultKind, is_fault
@@ -32,6 +34,13 @@ def anthropic_wire_usage(u: Usage) -> dict[str, Any]:
         },
         "output_tokens": u.output,
     }
+
+
+def wire_renderer(dialect: str) -> Callable[[Usage], dict[str, Any]]:
+    """`wire_usage` of one dialect, for `Outcome.wire_of` (usage rendered only when asked)."""
+    if dialect not in DIALECTS:
+        raise ValueError(f"unknown dialect {dialect!r}; valid: {', '.join(DIALECTS)}")
+    return anthropic_wire_usage if dialect == ANTHROPIC else partial(wire_usage, dialect)
 
 
 def wire_usage(dialect: str, u: Usage) -> dict[str, Any]:

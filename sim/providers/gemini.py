@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from ctxbench.sim.catalog import ModelInfo, Prices
 from ctxbench.sim.providers.base import Faults, Latency, Outcome, Request, Usage, price
 from ctxbench.sim.providers.common import DialectProvider
-from ctxbench.sim.providers.dialects import fault_error, wire_usage
+from ctxbench.sim.providers.dialects import fault_error
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,6 @@ class GeminiExplicitProvider(DialectProvider):
         usage = Usage(uncached=total - top, cache_read=read, cache_write_5m=top - read, output=output)
         self.storage_cost += storage
         err = fault_error(self.cfg.dialect, fault, None) if fault == "stream_error" else None
-        wire = wire_usage(self.cfg.dialect, usage)
         return Outcome(
             usage,
             price(self.prices, usage) + storage,
@@ -115,7 +114,7 @@ class GeminiExplicitProvider(DialectProvider):
             err,
             top_pos,
             "",
-            wire,
+            self.wire,
         )
 
     def diagnose(self, req: Request, pos: int, now: float) -> str:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from ctxbench.sim.catalog import ModelInfo, Prices
 from ctxbench.sim.providers.base import Faults, Latency, Outcome, Request, Usage, price
 from ctxbench.sim.providers.common import DialectProvider
-from ctxbench.sim.providers.dialects import fault_error, wire_usage
+from ctxbench.sim.providers.dialects import fault_error
 
 
 @dataclass(frozen=True)
@@ -167,7 +167,7 @@ class OpenAIBreakpointProvider(DialectProvider):
             err,
             top_pos,
             "",
-            wire_usage(self.cfg.dialect, usage),
+            self.wire,
         )
 
     def diagnose(self, req: Request, pos: int, now: float) -> str:

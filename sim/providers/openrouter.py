@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from ctxbench.sim.catalog import ModelInfo, Prices
@@ -77,7 +78,7 @@ class OpenRouterProvider:
 
     def _error(self, err: ProviderError, route: str = "") -> Outcome:
         lat = self.cfg.latency.base_ttft
-        return Outcome(Usage(), 0.0, lat, lat, err, -1, route, self._wire(Usage(), 0.0, ""))
+        return Outcome(Usage(), 0.0, lat, lat, err, -1, route, partial(self._wire, cost=0.0, upstream=""))
 
     def _wire(self, u: Usage, cost: float, upstream: str) -> dict[str, Any]:
         w = wire_usage(self.cfg.dialect, u)
@@ -104,7 +105,11 @@ class OpenRouterProvider:
     def choose(self, req: Request, now: float) -> tuple[str | None, str]:
         """(upstream or None, session id)."""
         sid = req.session_id or req.cache_key or conversation_id(req)
-        avail = [u for u in self.cfg.upstreams if not self._down(u, req, now)]
+        cfg = self.cfg
+        if cfg.down or cfg.down_windows or cfg.outage_rate:
+            avail = [u for u in cfg.upstreams if not self._down(u, req, now)]
+        else:  # no outage configured: every upstream is up (and no draw is made)
+            avail = list(cfg.upstreams)
         if self.cfg.order:
             for u in self.cfg.order:
                 if u in avail:
@@ -156,7 +161,14 @@ class OpenRouterProvider:
                 self.sticky[sid] = (up, now)
         cost = out.cost if err is None or err.billed else 0.0
         return Outcome(
-            out.usage, cost, out.ttft, out.duration, err, out.cached_pos, up, self._wire(out.usage, cost, up)
+            out.usage,
+            cost,
+            out.ttft,
+            out.duration,
+            err,
+            out.cached_pos,
+            up,
+            partial(self._wire, cost=cost, upstream=up),
         )
 
     def _plan(self, req: Request, now: float) -> tuple[str | None, str]:

@@ -9,8 +9,9 @@
   a key they are spread over the replicas (load balancing, modelled as a uniform seeded draw).
 - `single`: one cache, no routing.
 
-The prefix hash is the chain hash of the block at which the running token count reaches
-`route_tokens`, so it covers the first ~256 tokens at block granularity (found by bisection).
+The prefix hash is a splitmix64 chain over the blocks up to the one at which the running token
+count reaches `route_tokens`, so it covers the first ~256 tokens at block granularity (found by
+bisection); it is made once per distinct prefix (keyed by the transcript's own chain hash there).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from ctxbench.sim.providers.base import Request
+from ctxbench.sim.transcript import CHAIN_SEED, splitmix_chain
 
 ROUTING_MODES = ("prefix", "key", "single")
 
@@ -60,13 +62,23 @@ class ReplicaRouter:
         self.overflow_pool = max(1, min(overflow_pool, self.replicas))
         self.window = window
         self._recent: dict[object, deque[float]] = {}
+        self._material: dict[int, int] = {}  # prefix chain hash -> its routing hash
+        self._homes: dict[object, int] = {}  # routing material -> home replica
 
     def prefix_material(self, req: Request) -> int:
-        """Chain hash of the block where the prompt passes `route_tokens` (or its last block)."""
+        """A hash of the prompt through the block where it passes `route_tokens` (or its last
+        block): the splitmix64 chain of those blocks, made once per distinct prefix."""
         if req.n <= 0:
             return 0
-        pos = bisect.bisect_left(req.tr.cum_tokens, self.route_tokens, 0, req.n)
-        return req.tr.hashes[min(pos, req.n - 1)]
+        tr = req.tr
+        pos = min(bisect.bisect_left(tr.cum_tokens, self.route_tokens, 0, req.n), req.n - 1)
+        material = self._material.get(tr.hashes[pos])
+        if material is None:
+            material = CHAIN_SEED
+            for b in tr.blocks[: pos + 1]:
+                material = splitmix_chain(material, b.digest)
+            self._material[tr.hashes[pos]] = material
+        return material
 
     def route(self, req: Request, now: float) -> Route:
         if self.mode == "single":
@@ -78,7 +90,9 @@ class ReplicaRouter:
             material: object = ("key", req.cache_key)
         else:
             material = (self.prefix_material(req), req.cache_key or "")
-        home = stable_hash(material) % self.replicas
+        home = self._homes.get(material)
+        if home is None:
+            home = self._homes[material] = stable_hash(material) % self.replicas
         if self.overflow_rpm is None:
             return Route(home, home, False)
         q = self._recent.setdefault(material, deque())

@@ -17,18 +17,20 @@ provider's lookup/commit run unchanged on the stripped prompt.
 
 from __future__ import annotations
 
+import functools
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from ctxbench.sim.content import IMAGE, THINKING, TOOL_RESULT, Message
-from ctxbench.sim.names import Ttl
+from ctxbench.sim.names import Breakpoints, Ttl
 from ctxbench.sim.providers.base import Request
 from ctxbench.sim.transcript import Transcript
 
 _FAMILY = re.compile(r"claude-(?:(\d+)(?:-(\d+))?-)?(opus|sonnet|haiku)(?:-(\d+))?(?:-(\d+))?")
 
 
+@functools.cache
 def strips_thinking(model: str) -> bool:
     """providers.md §1.6: thinking stripped on all Haiku and on Opus < 4.5 / Sonnet < 4.6 (and on
     every Claude 3.x model); kept on Opus 4.5+, Sonnet 4.6+ and newer families (Fable, Mythos,
@@ -86,6 +88,7 @@ class ThinkingStripper:
     def __init__(self) -> None:
         self._states: dict[int, _State] = {}
         self._cache: dict[int, tuple[Message, Message]] = {}
+        self._last: tuple[Request, Request, ThinkingMap] | None = None  # (request, view, map)
 
     def _strip(self, msg: Message) -> Message:
         hit = self._cache.get(id(msg))
@@ -135,40 +138,67 @@ class ThinkingStripper:
             st.stripped.append(i < bound and _has_thinking(msgs[i]))
 
     def view(self, req: Request) -> tuple[Request, ThinkingMap]:
-        """The request as the provider sees it: same fields, stripped prompt, mapped breakpoints."""
+        """The request as the provider sees it: same fields, stripped prompt, mapped breakpoints.
+        A transcript without thinking blocks is its own stripped prompt (no mirror is kept; one
+        is rebuilt from the transcript when thinking appears). The latest answer is kept, since
+        the harness's diagnosis and the call ask for the same request."""
+        last = self._last
+        if last is not None and last[0] is req:
+            return last[1], last[2]
+        if not req.tr.thinking_msgs:
+            self._states.pop(id(req.tr), None)
+            bps = req.breakpoints
+            ascending = all(bps[i][0] < bps[i + 1][0] for i in range(len(bps) - 1))
+            out = req if ascending else _copy(req, req.tr, req.n, _mapped(bps, IDENTITY))
+            self._last = (req, out, IDENTITY)
+            return out, IDENTITY
         st = self._state(req.tr)
         self._sync(st)
         mp = ThinkingMap(st)
-        bps: dict[int, Ttl] = {}
-        for pos, ttl in req.breakpoints:
-            q = mp.to_eff(pos)
-            if q >= 0:
-                bps.setdefault(q, ttl)
         n = mp.to_eff(req.n - 1) + 1 if req.n > 0 else 0
-        out = Request(
-            st.eff,
-            n,
-            req.model,
-            req.output_tokens,
-            tuple(sorted(bps.items())),
-            req.kind,
-            req.conversation,
-            req.index,
-            req.cache_key,
-            req.session_id,
-            req.max_tokens,
-        )
+        out = _copy(req, st.eff, n, _mapped(req.breakpoints, mp))
+        self._last = (req, out, mp)
         return out, mp
+
+
+def _mapped(breakpoints: Breakpoints, mp: ThinkingMap) -> Breakpoints:
+    """Breakpoints on the stripped prompt: mapped, in ascending order, the first ttl of a
+    position kept."""
+    out: dict[int, Ttl] = {}
+    for pos, ttl in breakpoints:
+        q = mp.to_eff(pos)
+        if q >= 0:
+            out.setdefault(q, ttl)
+    return tuple(sorted(out.items()))
+
+
+def _copy(req: Request, tr: Transcript, n: int, breakpoints: Breakpoints) -> Request:
+    """`req` on another transcript (its stripped prompt), with positions mapped onto it."""
+    return Request(
+        tr,
+        n,
+        req.model,
+        req.output_tokens,
+        breakpoints,
+        req.kind,
+        req.conversation,
+        req.index,
+        req.cache_key,
+        req.session_id,
+        req.max_tokens,
+    )
 
 
 class ThinkingMap:
     """Block positions between a transcript and its stripped prompt."""
 
-    def __init__(self, st: _State) -> None:
-        self.st = st
+    def __init__(self, st: _State | None) -> None:
+        self.st = st  # None: the identity (nothing stripped)
 
     def to_eff(self, pos: int) -> int:
         """The stripped prompt's position of block `pos`, or of the last kept block before it."""
+        if self.st is None:
+            return pos
         src, eff = self.st.src, self.st.eff
         if pos < src.system_end:
             return pos
@@ -181,6 +211,8 @@ class ThinkingMap:
 
     def to_src(self, pos: int) -> int:
         """The transcript position of the stripped prompt's block `pos` (-1 stays -1)."""
+        if self.st is None:
+            return pos
         src, eff = self.st.src, self.st.eff
         if pos < src.system_end:
             return pos
@@ -190,3 +222,6 @@ class ThinkingMap:
             kept = [j for j, b in enumerate(src.messages[m].blocks) if b.kind != THINKING]
             off = kept[off]
         return src.msg_starts[m] + off
+
+
+IDENTITY = ThinkingMap(None)

@@ -6,7 +6,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxbench.policies.compaction import Summarize, Trim
-from ctxbench.policies.tiers import CTiers, msg_estimate, tool_calls, trim_to_last
+from ctxbench.policies.tiers import (
+    CTiers,
+    is_reply,
+    is_user_turn,
+    msg_estimate,
+    nth_last,
+    tool_calls,
+    trim_to_last,
+)
 from ctxbench.policies.view import View
 from ctxbench.sim.content import Message
 from ctxbench.sim.tokens import BlockFactory
@@ -163,3 +171,43 @@ def test_c9_an_image_kept_by_an_earlier_pass_is_carried_not_a_wall() -> None:
     assert plan.shown and plan.shown[1] is msgs[2]  # the summarizer sees the messages as they are
     edit = tiers.rebuild(v, plan, text("user", 8_000, "s1", summary=True))
     assert sum(m.images for m in edit.messages) == 1
+
+
+@given(
+    st.lists(st.sampled_from(["prompt", "pair", "skill", "results"]), max_size=30),
+    st.integers(1, 6),
+    st.integers(0, 3),
+)
+@settings(max_examples=80, deadline=None)
+def test_indexed_queries_match_a_scan(kinds: list[str], n: int, prep: int) -> None:
+    """The components' queries read from the transcript's running indexes (nth_last, tool_calls)
+    answer what a scan of every message answers, also after trims edit the transcript."""
+    msgs: list[Message] = []
+    for i, k in enumerate(kinds):
+        if k == "prompt":
+            msgs.append(text("user", 100 + i, f"p{i}"))
+        elif k == "results":
+            msgs.append(pair(i)[1])
+        else:
+            msgs += pair(i, skill=k == "skill", name="Skill" if k == "skill" else "Read")
+    v = view(msgs)
+    v = View(v.tr, None, v.budget, v.window, min(prep, len(msgs)), -1, True)
+    for _ in range(2):
+        tr = v.tr
+        for pick in (is_reply, is_user_turn):
+            picked = [i for i, m in enumerate(tr.messages) if pick(m)]
+            for first in (0, min(prep, len(tr.messages))):
+                since = [i for i in picked if i >= first]
+                assert nth_last(tr, n, pick, first) == (since[-n] if len(since) >= n else first)
+        skill_ids = {b.tool_id for m in tr.messages for b in m.blocks if b.skill and b.tool_id}
+        scanned = [
+            b.tool_id
+            for m in tr.messages[v.prep_msgs :]
+            for b in m.blocks
+            if b.kind == "tool_use" and b.tool_id not in skill_ids
+        ]
+        assert tool_calls(v) == scanned
+        edit = trim_to_last(v, 2)
+        if edit is None:
+            break
+        tr.replace_from(edit.first, edit.messages)

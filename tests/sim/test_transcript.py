@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from itertools import accumulate
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -9,16 +12,15 @@ from ctxbench.sim.content import Block, Message, digest64
 from ctxbench.sim.transcript import CHAIN_SEED, Transcript, chain
 
 
-def _block(i: int, image: bool = False) -> Block:
-    return Block(
-        "image" if image else "text", "user", 0 if image else i, i % 97 + 1, digest64(str(i).encode())
-    )
+def _block(i: int, image: bool = False, kind: str = "text", pinned: bool = False) -> Block:
+    kind = "image" if image else kind
+    return Block(kind, "user", 0 if image else i, i % 97 + 1, digest64(str(i).encode()), pinned=pinned)
 
 
 def _full(tr: Transcript) -> tuple[list[int], list[int], list[int]]:
     h, hashes, cum, t, imgs = CHAIN_SEED, [], [], 0, [CHAIN_SEED]
     for b in tr.blocks:
-        h = chain(h, b.digest)
+        h = h if b.deferred else chain(h, b.digest)  # a deferred tool moves no prefix
         t += b.tokens
         hashes.append(h)
         cum.append(t)
@@ -27,12 +29,21 @@ def _full(tr: Transcript) -> tuple[list[int], list[int], list[int]]:
     return hashes, cum, imgs
 
 
+def _odd_tokens(b: Block) -> bool:
+    return b.tokens % 2 == 1
+
+
+def _blocks_of(m: Message) -> int:
+    return len(m.blocks)
+
+
 ops = st.lists(
     st.tuples(
-        st.sampled_from(["append", "replace", "pop"]),
+        st.sampled_from(["append", "replace", "pop", "system", "tools"]),
         st.integers(0, 10_000),
         st.integers(1, 4),
         st.booleans(),
+        st.sampled_from(["", "thinking", "pinned-block", "pinned-message"]),
     ),
     max_size=40,
 )
@@ -40,23 +51,63 @@ ops = st.lists(
 
 @given(ops)
 @settings(max_examples=150, deadline=None)
-def test_incremental_chain_matches_full_recomputation(operations: list[tuple[str, int, int, bool]]) -> None:
-    tr = Transcript([_block(1)], [_block(2)])
-    for op, seed, nblocks, image in operations:
-        msg = Message.of("user", [_block(seed + k, image and k == 0) for k in range(nblocks)])
-        if op == "append" or not tr.messages:
+def test_incremental_chain_matches_full_recomputation(
+    operations: list[tuple[str, int, int, bool, str]],
+) -> None:
+    """Hashes, sums, the image chain and the running indexes (unpinned images, thinking, the
+    indexes a component asks for) equal a recomputation from the blocks; a fork plus the rest of
+    the messages equals the original."""
+    tr = Transcript([_block(1)], [_block(2, image=True)])
+    odd = tr.block_index(_odd_tokens)  # asked before the edits: kept up to date by them
+    for op, seed, nblocks, image, extra in operations:
+        blocks = [
+            _block(seed + k, image and k == 0, "thinking" if extra == "thinking" and k == 1 else "text",
+                   pinned=extra == "pinned-block")
+            for k in range(nblocks)
+        ]  # fmt: skip
+        msg = Message.of("user", blocks, pinned=extra == "pinned-message")
+        if op == "system":  # a later system event: keeps the first system block, changes the rest
+            tr.replace_system([tr.blocks[tr.tools_end], *blocks])
+        elif op == "tools":  # a later tools event, some of the tools deferred
+            tr.replace_tools(
+                [replace(b, kind="tool_def", deferred=image and k > 0) for k, b in enumerate(blocks)]
+            )
+        elif op == "append" or not tr.messages:
             tr.append(msg)
         elif op == "replace":
-            tr.replace_from(seed % len(tr.messages), [msg])
+            m = seed % len(tr.messages)  # keeps one old message, then several new ones
+            tr.replace_from(m, [*tr.messages[m : m + 1], msg, Message.of("user", [_block(seed + 7)])])
         else:
             tr.pop_message()
         hashes, cum, imgs = _full(tr)
         assert tr.hashes == hashes
         assert tr.cum_tokens == cum
         assert tr.img_hashes == imgs
-        assert tr.cum_images[-1] == len(imgs) - 1
+        assert tr.image_pos == [p for p, b in enumerate(tr.blocks) if b.kind == "image"]
+        text = [0 if b.kind == "image" else b.nbytes for b in tr.blocks]
+        assert [tr.bytes_before(p) for p in range(len(tr) + 1)] == [sum(text[:p]) for p in range(len(tr) + 1)]
+        assert [tr.images_before(p) for p in range(len(tr) + 1)] == [
+            sum(1 for b in tr.blocks[:p] if b.kind == "image") for p in range(len(tr) + 1)
+        ]
         assert tr.msg_starts == sorted(tr.msg_starts)
-        assert tr.image_msgs == [m for m, msg in enumerate(tr.messages) if msg.images]
+        assert tr.first_deferred == next((p for p, b in enumerate(tr.blocks) if b.deferred), -1)
+        unpinned = [
+            p
+            for m, msg in enumerate(tr.messages)
+            for p, b in enumerate(msg.blocks, tr.msg_starts[m])
+            if b.kind == "image" and not (b.pinned or msg.pinned)
+        ]
+        assert tr.unpinned_imgs == unpinned
+        assert tr.thinking_msgs == [m for m, msg in enumerate(tr.messages) if msg.thinking]
+        copy = tr.fork(seed % (len(tr.messages) + 1))
+        for msg in tr.messages[len(copy.messages) :]:
+            copy.append(msg)
+        assert (copy.hashes, copy.cum_tokens, copy.img_hashes) == (tr.hashes, tr.cum_tokens, tr.img_hashes)
+        assert copy.unpinned_imgs == tr.unpinned_imgs
+        assert odd == [p for p, b in enumerate(tr.blocks) if _odd_tokens(b)]
+        assert tr.message_sums(_blocks_of) == list(accumulate(len(m.blocks) for m in tr.messages))
+        assert copy.block_index(_odd_tokens) == odd
+        assert copy.message_sums(_blocks_of) == tr.message_sums(_blocks_of)
 
 
 def test_edit_marks_first_changed_block_and_keeps_identical_messages() -> None:
