@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
+from typing import Literal
 
 from ctxbench.sim.catalog import ModelInfo, Prices
 from ctxbench.sim.providers.base import Faults, Latency, Outcome, Request, Usage, price
@@ -40,6 +41,12 @@ class AutoConfig:
     overflow_pool: int = 4  # machines one (prefix, key) can overflow to, home included
     capacity_tokens: int | None = None  # per replica, LRU; None = unbounded
     random_evict_rate: float = 0.0  # per hit: chance the entry was lost (best-effort caches)
+    # What replacing or removing an image already sent does to the cache (appending new images
+    # never does): "none" = only the prefix from the change on is lost (a plain prefix match);
+    # "messages" = only the tools + system prefix stays readable (Anthropic's documented rule,
+    # providers.md §1.6, "Images added/removed anywhere"); "all" = nothing is read. Judged against
+    # the images of the conversation's previous request on that replica (its latest entry).
+    image_change: Literal["none", "messages", "all"] = "none"
     latency: Latency = field(default_factory=Latency)
     faults: Faults = field(default_factory=Faults)
 
@@ -68,6 +75,7 @@ class AutoPrefixProvider(DialectProvider):
         self._route: dict[str, Route] = {}  # conversation -> route of its latest call
         self._served: dict[str, int] = {}  # conversation -> replica of its latest successful call
         self._left: dict[str, int] = {}  # conversation -> hash of the prefix its last call left cached
+        self._images: dict[tuple[int, str], tuple[int, int]] = {}  # (replica, conv) -> (images, image hash)
         self._why: dict[
             str, tuple[int, str]
         ] = {}  # conversation -> (that hash, reason before this call's write)
@@ -84,6 +92,8 @@ class AutoPrefixProvider(DialectProvider):
         store = self.stores[route.replica]
         tr, n = req.tr, req.n
         p = store.lookup(tr.hashes, n, now)
+        if self.cfg.image_change != "none" and p >= tr.system_end and self._image_changed(req, route.replica):
+            p = tr.system_end - 1 if self.cfg.image_change == "messages" else -1
         matched = tr.cum_tokens[p] if p >= 0 else 0
         read = granular(matched, self.min_cacheable, self.cfg.granularity)
         left = self._left.get(req.conversation)
@@ -98,6 +108,8 @@ class AutoPrefixProvider(DialectProvider):
         if total >= self.min_cacheable and n > 0:
             ready = now + (ttft if self.cfg.ready == "ttft" else duration) + self.cfg.ready_delay
             store.write(tr.hashes, tr.cum_tokens, n - 1, now, ready, known=p)
+            if self.cfg.image_change != "none":
+                self._images[(route.replica, req.conversation)] = (req.images, tr.img_hashes[req.images])
             top = granular(total, self.min_cacheable, self.cfg.granularity)
             cached_pos = bisect.bisect_right(tr.cum_tokens, top, 0, n) - 1
             if cached_pos >= 0:
@@ -116,6 +128,14 @@ class AutoPrefixProvider(DialectProvider):
             tag,
             self.wire,
         )
+
+    def _image_changed(self, req: Request, replica: int) -> bool:
+        """The request's images do not extend those of the conversation's latest entry there."""
+        last = self._images.get((replica, req.conversation))
+        if last is None:
+            return False
+        count, digest = last
+        return count > req.images or req.tr.img_hashes[count] != digest
 
     def _plan(self, req: Request, now: float) -> Route:
         """The route of this request, decided once: a diagnosis before the call must see the
