@@ -1,8 +1,8 @@
 """Why a fidelity replay missed a request's billed cache read (bench/fidelity.py), named from the
 recorded usage around the request and what the recorded harness version does on the wire.
 
-Each cause names the mechanism and its evidence; the report groups mismatches by the text before
-the first ':' (bench/fidelity_report.py `cost_by_cause`). What the log cannot show stays named as
+Each cause names the mechanism and its evidence; the report groups mismatches by the cause without
+its per-request numbers (bench/fidelity_tables.py `cost_by_cause`). What the log cannot show stays named as
 such, with the public evidence for it:
 
 - server-side lookup miss: reads pinned at the system + tools prefix that nothing in the log
