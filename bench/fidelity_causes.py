@@ -42,11 +42,11 @@ such, with the public evidence for it:
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 from ctxbench.sim.names import TTL_SECONDS, is_ttl
 from ctxbench.sim.providers.thinking import strips_thinking
+from ctxbench.traces.importers.claude_code_wire import version_tuple
 
 if TYPE_CHECKING:
     from ctxbench.bench.fidelity import RequestCompare
@@ -69,12 +69,8 @@ def near(a: int, b: int) -> bool:
     return b > 0 and abs(a - b) <= tolerance(b)
 
 
-def _version(meta: dict[str, Any]) -> tuple[int, ...]:
-    return tuple(int(p) for p in re.findall(r"\d+", str(meta.get("version", "")))[:3])
-
-
 def _unlogged_attachments(meta: dict[str, Any]) -> bool:
-    v = _version(meta)
+    v = version_tuple(str(meta.get("version", "")))
     return meta.get("format") == "claude-code" and len(v) == 3 and v < LOGS_ATTACHMENTS_FROM
 
 
