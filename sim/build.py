@@ -3,65 +3,98 @@
 `block_of` makes the same block as `BlockFactory.text` / `BlockFactory.image` would from the
 content's fields, and `message_of` the same message as `Message.of` (tests check both), built
 directly: a 10,000-turn trace has ~70,000 blocks, and the keyword packing of the general factory
-methods and the frozen dataclasses' own constructors were most of preparing one (issue 13)."""
+methods and the frozen dataclasses' own constructors were most of preparing one (issue 13).
+
+`builder(f)` binds what every block of one factory shares (its counter, the rate counter's rates,
+its image rule) once, so preparing a trace (`sim/prepared.py`) looks nothing up per block: each
+block is one digest over its fields joined in one string (the bytes `digest64` hashes for them,
+encoded at once), one token count and one constructor call.
+"""
 
 from __future__ import annotations
 
-from ctxbench.sim.content import IMAGE, Block, Message, digest64
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ctxbench.sim.content import IMAGE, Block, Message, digest_of
 from ctxbench.sim.makers import slots_maker
 from ctxbench.sim.tokens import BlockFactory, RateCounter, image_tokens
 from ctxbench.traces.model import Content, MessageEvent, ToolDef
 
 _block = slots_maker(Block)
-_IMAGE_BYTES = IMAGE.encode()
+_message_of = Message.of
+
+
+@dataclass(frozen=True)
+class Builder:
+    """The block and message makers of one factory (`builder`)."""
+
+    block: Callable[[Content, str, str, bool], Block]  # (content, role, key, pinned)
+    message: Callable[[MessageEvent, str], Message]  # (event, key)
+
+
+def builder(f: BlockFactory) -> Builder:
+    counter = f.counter
+    rule = f.image_rule
+    ceil = math.ceil
+    if isinstance(counter, RateCounter):  # RateCounter.count_bytes inlined: the same arithmetic
+        rates, scale = counter.rates, counter.scale
+        prose = rates["prose"]
+        count_bytes = None
+    else:
+        count_bytes = counter.count_bytes
+
+    def block(c: Content, role: str, key: str, pinned: bool = False) -> Block:
+        """`block_of(f, c, role, key)`, pinned too when `pinned` (its message is)."""
+        kind = c.kind
+        if kind == IMAGE:  # BlockFactory.image
+            w, h, nbytes = c.width, c.height, c.nbytes
+            return _block(
+                IMAGE, role, nbytes, image_tokens(rule, w, h),
+                digest_of(f"{IMAGE}\x1f{c.key or key}\x1f{w}x{h}:{nbytes}\x1f".encode()), w, h,
+                pinned or c.pinned, False, False, c.skill, None, c.name, c.tool_id, c.cache,
+            )  # fmt: skip
+        text, tokens = c.text, c.tokens
+        if text is not None:
+            raw = text.encode("utf-8")
+            nbytes = len(raw)
+            digest = digest_of(b"".join((f"{kind}\x1f{role}\x1f{c.name}\x1f".encode(), raw, b"\x1f")))
+            if tokens is None and count_bytes is not None:  # an exact counter counts the text
+                tokens = counter.count_text(text, "json" if kind == "tool_use" else c.lang)
+        else:
+            nbytes = c.nbytes
+            digest = digest_of(f"{kind}\x1f{role}\x1f{c.key or key}\x1f{nbytes}\x1f".encode())
+        if tokens is None:
+            lang = "json" if kind == "tool_use" else c.lang
+            if count_bytes is not None:
+                tokens = count_bytes(nbytes, lang)
+            elif nbytes <= 0:
+                tokens = 0
+            else:
+                tokens = max(1, ceil(nbytes / rates.get(lang, prose) * scale))
+        return _block(
+            kind, role, nbytes, tokens, digest, 0, 0, pinned or c.pinned, False, False, c.skill, text,
+            c.name, c.tool_id, c.cache,
+        )  # fmt: skip
+
+    def message(ev: MessageEvent, key: str) -> Message:
+        """`message_of(f, ev, key)`."""
+        role, pinned = ev.role, ev.pinned
+        blocks = [block(c, role, c.key or f"{key}.{i}", pinned) for i, c in enumerate(ev.content)]
+        return _message_of(role, blocks, ev.tag, pinned)  # its totals and per-block layout, made once
+
+    return Builder(block, message)
 
 
 def block_of(f: BlockFactory, c: Content, role: str, key: str) -> Block:
-    kind = c.kind
-    if kind == IMAGE:  # BlockFactory.image
-        w, h, nbytes = c.width, c.height, c.nbytes
-        digest = digest64(_IMAGE_BYTES, (c.key or key).encode(), f"{w}x{h}:{nbytes}".encode())
-        return _block(
-            IMAGE, role, nbytes, image_tokens(f.image_rule, w, h), digest, width=w, height=h,
-            pinned=c.pinned, skill=c.skill, name=c.name, tool_id=c.tool_id, cache=c.cache,
-        )  # fmt: skip
-    lang = "json" if kind == "tool_use" else c.lang
-    text, tokens = c.text, c.tokens
-    if text is not None:
-        raw = text.encode("utf-8")
-        nbytes = len(raw)
-        digest = digest64(kind.encode(), role.encode(), c.name.encode(), raw)
-        if tokens is None:
-            counter = f.counter
-            if isinstance(counter, RateCounter):  # the same count, without encoding twice
-                tokens = counter.count_bytes(nbytes, lang)
-            else:
-                tokens = counter.count_text(text, lang)
-    else:
-        nbytes = c.nbytes
-        digest = digest64(kind.encode(), role.encode(), (c.key or key).encode(), str(nbytes).encode())
-        if tokens is None:
-            tokens = f.counter.count_bytes(nbytes, lang)
-    return _block(
-        kind, role, nbytes, tokens, digest,
-        pinned=c.pinned, skill=c.skill, text=text, name=c.name, tool_id=c.tool_id, cache=c.cache,
-    )  # fmt: skip
+    """The block of content `c` in a message of `role`; `key` names it when `c` has no key."""
+    return builder(f).block(c, role, key, False)
 
 
 def message_of(f: BlockFactory, ev: MessageEvent, key: str) -> Message:
-    role = ev.role
-    blocks = tuple([block_of(f, c, role, f"{key}.{i}") for i, c in enumerate(ev.content)])
-    if ev.pinned:
-        blocks = tuple(_pin(b) for b in blocks)
-    return Message.of(role, blocks, ev.tag, ev.pinned)  # its totals and per-block layout, made once
-
-
-def _pin(b: Block) -> Block:
-    if b.pinned:
-        return b
-    from dataclasses import replace
-
-    return replace(b, pinned=True)
+    """The message of event `ev`; its blocks without a key of their own are named `key.<i>`."""
+    return builder(f).message(ev, key)
 
 
 def tool_block(f: BlockFactory, t: ToolDef) -> Block:

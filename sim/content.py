@@ -36,6 +36,12 @@ def digest64(*parts: bytes) -> int:
     return int.from_bytes(blake2b(data, digest_size=8).digest(), "little")
 
 
+def digest_of(data: bytes) -> int:
+    """`digest64` of parts already joined, each followed by the separator (one encode of a
+    string that joins them: sim/build.py)."""
+    return int.from_bytes(blake2b(data, digest_size=8).digest(), "little")
+
+
 @dataclass(frozen=True, slots=True)
 class Block:
     """One cache position. `tokens` is the provider's true count; the harness never sees it."""

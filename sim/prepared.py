@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ctxbench.sim.build import block_of, message_of, tool_block
+from ctxbench.sim.build import builder, tool_block
 from ctxbench.sim.content import Block, Message
 from ctxbench.sim.makers import slots_maker
 from ctxbench.sim.tokens import BlockFactory
@@ -77,25 +77,14 @@ def _prepare(trace: Trace, factory: BlockFactory, name: str) -> PreparedTrace:
     steps: list[Step] = []
     playbook = 0
     contents: tuple[Content, ...] = ()  # the system content as it stands
+    make = builder(factory)
+    block, message = make.block, make.message
     for i, ev in enumerate(trace.events):
-        key = f"e{i}"
-        if isinstance(ev, ToolsEvent) and steps:  # replaces the tools from the next request (FORMAT.md)
-            blocks = tuple(tool_block(factory, t) for t in ev.tools)
-            steps.append(Step("tools", Message.of("tools", blocks, "tools_change"), ev.t))
-        elif isinstance(ev, ToolsEvent):
-            tools.extend(tool_block(factory, t) for t in ev.tools)
-        elif isinstance(ev, SystemEvent) and steps:  # C-1: replaces the system from the next request
-            blocks = tuple(block_of(factory, c, "system", f"{key}.{j}") for j, c in enumerate(ev.content))
-            why = system_change(contents, ev.content)
-            steps.append(Step("system", Message.of("system", blocks, why), ev.t))
-            contents = ev.content
-        elif isinstance(ev, SystemEvent):
-            system.extend(block_of(factory, c, "system", f"{key}.{j}") for j, c in enumerate(ev.content))
-            contents = (*contents, *ev.content)
-        elif isinstance(ev, MessageEvent):
+        if type(ev) is MessageEvent:  # almost every event: first
+            key = f"e{i}"
             if ev.tag == "prep":
                 playbook += sum(c.size for c in ev.content if c.key == PLAYBOOK_KEY)
-            msg = message_of(factory, ev, key)
+            msg = message(ev, key)
             if ev.role == "assistant":
                 out = ev.output_tokens
                 if out is None:
@@ -103,6 +92,21 @@ def _prepare(trace: Trace, factory: BlockFactory, name: str) -> PreparedTrace:
                 steps.append(_step("reply", msg, t=ev.t, game_t=ev.game_t, output_tokens=int(out), event=ev))
             else:
                 steps.append(_step("message", msg, t=ev.t, game_t=ev.game_t))
+            continue
+        key = f"e{i}"
+        if isinstance(ev, ToolsEvent) and steps:  # replaces the tools from the next request (FORMAT.md)
+            blocks = tuple(tool_block(factory, t) for t in ev.tools)
+            steps.append(Step("tools", Message.of("tools", blocks, "tools_change"), ev.t))
+        elif isinstance(ev, ToolsEvent):
+            tools.extend(tool_block(factory, t) for t in ev.tools)
+        elif isinstance(ev, SystemEvent) and steps:  # C-1: replaces the system from the next request
+            blocks = tuple(block(c, "system", f"{key}.{j}") for j, c in enumerate(ev.content))
+            why = system_change(contents, ev.content)
+            steps.append(Step("system", Message.of("system", blocks, why), ev.t))
+            contents = ev.content
+        elif isinstance(ev, SystemEvent):
+            system.extend(block(c, "system", f"{key}.{j}") for j, c in enumerate(ev.content))
+            contents = (*contents, *ev.content)
         elif isinstance(ev, ModelSwitchEvent):
             steps.append(Step("switch", None, ev.t, None, model=ev.model, window=ev.window))
         elif isinstance(ev, ResumeEvent):  # C-4, C-15: the harness restarts (sim/harness.py _resume)
@@ -110,7 +114,7 @@ def _prepare(trace: Trace, factory: BlockFactory, name: str) -> PreparedTrace:
         elif isinstance(ev, CompactionEvent):
             # The recorded summary as the user message that opens the new context (replayed only by
             # compaction components that apply recorded compactions, policies/recorded.py).
-            summary = tuple(block_of(factory, c, "user", f"{key}.s{j}") for j, c in enumerate(ev.summary))
+            summary = tuple(block(c, "user", f"{key}.s{j}") for j, c in enumerate(ev.summary))
             opening = Message.of("user", summary, "summary") if summary else None
             steps.append(Step("compaction", opening, ev.t, event=ev))
     return PreparedTrace(

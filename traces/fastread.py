@@ -19,11 +19,10 @@ only when, no pair was dropped. A line that escapes a colon (`\\u003a`) or spell
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Annotated, Any, Literal, TypeAlias, Union
 
 import msgspec
-from msgspec import UNSET, Meta, Struct, UnsetType
+from msgspec import Meta, Struct
 
 from ctxbench.traces.fields import (
     CACHE_TTLS,
@@ -37,6 +36,7 @@ from ctxbench.traces.fields import (
     TAGS,
     USAGE_FIELDS,
 )
+from ctxbench.sim.makers import dict_maker, field_defaults
 from ctxbench.traces.model import Content, MessageEvent, Usage
 
 _Tokens = Annotated[int, Meta(ge=0, le=MAX_TOKENS)]
@@ -56,20 +56,26 @@ assert not any(":" in w for t in (*EVENT_FIELDS.values(), *CONTENT_FIELDS.values
 
 _OPTIONS: dict[str, Any] = {"forbid_unknown_fields": True, "omit_defaults": True, "kw_only": True}
 
+# Each struct's attributes are named as the fields of the dataclass they become (`Content`,
+# `MessageEvent`) and default to the same values, so a decoded struct is turned into its event by
+# `msgspec.structs.asdict` (in C) over the dataclass's defaults. A default spelled out in a line
+# (`"tokens":null`, `"cache":""`, `"bytes":0`) is omitted on re-encoding, so the colon count sends
+# the line to the strict decoder, which reads it or names what is wrong.
+
 
 class _Item(Struct, tag_field="kind", **_OPTIONS):
     key: str = ""
     pinned: bool = False
     skill: bool = False
-    tokens: _Tokens | UnsetType = UNSET
-    cache: _Ttl | UnsetType = UNSET
+    tokens: _Tokens | None = None
+    cache: _Ttl | Literal[""] = ""
 
 
 class _Sized(_Item):
     """Text-like content: its text, or its size and a key naming it."""
 
-    text: str | UnsetType = UNSET
-    nbytes: _Size | UnsetType = msgspec.field(default=UNSET, name="bytes")
+    text: str | None = None
+    nbytes: _Size | None = msgspec.field(default=None, name="bytes")  # 0 for text: the writer writes "bytes":0
     lang: _Lang = "prose"
 
 
@@ -82,12 +88,12 @@ class _Thinking(_Sized, tag="thinking"):
 
 
 class _ToolUse(_Sized, tag="tool_use", kw_only=True):
-    id: _Name
+    tool_id: _Name = msgspec.field(name="id")
     name: _Name
 
 
 class _ToolResult(_Sized, tag="tool_result", kw_only=True):
-    tool_use_id: _Name
+    tool_id: _Name = msgspec.field(name="tool_use_id")
     is_error: bool = False
 
 
@@ -106,7 +112,7 @@ class _Usage(Struct, **_OPTIONS):
     cache_write_5m: _Tokens = 0
     cache_write_1h: _Tokens = 0
     output_tokens: _Tokens = 0
-    cost: Annotated[float, Meta(ge=0, le=NUMBER_BOUNDS["cost"])] | UnsetType = UNSET
+    cost: Annotated[float, Meta(ge=0, le=NUMBER_BOUNDS["cost"])] | None = None
 
 
 class _Message(Struct, tag_field="type", tag="message", **_OPTIONS):
@@ -114,10 +120,10 @@ class _Message(Struct, tag_field="type", tag="message", **_OPTIONS):
     content: Annotated[list[_AnyItem], Meta(min_length=1)]
     tag: _Tag = ""
     pinned: bool = False
-    t: _Seconds | UnsetType = UNSET
-    game_t: _Seconds | UnsetType = UNSET
-    output_tokens: _Tokens | UnsetType = UNSET
-    usage: _Usage | UnsetType = UNSET
+    t: _Seconds | None = None
+    game_t: _Seconds | None = None
+    output_tokens: _Tokens | None = None
+    usage: _Usage | None = None
     request_id: str = ""
 
 
@@ -129,104 +135,61 @@ assert {k: set(v) for k, v in CONTENT_FIELDS.items()} == {
 }
 assert set(EVENT_FIELDS["message"]) == {"type", *(f.encode_name for f in msgspec.structs.fields(_Message))}
 assert tuple(f.name for f in msgspec.structs.fields(_Usage)) == USAGE_FIELDS
-_KIND = {struct: kind for kind, struct in _STRUCTS.items()}
+
+_make_content = dict_maker(Content)
+_make_message = dict_maker(MessageEvent)
+_CONTENT_DEFAULTS = field_defaults(Content)
+# Per struct: the Content defaults with its kind, which its own fields then overwrite.
+_BASE = {struct: {**_CONTENT_DEFAULTS, "kind": kind} for kind, struct in _STRUCTS.items()}
+for _s in _STRUCTS.values():
+    assert all(
+        f.name in _CONTENT_DEFAULTS and (f.required or f.default in (_CONTENT_DEFAULTS[f.name], None))
+        for f in msgspec.structs.fields(_s)
+    ), _s
+# A message struct's fields are MessageEvent's, in its order and with its defaults: asdict(m) is
+# the event's whole __dict__ (content and usage then replaced by their dataclasses).
+assert [(f.name, None if f.required else f.default) for f in msgspec.structs.fields(_Message)] == list(
+    field_defaults(MessageEvent).items()
+)
 _ALLOWED = {role: tuple(_STRUCTS[k] for k in KINDS_BY_PLACE[role]) for role in ("user", "assistant")}
 
 _decode = msgspec.json.Decoder(_Message).decode
 _encode = msgspec.json.Encoder().encode
+_asdict = msgspec.structs.asdict
 
 
 class _Unusual(Exception):
     """Anything this path does not decide: the strict decoder takes the line."""
 
 
-def _defaults(cls: type) -> dict[str, Any]:
-    """The fields of a frozen dataclass with their defaults, in declaration order (None for those
-    without one: every one of them is set by the maker below)."""
-    out: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
-        if f.default_factory is not dataclasses.MISSING:
-            raise TypeError(f"{cls.__name__}.{f.name}: a default_factory cannot be filled here")
-        out[f.name] = None if f.default is dataclasses.MISSING else f.default
-    return out
-
-
-_CONTENT_DEFAULTS = _defaults(Content)
-_MESSAGE_DEFAULTS = _defaults(MessageEvent)
-_new = object.__new__
-_set = object.__setattr__
-
-
-def _make(cls: type, defaults: dict[str, Any], values: dict[str, Any]) -> Any:
-    """An instance of frozen dataclass `cls` whose generated `__init__` would store `values` over
-    `defaults`: one dict instead of one `object.__setattr__` per field (~5x cheaper for Content's
-    14 fields); every value was checked by msgspec."""
-    obj: Any = _new(cls)
-    _set(obj, "__dict__", {**defaults, **values})
-    return obj
-
-
 def _content(s: _Item, allowed: tuple[type[_Item], ...]) -> Content:
-    if type(s) not in allowed:
+    cls = type(s)
+    if cls not in allowed:
         raise _Unusual
-    v: dict[str, Any] = {"kind": _KIND[type(s)], "key": s.key}
-    if isinstance(s, _Image):
-        if not s.key:
-            raise _Unusual  # content given as a size needs its key
-        v["nbytes"], v["width"], v["height"] = s.nbytes, s.width, s.height
-    elif isinstance(s, _Sized):
-        if s.text is UNSET:
-            if s.nbytes is UNSET or not s.key:
-                raise _Unusual  # text xor bytes; content given as a size needs its key
-            v["nbytes"] = s.nbytes
-        elif s.nbytes is not UNSET:
-            raise _Unusual
-        else:
-            v["text"] = s.text
-        v["lang"] = s.lang
-        if isinstance(s, _ToolUse):
-            v["tool_id"], v["name"] = s.id, s.name
-        elif isinstance(s, _ToolResult):
-            v["tool_id"], v["is_error"] = s.tool_use_id, s.is_error
-    if s.pinned:
-        v["pinned"] = True
-    if s.skill:
-        v["skill"] = True
-    if s.tokens is not UNSET:
-        v["tokens"] = s.tokens
-    if s.cache is not UNSET:
-        v["cache"] = s.cache
-    return _make(Content, _CONTENT_DEFAULTS, v)
+    v = {**_BASE[cls], **_asdict(s)}
+    if cls is not _Image and v["text"] is not None:
+        if v["nbytes"] is not None:
+            raise _Unusual  # text xor bytes
+        v["nbytes"] = 0
+    elif v["nbytes"] is None or not v["key"]:
+        raise _Unusual  # text xor bytes; content given as a size needs its key
+    return _make_content(v)
 
 
 def _usage(u: _Usage) -> Usage:
-    return Usage(
-        u.input_tokens, u.cache_read, u.cache_write_5m, u.cache_write_1h, u.output_tokens,
-        None if u.cost is UNSET else u.cost,
-    )  # fmt: skip
+    return Usage(u.input_tokens, u.cache_read, u.cache_write_5m, u.cache_write_1h, u.output_tokens, u.cost)
 
 
 def _message(m: _Message) -> MessageEvent:
     allowed = _ALLOWED[m.role]
-    v: dict[str, Any] = {"role": m.role, "content": tuple([_content(s, allowed) for s in m.content])}
-    if m.tag:
-        v["tag"] = m.tag
-    if m.pinned:
-        v["pinned"] = True
-    if m.t is not UNSET:
-        v["t"] = m.t
-    if m.game_t is not UNSET:
-        v["game_t"] = m.game_t
-    if m.request_id:
-        v["request_id"] = m.request_id
-    if m.output_tokens is not UNSET or m.usage is not UNSET:
+    v = _asdict(m)
+    v["content"] = tuple([_content(s, allowed) for s in m.content])
+    if m.output_tokens is not None or m.usage is not None:
         if m.role != "assistant":
             raise _Unusual
-        if m.output_tokens is not UNSET:
-            v["output_tokens"] = m.output_tokens
-        if m.usage is not UNSET:
+        if m.usage is not None:
             v["usage"] = _usage(m.usage)
-    return _make(MessageEvent, _MESSAGE_DEFAULTS, v)
+    return _make_message(v)
 
 
 def fast_message(line: str | bytes) -> MessageEvent | None:
