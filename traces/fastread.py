@@ -13,8 +13,9 @@ Duplicate keys: msgspec keeps the last of two equal keys where the strict reader
 (msgspec issue #648). Every key-value pair in JSON text has its own `:` outside strings, `:` is one
 byte in UTF-8 that no other character contains, and msgspec never escapes it; so re-encoding what
 was decoded (values left at their default omitted) gives exactly as many `:` as the line when, and
-only when, no pair was dropped. A line that escapes a colon (`\\u003a`) or spells a default out
-(`"pinned":false`) cannot be counted this way and takes the strict path.
+only when, no pair was dropped. A line that escapes a colon (`\\u003a`; any of `\\u0030`-`\\u003f`, found
+in one scan) or spells a default out (`"pinned":false`, `"tokens":null`) cannot be counted this way
+and takes the strict path.
 """
 
 from __future__ import annotations
@@ -199,10 +200,10 @@ def fast_message(line: str | bytes) -> MessageEvent | None:
         m = _decode(line)
     except Exception:  # not JSON, not a message, a bad field...: the strict decoder says which
         return None
-    if isinstance(line, bytes):
-        colons, escaped = line.count(b":"), b"\\u003a" in line or b"\\u003A" in line
+    if isinstance(line, bytes):  # any escape \u0030-\u003f (one scan): \u003a or \u003A among them
+        colons, escaped = line.count(b":"), b"\\u003" in line
     else:
-        colons, escaped = line.count(":"), "\\u003a" in line or "\\u003A" in line
+        colons, escaped = line.count(":"), "\\u003" in line
     if escaped or colons != _encode(m).count(b":"):
         return None  # a duplicate key was dropped, or the count cannot tell (see the docstring)
     try:

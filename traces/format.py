@@ -120,15 +120,16 @@ class _Sequence:
         if not self.header_seen:
             raise FieldError("type", "expected the header (type 'header') on line 1")
         if isinstance(item, MessageEvent):
+            uses = self.tool_uses
             for i, c in enumerate(item.content):
-                if c.kind == "tool_use":
-                    if c.tool_id in self.tool_uses:
-                        where = self.tool_uses[c.tool_id]
+                kind = c.kind
+                if kind == "tool_use":
+                    if c.tool_id in uses:
                         raise FieldError(
-                            f"content[{i}].id", f"tool_use id {c.tool_id!r} already used on line {where}"
+                            f"content[{i}].id", f"tool_use id {c.tool_id!r} already used on line {uses[c.tool_id]}"
                         )
-                    self.tool_uses[c.tool_id] = lineno
-                elif c.kind == "tool_result" and c.tool_id not in self.tool_uses:
+                    uses[c.tool_id] = lineno
+                elif kind == "tool_result" and c.tool_id not in uses:
                     raise FieldError(f"content[{i}].tool_use_id", f"no earlier tool_use has id {c.tool_id!r}")
             self.messages += 1
         elif (
