@@ -23,7 +23,7 @@ from ctxbench.sim.prepared import PreparedTrace
 from ctxbench.sim.records import MISS_CAUSES
 from ctxbench.sim.runner import prepare_for, run_prepared
 from ctxbench.sim.summary import summarize
-from ctxbench.traces.generators.spec import GEN_PREFIX, is_spec_file, open_trace, parse_gen_spec
+from ctxbench.traces.generators.spec import GEN_PREFIX, GenSpec, is_spec_file, open_trace, parse_gen_spec
 from ctxbench.traces.model import Trace
 
 
@@ -100,16 +100,32 @@ def trace_hash(trace: str) -> str:
     """Content hash of a trace file (sha256 of its bytes), or of a generator spec's generator and
     parameters (the same for the same trace however the spec is written: inline or a file)."""
     if trace.startswith(GEN_PREFIX):
-        return "gen-" + _sha256(parse_gen_spec(trace).canonical().encode())[:20]
+        return _spec_hash(parse_gen_spec(trace))
     p = Path(trace)
     if not p.is_file():
         raise FileNotFoundError(f"{trace}: no such trace file")
     return _sha256(p.read_bytes())[:20]
 
 
+def _spec_hash(spec: GenSpec) -> str:
+    return "gen-" + _sha256(spec.canonical().encode())[:20]
+
+
+def _seed_hashes(trace: str, seeds: list[int]) -> dict[int, str]:
+    """`trace_hash(seeded_spec(trace, s))` for every seed, the spec parsed once (not twice a seed)."""
+    if not trace.startswith(GEN_PREFIX):
+        return dict.fromkeys(seeds, trace_hash(trace))
+    spec = parse_gen_spec(trace)
+    if "seed" in spec.params:
+        return dict.fromkeys(seeds, _spec_hash(spec))
+    return {s: _spec_hash(spec.with_params({"seed": s})) for s in seeds}
+
+
+@lru_cache(maxsize=256)
 def seeded_spec(trace: str, seed: int) -> str:
     """A `gen:` spec that names no `seed` draws its trace from the run's seed, so `--seeds N`
-    varies the synthetic trace; files and specs with `seed=` are returned unchanged."""
+    varies the synthetic trace; files and specs with `seed=` are returned unchanged (remembered:
+    a worker asks once per run)."""
     if not trace.startswith(GEN_PREFIX) or "seed" in parse_gen_spec(trace).params:
         return trace
     return f"{trace}{'&' if '?' in trace else '?'}seed={seed}"
@@ -121,9 +137,6 @@ def worker_spec(trace: str) -> str:
     if trace.startswith(GEN_PREFIX) and is_spec_file(trace[len(GEN_PREFIX) :].partition("?")[0]):
         return parse_gen_spec(trace).inline()
     return ""
-
-
-load_trace = open_trace  # a trace file, or a `gen:` spec made into its trace
 
 
 def policy_hash(policy: Policy) -> str:
@@ -167,7 +180,7 @@ def prepared(trace: str, thash: str, source: Trace | None = None, tokenizer: str
     if prep is None:
         if len(_PREPARED) >= 16:
             _PREPARED.clear()
-        tr = source if source is not None else load_trace(trace)
+        tr = source if source is not None else open_trace(trace)
         prep = _PREPARED[key] = prepare_for(tr, None, tokenizer)
     return prep
 
@@ -184,7 +197,7 @@ def make_tasks(
     provider of None means the preset's own; `options` apply to every run."""
     opts = options or RunOptions()
     pjson = opts.provider_json
-    hashes = {(t, s): trace_hash(seeded_spec(t, s)) for t in traces for s in seeds}
+    hashes = {t: _seed_hashes(t, seeds) for t in traces}
     sources = {t: worker_spec(t) for t in traces}
     tasks = []
     for t in traces:
@@ -195,7 +208,7 @@ def make_tasks(
                 budget = pol.with_budget(b).budget
                 for prov in providers:
                     for s in seeds:
-                        th = hashes[t, s]
+                        th = hashes[t][s]
                         task = RunTask(t, th, pname, ph, budget, prov or pol.provider, s)
                         tasks.append(dataclasses.replace(
                             task, policy_set=opts.policy_set, provider_params=pjson, tokenizer=opts.tokenizer,

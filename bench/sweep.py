@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ctxbench.bench.progress import Progress
-from ctxbench.bench.runs import GEN_PREFIX, RunTask, load_trace, run_batch, run_task
+from ctxbench.bench.runs import GEN_PREFIX, RunTask, open_trace, run_batch, run_task
 from ctxbench.bench.store import Ledger, ledger_path, load_ledger, write_results
 
 # ------------------------------------------------------------------ executors
@@ -74,23 +74,32 @@ class Workers:
         a worker needs."""
         if self.client is None:
             return None
-        files = {t.trace: load_trace(t.trace) for t in tasks if not t.trace.startswith(GEN_PREFIX)}
+        files = {t.trace: open_trace(t.trace) for t in tasks if not t.trace.startswith(GEN_PREFIX)}
         return dict(self.client.scatter(files, broadcast=True)) if files else None
 
 
 SCHEDULER_TIMEOUT = 5.0  # seconds to reach a Dask scheduler before saying which one failed
 
 
-# The periodic monitors of a Dask cluster (statistical profiler every 10 ms, event-loop tick 20 ms,
-# memory monitor 100 ms, system monitor 500 ms) cost CPU in proportion to wall time in every
-# process; a sweep reads none of them. Quieter for the cluster `local-dask` starts: on a 100-run
-# sweep 9.4 instead of 12.6 CPU-s (the process pool: 7.3), measured with getrusage (issue 13).
-QUIET_LOCAL_DASK: dict[str, Any] = {
+# The cluster `local-dask` starts, set for a sweep (issue 13):
+# - its periodic monitors (statistical profiler every 10 ms, event-loop tick 20 ms, memory monitor
+#   100 ms, system monitor 500 ms) cost CPU in proportion to wall time in every process, and a
+#   sweep reads none of them: on a 100-run sweep 9.4 instead of 12.6 CPU-s (the process pool: 7.3);
+# - its workers are forked from this process, which has imported the simulator and Dask already,
+#   instead of spawned (a fresh interpreter importing both again, ~0.7 CPU-s a worker, and
+#   collecting over every module object it made): on the 1,000-run suite 17.6-18.2 instead of
+#   21.2-21.7 CPU-s (the process pool: 16.5), whole-process getrusage. The nannies that fork them
+#   run here, in the client's event-loop thread, as the process pool forks its workers;
+# - no active memory manager: it would drop the copies of a trace scattered to every worker
+#   (`Workers.ship`, broadcast), which each worker would then fetch back.
+LOCAL_DASK: dict[str, Any] = {
     "distributed.worker.profile.enabled": False,
     "distributed.admin.system-monitor.gil.enabled": False,
     "distributed.admin.tick.interval": "1s",
     "distributed.worker.memory.monitor-interval": "1s",
     "distributed.admin.system-monitor.interval": "2s",
+    "distributed.worker.multiprocessing-method": "fork",
+    "distributed.scheduler.active-memory-manager.start": False,
 }
 
 
@@ -109,7 +118,7 @@ def make_executor(scheduler: str | None, jobs: int) -> Iterator[Workers]:
     if scheduler == "local-dask":
         import dask
 
-        quiet.enter_context(dask.config.set(QUIET_LOCAL_DASK))
+        quiet.enter_context(dask.config.set(LOCAL_DASK))
         cluster = LocalCluster(
             n_workers=jobs, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
         )

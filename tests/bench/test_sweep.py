@@ -212,11 +212,11 @@ def test_an_unreachable_scheduler_is_named_quickly() -> None:
 def test_workers_run_from_shipped_trace_contents_not_paths(tmp_path: Path) -> None:
     """What Dask workers started in another folder do: the trace arrives as data, so a relative
     path that does not exist where the worker runs is never opened."""
-    from ctxbench.bench.runs import load_trace, run_batch
+    from ctxbench.bench.runs import open_trace, run_batch
 
     sample = "traces/samples/game-60.jsonl"
     tasks = make_tasks([sample], ["h-direct"], [None], [None], [0])
-    shipped = {"elsewhere/game-60.jsonl": load_trace(sample)}
+    shipped = {"elsewhere/game-60.jsonl": open_trace(sample)}
     moved = [dataclasses.replace(t, trace="elsewhere/game-60.jsonl") for t in tasks]
     rows = run_batch(moved, shipped)
     assert rows[0]["requests"] > 60 and rows[0]["trace"] == "elsewhere/game-60.jsonl"
