@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from ctxbench.sim.content import IMAGE, Block, Message, digest_of
 from ctxbench.sim.makers import slots_maker
@@ -26,11 +27,15 @@ _block = slots_maker(Block)
 _message_of = Message.of
 
 
+class BlockMaker(Protocol):
+    def __call__(self, c: Content, role: str, key: str, pinned: bool = False) -> Block: ...
+
+
 @dataclass(frozen=True)
 class Builder:
     """The block and message makers of one factory (`builder`)."""
 
-    block: Callable[[Content, str, str, bool], Block]  # (content, role, key, pinned)
+    block: BlockMaker
     message: Callable[[MessageEvent, str], Message]  # (event, key)
 
 
@@ -89,7 +94,7 @@ def builder(f: BlockFactory) -> Builder:
 
 def block_of(f: BlockFactory, c: Content, role: str, key: str) -> Block:
     """The block of content `c` in a message of `role`; `key` names it when `c` has no key."""
-    return builder(f).block(c, role, key, False)
+    return builder(f).block(c, role, key)
 
 
 def message_of(f: BlockFactory, ev: MessageEvent, key: str) -> Message:

@@ -38,7 +38,9 @@ def _fields(cls: type, slots: bool) -> tuple[dataclasses.Field[Any], ...]:
         or ("__slots__" in cls.__dict__) != slots
         or not all(f.init and not f.kw_only and f.default_factory is dataclasses.MISSING for f in fields)
     ):
-        raise TypeError(f"{cls.__name__}: needs a {layout} dataclass without __post_init__ or default factories")
+        raise TypeError(
+            f"{cls.__name__}: needs a {layout} dataclass without __post_init__ or default factories"
+        )
     return fields
 
 
@@ -65,7 +67,8 @@ def slots_maker(cls: type[T]) -> Callable[..., T]:
 def field_defaults(cls: type) -> dict[str, Any]:
     """Every field of dataclass `cls` with its default, in declaration order (None for a field
     without one, which the caller of `dict_maker` must set)."""
-    return {f.name: None if f.default is dataclasses.MISSING else f.default for f in _fields(cls, slots=False)}
+    fields = _fields(cls, slots=False)
+    return {f.name: None if f.default is dataclasses.MISSING else f.default for f in fields}
 
 
 def dict_maker(cls: type[T]) -> Callable[[dict[str, Any]], T]:
@@ -75,7 +78,7 @@ def dict_maker(cls: type[T]) -> Callable[[dict[str, Any]], T]:
     def make(values: dict[str, Any]) -> T:
         obj: Any = new(cls)
         set_attr(obj, "__dict__", values)
-        return obj  # type: ignore[no-any-return]
+        return obj
 
     make.__qualname__ = make.__name__ = f"make_{cls.__name__}"
     return make

@@ -80,7 +80,7 @@ def _prepare(trace: Trace, factory: BlockFactory, name: str) -> PreparedTrace:
     make = builder(factory)
     block, message = make.block, make.message
     for i, ev in enumerate(trace.events):
-        if type(ev) is MessageEvent:  # almost every event: first
+        if isinstance(ev, MessageEvent):  # almost every event: first
             key = f"e{i}"
             if ev.tag == "prep":
                 playbook += sum(c.size for c in ev.content if c.key == PLAYBOOK_KEY)

@@ -25,6 +25,7 @@ from typing import Annotated, Any, Literal, TypeAlias, Union
 import msgspec
 from msgspec import Meta, Struct
 
+from ctxbench.sim.makers import dict_maker, field_defaults
 from ctxbench.traces.fields import (
     CACHE_TTLS,
     CONTENT_FIELDS,
@@ -37,7 +38,6 @@ from ctxbench.traces.fields import (
     TAGS,
     USAGE_FIELDS,
 )
-from ctxbench.sim.makers import dict_maker, field_defaults
 from ctxbench.traces.model import Content, MessageEvent, Usage
 
 _Tokens = Annotated[int, Meta(ge=0, le=MAX_TOKENS)]
@@ -76,7 +76,8 @@ class _Sized(_Item):
     """Text-like content: its text, or its size and a key naming it."""
 
     text: str | None = None
-    nbytes: _Size | None = msgspec.field(default=None, name="bytes")  # 0 for text: the writer writes "bytes":0
+    # None, not Content's 0, when absent: the writer spells "bytes":0 out (text content gets 0 in _content)
+    nbytes: _Size | None = msgspec.field(default=None, name="bytes")
     lang: _Lang = "prose"
 
 
@@ -143,10 +144,8 @@ _CONTENT_DEFAULTS = field_defaults(Content)
 # Per struct: the Content defaults with its kind, which its own fields then overwrite.
 _BASE = {struct: {**_CONTENT_DEFAULTS, "kind": kind} for kind, struct in _STRUCTS.items()}
 for _s in _STRUCTS.values():
-    assert all(
-        f.name in _CONTENT_DEFAULTS and (f.required or f.default in (_CONTENT_DEFAULTS[f.name], None))
-        for f in msgspec.structs.fields(_s)
-    ), _s
+    for _f in msgspec.structs.fields(_s):
+        assert _f.required or _f.default == _CONTENT_DEFAULTS[_f.name] or _f.name == "nbytes", (_s, _f)
 # A message struct's fields are MessageEvent's, in its order and with its defaults: asdict(m) is
 # the event's whole __dict__ (content and usage then replaced by their dataclasses).
 assert [(f.name, None if f.required else f.default) for f in msgspec.structs.fields(_Message)] == list(

@@ -125,8 +125,9 @@ class _Sequence:
                 kind = c.kind
                 if kind == "tool_use":
                     if c.tool_id in uses:
+                        where = uses[c.tool_id]
                         raise FieldError(
-                            f"content[{i}].id", f"tool_use id {c.tool_id!r} already used on line {uses[c.tool_id]}"
+                            f"content[{i}].id", f"tool_use id {c.tool_id!r} already used on line {where}"
                         )
                     uses[c.tool_id] = lineno
                 elif kind == "tool_result" and c.tool_id not in uses:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from ctxbench.sim.build import block_of, message_of
 from ctxbench.sim.content import Block, Message
-from ctxbench.sim.makers import slots_maker
+from ctxbench.sim.makers import dict_maker, field_defaults, slots_maker
 from ctxbench.sim.prepared import Step
 from ctxbench.sim.tokens import BlockFactory, RateCounter, image_tokens, openai_tile_tokens
 from ctxbench.traces.model import Content, MessageEvent
@@ -102,3 +102,23 @@ def test_slots_maker_makes_the_classs_own_object() -> None:
         made.kind = "message"  # type: ignore[misc]
     with pytest.raises(TypeError):
         slots_maker(Content)  # not a slots dataclass
+
+
+def test_dict_maker_makes_the_classs_own_object() -> None:
+    values = {**field_defaults(Content), "kind": "text", "nbytes": 9, "key": "k", "pinned": True}
+    made = dict_maker(Content)(values)
+    own = Content("text", None, 9, key="k", pinned=True)
+    assert made == own and type(made) is Content and hash(made) == hash(own)
+    assert list(vars(made)) == list(vars(own))
+    with pytest.raises(AttributeError):
+        made.kind = "image"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        dict_maker(Block)  # a slots dataclass: slots_maker's
+
+
+def test_slots_maker_object_is_frozen_and_of_its_own_class() -> None:
+    made = slots_maker(Block)("text", "user", 3, 1, 7, pinned=True)
+    assert type(made) is Block and made == Block("text", "user", 3, 1, 7, pinned=True)
+    assert not hasattr(made, "__dict__")
+    with pytest.raises(AttributeError):
+        made.tokens = 2  # type: ignore[misc]
