@@ -28,6 +28,25 @@ HOOK_SUCCESS_SENT = ("SessionStart", "UserPromptSubmit")
 ONE_MESSAGE_MARK_FROM = (2, 1, 69)
 
 
+# Requests Claude Code sends besides the conversation's own and logs only by a `system` line of this
+# subtype when they end: the away summary ("recap") after the user was idle (cli.js 2.1.114: a
+# forked query, `querySource:"away_summary"`, `skipCacheWrite:!0`: the mark on the last
+# conversation message, the recap instruction after it unmarked). Its cache marks get the 1h ttl
+# only for the query sources of `tengu_prompt_cache_1h_config`, default allowlist
+# ["repl_main_thread*","sdk","auto_mode"] (cli.js 2.1.114 `dd7`): the recap's are 5m.
+FORKED_QUERY_LINES = {"away_summary": "away_summary"}  # system subtype -> querySource
+ONE_HOUR_QUERY_SOURCES = ("repl_main_thread*", "sdk", "auto_mode")
+
+
+def query_ttl(source: str) -> str:
+    """The ttl Claude Code puts on the cache marks of a query from `source` when the account gets
+    1h marks at all (cli.js 2.1.114 `dd7`: its allowlist, `*` a prefix match); else 5m."""
+    for pattern in ONE_HOUR_QUERY_SOURCES:
+        if source == pattern or (pattern.endswith("*") and source.startswith(pattern[:-1])):
+            return "1h"
+    return "5m"
+
+
 def sent_to_model(att: Any) -> bool:
     """Whether Claude Code sends this attachment to the model (cli.js normalizeAttachmentForAPI)."""
     if not isinstance(att, dict):
