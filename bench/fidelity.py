@@ -47,6 +47,7 @@ from ctxbench.sim.providers.registry import make_provider
 from ctxbench.sim.providers.registry import profile as profile_config
 from ctxbench.sim.records import RequestRecord
 from ctxbench.sim.runner import ProviderFor, RunHooks, prepare_for, run_prepared
+from ctxbench.traces.importers.claude_code_wire import at_mentions
 from ctxbench.traces.importers.tokens import real_user_content
 from ctxbench.traces.model import CompactionEvent, MessageEvent, Trace, Usage
 
@@ -119,6 +120,9 @@ class RequestCompare:
     cost_predicted: float = 0.0  # billed output and uncached tail, predicted cache usage
     input_predicted: int = 0  # predicted uncached input, the uncached tail included
     outside: str = ""  # the outside event replayed as observed at this request (fidelity_outside.py)
+    # first request of a turn: the paths the previous turn's prompt @-mentioned (Claude Code
+    # attachments the log does not show; claude_code_wire.py `at_mentions`)
+    dropped_mentions: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -213,6 +217,11 @@ class SessionFidelity:
         whole cost gap when the other requests match)."""
         rs = self.misses if only_mismatches else self.requests
         return sum(r.cost_predicted - r.cost_billed for r in rs)
+
+
+def _mentions(ev: MessageEvent) -> tuple[str, ...]:
+    """What a user message's texts @-mention (claude_code_wire.py `at_mentions`)."""
+    return tuple(m for c in ev.content if c.kind == "text" and c.text for m in at_mentions(c.text))
 
 
 def _usage(r: RequestRecord) -> SimUsage:
@@ -351,6 +360,8 @@ def _score(
     prev_cached = 0
     turn_start = 0  # billed cached part of the last request sent right after real user content
     real = False
+    mentions: tuple[str, ...] = ()  # @-mentions of the current turn's prompt, of the one before
+    before: tuple[str, ...] = ()
     written: dict[int, int] = {}  # billed cached part -> request index
     i = -1
     recs = iter(records)
@@ -361,7 +372,9 @@ def _score(
         if not isinstance(ev, MessageEvent):
             continue
         if ev.role == "user":
-            real = real or real_user_content(ev.content)
+            if real_user_content(ev.content):
+                real = True
+                before, mentions = mentions, _mentions(ev)
             continue
         rec = next(recs, None)
         if rec is None:
@@ -382,6 +395,7 @@ def _score(
         rc = RequestCompare(i, t, gap, b, p, naive, rec.miss_cause, turn_start=turn_start, real_user=real)
         rc.fallback_of = written.get(b.cache_read, -1)
         rc.outside = outside.kind_of(i)
+        rc.dropped_mentions = before if real else ()
         written[_cached(b)] = i
         sf.requests.append(rc)
         if real or (i and rc.naive_read > b.cache_read and near(b.cache_read, turn_start)):

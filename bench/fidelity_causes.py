@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxbench.sim.names import TTL_SECONDS, is_ttl
 from ctxbench.sim.providers.thinking import strips_thinking
-from ctxbench.traces.importers.claude_code_wire import version_tuple
+from ctxbench.traces.importers.claude_code_wire import turn_scoped_attachments, version_tuple
 
 if TYPE_CHECKING:
     from ctxbench.bench.fidelity import RequestCompare
@@ -67,6 +67,30 @@ def tolerance(billed: int) -> float:
 
 def near(a: int, b: int) -> bool:
     return b > 0 and abs(a - b) <= tolerance(b)
+
+
+def _turn_scoped(r: RequestCompare, meta: dict[str, Any]) -> str:
+    """At a turn start of Claude Code 2.0.0-2.0.29 (claude_code_wire.py
+    TURN_SCOPED_ATTACHMENTS_BEFORE), why the read fell back: the previous turn's attachments are
+    no longer sent; '' when this is not such a request."""
+    if not (r.real_user and turn_scoped_attachments(str(meta.get("version", "")))):
+        return ""
+    why = (
+        "Claude Code 2.0.0-2.0.29 run by the IDE extension sends a turn's attachments with that "
+        "turn's requests only (cli.js 2.0.5 `u4Q`, checked against ctxbench serve)"
+    )
+    if r.dropped_mentions:
+        files = ", ".join(r.dropped_mentions)
+        return (
+            f"previous turn's @-mentioned files dropped: {why}; the files the previous prompt "
+            f"@-mentioned ({files}) were sent with it, so this read falls back to the newest entry "
+            "written without them"
+        )
+    return (
+        f"previous turn's unlogged attachments dropped (likely): {why}; the previous prompt "
+        "@-mentions nothing, so they would be others (todo reminders, IDE diagnostics after an "
+        "edit, changed files), at positions the log does not show"
+    )
 
 
 def _unlogged_attachments(meta: dict[str, Any]) -> bool:
@@ -146,6 +170,9 @@ def _read_less(
         )
     if warm and near(billed, warm):
         return "prefix edit in the system prompt (not in the log): only the shared static prefix was read"
+    scoped = _turn_scoped(r, meta)
+    if scoped:
+        return scoped
     if _unlogged_attachments(meta):
         return (
             "attachments the log does not show changed an earlier message: Claude Code <= 2.0.x "
