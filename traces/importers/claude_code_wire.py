@@ -38,13 +38,13 @@ FORKED_QUERY_LINES = {"away_summary": "away_summary"}  # system subtype -> query
 ONE_HOUR_QUERY_SOURCES = ("repl_main_thread*", "sdk", "auto_mode")
 
 
-# Claude Code 2.0.0-2.0.29 run as the IDE extension runs it (SDK mode, `--input-format stream-json`)
+# Claude Code up to 2.0.29 run as the IDE extension runs it (SDK mode, `--input-format stream-json`)
 # sends the attachments a turn computes (@-mentioned files, todo reminders, IDE diagnostics, changed
 # files) with that turn's requests only: its SDK loop (cli.js 2.0.5 `u4Q`) keeps only the input's
 # `user` messages for later turns, and the transcript has none of them. Observed against
-# `ctxbench serve` (research note: bench/fidelity_report.md "Claude Code 2.0.x on the wire"):
-# 2.0.5, 2.0.20 and 2.0.29 drop the first turn's @-mentioned file from the second turn's request,
-# 2.0.30-2.0.33 and 2.0.37 keep it.
+# `ctxbench serve` (research note bench/claude_code_wire.md §1, with the commands):
+# 1.0.51, 2.0.0, 2.0.5, 2.0.20 and 2.0.29 drop the first turn's @-mentioned file from the second
+# turn's request, 2.0.30-2.0.33 and 2.0.37 keep it.
 TURN_SCOPED_ATTACHMENTS_BEFORE = (2, 0, 30)
 # What a prompt @-mentions (cli.js 2.0.5 `sP6`): `@"quoted path"` and `@path` after a line start or
 # white space, up to a word boundary; each mentioned file becomes an attachment (its Read result).

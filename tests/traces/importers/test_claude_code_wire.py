@@ -11,7 +11,13 @@ import pytest
 from ctxbench.policies.preset import load_policy
 from ctxbench.sim.runner import RunHooks, prepare_for, run_prepared
 from ctxbench.traces.importers import import_paths
-from ctxbench.traces.importers.claude_code_wire import marked_messages, query_ttl, sent_to_model
+from ctxbench.traces.importers.claude_code_wire import (
+    at_mentions,
+    marked_messages,
+    query_ttl,
+    sent_to_model,
+    turn_scoped_attachments,
+)
 from ctxbench.traces.model import MessageEvent
 
 
@@ -129,3 +135,25 @@ def test_an_away_summary_line_is_a_forked_request_before_the_next_request(tmp_pa
     res = import_paths([p])
     assert res.main.header.meta["forked_requests"] == [[30.0, 1, "5m"]]
     assert res.report.counts["forked queries logged by their result (sent in the replay)"] == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "paths"),
+    [
+        ("I have @public/a.css, @public/b.html and @public/b.html here", ["public/a.css", "public/b.html"]),
+        ("`redirects()` in @next.config.js and", ["next.config.js"]),
+        ('see @"a b.txt" and @x.py.', ["a b.txt", "x.py"]),
+        ("npm i pkg@latest, mail me@x.com", []),
+    ],
+)
+def test_at_mentions_as_cli_js_2_0_5_parses_them(text: str, paths: list[str]) -> None:
+    assert at_mentions(text) == paths
+
+
+@pytest.mark.parametrize(
+    ("version", "scoped"),
+    [("1.0.51", True), ("2.0.5", True), ("2.0.29", True), ("2.0.30", False), ("2.0.37", False), ("", False)],
+)
+def test_turn_scoped_attachments_before_2_0_30(version: str, scoped: bool) -> None:
+    """Loopback runs (bench/claude_code_wire.md §1): 1.0.51 and 2.0.0-2.0.29 drop, 2.0.30+ keep."""
+    assert turn_scoped_attachments(version) is scoped
