@@ -86,10 +86,11 @@ OBSERVED: dict[str, Any] = {
 # Per model, on top of OBSERVED (catalog names). claude-opus-4-7, extension_readable_after 3 s: in
 # the Claude Code 2.1.114 conversations (ef958aa1, April 2026) every request sent 2.2-2.8 s after
 # the previous one started missed the entry that one wrote on top of its own read (main #4, agent
-# a4ca #14 and #16, agent a528 #12: each read the previous request's read instead), every request
-# sent 3.4 s or more after read it in full (28 requests), and the two sent 2.5 s and 3.0 s after a
-# request that had read nothing (a4ca #1, a528 #14) read its entry in full. The Haiku 4.5 sessions
-# (2.1.97, same month) read such entries 1.5-2.9 s after in full: no such delay there.
+# a4ca #14 and #16, agent a528 #12: each read the previous request's read instead), the 34 sent
+# 3.4 s or more after read it (within tolerance), and the two sent 2.5 s and 3.0 s after a request
+# that had read nothing (a4ca #1, a528 #14) read its entry in full. The Haiku 4.5 sessions (2.1.97,
+# same month) read such entries 1.5-2.9 s after in full: no such delay there. Four observations on
+# one model and one day (bench/claude_code_wire.md §2).
 OBSERVED_BY_MODEL: dict[str, dict[str, Any]] = {
     "claude-opus-4-7": {"extension_readable_after": 3.0},
 }

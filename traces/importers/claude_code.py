@@ -211,7 +211,7 @@ class _Reader:
                 c.items.append(Item("compact", t=t, trigger=str(trig), pre_tokens=pre, where=where))
             elif o.get("subtype") in FORKED_QUERY_LINES and t is not None:
                 c.forks.append((t, FORKED_QUERY_LINES[str(o["subtype"])]))
-                rep.counts["forked queries logged by their result (sent in the replay)"] += 1
+                rep.counts["forked queries logged by their result line (away summary)"] += 1
             else:
                 rep.counts["system lines (not sent)"] += 1
             return

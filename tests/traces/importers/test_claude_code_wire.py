@@ -134,7 +134,7 @@ def test_an_away_summary_line_is_a_forked_request_before_the_next_request(tmp_pa
     p.write_text("\n".join(lines) + "\n", encoding="utf-8")
     res = import_paths([p])
     assert res.main.header.meta["forked_requests"] == [[30.0, 1, "5m"]]
-    assert res.report.counts["forked queries logged by their result (sent in the replay)"] == 2
+    assert res.report.counts["forked queries logged by their result line (away summary)"] == 2
 
 
 @pytest.mark.parametrize(
