@@ -60,8 +60,8 @@ def handle(args: argparse.Namespace) -> int:
         root = Path(args.all_real) if args.all_real else DEFAULT_DIR
         if args.json:  # the Claude Code conversations of the report, one object each
             rows = session_rows(root, stream)
-            docs = [{**session_json(sf, args.requests), "session": label} for label, sf, _ in rows]
-            print(json.dumps(docs, indent=2))
+            sessions = [{**session_json(sf, args.requests), "session": label} for label, sf, _ in rows]
+            print(json.dumps(sessions, indent=2))
             return 0
         text = render(root, stream)
         if args.output:
