@@ -57,8 +57,8 @@ def builder(f: BlockFactory) -> Builder:
             w, h, nbytes = c.width, c.height, c.nbytes
             return _block(
                 IMAGE, role, nbytes, image_tokens(rule, w, h),
-                digest_of(f"{IMAGE}\x1f{c.key or key}\x1f{w}x{h}:{nbytes}\x1f".encode()), w, h,
-                pinned or c.pinned, False, False, c.skill, None, c.name, c.tool_id, c.cache,
+                digest_of(f"{IMAGE}\x1f{c.key or key}\x1f{w}x{h}:{nbytes}\x1f".encode()), width=w, height=h,
+                pinned=pinned or c.pinned, skill=c.skill, name=c.name, tool_id=c.tool_id, cache=c.cache,
             )  # fmt: skip
         text, tokens = c.text, c.tokens
         if text is not None:
@@ -79,8 +79,8 @@ def builder(f: BlockFactory) -> Builder:
             else:
                 tokens = max(1, ceil(nbytes / rates.get(lang, prose) * scale))
         return _block(
-            kind, role, nbytes, tokens, digest, 0, 0, pinned or c.pinned, False, False, c.skill, text,
-            c.name, c.tool_id, c.cache,
+            kind, role, nbytes, tokens, digest, pinned=pinned or c.pinned, skill=c.skill, text=text,
+            name=c.name, tool_id=c.tool_id, cache=c.cache,
         )  # fmt: skip
 
     def message(ev: MessageEvent, key: str) -> Message:

@@ -11,7 +11,8 @@ Even one collection after the pause walks every object made in it (~0.07 CPU-s a
 trace, ~0.05 after preparing it: cache misses on ~300,000 objects). So the objects are moved out of
 the young generations without a walk (`gc.freeze`, a list splice): back into the oldest generation
 (`gc.unfreeze`), where only a full collection looks at them, or, in a process that keeps objects
-frozen already (the `ctxbench` command freezes its imports: `sim/cli.py`), frozen with them.
+frozen already (the `ctxbench` command freezes its imports: `sim/cli.py`; the sweep workers it
+forks inherit them), frozen with them.
 """
 
 from __future__ import annotations
@@ -26,16 +27,19 @@ def gc_paused() -> Iterator[None]:
     """No cyclic collection inside the block, and no walk over what it made when it ends; the
     collector's state is restored after it (a caller that had paused it keeps it paused).
 
-    In a process with frozen objects, cyclic garbage left from before the block is frozen with the
-    rest (never collected): at most what the collector had not yet reached when the block began."""
+    In a process with frozen objects, a full collection first frees the cyclic garbage of earlier
+    work (in a sweep's worker: its previous runs), which freezing would otherwise keep for good; it
+    walks only what is not frozen yet."""
     if not gc.isenabled():
         yield
         return
+    frozen = gc.get_freeze_count()
+    if frozen:
+        gc.collect()
     gc.disable()
     try:
         yield
     finally:
-        frozen = gc.get_freeze_count()
         gc.freeze()  # every tracked object out of the young generations, without walking them
         if not frozen:
             gc.unfreeze()  # ...into the oldest one: nothing stays out of the collector's reach

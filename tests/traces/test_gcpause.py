@@ -4,6 +4,7 @@ moved out of the young generations without a walk (issue 13)."""
 from __future__ import annotations
 
 import gc
+import weakref
 
 import pytest
 
@@ -36,6 +37,23 @@ def test_in_a_process_that_freezes_what_a_pause_made_is_frozen_with_the_rest() -
         before = gc.get_freeze_count()
         kept = _made_in_a_pause()
         assert gc.get_freeze_count() >= before + len(kept)
+    finally:
+        gc.unfreeze()
+
+
+def test_freezing_keeps_no_cyclic_garbage_from_before_the_pause() -> None:
+    class Node:
+        pass
+
+    gc.collect()
+    gc.freeze()
+    try:
+        cycle = Node()
+        cycle.me = cycle  # type: ignore[attr-defined]
+        alive = weakref.ref(cycle)
+        del cycle  # garbage only the cyclic collector can free
+        _made_in_a_pause()
+        assert alive() is None  # freed, not frozen
     finally:
         gc.unfreeze()
 
