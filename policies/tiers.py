@@ -106,20 +106,23 @@ def drop_tool_pairs(view: View, ids: set[str], cause: str = "trim") -> Edit | No
         return None
     tr = view.tr
     msgs = tr.messages
+    blocks = tr.blocks
     with_id = tr.block_index(_with_tool_id)
-    hit = next(
-        (p for p in with_id[bisect_left(with_id, _first_block(view)) :] if tr.blocks[p].tool_id in ids), None
-    )
-    if hit is None:
+    # the messages holding a block of the pairs, from the index of the blocks that carry a tool id
+    # (an image attached to a dropped result is in the result's message)
+    touched = sorted({tr.message_at(p) for p in with_id[bisect_left(with_id, _first_block(view)) :]
+                      if blocks[p].tool_id in ids})  # fmt: skip
+    if not touched:
         return None
-    first = tr.message_at(hit)
-    out: list[Message] = []
-    for m in msgs[first:]:
+    first = touched[0]
+    out = list(msgs[first:])
+    for i in reversed(touched):  # from the end, so that removing a message shifts no index still to visit
+        m = msgs[i]
         kept = _without_pairs(m.blocks, ids)
-        if len(kept) == len(m.blocks):
-            out.append(m)
-        elif kept:
-            out.append(Message.of(m.role, kept, m.tag, m.pinned))
+        if not kept:
+            del out[i - first]
+        elif len(kept) < len(m.blocks):
+            out[i - first] = Message.of(m.role, kept, m.tag, m.pinned)
     return Edit(first, tuple(out), cause, len(ids))
 
 
