@@ -269,16 +269,30 @@ class CTiers(CompactionDefaults):
 
     def decide(self, view: View, estimate: int, mode: str | None = None) -> Action | None:
         """The highest tier whose threshold the estimate has passed (C-5, C-6; mode read live, C-17)."""
-        mode = mode or self.mode
+        keep = self._tier(view, estimate, mode)
+        if keep is None:
+            return None
+        if keep < 0:
+            return Summarize("tier3")
+        edit = trim_to_last(view, keep)
+        return Trim(edit) if edit is not None else None
+
+    def acts(self, view: View, estimate: int, mode: str | None = None) -> bool:
+        """Whether `decide` would act, without making the trim's edit: a trim acts when more than
+        the tool calls it keeps exist (`trim_to_last`)."""
+        keep = self._tier(view, estimate, mode)
+        return keep is not None and (keep < 0 or len(tool_calls(view)) > keep)
+
+    def _tier(self, view: View, estimate: int, mode: str | None) -> int | None:
+        """-1 for tier 3, the tool calls the passed trim tier keeps, or None below every tier."""
         frac = estimate / view.budget if view.budget else 0.0
         if frac >= self.tier3:
-            return Summarize("tier3")
-        if mode != "fast":
+            return -1
+        if (mode or self.mode) != "fast":
             return None
         for level, keep in ((self.tier2, self.tier2_keep), (self.tier1, self.tier1_keep)):
             if frac >= level:
-                edit = trim_to_last(view, keep)
-                return Trim(edit) if edit is not None else None
+                return keep
         return None
 
     def fallback_trim(self, view: View) -> Edit | None:

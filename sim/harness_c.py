@@ -237,7 +237,7 @@ class CConversation(SummaryCalls):
             self._apply_trim(edit, "masking")
         est = self.estimate()
         if self.rules.backoff and est < self.backoff_until:
-            if comp.decide(self.view(), est, self.mode) is not None:
+            if comp.acts(self.view(), est, self.mode):
                 self.count("backoff_skips")
             return est
         action = comp.decide(self.view(), est, self.mode)

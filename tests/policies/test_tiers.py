@@ -241,6 +241,10 @@ def test_indexed_queries_match_a_scan(kinds: list[str], n: int, prep: int) -> No
             if b.kind == "tool_use" and b.tool_id not in skill_ids
         ]
         assert tool_calls(v) == scanned
+        tiers = CTiers(mode="fast", tier1_keep=n, tier2_keep=2)
+        for frac in (0.3, 0.6, 0.85, 0.95):  # acts answers what decide does, without the edit
+            est = int(frac * v.budget)
+            assert tiers.acts(v, est) == (tiers.decide(v, est) is not None)
         edit = trim_to_last(v, 2)
         assert edit == _trim_by_scan(v, 2)
         if edit is None:
