@@ -47,11 +47,9 @@ class SummaryCalls(Conversation):
             t = self.tr.fork(kept)
         else:
             t = Transcript((), self.trace.system)
-            for m in msgs[:kept]:
-                t.append(m)
+            t.extend(msgs[:kept])
         if mode != "full":
-            for m in plan.shown or plan.older:
-                t.append(m)
+            t.extend(plan.shown or plan.older)
         t.append(instr_msg)
         return t
 

@@ -291,6 +291,15 @@ class Transcript:
         self.added_images += msg.images
         self.added_tokens += msg.tokens
 
+    def extend(self, msgs: Sequence[Message]) -> None:
+        """Append `msgs` in order, as `append` does each (the 'added' counters count them), in one
+        pass over their blocks (a summarizer's transcript takes a whole conversation at once)."""
+        self._add(msgs)
+        for msg in msgs:
+            self.added_bytes += msg.nbytes
+            self.added_images += msg.images
+            self.added_tokens += msg.tokens
+
     def _add(self, msgs: Sequence[Message]) -> None:
         """Add `msgs` after the last message: per message its start, running text bytes and the
         message indexes; then, for all their blocks in one pass, the chain hashes, running tokens,

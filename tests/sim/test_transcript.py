@@ -29,6 +29,14 @@ def _full(tr: Transcript) -> tuple[list[int], list[int], list[int]]:
     return hashes, cum, imgs
 
 
+def vars_of(tr: Transcript) -> dict[str, object]:
+    """Every field of a transcript (its running indexes as lists)."""
+    return {k: v for k, v in vars(tr).items() if k not in ("_block_indexes", "_message_sums")} | {
+        "indexes": list(tr._block_indexes.values()),
+        "sums": list(tr._message_sums.values()),
+    }
+
+
 def _odd_tokens(b: Block) -> bool:
     return b.tokens % 2 == 1
 
@@ -100,9 +108,12 @@ def test_incremental_chain_matches_full_recomputation(
         assert tr.unpinned_imgs == unpinned
         assert tr.thinking_msgs == [m for m, msg in enumerate(tr.messages) if msg.thinking]
         copy = tr.fork(seed % (len(tr.messages) + 1))
+        bulk = tr.fork(len(copy.messages))  # the same messages added by one extend
         for msg in tr.messages[len(copy.messages) :]:
             copy.append(msg)
+        bulk.extend(tr.messages[len(bulk.messages) :])
         assert (copy.hashes, copy.cum_tokens, copy.img_hashes) == (tr.hashes, tr.cum_tokens, tr.img_hashes)
+        assert vars_of(bulk) == vars_of(copy)
         assert copy.unpinned_imgs == tr.unpinned_imgs
         assert odd == [p for p, b in enumerate(tr.blocks) if _odd_tokens(b)]
         assert tr.message_sums(_blocks_of) == list(accumulate(len(m.blocks) for m in tr.messages))
