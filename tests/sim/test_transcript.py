@@ -8,8 +8,9 @@ from itertools import accumulate
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ctxbench.sim.chain import CHAIN_SEED, chain
 from ctxbench.sim.content import Block, Message, digest64
-from ctxbench.sim.transcript import CHAIN_SEED, Transcript, chain
+from ctxbench.sim.transcript import Transcript
 
 
 def _block(i: int, image: bool = False, kind: str = "text", pinned: bool = False) -> Block:
