@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
-from itertools import accumulate, islice
+from itertools import accumulate, compress, count, islice
 from itertools import chain as _chain
+from operator import is_not
 
 from ctxbench.sim.chain import CHAIN_SEED, chain
 from ctxbench.sim.content import IMAGE, Block, Message
@@ -351,15 +352,66 @@ class Transcript:
         """Replace messages m.. with `messages` (an edit: placeholders, trims, a new conversation).
 
         Messages that stay identical at the front of the replaced range are kept, so the break
-        (and the re-hashing) starts at the first message that really changed.
+        (and the re-hashing) starts at the first message that really changed. An edit that swaps
+        messages one for one without moving a block (`_swap`) updates what the swapped messages
+        change; any other is the rest removed and the new messages added.
         """
         keep = 0
         own = self.messages
         while keep < len(messages) and m + keep < len(own) and messages[keep] is own[m + keep]:
             keep += 1
-        self.truncate_messages(m + keep)
-        if keep < len(messages):
-            self._add(messages[keep:])
+        m += keep
+        new = messages[keep:]
+        if new and len(new) == len(own) - m and self._swap(m, new):
+            return
+        self.truncate_messages(m)
+        if new:
+            self._add(new)
+
+    def _swap(self, m: int, new: Sequence[Message]) -> bool:
+        """Replace messages m.. by `new` when the messages that differ keep every block's position
+        and every image (masking swaps a tool result for a placeholder): then only the chain
+        hashes and running token counts from message m on are computed again (each depends on
+        every block before it), and the other arrays are updated for the swapped messages alone
+        (issue 13: an edit every turn no longer re-adds the messages after it block by block).
+        Returns False, changing nothing, for any other edit."""
+        own, starts = self.messages, self.msg_starts
+        swapped = list(compress(count(m), map(is_not, new, islice(own, m, None))))
+        for i in swapped:
+            a, b = own[i], new[i - m]
+            if (
+                len(a.blocks) != len(b.blocks)
+                or a.image_at != b.image_at
+                or a.pinned != b.pinned
+                or bool(a.thinking) != bool(b.thinking)
+                or any(a.blocks[k] is not b.blocks[k] for k in a.image_at)
+            ):
+                return False
+        ends = [*swapped[1:], len(own)]  # message i's change shifts the running sums up to the next
+        for f, sums in self._message_sums.items():
+            shift = 0
+            for i, end in zip(swapped, ends, strict=True):
+                shift += f(new[i - m]) - f(own[i])
+                if shift:
+                    sums[i:end] = [v + shift for v in sums[i:end]]
+        blocks = self.blocks
+        for i in swapped:
+            b = new[i - m].blocks
+            pos = starts[i]
+            blocks[pos : pos + len(b)] = b
+            for pred, idx in self._block_indexes.items():
+                lo, hi = bisect_left(idx, pos), bisect_left(idx, pos + len(b))
+                idx[lo:hi] = [pos + k for k, x in enumerate(b) if pred(x)]
+        own[m:] = new
+        pos = starts[m]
+        total = self.msg_bytes[m - 1] if m else self.bytes_before(self.system_end)
+        self.msg_bytes[m:] = [total := total + x.nbytes for x in new]
+        h = self.hashes[pos - 1] if pos else CHAIN_SEED
+        self.hashes[pos:] = [h := hash((h, d)) for d in _join([x.digests for x in new])]  # == chain(h, d)
+        t = self.cum_tokens[pos - 1] if pos else 0
+        self.cum_tokens[pos:] = [t := t + x for x in _join([x.block_tokens for x in new])]
+        self.changed_from = pos if self.changed_from is None else min(self.changed_from, pos)
+        return True
 
     def pop_message(self) -> Message:
         """Remove the last message without marking a change (undo of a transient append)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from copy import deepcopy
 from dataclasses import replace
 from itertools import accumulate
 
@@ -46,9 +47,13 @@ def _blocks_of(m: Message) -> int:
     return len(m.blocks)
 
 
+def _tokens_of(m: Message) -> int:
+    return m.tokens
+
+
 ops = st.lists(
     st.tuples(
-        st.sampled_from(["append", "replace", "pop", "system", "tools"]),
+        st.sampled_from(["append", "replace", "swap", "pop", "system", "tools"]),
         st.integers(0, 10_000),
         st.integers(1, 4),
         st.booleans(),
@@ -68,6 +73,7 @@ def test_incremental_chain_matches_full_recomputation(
     the messages equals the original."""
     tr = Transcript([_block(1)], [_block(2, image=True)])
     odd = tr.block_index(_odd_tokens)  # asked before the edits: kept up to date by them
+    tr.message_sums(_tokens_of)
     for op, seed, nblocks, image, extra in operations:
         blocks = [
             _block(seed + k, image and k == 0, "thinking" if extra == "thinking" and k == 1 else "text",
@@ -86,6 +92,18 @@ def test_incremental_chain_matches_full_recomputation(
         elif op == "replace":
             m = seed % len(tr.messages)  # keeps one old message, then several new ones
             tr.replace_from(m, [*tr.messages[m : m + 1], msg, Message.of("user", [_block(seed + 7)])])
+        elif op == "swap":  # every nblocks-th message from m on with one block swapped (masking);
+            m = seed % len(tr.messages)  # an image or thinking block swapped takes the other path
+            out = list(tr.messages[m:])
+            for j in range(0, len(out), nblocks):
+                swapped = list(out[j].blocks)
+                swapped[seed % len(swapped)] = _block(seed + 13 + j, pinned=extra == "pinned-block")
+                out[j] = Message.of(out[j].role, swapped, out[j].tag, out[j].pinned)
+            ref = deepcopy(tr)  # the same edit made by removing the rest and adding it again
+            ref.truncate_messages(m)
+            ref._add(out)
+            tr.replace_from(m, out)
+            assert vars_of(tr) == vars_of(ref)
         else:
             tr.pop_message()
         hashes, cum, imgs = _full(tr)
@@ -118,6 +136,7 @@ def test_incremental_chain_matches_full_recomputation(
         assert copy.unpinned_imgs == tr.unpinned_imgs
         assert odd == [p for p, b in enumerate(tr.blocks) if _odd_tokens(b)]
         assert tr.message_sums(_blocks_of) == list(accumulate(len(m.blocks) for m in tr.messages))
+        assert tr.message_sums(_tokens_of) == list(accumulate(m.tokens for m in tr.messages))
         assert copy.block_index(_odd_tokens) == odd
         assert copy.message_sums(_blocks_of) == tr.message_sums(_blocks_of)
 
