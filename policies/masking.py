@@ -45,6 +45,17 @@ def _live_estimate(bytes_per_token: float, without_skills: bool) -> Callable[[Me
     return estimate
 
 
+@functools.cache
+def _call_of(tools: tuple[str, ...]) -> Callable[[Block], bool]:
+    """A call of one of `tools`: one function object per tuple of names, so the transcript keeps
+    one index of those calls (`Transcript.block_index`) instead of a walk over every block."""
+
+    def call_of(b: Block) -> bool:
+        return b.kind == TOOL_USE and b.name in tools
+
+    return call_of
+
+
 def placeholder_result(view: View, b: Block, text: str) -> Block:
     """The masked form of a tool result: a short text that keeps its tool_use id."""
     return text_block(view, b, text, kind=TOOL_RESULT, tool_id=b.tool_id)
@@ -115,15 +126,15 @@ class MaskToolResults:
         few = self.min_tokens > 1 and not self.exclude_tools  # too little to mask: known without a visit
         if few and self._estimate(view, live, lo, cut) < self.min_tokens:
             return None
-        names: dict[str, str] = {}
-        if self.exclude_tools:
-            names = {b.tool_id: b.name for m in msgs for b in m.blocks if b.kind == TOOL_USE}
+        blocks = tr.blocks
+        excluded: set[str] = set()  # ids of the calls of excluded tools, from the index of those calls
+        if self.exclude_tools and cut > lo:
+            excluded = {blocks[p].tool_id for p in tr.block_index(_call_of(self.exclude_tools))}
         cands: dict[tuple[int, int], Block] = {}
         total = 0
-        blocks = tr.blocks
         for p in live[lo:cut]:
             b = blocks[p]
-            if (self.exempt_skills and b.skill) or names.get(b.tool_id, "") in self.exclude_tools:
+            if (self.exempt_skills and b.skill) or b.tool_id in excluded:
                 continue
             m = bisect_right(starts, p) - 1
             cands[(m, p - starts[m])] = placeholder_result(view, b, self.placeholder)

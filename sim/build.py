@@ -1,9 +1,10 @@
 """Turn trace content into blocks with true tokens, once per trace and provider tokenizer.
 
 `block_of` makes the same block as `BlockFactory.text` / `BlockFactory.image` would from the
-content's fields, and `message_of` the same message as `Message.of` (tests check both), built
-directly: a 10,000-turn trace has ~70,000 blocks, and the keyword packing of the general factory
-methods and the frozen dataclasses' own constructors were most of preparing one (issue 13)."""
+content's fields (tests check it), built through the slots' setters (`sim/makers.py`): a
+10,000-turn trace has ~70,000 blocks, and the keyword packing of the general factory methods and
+the frozen dataclass's own constructor were most of preparing one (issue 13). `message_of` is
+`Message.of` over those blocks, which lays out what a transcript appends for the message once."""
 
 from __future__ import annotations
 

@@ -1,14 +1,15 @@
 """A conversation's prompt as flat arrays with a chained prefix hash, updated incrementally.
 
 Order is tools → system → messages (providers.md §1.1). For block i, `hashes[i]` is
-`chain(hashes[i-1], digest_i)` seeded with a fixed constant (`sim/chain.py`), so
-appending a message hashes only its new blocks, and an edit re-hashes only from the first
-changed message. Running sums of tokens (per block), of text bytes (per message; images are
-counted, not sized) and the positions of the images answer every size query without a scan; the
-image chain (`img_hashes`) lets a provider tell whether a request's images extend an earlier
-request's. Two running indexes serve the policies
-and providers without a scan: the block positions of the unpinned images (image eviction) and
-the messages holding thinking blocks (providers that strip them).
+`chain(hashes[i-1], digest_i)` seeded with a fixed constant (`sim/chain.py`), so appending a
+message hashes only its new blocks, and an edit re-hashes only from the first changed message.
+Running sums of tokens (per block), of text bytes (per message; images are counted, not sized)
+and the positions of the images answer every size query without a scan; the image chain
+(`img_hashes`) lets a provider tell whether a request's images extend an earlier request's.
+Running indexes serve the policies and providers without a scan: the block positions of the
+unpinned images (image eviction), the messages holding thinking blocks (providers that strip
+them), and the block indexes and message sums a component asks for (`block_index`,
+`message_sums`).
 """
 
 from __future__ import annotations
