@@ -397,12 +397,12 @@ class Transcript:
                     sums[i:end] = [v + shift for v in sums[i:end]]
         blocks = self.blocks
         for i in swapped:
-            b = new[i - m].blocks
+            put = new[i - m].blocks
             pos = starts[i]
-            blocks[pos : pos + len(b)] = b
+            blocks[pos : pos + len(put)] = put
             for pred, idx in self._block_indexes.items():
-                lo, hi = bisect_left(idx, pos), bisect_left(idx, pos + len(b))
-                idx[lo:hi] = [pos + k for k, x in enumerate(b) if pred(x)]
+                lo, hi = bisect_left(idx, pos), bisect_left(idx, pos + len(put))
+                idx[lo:hi] = [pos + k for k, x in enumerate(put) if pred(x)]
         own[m:] = new
         pos = starts[m]
         total = self.msg_bytes[m - 1] if m else self.bytes_before(self.system_end)

@@ -159,3 +159,20 @@ def test_added_counters_never_shrink_on_edits() -> None:
     before = (tr.added_bytes, tr.added_images)
     tr.replace_from(0, [Message.of("user", [_block(7)])])
     assert (tr.added_bytes, tr.added_images) == before  # removed content is never subtracted (H-13)
+
+
+@given(st.lists(st.lists(st.integers(0, 12), max_size=8), min_size=1, max_size=6))
+@settings(max_examples=100, deadline=None)
+def test_a_transcript_edited_to_new_messages_forks_as_a_new_one(runs: list[list[int]]) -> None:
+    """One transcript brought to each list of messages by `replace_from(0, ...)` (what a harness's
+    summary request without tools is copied from, sim/harness_c_summary.py) forks into the same
+    transcript, field by field, as appending those messages to a new one."""
+    pool = [Message.of("user", [_block(i), _block(i + 50, image=i % 3 == 0)]) for i in range(13)]
+    system = [_block(2)]
+    base = Transcript((), system)
+    for run in runs:
+        msgs = [pool[i] for i in run]
+        base.replace_from(0, msgs)
+        fresh = Transcript((), system)
+        fresh.extend(msgs)
+        assert vars_of(base.fork()) == vars_of(fresh)
