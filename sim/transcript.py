@@ -15,7 +15,7 @@ them), and the block indexes and message sums a component asks for (`block_index
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import accumulate, compress, count, islice
 from itertools import chain as _chain
 from operator import is_not
@@ -24,6 +24,12 @@ from ctxbench.sim.chain import CHAIN_SEED, chain
 from ctxbench.sim.content import IMAGE, Block, Message
 
 _join = _chain.from_iterable  # the items of several sequences, one after the other
+
+
+def _running(total: int, values: Iterable[int]) -> Iterator[int]:
+    """total + values[0], total + values[0] + values[1], ...: running sums added up in C (a
+    comprehension's loop costs several times more per item on the edits' long runs, issue 13)."""
+    return islice(accumulate(values, initial=total), 1, None)
 
 
 class Transcript:
@@ -258,7 +264,7 @@ class Transcript:
         blocks.extend(msg.blocks)
         cum = self.cum_tokens
         t = cum[-1] if start else 0
-        cum.extend([t := t + x for x in msg.block_tokens])
+        cum.extend(_running(t, msg.block_tokens))
         if self._block_indexes:
             self._index_blocks(start)
         if msg.images:
@@ -293,14 +299,14 @@ class Transcript:
             own.append(msg)
             pos += len(msg.blocks)
         for f, sums in self._message_sums.items():
-            sums.extend(islice(accumulate(map(f, msgs), initial=sums[-1] if sums else 0), 1, None))
+            sums.extend(_running(sums[-1] if sums else 0, map(f, msgs)))
         hashes = self.hashes
         h = hashes[-1] if start else CHAIN_SEED
         hashes.extend([h := hash((h, d)) for d in _join([m.digests for m in msgs])])  # == chain(h, d)
         blocks.extend(_join([m.blocks for m in msgs]))
         cum = self.cum_tokens
         t = cum[-1] if start else 0
-        cum.extend([t := t + x for x in _join([m.block_tokens for m in msgs])])
+        cum.extend(_running(t, _join([m.block_tokens for m in msgs])))
         if self._block_indexes:
             self._index_blocks(start)
         if any(m.images for m in msgs):
@@ -406,11 +412,11 @@ class Transcript:
         own[m:] = new
         pos = starts[m]
         total = self.msg_bytes[m - 1] if m else self.bytes_before(self.system_end)
-        self.msg_bytes[m:] = [total := total + x.nbytes for x in new]
+        self.msg_bytes[m:] = _running(total, [x.nbytes for x in new])
         h = self.hashes[pos - 1] if pos else CHAIN_SEED
         self.hashes[pos:] = [h := hash((h, d)) for d in _join([x.digests for x in new])]  # == chain(h, d)
         t = self.cum_tokens[pos - 1] if pos else 0
-        self.cum_tokens[pos:] = [t := t + x for x in _join([x.block_tokens for x in new])]
+        self.cum_tokens[pos:] = _running(t, _join([x.block_tokens for x in new]))
         self.changed_from = pos if self.changed_from is None else min(self.changed_from, pos)
         return True
 
