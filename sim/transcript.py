@@ -264,7 +264,7 @@ class Transcript:
         blocks.extend(msg.blocks)
         cum = self.cum_tokens
         t = cum[-1] if start else 0
-        cum.extend(_running(t, msg.block_tokens))
+        cum.extend([t := t + x for x in msg.block_tokens])  # a message's few blocks: cheaper than _running
         if self._block_indexes:
             self._index_blocks(start)
         if msg.images:
