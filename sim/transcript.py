@@ -377,23 +377,23 @@ class Transcript:
 
     def _swap(self, m: int, new: Sequence[Message]) -> bool:
         """Replace messages m.. by `new` when the messages that differ keep every block's position
-        and every image (masking swaps a tool result for a placeholder): then only the chain
-        hashes and running token counts from message m on are computed again (each depends on
-        every block before it), and the other arrays are updated for the swapped messages alone
-        (issue 13: an edit every turn no longer re-adds the messages after it block by block).
-        Returns False, changing nothing, for any other edit."""
+        (masking swaps a tool result for a placeholder, image eviction an image): then only the
+        chain hashes and running token counts from message m on are computed again (each depends
+        on every block before it), the image arrays from the first swapped image on, and the
+        other arrays are updated for the swapped messages alone (issue 13: an edit every turn no
+        longer re-adds the messages after it block by block). Returns False, changing nothing,
+        for any other edit."""
         own, starts = self.messages, self.msg_starts
         swapped = list(compress(count(m), map(is_not, new, islice(own, m, None))))
+        images_from = -1  # the first swapped message whose images differ (an evicted image)
         for i in swapped:
             a, b = own[i], new[i - m]
-            if (
-                len(a.blocks) != len(b.blocks)
-                or a.image_at != b.image_at
-                or a.pinned != b.pinned
-                or bool(a.thinking) != bool(b.thinking)
-                or any(a.blocks[k] is not b.blocks[k] for k in a.image_at)
-            ):
+            if len(a.blocks) != len(b.blocks) or a.pinned != b.pinned or bool(a.thinking) != bool(b.thinking):
                 return False
+            if images_from < 0 and (
+                a.image_at != b.image_at or any(a.blocks[k] is not b.blocks[k] for k in a.image_at)
+            ):
+                images_from = i
         ends = [*swapped[1:], len(own)]  # message i's change shifts the running sums up to the next
         for f, sums in self._message_sums.items():
             shift = 0
@@ -417,6 +417,12 @@ class Transcript:
         self.hashes[pos:] = [h := hash((h, d)) for d in _join([x.digests for x in new])]  # == chain(h, d)
         t = self.cum_tokens[pos - 1] if pos else 0
         self.cum_tokens[pos:] = _running(t, _join([x.block_tokens for x in new]))
+        if images_from >= 0:  # the image positions and chain again from that message on
+            at = starts[images_from]
+            k = bisect_left(self.image_pos, at)
+            del self.image_pos[k:], self.img_hashes[k + 1 :]
+            del self.unpinned_imgs[bisect_left(self.unpinned_imgs, at) :]
+            self._index_images(new[images_from - m :], at)
         self.changed_from = pos if self.changed_from is None else min(self.changed_from, pos)
         return True
 

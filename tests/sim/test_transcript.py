@@ -92,12 +92,12 @@ def test_incremental_chain_matches_full_recomputation(
         elif op == "replace":
             m = seed % len(tr.messages)  # keeps one old message, then several new ones
             tr.replace_from(m, [*tr.messages[m : m + 1], msg, Message.of("user", [_block(seed + 7)])])
-        elif op == "swap":  # every nblocks-th message from m on with one block swapped (masking);
-            m = seed % len(tr.messages)  # an image or thinking block swapped takes the other path
+        elif op == "swap":  # every nblocks-th message from m on with one block swapped (masking,
+            m = seed % len(tr.messages)  # image eviction); a thinking block swapped takes the other path
             out = list(tr.messages[m:])
             for j in range(0, len(out), nblocks):
                 swapped = list(out[j].blocks)
-                swapped[seed % len(swapped)] = _block(seed + 13 + j, pinned=extra == "pinned-block")
+                swapped[seed % len(swapped)] = _block(seed + 13 + j, image, pinned=extra == "pinned-block")
                 out[j] = Message.of(out[j].role, swapped, out[j].tag, out[j].pinned)
             ref = deepcopy(tr)  # the same edit made by removing the rest and adding it again
             ref.truncate_messages(m)
