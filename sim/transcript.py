@@ -15,21 +15,16 @@ them), and the block indexes and message sums a component asks for (`block_index
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import accumulate, compress, count, islice
+from collections.abc import Callable, Sequence
+from itertools import accumulate
 from itertools import chain as _chain
-from operator import is_not
 
 from ctxbench.sim.chain import CHAIN_SEED, chain
 from ctxbench.sim.content import IMAGE, Block, Message
+from ctxbench.sim.transcript_edits import move_tail, running, swap
 
 _join = _chain.from_iterable  # the items of several sequences, one after the other
 
-
-def _running(total: int, values: Iterable[int]) -> Iterator[int]:
-    """total + values[0], total + values[0] + values[1], ...: running sums added up in C (a
-    comprehension's loop costs several times more per item on the edits' long runs, issue 13)."""
-    return islice(accumulate(values, initial=total), 1, None)
 
 
 class Transcript:
@@ -264,7 +259,7 @@ class Transcript:
         blocks.extend(msg.blocks)
         cum = self.cum_tokens
         t = cum[-1] if start else 0
-        cum.extend([t := t + x for x in msg.block_tokens])  # a message's few blocks: cheaper than _running
+        cum.extend([t := t + x for x in msg.block_tokens])  # a message's few blocks: cheaper than running()
         if self._block_indexes:
             self._index_blocks(start)
         if msg.images:
@@ -299,14 +294,14 @@ class Transcript:
             own.append(msg)
             pos += len(msg.blocks)
         for f, sums in self._message_sums.items():
-            sums.extend(_running(sums[-1] if sums else 0, map(f, msgs)))
+            sums.extend(running(sums[-1] if sums else 0, map(f, msgs)))
         hashes = self.hashes
         h = hashes[-1] if start else CHAIN_SEED
         hashes.extend([h := hash((h, d)) for d in _join([m.digests for m in msgs])])  # == chain(h, d)
         blocks.extend(_join([m.blocks for m in msgs]))
         cum = self.cum_tokens
         t = cum[-1] if start else 0
-        cum.extend(_running(t, _join([m.block_tokens for m in msgs])))
+        cum.extend(running(t, _join([m.block_tokens for m in msgs])))
         if self._block_indexes:
             self._index_blocks(start)
         if any(m.images for m in msgs):
@@ -360,8 +355,8 @@ class Transcript:
 
         Messages that stay identical at the front of the replaced range are kept, so the break
         (and the re-hashing) starts at the first message that really changed. An edit that swaps
-        messages one for one without moving a block (`_swap`) updates what the swapped messages
-        change; any other is the rest removed and the new messages added.
+        messages without moving a block, or that keeps the last messages, changes the arrays in
+        place (`sim/transcript_edits.py`); any other removes the rest and adds the new messages.
         """
         keep = 0
         own = self.messages
@@ -369,62 +364,11 @@ class Transcript:
             keep += 1
         m += keep
         new = messages[keep:]
-        if new and len(new) == len(own) - m and self._swap(m, new):
-            return
-        self.truncate_messages(m)
-        if new:
+        if not new:
+            self.truncate_messages(m)
+        elif not ((len(new) == len(own) - m and swap(self, m, new)) or move_tail(self, m, new)):
+            self.truncate_messages(m)
             self._add(new)
-
-    def _swap(self, m: int, new: Sequence[Message]) -> bool:
-        """Replace messages m.. by `new` when the messages that differ keep every block's position
-        (masking swaps a tool result for a placeholder, image eviction an image): then only the
-        chain hashes and running token counts from message m on are computed again (each depends
-        on every block before it), the image arrays from the first swapped image on, and the
-        other arrays are updated for the swapped messages alone (issue 13: an edit every turn no
-        longer re-adds the messages after it block by block). Returns False, changing nothing,
-        for any other edit."""
-        own, starts = self.messages, self.msg_starts
-        swapped = list(compress(count(m), map(is_not, new, islice(own, m, None))))
-        images_from = -1  # the first swapped message whose images differ (an evicted image)
-        for i in swapped:
-            a, b = own[i], new[i - m]
-            if len(a.blocks) != len(b.blocks) or a.pinned != b.pinned or bool(a.thinking) != bool(b.thinking):
-                return False
-            if images_from < 0 and (
-                a.image_at != b.image_at or any(a.blocks[k] is not b.blocks[k] for k in a.image_at)
-            ):
-                images_from = i
-        ends = [*swapped[1:], len(own)]  # message i's change shifts the running sums up to the next
-        for f, sums in self._message_sums.items():
-            shift = 0
-            for i, end in zip(swapped, ends, strict=True):
-                shift += f(new[i - m]) - f(own[i])
-                if shift:
-                    sums[i:end] = [v + shift for v in sums[i:end]]
-        blocks = self.blocks
-        for i in swapped:
-            put = new[i - m].blocks
-            pos = starts[i]
-            blocks[pos : pos + len(put)] = put
-            for pred, idx in self._block_indexes.items():
-                lo, hi = bisect_left(idx, pos), bisect_left(idx, pos + len(put))
-                idx[lo:hi] = [pos + k for k, x in enumerate(put) if pred(x)]
-        own[m:] = new
-        pos = starts[m]
-        total = self.msg_bytes[m - 1] if m else self.bytes_before(self.system_end)
-        self.msg_bytes[m:] = _running(total, [x.nbytes for x in new])
-        h = self.hashes[pos - 1] if pos else CHAIN_SEED
-        self.hashes[pos:] = [h := hash((h, d)) for d in _join([x.digests for x in new])]  # == chain(h, d)
-        t = self.cum_tokens[pos - 1] if pos else 0
-        self.cum_tokens[pos:] = _running(t, _join([x.block_tokens for x in new]))
-        if images_from >= 0:  # the image positions and chain again from that message on
-            at = starts[images_from]
-            k = bisect_left(self.image_pos, at)
-            del self.image_pos[k:], self.img_hashes[k + 1 :]
-            del self.unpinned_imgs[bisect_left(self.unpinned_imgs, at) :]
-            self._index_images(new[images_from - m :], at)
-        self.changed_from = pos if self.changed_from is None else min(self.changed_from, pos)
-        return True
 
     def pop_message(self) -> Message:
         """Remove the last message without marking a change (undo of a transient append)."""

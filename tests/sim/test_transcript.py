@@ -53,7 +53,7 @@ def _tokens_of(m: Message) -> int:
 
 ops = st.lists(
     st.tuples(
-        st.sampled_from(["append", "replace", "swap", "pop", "system", "tools"]),
+        st.sampled_from(["append", "replace", "swap", "tail", "pop", "system", "tools"]),
         st.integers(0, 10_000),
         st.integers(1, 4),
         st.booleans(),
@@ -92,6 +92,16 @@ def test_incremental_chain_matches_full_recomputation(
         elif op == "replace":
             m = seed % len(tr.messages)  # keeps one old message, then several new ones
             tr.replace_from(m, [*tr.messages[m : m + 1], msg, Message.of("user", [_block(seed + 7)])])
+        elif op == "tail":  # the last messages kept, those before them dropped (a rolling window,
+            m = seed % len(tr.messages)  # a trim), a new one in front of them with `image` (a summary)
+            rest = tr.messages[m:]
+            k = 1 + seed % len(rest)
+            out = [msg, *rest[k:]] if image else rest[k:]
+            ref = deepcopy(tr)  # the same edit made by removing the rest and adding it again
+            ref.truncate_messages(m)
+            ref._add(out)
+            tr.replace_from(m, out)
+            assert vars_of(tr) == vars_of(ref)
         elif op == "swap":  # every nblocks-th message from m on with one block swapped (masking,
             m = seed % len(tr.messages)  # image eviction); a thinking block swapped takes the other path
             out = list(tr.messages[m:])
@@ -176,3 +186,24 @@ def test_a_transcript_edited_to_new_messages_forks_as_a_new_one(runs: list[list[
         fresh = Transcript((), system)
         fresh.extend(msgs)
         assert vars_of(base.fork()) == vars_of(fresh)
+
+
+def test_an_edit_keeping_the_last_messages_moves_them() -> None:
+    """A rolling window and a summary before the recent messages (sim/transcript_edits.py): the
+    kept messages, with thinking blocks, images and pinned images among them, move; the result
+    equals the rest removed and added again, field by field."""
+    tr = Transcript([_block(1)], [_block(2)])
+    tr.block_index(_odd_tokens)
+    tr.message_sums(_tokens_of)
+    for i in range(8):
+        blocks = [_block(10 * i), _block(10 * i + 1, kind="thinking" if i % 2 else "text"),
+                  _block(10 * i + 2, image=True, pinned=i % 3 == 0)]  # fmt: skip
+        tr.append(Message.of("assistant" if i % 2 else "user", blocks))
+    summary = Message.of("user", [_block(99)])
+    for out in (tr.messages[5:], [summary, *tr.messages[6:]]):
+        ref = deepcopy(tr)
+        ref.truncate_messages(1)
+        ref._add(out)
+        tr.replace_from(1, out)
+        assert vars_of(tr) == vars_of(ref)
+        assert tr.thinking_msgs == [m for m, msg in enumerate(tr.messages) if msg.thinking]
