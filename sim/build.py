@@ -8,12 +8,10 @@ the frozen dataclass's own constructor were most of preparing one (issue 13). `m
 
 from __future__ import annotations
 
-from ctxbench.sim.content import IMAGE, Block, Message, digest64
-from ctxbench.sim.makers import slots_maker
+from ctxbench.sim.content import IMAGE, Block, Message, digest64, make_block
 from ctxbench.sim.tokens import BlockFactory, RateCounter, image_tokens
 from ctxbench.traces.model import Content, MessageEvent, ToolDef
 
-_block = slots_maker(Block)
 _IMAGE_BYTES = IMAGE.encode()
 
 
@@ -22,7 +20,7 @@ def block_of(f: BlockFactory, c: Content, role: str, key: str) -> Block:
     if kind == IMAGE:  # BlockFactory.image
         w, h, nbytes = c.width, c.height, c.nbytes
         digest = digest64(_IMAGE_BYTES, (c.key or key).encode(), f"{w}x{h}:{nbytes}".encode())
-        return _block(
+        return make_block(
             IMAGE, role, nbytes, image_tokens(f.image_rule, w, h), digest, width=w, height=h,
             pinned=c.pinned, skill=c.skill, name=c.name, tool_id=c.tool_id, cache=c.cache,
         )  # fmt: skip
@@ -43,7 +41,7 @@ def block_of(f: BlockFactory, c: Content, role: str, key: str) -> Block:
         digest = digest64(kind.encode(), role.encode(), (c.key or key).encode(), str(nbytes).encode())
         if tokens is None:
             tokens = f.counter.count_bytes(nbytes, lang)
-    return _block(
+    return make_block(
         kind, role, nbytes, tokens, digest,
         pinned=c.pinned, skill=c.skill, text=text, name=c.name, tool_id=c.tool_id, cache=c.cache,
     )  # fmt: skip
