@@ -182,6 +182,7 @@ class SessionFidelity:
 
     @property
     def mismatches(self) -> list[RequestCompare]:
+        """Requests whose cache read is off (`misses` also counts writes and uncached input)."""
         return [r for r in self.requests if not r.ok]
 
     @property

@@ -1,8 +1,8 @@
 """Why a fidelity replay missed a request's billed cache read (bench/fidelity.py), named from the
 recorded usage around the request and what the recorded harness version does on the wire.
 
-Each cause names the mechanism and its evidence; the report groups mismatches by the text before
-the first ':' (bench/fidelity_report.py `cost_by_cause`). What the log cannot show stays named as
+Each cause names the mechanism and its evidence; the report groups mismatches by the cause without
+its per-request numbers (bench/fidelity_tables.py `cost_by_cause`). What the log cannot show stays named as
 such, with the public evidence for it:
 
 - server-side lookup miss: reads pinned at the system + tools prefix that nothing in the log
@@ -42,11 +42,11 @@ such, with the public evidence for it:
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 from ctxbench.sim.names import TTL_SECONDS, is_ttl
 from ctxbench.sim.providers.thinking import strips_thinking
+from ctxbench.traces.importers.claude_code_wire import version_tuple
 
 if TYPE_CHECKING:
     from ctxbench.bench.fidelity import RequestCompare
@@ -69,12 +69,8 @@ def near(a: int, b: int) -> bool:
     return b > 0 and abs(a - b) <= tolerance(b)
 
 
-def _version(meta: dict[str, Any]) -> tuple[int, ...]:
-    return tuple(int(p) for p in re.findall(r"\d+", str(meta.get("version", "")))[:3])
-
-
 def _unlogged_attachments(meta: dict[str, Any]) -> bool:
-    v = _version(meta)
+    v = version_tuple(str(meta.get("version", "")))
     return meta.get("format") == "claude-code" and len(v) == 3 and v < LOGS_ATTACHMENTS_FROM
 
 

@@ -52,7 +52,7 @@ def _outside(rel: str, name: str, sf: SessionFidelity) -> list[str]:
     off = [r for r in sf.requests if not r.within]
     if not off:
         return []
-    gap = sum(r.cost_predicted - r.cost_billed for r in off)
+    gap = sf.cost_gap(only_mismatches=True)
     out = [
         "",
         f"### {rel} {name} ({len(off)} of {sf.n} outside tolerance)",
@@ -62,8 +62,8 @@ def _outside(rel: str, name: str, sf: SessionFidelity) -> list[str]:
     ]
     by: dict[str, list[float]] = {}
     lines = []
-    for r in off:
-        cause = r.cause or "cache write or uncached input off"
+    for r in off:  # every request outside tolerance has a cause (bench/fidelity.py `_score`)
+        cause = r.cause
         by.setdefault(cause.split(":")[0], []).append(r.cost_predicted - r.cost_billed)
         lines.append(
             f"- #{r.index} (t={r.t:.0f} s, cost gap ${r.cost_predicted - r.cost_billed:+.4f}): billed "

@@ -16,7 +16,6 @@ from typing import IO, Any
 
 from ctxbench.bench import fidelity_tables as tables
 from ctxbench.bench.fidelity import SessionFidelity, compare, replay
-from ctxbench.bench.fidelity_other import OTHER_FORMATS as OTHER_FORMATS  # bench/rate_error.py reads it here
 from ctxbench.bench.fidelity_other import other_formats
 from ctxbench.bench.progress import Progress
 from ctxbench.sim.tokens import RateCounter, make_counter, toktok_available
@@ -56,7 +55,9 @@ def session_rows(
             res = import_paths([root / rel])
             for tr, name in zip(res.traces, res.names, strict=True):
                 label = f"{Path(rel).parent.name[:24]}/{Path(rel).stem[:8]} {name}"
-                out.append((label, compare(tr, name), compare(tr, name, keep_warm=True)))
+                # the keep-warm replay is read unconditioned only (fidelity_tables.reads)
+                kw = compare(tr, name, keep_warm=True, condition=False)
+                out.append((label, compare(tr, name), kw))
             progress.update()
     finally:
         progress.close()
@@ -182,7 +183,7 @@ def what_if(path: Path) -> list[str]:
             f"{sum(r.uncached for r in recs):,} | "
             f"${cost:.2f} | {sum(1 for r in recs if r.kind.startswith('summary'))} |"
         )
-    billed = compare(res.main).cost_billed
+    billed = compare(res.main, condition=False).cost_billed  # the bill: the same with outside events
     out += [
         "",
         f"Session: `{path.name}` (billed ${billed:.2f}). Under the H presets the recorded compactions "

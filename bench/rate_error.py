@@ -105,7 +105,8 @@ def spreads(source: str, by_kind: dict[str, list[str]], encoding: str) -> list[S
 
 def real_traces(root: Path) -> list[Trace]:
     """The recorded sessions the fidelity report reads, imported (every conversation of each)."""
-    from ctxbench.bench.fidelity_report import CLAUDE_CODE, CLAUDE_TRACE, OTHER_FORMATS
+    from ctxbench.bench.fidelity_other import OTHER_FORMATS
+    from ctxbench.bench.fidelity_report import CLAUDE_CODE, CLAUDE_TRACE
     from ctxbench.traces.importers import import_paths
 
     out: list[Trace] = []
@@ -115,7 +116,7 @@ def real_traces(root: Path) -> list[Trace]:
 
 
 def sample_traces() -> list[Trace]:
-    """The bundled samples that carry text (the others are sizes only)."""
+    """The bundled samples (only those that carry text add chunks: the others are sizes only)."""
     from ctxbench.traces.format import read_trace
     from ctxbench.traces.generators.samples import SAMPLES_DIR
 

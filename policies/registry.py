@@ -41,10 +41,10 @@ def names(kind: str) -> list[str]:
 
 def lookup(kind: str, name: str) -> Any:
     table = _REGISTRY.get(kind)
-    if table is not None and name not in table:
-        _ensure_loaded(kind, name)
     if table is None:
         raise RegistryError(unknown("registry kind", kind, KINDS, "valid kinds"))
+    if name not in table:
+        _ensure_loaded(kind, name)
     if name not in table:
         raise RegistryError(unknown(kind, name, table, f"valid {kind} names"))
     return table[name]

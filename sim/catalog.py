@@ -110,26 +110,23 @@ def _prices() -> dict[str, dict[str, Any]]:
     return {**_load("prices.yaml"), **_EXTRA_PRICES}
 
 
-_ALIASES: dict[str, str] = {}  # _aliases() once built; emptied whenever _EXTRA_MODELS changes
-_INFOS: dict[str, ModelInfo] = {}  # model_info() by name: every provider build asks (emptied too)
-_PRICES: dict[str, Prices] = {}  # prices() by name (emptied too)
-
-
 def _forget() -> None:
-    """Drop what was derived from the tables (after `--prices` adds rows)."""
-    _ALIASES.clear()
-    _INFOS.clear()
-    _PRICES.clear()
+    """Drop what was derived from the tables (after `--prices` adds rows): the aliases, and the
+    model infos and prices remembered by name (every provider build asks for them)."""
+    _aliases.cache_clear()
+    model_info.cache_clear()
+    prices.cache_clear()
 
 
+@cache
 def _aliases() -> dict[str, str]:
     """Lower-cased ids and aliases -> catalog key (built once: every provider build resolves)."""
-    if not _ALIASES:
-        for key, row in _models().items():
-            _ALIASES[key.lower()] = key
-            for a in row.get("aliases") or ():
-                _ALIASES[str(a).lower()] = key
-    return _ALIASES
+    out: dict[str, str] = {}
+    for key, row in _models().items():
+        out[key.lower()] = key
+        for a in row.get("aliases") or ():
+            out[str(a).lower()] = key
+    return out
 
 
 _DATE = re.compile(r"(-\d{8}|-\d{4}-\d{2}-\d{2})$")
@@ -209,14 +206,8 @@ def model_names() -> list[str]:
     return sorted(_models())
 
 
+@cache
 def model_info(name: str) -> ModelInfo:
-    info = _INFOS.get(name)
-    if info is None:
-        info = _INFOS[name] = _model_info(name)
-    return info
-
-
-def _model_info(name: str) -> ModelInfo:
     res = resolve(name)
     r = _models()[res.key]
     window = int(r["window_1m"]) if res.long_window else int(r["window"])
@@ -251,14 +242,8 @@ def _price_row(model: str, r: dict[str, Any], source: str, date: str) -> Prices:
         raise CatalogError(f"prices for {model!r}: every rate must be a number") from None
 
 
+@cache
 def prices(name: str) -> Prices:
-    row = _PRICES.get(name)
-    if row is None:
-        row = _PRICES[name] = _prices_of(name)
-    return row
-
-
-def _prices_of(name: str) -> Prices:
     try:
         res = resolve(name)
     except CatalogError as exc:

@@ -251,9 +251,7 @@ class BlockFactory:
     ) -> Block:
         """A tool definition. A deferred one (Anthropic `defer_loading`) is sent but not rendered
         where it is listed: 0 tokens there (providers.md §1.6; traces/FORMAT.md `tools`)."""
-        if deferred:
-            return self.text(
-                "tools", schema_json, nbytes, key=name, kind=TOOL_DEF, lang="json", tokens=0,
-                name=name, deferred=True,
-            )  # fmt: skip
-        return self.text("tools", schema_json, nbytes, key=name, kind=TOOL_DEF, lang="json", name=name)
+        return self.text(
+            "tools", schema_json, nbytes, key=name, kind=TOOL_DEF, lang="json",
+            tokens=0 if deferred else None, name=name, deferred=deferred,
+        )  # fmt: skip

@@ -144,6 +144,7 @@ class _Builder:
         self.tools: list[Block] = []
         self.system: list[Block] = []
         self.msgs: list[Message] = []
+        self.msg_blocks = 0  # blocks of self.msgs (where the current message's blocks start)
         self.cur: list[Block] = []
         self.cur_role = ""
         self.marks: list[tuple[str, int, Ttl]] = []  # (segment, index in segment or message block, ttl)
@@ -212,9 +213,10 @@ class _Builder:
     def end_message(self, role: str, tag: str = "") -> None:
         if not self.cur:
             return
-        base = sum(len(m.blocks) for m in self.msgs)
+        base = self.msg_blocks
         self.marks = [("messages", base + i, t) if s == "cur" else (s, i, t) for s, i, t in self.marks]
         self.msgs.append(Message.of(role, tuple(self.cur), tag))
+        self.msg_blocks += len(self.cur)
         self.cur = []
 
     # -------------------------------------------------------------- result

@@ -59,7 +59,8 @@ def keep_last_2(
 
 def test_h8_glm_keep_last_2_rebills_from_the_evicted_screenshot_under_the_documented_rule() -> None:
     """Z.ai documents automatic caching of content repeated from earlier requests, not how hits
-    are matched (profiles/zai.yaml): the profile reads the longest identical prefix. Under that
+    are matched (profiles/zai.yaml): its documented behaviour is a read of the longest identical
+    prefix (`image_change: none`, not the profile's setting: see below). Under that
     rule each new screenshot (keep-last-2 replaces the third newest by a placeholder) bills
     exactly what follows the replaced screenshot, uncached: two screenshot intervals, 3-6k tokens
     on the generator's H trace, whatever the budget. That is 5-10x less than the 20-47k measured."""
@@ -84,8 +85,8 @@ def test_h8_glm_measured_20_to_47k_is_the_whole_prompt_at_a_78k_budget() -> None
     high: ~47k true tokens at a 78k budget). So the range reproduces when the cache re-reads
     nothing of a prompt in which an earlier screenshot was replaced: on this trace, at a 78k
     budget, from the first compaction on. Z.ai does not document such a rule; its measured run
-    behaved as if its cache had one (the profile keeps the documented prefix rule; see
-    profiles/zai.yaml)."""
+    behaved as if its cache had one (the profile's `image_change: all`, profiles/zai.yaml, and
+    the test below)."""
     records, _seen = keep_last_2(78_000)
     first = next(i for i, r in enumerate(records) if r.kind == "summary")
     prompts = sorted(r.true_input for r in records[first:] if r.edit == "eviction")

@@ -26,10 +26,11 @@ Content is given as sizes (`bytes` + `key`); real text is not needed for token o
 from __future__ import annotations
 
 import random
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from ctxbench.sim.values import Tokens
+from ctxbench.traces.generators.params import check_bounds, header_params
 from ctxbench.traces.model import (
     CompactionEvent,
     Content,
@@ -105,37 +106,21 @@ class CodingParams:
     window: Tokens = 0
 
     def __post_init__(self) -> None:
-        """Checks beyond the type hints; each error names the parameter (`KEY: expected ..., got
-        ...`), like every other checked value (sim/values.py), wherever the value was given."""
-        for name, ok, expected in (
+        """Checks beyond the type hints (traces/generators/params.py)."""
+        required = (
             ("user_turns", self.user_turns >= 1, "a whole number >= 1"),
             ("n_builtin", self.n_builtin >= 1, "a whole number >= 1"),
             ("models", bool(self.models), "at least one model"),
-        ):
-            if not ok:
-                raise ValueError(f"{name}: expected {expected}, got {getattr(self, name)!r}")
-        for name, value in asdict(self).items():
-            if (
-                isinstance(value, tuple)
-                and name not in ("models", "image_size")
-                and not 0 <= value[0] <= value[1]
-            ):
-                raise ValueError(f"{name}: expected a range [lo, hi] with 0 <= lo <= hi, got {list(value)}")
-            if name.endswith("_share") and not 0.0 <= value <= 1.0:
-                raise ValueError(f"{name}: expected a share between 0 and 1, got {value!r}")
+        )
+        check_bounds(self, required, not_ranges=("models", "image_size"))
 
     def meta(self) -> dict[str, Any]:
-        """The parameters as plain JSON (tuples as lists), recorded in the trace header; options
-        added later are left out at their default, so earlier traces keep their bytes."""
-        return {
-            k: list(v) if isinstance(v, tuple) else v
-            for k, v in asdict(self).items()
-            if not (k in LATER and v == LATER[k])
-        }
+        """The parameters as the trace header records them (traces/generators/params.py)."""
+        return header_params(self, LATER)
 
 
-# options added after the first traces were written, with their defaults (left out of `meta`)
-LATER: dict[str, Any] = {"resume_share": 0.0, "memory_edit_share": 0.0}
+# options added after the first traces were written (left out of `meta` at their defaults)
+LATER = ("resume_share", "memory_edit_share")
 
 
 class _Session:

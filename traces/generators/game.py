@@ -24,12 +24,13 @@ Clocks: `t` is wall time (reply latency = first-token time + output tokens / rat
 from __future__ import annotations
 
 import random
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from ctxbench.sim.values import Tokens
 from ctxbench.traces.codec import canonical_json
 from ctxbench.traces.generators import game_episode, game_prompt
+from ctxbench.traces.generators.params import check_bounds, header_params
 from ctxbench.traces.model import Content, Header, MessageEvent, SystemEvent, ToolDef, ToolsEvent, Trace
 
 TOOL_NAMES = (
@@ -114,21 +115,14 @@ class GameParams:
     window: Tokens = 0
 
     def __post_init__(self) -> None:
-        """Checks beyond the type hints; each error names the parameter (`KEY: expected ..., got
-        ...`), like every other checked value (sim/values.py), wherever the value was given."""
-        for name, ok, expected in (
+        """Checks beyond the type hints (traces/generators/params.py)."""
+        required = (
             ("turns", self.turns >= 1, "a whole number >= 1"),
             ("n_tools", self.n_tools >= 4, "a whole number >= 4"),
             ("screenshot_width", self.screenshot_width >= 0, "a whole number >= 0"),
             ("game_speed", self.game_speed > 0, "a number > 0"),
-        ):
-            if not ok:
-                raise ValueError(f"{name}: expected {expected}, got {getattr(self, name)!r}")
-        for name, value in asdict(self).items():
-            if isinstance(value, tuple) and name != "guide_size" and not 0 <= value[0] <= value[1]:
-                raise ValueError(f"{name}: expected a range [lo, hi] with 0 <= lo <= hi, got {list(value)}")
-            if name.endswith("_share") and not 0.0 <= value <= 1.0:
-                raise ValueError(f"{name}: expected a share between 0 and 1, got {value!r}")
+        )
+        check_bounds(self, required, not_ranges=("guide_size",))
         if self.fallback_observation not in ("when-needed", "always"):
             got = self.fallback_observation
             raise ValueError(f"fallback_observation: expected one of 'when-needed', 'always', got {got!r}")
@@ -149,14 +143,8 @@ class GameParams:
         return w, round(w * NATIVE[1] / NATIVE[0])
 
     def meta(self) -> dict[str, Any]:
-        """The parameters as plain JSON (tuples as lists), recorded in the trace header; options
-        added later are left out at their default, so earlier traces keep their bytes."""
-        later = {"targeting_age_limit": 0.0, **game_episode.later_defaults()}
-        return {
-            k: list(v) if isinstance(v, tuple) else v
-            for k, v in asdict(self).items()
-            if not (k in later and v == later[k])
-        }
+        """The parameters as the trace header records them (traces/generators/params.py)."""
+        return header_params(self, ("targeting_age_limit", *game_episode.LATER))
 
 
 def tool_names(n: int, episodes: int = 0) -> tuple[str, ...]:

@@ -17,7 +17,6 @@ to `screenshotWidth`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from ctxbench.traces.model import PLAYBOOK_KEY, Content
 
@@ -97,15 +96,14 @@ def check_series(episode: int, episodes: int) -> None:
         )
 
 
-def later_defaults() -> dict[str, Any]:
-    """Options added after the first traces were written, at their defaults: left out of a
-    trace header's parameters so that those traces keep their bytes (GameParams.meta)."""
-    return {
-        "episode": 0,
-        "episodes": 0,
-        "playbook_bytes": (1_500, 4_000),
-        "playbook_howto_bytes": (600, 1_200),
-        "final_capture": False,
-        "system_prompt": "drawn",
-        "military": True,
-    }
+# Options added after the first traces were written: left out of a trace header's parameters at
+# their defaults (GameParams.meta), so that those traces keep their bytes.
+LATER = (
+    "episode",
+    "episodes",
+    "playbook_bytes",
+    "playbook_howto_bytes",
+    "final_capture",
+    "system_prompt",
+    "military",
+)

@@ -129,17 +129,15 @@ def from_mapping(data: Any, where: str) -> GenSpec:
 
 def load_spec_file(path: str | Path) -> GenSpec:
     """A spec file (YAML), checked: the file, the key, what was expected and what was given."""
-    import yaml
-
-    from ctxbench.sim.yamltext import load_yaml, yaml_problem
+    from ctxbench.sim import yamltext
 
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"{path}: no such generator spec file")
     try:
-        data = load_yaml(p.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ValueProblem(yaml_problem(str(path), exc)) from None
+        data = yamltext.load_yaml(p.read_text(encoding="utf-8"))
+    except yamltext.YAMLError as exc:
+        raise ValueProblem(yamltext.yaml_problem(str(path), exc)) from None
     return from_mapping(data, f"{path}:")
 
 

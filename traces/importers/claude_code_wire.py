@@ -42,13 +42,19 @@ def sent_to_model(att: Any) -> bool:
     return True
 
 
+def version_tuple(version: str) -> tuple[int, ...]:
+    """The numbers of a Claude Code version (`2.1.114` -> (2, 1, 114)), the first three at most;
+    fewer when fewer are recorded."""
+    return tuple(int(p) for p in re.findall(r"\d+", version)[:3])
+
+
 def marked_messages(version: str) -> int:
     """How many trailing messages this Claude Code version marks with cache_control (2 when the
     version is not recorded: FORMATS.md §2.2)."""
-    parts = re.findall(r"\d+", version)[:3]
-    if len(parts) < 3:
+    v = version_tuple(version)
+    if len(v) < 3:
         return 2
-    return 1 if tuple(int(p) for p in parts) >= ONE_MESSAGE_MARK_FROM else 2
+    return 1 if v >= ONE_MESSAGE_MARK_FROM else 2
 
 
 def folds_reminders(block: Any) -> bool:

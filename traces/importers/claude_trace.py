@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ctxbench.traces.importers.anthropic_blocks import anthropic_usage, assistant_contents, user_contents
 from ctxbench.traces.importers.base import (
     ImportReport,
     ImportResult,
@@ -25,7 +26,6 @@ from ctxbench.traces.importers.base import (
     normalize_model,
     parse_time,
 )
-from ctxbench.traces.importers.claude_code import anthropic_usage, assistant_contents, user_contents
 from ctxbench.traces.importers.tokens import Item, build_traces
 from ctxbench.traces.model import Content, SystemEvent, Usage
 
