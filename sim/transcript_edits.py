@@ -64,7 +64,7 @@ def swap(tr: Transcript, m: int, new: Sequence[Message]) -> bool:
         for i, end in zip(swapped, ends, strict=True):
             shift += f(new[i - m]) - f(own[i])
             if shift:
-                sums[i:end] = [v + shift for v in sums[i:end]]
+                sums[i:end] = _shifted(sums[i:end], shift)
     blocks = tr.blocks
     for i in swapped:
         put = new[i - m].blocks
