@@ -27,9 +27,9 @@ import simpy
 
 from ctxbench.bench.fidelity_auto import auto_prefix_cause
 from ctxbench.bench.fidelity_causes import likely_cause, near, tolerance
+from ctxbench.bench.fidelity_forks import ForkedRequests, forked_requests
 from ctxbench.bench.fidelity_gateway import as_charged, reports_cache_writes
 from ctxbench.bench.fidelity_outside import (
-    CONVERSATION,
     OutsideEvents,
     OutsideWarming,
     recognise,
@@ -47,6 +47,7 @@ from ctxbench.sim.providers.registry import make_provider
 from ctxbench.sim.providers.registry import profile as profile_config
 from ctxbench.sim.records import RequestRecord
 from ctxbench.sim.runner import ProviderFor, RunHooks, prepare_for, run_prepared
+from ctxbench.traces.importers.claude_code_wire import at_mentions
 from ctxbench.traces.importers.tokens import real_user_content
 from ctxbench.traces.model import CompactionEvent, MessageEvent, Trace, Usage
 
@@ -69,11 +70,29 @@ ZERO_LATENCY = Latency(base_ttft=0.0, prefill_tps=1e15, output_tps=1e15)
 #   agent a4ca #2 read 0; agent a528 #3 read only the static prefix a sibling wrote after its own
 #   first load), while later loads kept the prefix (main #12, a528 #4/#5 read in full); the doc
 #   says tool search keeps the prefix (providers.md §1.6).
+# - refresh_ttl "reader": a read re-times the entry it hits to the ttl of the mark that found it.
+#   ef958aa1 main #10 (Claude Code 2.1.114, 1h marks) read request #8's entry, not #9's, 616 s
+#   after #9 wrote it with a 1h ttl; in between (183 s after #9) Claude Code sent its away summary,
+#   a forked query with 5m marks (bench/fidelity_forks.py) that read #9's entry and no other:
+#   re-timed to 5m, it had expired, while #8's 1h entry had not. One observation; the doc is
+#   silent on mixed-ttl refreshes (providers.md §1.5).
 OBSERVED: dict[str, Any] = {
     "lookback": 21,
     "tool_result_images_nested": True,
     "refresh_marks_in_read": True,
     "deferred_tools_prefix": "first",
+    "refresh_ttl": "reader",
+}
+# Per model, on top of OBSERVED (catalog names). claude-opus-4-7, extension_readable_after 3 s: in
+# the Claude Code 2.1.114 conversations (ef958aa1, April 2026) every request sent 2.2-2.8 s after
+# the previous one started missed the entry that one wrote on top of its own read (main #4, agent
+# a4ca #14 and #16, agent a528 #12: each read the previous request's read instead), the 34 sent
+# 3.4 s or more after read it (within tolerance), and the two sent 2.5 s and 3.0 s after a request
+# that had read nothing (a4ca #1, a528 #14) read its entry in full. The Haiku 4.5 sessions (2.1.97,
+# same month) read such entries 1.5-2.9 s after in full: no such delay there. Four observations on
+# one model and one day (bench/claude_code_wire.md §2).
+OBSERVED_BY_MODEL: dict[str, dict[str, Any]] = {
+    "claude-opus-4-7": {"extension_readable_after": 3.0},
 }
 # The first request of most sessions reads a static prefix an earlier session wrote (meta
 # warm_tokens), and after idle gaps longer than the TTL the read falls back to exactly that
@@ -102,6 +121,9 @@ class RequestCompare:
     cost_predicted: float = 0.0  # billed output and uncached tail, predicted cache usage
     input_predicted: int = 0  # predicted uncached input, the uncached tail included
     outside: str = ""  # the outside event replayed as observed at this request (fidelity_outside.py)
+    # first request of a turn: the paths the previous turn's prompt @-mentioned (Claude Code
+    # attachments the log does not show; claude_code_wire.py `at_mentions`)
+    dropped_mentions: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -198,6 +220,11 @@ class SessionFidelity:
         return sum(r.cost_predicted - r.cost_billed for r in rs)
 
 
+def _mentions(ev: MessageEvent) -> tuple[str, ...]:
+    """What a user message's texts @-mention (claude_code_wire.py `at_mentions`)."""
+    return tuple(m for c in ev.content if c.kind == "text" and c.text for m in at_mentions(c.text))
+
+
 def _usage(r: RequestRecord) -> SimUsage:
     return SimUsage(r.uncached, r.cache_read, r.cache_write_5m, r.cache_write_1h, r.output)
 
@@ -244,15 +271,18 @@ def replay(
     anthropic = _anthropic(profile)
     if observed and anthropic:
         params.update(OBSERVED)
+        params.update(OBSERVED_BY_MODEL.get(prep.model, {}))
     w = int(trace.header.meta.get("warm_tokens", 0) or 0)
     recorded_ttl = str(trace.header.meta.get("ttl", "5m"))
     ttl: Ttl = recorded_ttl if is_ttl(recorded_ttl) else "5m"
     outside = outside or OutsideEvents()
-    if outside.lookup_failures and anthropic:
-        params["lookup_failure_at"] = tuple((CONVERSATION, i) for i in outside.lookup_failures)
+    if outside.lookup_failures and anthropic:  # "": the one conversation this replay runs
+        params["lookup_failure_at"] = tuple(("", i) for i in outside.lookup_failures)
+    forks = forked_requests(trace.header.meta) if observed else {}
 
     def provider_for(m: str) -> Provider:
-        p = make_provider(profile, m, seed, **params)
+        p: Provider = make_provider(profile, m, seed, **params)
+        p = ForkedRequests(p, forks) if forks else p
         return OutsideWarming(p, outside.outside_warming, w, ttl) if outside.outside_warming else p
 
     def before(env: simpy.Environment, provider_for: ProviderFor) -> None:
@@ -331,6 +361,8 @@ def _score(
     prev_cached = 0
     turn_start = 0  # billed cached part of the last request sent right after real user content
     real = False
+    mentions: tuple[str, ...] = ()  # @-mentions of the current turn's prompt, of the one before
+    before: tuple[str, ...] = ()
     written: dict[int, int] = {}  # billed cached part -> request index
     i = -1
     recs = iter(records)
@@ -341,7 +373,9 @@ def _score(
         if not isinstance(ev, MessageEvent):
             continue
         if ev.role == "user":
-            real = real or real_user_content(ev.content)
+            if real_user_content(ev.content):
+                real = True
+                before, mentions = mentions, _mentions(ev)
             continue
         rec = next(recs, None)
         if rec is None:
@@ -362,6 +396,7 @@ def _score(
         rc = RequestCompare(i, t, gap, b, p, naive, rec.miss_cause, turn_start=turn_start, real_user=real)
         rc.fallback_of = written.get(b.cache_read, -1)
         rc.outside = outside.kind_of(i)
+        rc.dropped_mentions = before if real else ()
         written[_cached(b)] = i
         sf.requests.append(rc)
         if real or (i and rc.naive_read > b.cache_read and near(b.cache_read, turn_start)):

@@ -12,29 +12,21 @@ such, with the public evidence for it:
   `previous_message_not_found`, not a prompt change (anthropics/claude-code#87966). The fidelity
   replay takes them from the bill (bench/fidelity_outside.py). In the <= 2.0.x logs (37f83ec9 #58,
   9e953218 #30) the signature cannot tell one from an unlogged change at the very start of the
-  first message: 9e953218's other turn starts fall back inside its first message;
+  first message; 9e953218 #30 reads less than the system prompt end #1 and #2 read, so it is
+  more likely a system prompt change (bench/claude_code_wire.md §1);
 - unlogged attachments: Claude Code <= 2.0.x computes attachments every turn (changed files,
-  @-mentioned files, IDE diagnostics, todo reminders: cli.js 2.0.5 `getAttachments`)
-  and does not write them to the transcript (attachment lines appear in 2.1.x, FORMATS.md §2.1).
-  Not modelled: the bill's prompt-size arithmetic shows that content vanished at a turn start
-  (danieldemmel 9e953218 #1, #2, #35, #68: at least 449, 2,638, 380 and 484 tokens: the previous
-  prompt plus the new user text is longer than the billed prompt), not where it was; each turn
-  also adds unlogged attachments of its own and 2.0.5 logs `output_tokens` as a streaming
-  snapshot (1), so the shrink has more unknowns than the one billed size per request, and the
-  point the next read falls back to (4.4k to 50k tokens before the previous prompt's end, inside
-  the first message) is given only by the billed read, which the replay must not use;
-- previous request's entry not read (Claude Code 2.1.114 only, 5 requests): the read falls back
-  to the entry of the request before the previous one though the log shows the previous prompt
-  unchanged. Not explained. cli.js 2.1.114 (`Ub1`, the function logging
-  `tengu_api_cache_breakpoints`) marks only the last message, adds `cache_reference`/`cache_edits`
-  only on its cached-microcompact path, which the external build turns off (`L=!1`), and moves the
-  mark back one message (`skipCacheWrite`) only for forked queries it does not log (compaction,
-  prompt suggestion, side question, away summary); a string user message becomes one text block
-  only while it is the last (the API renders both alike, or every request would show this). Four of
-  the five follow a request that lasted 2.2-2.8 s and was answered at once, as if the entry were
-  not yet readable (§1.5 says it is from the first token on), but the first request of ef958aa1's
-  agent a4ca was read 2.5 s after it started, and the 2.1.97 Haiku sessions read entries under 3 s
-  old in full: no rule is drawn from it.
+  @-mentioned files, IDE diagnostics, todo reminders: cli.js 2.0.5 `getAttachments`) and does not
+  write them to the transcript (attachment lines appear in 2.1.x, FORMATS.md §2.1). Run as the IDE
+  extension runs it, up to 2.0.29 sends them with their own turn's requests only (cli.js 2.0.5
+  `u4Q`; loopback runs of 2.0.5-2.0.37, bench/claude_code_wire.md §1): the next turn's read falls
+  back to the newest entry written without them. Named per request (the previous prompt's
+  @-mentioned files listed, claude_code_wire.py `at_mentions`), not modelled: the replay cannot
+  drop content from earlier messages (bench/claude_code_wire.md says what it would take);
+- previous request's entry not read, where nothing below explains it. In the Claude Code 2.1.114
+  conversations two causes were found and are modelled (bench/claude_code_wire.md §2): the away
+  summary, a forked query with 5m marks, re-timed the 1h entry it read (bench/fidelity_forks.py,
+  OBSERVED `refresh_ttl`), and an Opus 4.7 entry written on top of a read is not readable 2.2-2.8 s
+  after its request started (OBSERVED_BY_MODEL `extension_readable_after`);
 - static prefix written elsewhere: the read lands on the static prefix an earlier session wrote
   (`meta.warm_tokens`) where the replay has it expired (an idle gap longer than the TTL) or not
   in this rendering (a sibling sub-agent wrote it after its own first deferred tools).
@@ -46,15 +38,15 @@ from typing import TYPE_CHECKING, Any
 
 from ctxbench.sim.names import TTL_SECONDS, is_ttl
 from ctxbench.sim.providers.thinking import strips_thinking
-from ctxbench.traces.importers.claude_code_wire import version_tuple
+from ctxbench.traces.importers.claude_code_wire import turn_scoped_attachments, version_tuple
 
 if TYPE_CHECKING:
     from ctxbench.bench.fidelity import RequestCompare
 
 # Previous request's entry not read (module docstring): what is known.
 PREVIOUS_NOT_READ = (
-    "seen only in the Claude Code 2.1.114 conversations; its cli.js changes nothing before the last "
-    "message between requests: unexplained"
+    "neither a forked query nor an entry not yet readable, the two causes found in the Claude Code "
+    "2.1.114 logs (bench/claude_code_wire.md §2), explains it: unexplained"
 )
 # Claude Code versions whose transcripts log attachments (FORMATS.md §2.1: `attachment` lines, 2.1.x)
 LOGS_ATTACHMENTS_FROM = (2, 1, 0)
@@ -67,6 +59,30 @@ def tolerance(billed: int) -> float:
 
 def near(a: int, b: int) -> bool:
     return b > 0 and abs(a - b) <= tolerance(b)
+
+
+def _turn_scoped(r: RequestCompare, meta: dict[str, Any]) -> str:
+    """At a turn start of Claude Code up to 2.0.29 (claude_code_wire.py
+    TURN_SCOPED_ATTACHMENTS_BEFORE), why the read fell back: the previous turn's attachments are
+    no longer sent; '' when this is not such a request."""
+    if not (r.real_user and turn_scoped_attachments(str(meta.get("version", "")))):
+        return ""
+    why = (
+        "Claude Code up to 2.0.29 run by an SDK host (the IDE extension) sends a turn's attachments "
+        "with that turn's requests only (cli.js 2.0.5 `u4Q`, checked against ctxbench serve)"
+    )
+    if r.dropped_mentions:
+        files = ", ".join(r.dropped_mentions)
+        return (
+            f"previous turn's @-mentioned files dropped: {why}; the files the previous prompt "
+            f"@-mentioned ({files}) were sent with it, so this read falls back to the newest entry "
+            "written without them"
+        )
+    return (
+        f"previous turn's unlogged attachments dropped (likely): {why}; the previous prompt "
+        "@-mentions nothing, so they would be others (todo reminders, IDE diagnostics after an "
+        "edit, changed files), at positions the log does not show"
+    )
 
 
 def _unlogged_attachments(meta: dict[str, Any]) -> bool:
@@ -146,6 +162,9 @@ def _read_less(
         )
     if warm and near(billed, warm):
         return "prefix edit in the system prompt (not in the log): only the shared static prefix was read"
+    scoped = _turn_scoped(r, meta)
+    if scoped:
+        return scoped
     if _unlogged_attachments(meta):
         return (
             "attachments the log does not show changed an earlier message: Claude Code <= 2.0.x "

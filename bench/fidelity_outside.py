@@ -45,7 +45,6 @@ LABELS = {
     LOOKUP_FAILURE: "server-side lookup failure",
     OUTSIDE_WARMING: "static prefix warmed outside the conversation",
 }
-CONVERSATION = "c0"  # the name run_prepared gives the one conversation a fidelity replay runs
 
 
 @dataclass(frozen=True)
@@ -108,7 +107,9 @@ def static_entry(
 
 class OutsideWarming:
     """A provider whose static prefix another session writes or refreshes just before the given
-    requests of the replayed conversation (as each of them renders it: its tools and system)."""
+    requests of the replayed conversation (as each of them renders it: its tools and system). A
+    fidelity replay runs one conversation, so a request index names a request whatever the
+    runner calls the conversation."""
 
     def __init__(self, inner: Provider, at: tuple[int, ...], tokens: int, ttl: Ttl) -> None:
         self.inner, self.at, self.tokens, self.ttl = inner, frozenset(at), tokens, ttl
@@ -116,7 +117,7 @@ class OutsideWarming:
         self.model = inner.model
 
     def call(self, req: Request, now: float) -> Outcome:
-        if req.conversation == CONVERSATION and req.index in self.at and req.kind != "warmup":
+        if req.index in self.at and req.kind not in ("warmup", "fork"):
             tr = req.tr
             tools, system = tr.blocks[: tr.tools_end], tr.blocks[tr.tools_end : tr.system_end]
             static_entry(self.inner, tools, system, req.model, self.tokens, self.ttl, now - 1.0)

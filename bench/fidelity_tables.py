@@ -15,11 +15,18 @@ HEADER = [
     "the Anthropic provider model with the options the bills show (bench/fidelity.py `OBSERVED`: "
     "lookback of the breakpoint and the 20 blocks before it, screenshots nested in tool results, "
     "reads refresh the request's inner marks, the first deferred tool changes the rendered prefix "
-    "and further ones do not) and the per-model thinking stripping of providers.md §1.6. Claude "
+    "and further ones do not, a read re-times the entry it hits to the ttl of the mark that found "
+    "it; `OBSERVED_BY_MODEL`: an Opus 4.7 entry written on top of a read is readable 3 s after its "
+    "request started) and the per-model thinking stripping of providers.md §1.6. Claude "
     "Code sessions are imported as the recorded version sent them (traces/importers/claude_code_wire.py, "
-    "from its npm package): cache marks on the last two messages up to 2.1.68 and on the last one "
-    "from 2.1.69, attachments it never sends dropped, reminders folded into a string tool result, "
-    "the tools each ToolSearch result loads sent as deferred tools from the next request on.",
+    "from its npm package and loopback runs, research note bench/claude_code_wire.md): cache marks "
+    "on the last two messages up to 2.1.68 and on the last one from 2.1.69, attachments it never "
+    "sends dropped, reminders folded into a string tool result, the tools each ToolSearch result "
+    "loads sent as deferred tools from the next request on, the away summary it logs only by its "
+    "result line sent as the forked query it is (5m marks, bench/fidelity_forks.py). Not modelled: "
+    "Claude Code up to 2.0.29 run by an SDK host (the IDE extension) sends a turn's attachments with "
+    "that turn only (the replay cannot drop them from later requests; the misses it causes are "
+    "named below).",
     "",
     "Taken from the bill (no model of the client can know them):",
     "",

@@ -53,11 +53,17 @@ def handle(args: argparse.Namespace) -> int:
     if args.prices:
         add_prices_file(args.prices)
     if args.all_real is not None:
-        from ctxbench.bench.fidelity_report import DEFAULT_DIR, render
+        from ctxbench.bench.fidelity_report import DEFAULT_DIR, render, session_rows
         from ctxbench.bench.progress import terminal_stderr
 
         stream = terminal_stderr(args.quiet or args.json)  # progress never reaches stdout
-        text = render(Path(args.all_real) if args.all_real else DEFAULT_DIR, stream)
+        root = Path(args.all_real) if args.all_real else DEFAULT_DIR
+        if args.json:  # the Claude Code conversations of the report, one object each
+            rows = session_rows(root, stream)
+            sessions = [{**session_json(sf, args.requests), "session": label} for label, sf, _ in rows]
+            print(json.dumps(sessions, indent=2))
+            return 0
+        text = render(root, stream)
         if args.output:
             Path(args.output).write_text(text, encoding="utf-8")
             print(f"wrote {args.output}")

@@ -15,7 +15,10 @@
 - deferred tools (`defer_loading`) are no prefix position of their own [§1.6]; optionally the first
   one present changes the rendered prefix from the tools on (`deferred_tools_prefix`, observed);
 - optionally, server-side lookup failures: a live entry past the system + tools prefix not found
-  (`lookup_failure_rate`, `lookup_failure_at`; anthropics/claude-code#87966).
+  (`lookup_failure_rate`, `lookup_failure_at`; anthropics/claude-code#87966);
+- optionally (observed, not documented): a read re-times the entry it hits to the reading mark's
+  ttl (`refresh_ttl` "reader"), and an entry written on top of a read becomes readable only a
+  while after its request started (`extension_readable_after`).
 
 Per call the work is bounded by breakpoints × lookback dictionary probes: nothing grows with the
 prompt.
@@ -30,7 +33,7 @@ from typing import Any, Literal
 from ctxbench.sim.catalog import ModelInfo, Prices
 from ctxbench.sim.chain import chain
 from ctxbench.sim.content import IMAGE, TOOL_RESULT, TOOL_USE, Block
-from ctxbench.sim.names import TTL_SECONDS
+from ctxbench.sim.names import TTL_SECONDS, Breakpoints, Ttl
 from ctxbench.sim.providers.base import (
     Faults,
     Latency,
@@ -86,7 +89,18 @@ class AnthropicConfig:
     # "server_lookup_failure". The rate the traces-real Claude Code logs show is in
     # bench/fidelity_report.md (not a default: 0 keeps the documented cache).
     lookup_failure_rate: float = 0.0
-    lookup_failure_at: tuple[tuple[str, int], ...] = ()
+    lookup_failure_at: tuple[tuple[str, int], ...] = ()  # conversation "" = any conversation
+    # §1.5 says a read refreshes an entry, not for how long when the reading mark's ttl differs
+    # from the entry's: "entry" keeps the entry's own ttl (default), "reader" re-times it to the
+    # ttl of the mark that found it (observed once: traces-real ef958aa1 main #10, a 1h entry a 5m
+    # forked query of Claude Code 2.1.114 read was gone 432 s later, while the 1h entry before it,
+    # not read by the fork, was live; bench/fidelity.py OBSERVED)
+    refresh_ttl: Literal["entry", "reader"] = "entry"
+    # §1.5: "available once the first response begins" (0: readable at the writing request's first
+    # token). > 0: an entry written by a request that read a cached prefix is readable only this
+    # many seconds after that request started (observed for Opus 4.7 only, bench/fidelity.py
+    # OBSERVED_BY_MODEL)
+    extension_readable_after: float = 0.0
     latency: Latency = field(default_factory=Latency)
     faults: Faults = field(default_factory=Faults)
 
@@ -111,6 +125,12 @@ def reported_usage(u: Usage, report_cache_writes: bool = True) -> Usage:
     if report_cache_writes:
         return u
     return Usage(u.uncached + u.cache_write, u.cache_read, 0, 0, u.output)
+
+
+def _finder_ttl(breakpoints: Breakpoints, pos: int) -> Ttl:
+    """The ttl of the mark whose lookback found the entry at `pos`: the first mark at or after it
+    (marks are visited newest first, and a mark's walk stops at the first hit)."""
+    return next((ttl for b, ttl in sorted(breakpoints) if b >= pos), "5m")
 
 
 def _nested_image(blocks: list[Block], i: int) -> bool:
@@ -148,7 +168,7 @@ class AnthropicCache:
 
     def _lookup_fails(self, req: Request) -> bool:
         """A server-side lookup failure for this request (scripted, else drawn at the rate)."""
-        if (req.conversation, req.index) in self._fail_at:
+        if (req.conversation, req.index) in self._fail_at or ("", req.index) in self._fail_at:
             return True
         rate = self.cfg.lookup_failure_rate
         return rate > 0.0 and self.rng.random() < rate
@@ -224,6 +244,8 @@ class AnthropicCache:
         salt = self._salt_from(req)
         if read_pos >= 0:
             e = self.entries[self._key(req, read_pos, salt)]
+            if self.cfg.refresh_ttl == "reader":
+                e.ttl = TTL_SECONDS[_finder_ttl(req.breakpoints, read_pos)]
             e.expires = now + e.ttl
             if self.cfg.max_entries is not None:
                 self._touch(self._key(req, read_pos, salt), e)
@@ -234,6 +256,7 @@ class AnthropicCache:
                         inner.expires = max(inner.expires, now + inner.ttl)
         img_count = req.images
         img_hash = tr.img_hashes[img_count]
+        ready = max(ttft, self.cfg.extension_readable_after) if read > 0 else ttft
         top_1h = read
         top = read
         top_pos = read_pos
@@ -243,7 +266,7 @@ class AnthropicCache:
                 continue
             secs = TTL_SECONDS[ttl]
             h = self._key(req, b, salt)
-            e = _Entry(tokens, now + secs, now + ttft, secs, img_count, img_hash)
+            e = _Entry(tokens, now + secs, now + ready, secs, img_count, img_hash)
             self.entries.pop(h, None)
             self.entries[h] = e
             self.evicted.discard(h)

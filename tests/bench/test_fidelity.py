@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from ctxbench.bench.fidelity import compare, tolerance
@@ -64,7 +66,8 @@ def test_first_deferred_tools_rewrite_the_prompt_later_loads_keep_it() -> None:
     """ef958aa1 (Claude Code 2.1.114, Opus 4.7): the request that first sends the deferred tools a
     ToolSearch result loaded re-wrote its prompt from the tools on (main #1 and agent a4ca #2 read
     0, as the replay predicts under OBSERVED `deferred_tools_prefix`); later loads keep the prefix
-    (main #12, agent a528 #4/#5 read in full)."""
+    (main #12, agent a528 #4/#5 read in full; main #4 reads what #3 read, #3's own entry not yet
+    readable 2.8 s after #3 started: OBSERVED_BY_MODEL, not the tools)."""
     res = import_paths([CC_LOG / "-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl"])
     loads: dict[str, list[int]] = {}
     for tr, name in zip(res.traces, res.names, strict=True):
@@ -82,7 +85,8 @@ def test_first_deferred_tools_rewrite_the_prompt_later_loads_keep_it() -> None:
             assert first.within and first.billed.cache_read == 0
         for i in at[1:]:  # the bill reads at least what the request before read; so does the model
             r, prev = sf.requests[i], sf.requests[i - 1]
-            assert r.miss_cause == "" and r.billed.cache_read >= prev.billed.cache_read > 0
+            assert r.within and r.billed.cache_read >= prev.billed.cache_read > 0
+            assert r.predicted.cache_read >= prev.predicted.cache_read
     assert loads == {"main": [1, 4, 12], "agent-a4ca7529859c158c2": [2], "agent-a52886dc180afb356": [3, 4, 5]}
 
 
@@ -113,3 +117,32 @@ def test_a_fallback_to_the_turn_start_starts_a_new_turn() -> None:
     sf = compare(tr)
     for i in (22, 29, 34):
         assert not sf.requests[i].ok and "start of the turn" in sf.requests[i].cause
+
+
+def test_the_away_summary_fork_explains_main_10() -> None:
+    """ef958aa1 main #10 (616 s after #9, 1h marks) read #8's entry, not #9's: Claude Code 2.1.114
+    sent its away summary in between, a forked query with 5m marks that read #9's entry and
+    re-timed it to 5m (OBSERVED refresh_ttl "reader"). Without the fork, or with reads that keep
+    the entry's own ttl, the replay reads #9's entry."""
+    tr = import_paths([CC_LOG / "-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl"]).main
+    assert tr.header.meta["forked_requests"] == [[pytest.approx(429.6, abs=0.1), 10, "5m"]]
+    r = compare(tr).request(10)
+    assert r.within and r.billed.cache_read == r.predicted.cache_read == 47_359
+    meta = {k: v for k, v in tr.header.meta.items() if k != "forked_requests"}
+    plain = replace(tr, header=replace(tr.header, meta=meta))
+    assert compare(plain).request(10).predicted.cache_read > 47_359 + tolerance(47_359)
+
+
+def test_a_fork_marks_the_last_conversation_message_and_the_system_with_its_ttl() -> None:
+    from ctxbench.bench.fidelity_forks import fork_of
+    from tests.sim.providers.conftest import request, say, transcript
+
+    tr = transcript()
+    say(tr, "user", "u0", 300)
+    say(tr, "assistant", "a0", 200)
+    say(tr, "user", "u1", 100)
+    req = request(tr, 3, breakpoints=((tr.system_end - 1, "1h"), (len(tr) - 1, "1h")))
+    fork = fork_of(req, "5m")
+    assert fork is not None and fork.n == len(tr) - 1  # the new user turn is not part of it
+    assert fork.breakpoints == ((tr.system_end - 1, "5m"), (len(tr) - 2, "5m"))
+    assert fork_of(request(transcript(), 0), "5m") is None

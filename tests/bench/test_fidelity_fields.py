@@ -76,3 +76,14 @@ def test_another_provider_never_replaces_the_recorded_model(
     assert main(["fidelity", str(out), "--provider", "anthropic", "--json"]) == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out)["model"] == "gpt-5" and "on profile 'anthropic'" in captured.err
+
+
+def test_all_real_json_is_one_object_per_conversation(capsys: pytest.CaptureFixture[str]) -> None:
+    """`ctxbench fidelity --all-real --json`: the report's Claude Code conversations as JSON (the
+    markdown report is `--all-real` without `--json`); an imported trace keeps its forked requests
+    through the trace file, so the figures are those of the in-memory import."""
+    assert main(["fidelity", "--all-real", str(REAL), "--json", "-q"]) == 0
+    docs = json.loads(capsys.readouterr().out)
+    assert len(docs) == 18 and all(set(d["billed"]) == KEYS for d in docs)
+    ef = {d["session"]: d for d in docs}["-experiments-worktrees/ef958aa1 main"]
+    assert ef["requests"] == 17 and ef["within_tolerance"] == 1.0

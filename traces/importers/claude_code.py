@@ -21,6 +21,10 @@
   first result (cli.js 2.1.39-2.1.114: the deferred tools kept are those named by tool_reference
   blocks in the messages, `iQ`); each load becomes a `tools` event listing every tool loaded so far
   (sizes unknown: 0 bytes; their tokens are billed inside the tool result, where the sizer puts them).
+- Forked queries it logs only by their result line (`system` `away_summary`, claude_code_wire.py
+  `FORKED_QUERY_LINES`): `meta.forked_requests` lists each as (seconds before the next request,
+  that request's index, the ttl of its marks); the fidelity replay sends them
+  (bench/fidelity_forks.py).
 - Cache marks: Claude Code <= 2.1.68 marks the last block of the last two messages, 2.1.69 and later
   the last message only (cli.js `tengu_api_cache_breakpoints`); `meta.marked_messages` says which,
   and the sizer records the marks on the blocks (traces/importers/sizing.py).
@@ -50,9 +54,11 @@ from ctxbench.traces.importers.base import (
     parse_time,
 )
 from ctxbench.traces.importers.claude_code_wire import (
+    FORKED_QUERY_LINES,
     folds_reminders,
     loaded_tools,
     marked_messages,
+    query_ttl,
     sent_to_model,
 )
 from ctxbench.traces.importers.tokens import Item, build_traces
@@ -89,6 +95,7 @@ class _Conv:
     fold: bool = False  # the last item ends with a tool result whose content was a string
     loaded: list[str] = field(default_factory=list)  # deferred tools ToolSearch results loaded
     tools_pending: bool = False  # `loaded` grew since the last request
+    forks: list[tuple[float, str]] = field(default_factory=list)  # (time, querySource) of forked queries
 
 
 def _last_result(contents: list[Content]) -> int:
@@ -202,6 +209,9 @@ class _Reader:
                 trig = meta.get("trigger", "auto") if isinstance(meta, dict) else "auto"
                 pre = meta.get("preTokens") if isinstance(meta, dict) else None
                 c.items.append(Item("compact", t=t, trigger=str(trig), pre_tokens=pre, where=where))
+            elif o.get("subtype") in FORKED_QUERY_LINES and t is not None:
+                c.forks.append((t, FORKED_QUERY_LINES[str(o["subtype"])]))
+                rep.counts["forked queries logged by their result line (away summary)"] += 1
             else:
                 rep.counts["system lines (not sent)"] += 1
             return
@@ -281,7 +291,12 @@ def import_claude_code(paths: list[Path], report: ImportReport | None = None) ->
                 c.items,
                 normalize_model(c.model),
                 c.model,
-                {**meta_common, "session": c.session, "marked_messages": marked_messages(c.version)},
+                {
+                    **meta_common,
+                    "session": c.session,
+                    "marked_messages": marked_messages(c.version),
+                    **({"forked_requests": _forked_requests(c)} if c.forks else {}),
+                },
             )
             for c in convs
         ],
@@ -289,6 +304,26 @@ def import_claude_code(paths: list[Path], report: ImportReport | None = None) ->
         "claude-code",
         report,
     )
+
+
+def _forked_requests(c: _Conv) -> list[list[Any]]:
+    """Each forked query as [seconds before the next request, that request's index, ttl]: the
+    next request is the first reply whose request (its last user item, else itself) starts after
+    the fork; a fork after the last request is never replayed (nothing reads what it did)."""
+    out: list[list[Any]] = []
+    for tf, source in c.forks:
+        index, start = -1, None
+        for it in c.items:
+            if it.kind == "reply":
+                index += 1
+                begin = start if start is not None else it.t
+                if begin is not None and begin >= tf:
+                    out.append([round(begin - tf, 3), index, query_ttl(source)])
+                    break
+                start = None
+            elif it.kind == "user" and it.t is not None:
+                start = it.t
+    return out
 
 
 def _merge_compaction_request(main: _Conv, ac: _Conv, report: ImportReport) -> None:

@@ -28,6 +28,53 @@ HOOK_SUCCESS_SENT = ("SessionStart", "UserPromptSubmit")
 ONE_MESSAGE_MARK_FROM = (2, 1, 69)
 
 
+# Requests Claude Code sends besides the conversation's own and logs only by a `system` line of this
+# subtype when they end: the away summary ("recap") after the user was idle (cli.js 2.1.114: a
+# forked query, `querySource:"away_summary"`, `skipCacheWrite:!0`: the mark on the last
+# conversation message, the recap instruction after it unmarked). Its cache marks get the 1h ttl
+# only for the query sources of `tengu_prompt_cache_1h_config`, default allowlist
+# ["repl_main_thread*","sdk","auto_mode"] (cli.js 2.1.114 `dd7`): the recap's are 5m.
+FORKED_QUERY_LINES = {"away_summary": "away_summary"}  # system subtype -> querySource
+ONE_HOUR_QUERY_SOURCES = ("repl_main_thread*", "sdk", "auto_mode")
+
+
+# Claude Code up to 2.0.29 run as the IDE extension runs it (SDK mode, `--input-format stream-json`)
+# sends the attachments a turn computes (@-mentioned files, todo reminders, IDE diagnostics, changed
+# files) with that turn's requests only: its SDK loop (cli.js 2.0.5 `u4Q`) keeps only the input's
+# `user` messages for later turns, and the transcript has none of them. Observed against
+# `ctxbench serve` (research note bench/claude_code_wire.md §1, with the commands):
+# 1.0.51, 2.0.0, 2.0.5, 2.0.20 and 2.0.29 drop the first turn's @-mentioned file from the second
+# turn's request, 2.0.30-2.0.33 and 2.0.37 keep it.
+TURN_SCOPED_ATTACHMENTS_BEFORE = (2, 0, 30)
+# What a prompt @-mentions (cli.js 2.0.5 `sP6`): `@"quoted path"` and `@path` after a line start or
+# white space, up to a word boundary; each mentioned file becomes an attachment (its Read result).
+_MENTION_QUOTED = re.compile(r'(?:^|\s)@"([^"]+)"')
+_MENTION = re.compile(r"(?:^|\s)@([^\s]+)\b")
+
+
+def at_mentions(text: str) -> list[str]:
+    """The paths a prompt text @-mentions, first mention first, each once (cli.js 2.0.5 `sP6`)."""
+    plain = [m for m in _MENTION.findall(text) if not m.startswith('"')]
+    found = [*_MENTION_QUOTED.findall(text), *plain]
+    return list(dict.fromkeys(found))
+
+
+def turn_scoped_attachments(version: str) -> bool:
+    """Whether this version, run as the IDE extension runs it, sends a turn's attachments with
+    that turn's requests only (TURN_SCOPED_ATTACHMENTS_BEFORE); False when not recorded."""
+    v = version_tuple(version)
+    return len(v) == 3 and v < TURN_SCOPED_ATTACHMENTS_BEFORE
+
+
+def query_ttl(source: str) -> str:
+    """The ttl Claude Code puts on the cache marks of a query from `source` when the account gets
+    1h marks at all (cli.js 2.1.114 `dd7`: its allowlist, `*` a prefix match); else 5m."""
+    for pattern in ONE_HOUR_QUERY_SOURCES:
+        if source == pattern or (pattern.endswith("*") and source.startswith(pattern[:-1])):
+            return "1h"
+    return "5m"
+
+
 def sent_to_model(att: Any) -> bool:
     """Whether Claude Code sends this attachment to the model (cli.js normalizeAttachmentForAPI)."""
     if not isinstance(att, dict):

@@ -11,7 +11,13 @@ import pytest
 from ctxbench.policies.preset import load_policy
 from ctxbench.sim.runner import RunHooks, prepare_for, run_prepared
 from ctxbench.traces.importers import import_paths
-from ctxbench.traces.importers.claude_code_wire import marked_messages, sent_to_model
+from ctxbench.traces.importers.claude_code_wire import (
+    at_mentions,
+    marked_messages,
+    query_ttl,
+    sent_to_model,
+    turn_scoped_attachments,
+)
 from ctxbench.traces.model import MessageEvent
 
 
@@ -100,3 +106,54 @@ def test_replay_marks_as_many_messages_as_the_recorded_version(
 
     run_prepared([prepare_for(tr)], load_policy("recorded"), hooks=RunHooks(on_call=on_call))
     assert seen[1:] == [1 + marks, 1 + marks]  # the system block + the message marks
+
+
+@pytest.mark.parametrize(
+    ("source", "ttl"),
+    [("repl_main_thread", "1h"), ("repl_main_thread:outputStyle:x", "1h"), ("sdk", "1h"),
+     ("away_summary", "5m"), ("prompt_suggestion", "5m"), ("agent:custom", "5m")],
+)  # fmt: skip
+def test_query_ttl_follows_the_1h_allowlist(source: str, ttl: str) -> None:
+    """cli.js 2.1.114 `dd7`: 1h marks only for the allowlisted query sources (`*` a prefix)."""
+    assert query_ttl(source) == ttl
+
+
+def test_an_away_summary_line_is_a_forked_request_before_the_next_request(tmp_path: Path) -> None:
+    """The away summary is logged only by its `system` line; the importer keeps it as
+    [seconds before the next request, that request's index, its 5m ttl]; one after the last
+    request is dropped (nothing reads what it did)."""
+    lines = [
+        _line(0, type="user", message={"role": "user", "content": "go"}),
+        _reply(1, "r1", [{"type": "text", "text": "done"}], 0, 5000),
+        _line(20, type="system", subtype="away_summary", content="recap"),
+        _line(50, type="user", message={"role": "user", "content": "again"}),
+        _reply(52, "r2", [{"type": "text", "text": "ok"}], 5000, 300),
+        _line(59, type="system", subtype="away_summary", content="recap 2"),
+    ]
+    p = tmp_path / "s.jsonl"
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    res = import_paths([p])
+    assert res.main.header.meta["forked_requests"] == [[30.0, 1, "5m"]]
+    assert res.report.counts["forked queries logged by their result line (away summary)"] == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "paths"),
+    [
+        ("I have @public/a.css, @public/b.html and @public/b.html here", ["public/a.css", "public/b.html"]),
+        ("`redirects()` in @next.config.js and", ["next.config.js"]),
+        ('see @"a b.txt" and @x.py.', ["a b.txt", "x.py"]),
+        ("npm i pkg@latest, mail me@x.com", []),
+    ],
+)
+def test_at_mentions_as_cli_js_2_0_5_parses_them(text: str, paths: list[str]) -> None:
+    assert at_mentions(text) == paths
+
+
+@pytest.mark.parametrize(
+    ("version", "scoped"),
+    [("1.0.51", True), ("2.0.5", True), ("2.0.29", True), ("2.0.30", False), ("2.0.37", False), ("", False)],
+)
+def test_turn_scoped_attachments_before_2_0_30(version: str, scoped: bool) -> None:
+    """Loopback runs (bench/claude_code_wire.md §1): 1.0.51 and 2.0.0-2.0.29 drop, 2.0.30+ keep."""
+    assert turn_scoped_attachments(version) is scoped
