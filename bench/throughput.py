@@ -76,7 +76,7 @@ class SpeedReport:
                 p.preset: {
                     "requests_per_cpu_second": round(p.requests_per_cpu_second),
                     "requests": p.requests,
-                    "cpu_seconds": round(p.cpu_seconds, 4),
+                    "cpu_seconds": round(p.cpu_seconds, 6),  # microseconds: a short run takes a few ms
                     "traces": list(p.traces),
                 }
                 for p in self.presets
