@@ -214,7 +214,10 @@ class ThresholdSummary(CompactionDefaults):
     def plan(self, view: View, reason: str = "auto") -> SummaryPlan | None:
         head = self._head(view)
         end = self._end(view, head)
-        older = [m for m in view.tr.messages[head:end] if not is_summary(m) or self.keep != "none"]
+        msgs = view.tr.messages
+        older = msgs[head:end]
+        if self.keep == "none":  # an earlier summary is not summarized again
+            older = [m for m in older if not is_summary(m)]
         carried: tuple[Message, ...] = ()
         if self.exempt_skills:
             older, carried = carry_skills(older)
@@ -223,13 +226,13 @@ class ThresholdSummary(CompactionDefaults):
         if self.keep == "user_messages":  # Codex: most recent user prompts up to keep_value tokens
             users: list[Message] = []
             acc = 0
-            for m in reversed(view.tr.messages[head:]):
-                if m.role == "user" and not m.has_tool_result and not is_summary(m):
-                    if acc + self.est(m) > self.keep_value:
-                        break
+            for m in reversed(msgs[head:]):
+                if m.role == "user" and not m.tool_results and not is_summary(m):
                     acc += self.est(m)
-                    users.insert(0, m)
-            carried = (*carried, *users)
+                    if acc > self.keep_value:
+                        break
+                    users.append(m)
+            carried = (*carried, *reversed(users))
         return SummaryPlan(head, end, tuple(older), carried, 0, reason)
 
     def summary_size(self, plan: SummaryPlan) -> int:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ctxbench.policies.view import Edit, View
 from ctxbench.sim.content import Block, Message
@@ -102,6 +102,8 @@ class Marks(Protocol):
 class Compaction(Protocol):
     def decide(self, view: View, estimate: int, mode: str | None = None) -> Action | None: ...
 
+    def acts(self, view: View, estimate: int, mode: str | None = None) -> bool: ...
+
     def rules(self) -> CompactionRules: ...
 
     def threshold(self, view: View) -> int: ...
@@ -131,6 +133,11 @@ class CompactionDefaults:
     """The "does not apply" answer of every `Compaction` method a component does not define."""
 
     __slots__ = ()
+
+    def acts(self, view: View, estimate: int, mode: str | None = None) -> bool:
+        """Whether `decide` would act now (C-12 counts the checks a back-off skips); a component
+        whose decision makes an edit says so without making it."""
+        return cast("Compaction", self).decide(view, estimate, mode) is not None
 
     def rules(self) -> CompactionRules:
         return CompactionRules()

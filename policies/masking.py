@@ -8,15 +8,17 @@ Split from `policies/condensers.py` (the summarizing components), whose helpers 
 
 from __future__ import annotations
 
+import functools
 import math
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ctxbench.policies.condensers import events_of
 from ctxbench.policies.registry import register
 from ctxbench.policies.tiers import clean_boundary, is_reply, is_user_turn, nth_last
 from ctxbench.policies.view import Edit, View, rewrite_blocks, text_block
-from ctxbench.sim.content import TOOL_RESULT, TOOL_USE, Block
+from ctxbench.sim.content import TOOL_RESULT, TOOL_USE, Block, Message
 from ctxbench.sim.values import Tokens
 
 
@@ -26,6 +28,32 @@ def _live_result(b: Block) -> bool:
     return b.kind == TOOL_RESULT and not b.placeholder
 
 
+@functools.cache
+def _live_estimate(bytes_per_token: float, without_skills: bool) -> Callable[[Message], int]:
+    """The estimated tokens of a message's live results (skills left out when asked): one function
+    object per rate, so the transcript keeps one running sum of it (`Transcript.message_sums`)."""
+
+    def estimate(m: Message) -> int:
+        if not m.tool_results:
+            return 0
+        return sum(
+            math.ceil(b.nbytes / bytes_per_token)
+            for b in m.blocks
+            if b.kind == TOOL_RESULT and not b.placeholder and not (without_skills and b.skill)
+        )
+
+    return estimate
+
+
+@functools.cache
+def _call_of(tools: tuple[str, ...]) -> Callable[[Block], bool]:
+    """A call of one of `tools`: one function object per tuple of names, so the transcript keeps
+    one index of those calls (`Transcript.block_index`) instead of a walk over every block."""
+
+    def call_of(b: Block) -> bool:
+        return b.kind == TOOL_USE and b.name in tools
+
+    return call_of
 
 
 def placeholder_result(view: View, b: Block, text: str) -> Block:
@@ -77,46 +105,80 @@ class MaskToolResults:
             if size < self.trigger_tokens:
                 return None
         msgs = tr.messages
-        names: dict[str, str] = {}
-        if self.exclude_tools:
-            names = {b.tool_id: b.name for m in msgs for b in m.blocks if b.kind == TOOL_USE}
         protect_from = len(msgs)
         if self.keep_turns:
             protect_from = nth_last(tr, self.keep_turns, is_reply)
         if self.skip_user_turns:
             protect_from = min(protect_from, nth_last(tr, self.skip_user_turns, is_user_turn))
-        # the results not masked yet (masked ones stay masked), from the transcript's index of
-        # them: work bounded by what is protected or about to be masked, not by the prompt
+        # The results not masked yet (masked ones stay masked), from the transcript's index of
+        # them. Visited newest first, a result is protected while it is in a protected turn, among
+        # the last keep_tool_uses or within protect_tokens of the newer ones: each rule holds for
+        # a run of the newest results, so the protected ones are live[cut:], found from running
+        # counts, and only the older ones (the ones about to be masked) are visited.
         live = tr.block_index(_live_result)
-        first = tr.msg_starts[view.prep_msgs] if view.prep_msgs < len(msgs) else len(tr)
-        starts, blocks = tr.msg_starts, tr.blocks
-        results = live[bisect_left(live, first) :]
-        protected = 0
-        kept_uses = 0
-        if not self.protect_tokens:
-            # without a token allowance, the protected results are the newest ones: those of the
-            # protected turns, else the last keep_tool_uses; only the older ones are visited
-            turns_from = starts[protect_from] if protect_from < len(msgs) else len(tr)
-            kept_uses = max(len(results) - bisect_left(results, turns_from), self.keep_tool_uses)
-            del results[max(0, len(results) - kept_uses) :]
+        lo = bisect_left(live, tr.msg_starts[view.prep_msgs] if view.prep_msgs < len(msgs) else len(tr))
+        starts = tr.msg_starts
+        turns_from = starts[protect_from] if protect_from < len(msgs) else len(tr)
+        kept = max(len(live) - max(lo, bisect_left(live, turns_from)), self.keep_tool_uses)
+        if self.protect_tokens:
+            kept = max(kept, self._within_tokens(view, lo, live))
+        cut = max(lo, len(live) - kept)
+        few = self.min_tokens > 1 and not self.exclude_tools  # too little to mask: known without a visit
+        if few and self._estimate(view, live, lo, cut) < self.min_tokens:
+            return None
+        blocks = tr.blocks
+        excluded: set[str] = set()  # ids of the calls of excluded tools, from the index of those calls
+        if self.exclude_tools and cut > lo:
+            excluded = {blocks[p].tool_id for p in tr.block_index(_call_of(self.exclude_tools))}
         cands: dict[tuple[int, int], Block] = {}
         total = 0
-        for p in reversed(results):
+        for p in live[lo:cut]:
             b = blocks[p]
+            if (self.exempt_skills and b.skill) or b.tool_id in excluded:
+                continue
             m = bisect_right(starts, p) - 1
-            i = p - starts[m]
-            est = math.ceil(b.nbytes / self.bytes_per_token)
-            if m >= protect_from or kept_uses < self.keep_tool_uses or protected < self.protect_tokens:
-                kept_uses += 1
-                protected += est
-                continue
-            if (self.exempt_skills and b.skill) or names.get(b.tool_id, "") in self.exclude_tools:
-                continue
-            cands[(m, i)] = placeholder_result(view, b, self.placeholder)
-            total += est
+            cands[(m, p - starts[m])] = placeholder_result(view, b, self.placeholder)
+            total += math.ceil(b.nbytes / self.bytes_per_token)
         if not cands or total < max(self.min_tokens, 1):
             return None
         return rewrite_blocks(view, cands, "trim")
+
+    def _within_tokens(self, view: View, lo: int, live: list[int]) -> int:
+        """How many of the newest live results (from live[lo] on) protect_tokens protects: those
+        whose newer results add up to less than it. The message where that count ends is found
+        from the running sum of live result estimates; only its own results are visited."""
+        tr = view.tr
+        sums = tr.message_sums(_live_estimate(self.bytes_per_token, False))
+        total = sums[-1] if sums else 0
+        m = bisect_right(sums, total - self.protect_tokens)  # the last message whose results on reach it
+        if total < self.protect_tokens or m < view.prep_msgs:
+            return len(live) - lo
+        acc = total - sums[m]  # estimates of the results after message m
+        end = tr.message_end(m)
+        i = bisect_left(live, end)  # live[i:] are after message m: all protected
+        while acc < self.protect_tokens:  # the results of message m, newest first
+            i -= 1
+            acc += math.ceil(tr.blocks[live[i]].nbytes / self.bytes_per_token)
+        return len(live) - i
+
+    def _estimate(self, view: View, live: list[int], lo: int, cut: int) -> int:
+        """Estimated tokens of the results masking live[lo:cut] would mask (skills left out when
+        exempt), from the running sum of them; only the message holding live[cut] is visited."""
+        if cut <= lo:
+            return 0
+        tr = view.tr
+        sums = tr.message_sums(_live_estimate(self.bytes_per_token, self.exempt_skills))
+        first = view.prep_msgs
+        before = sums[first - 1] if first > 0 else 0
+        if cut >= len(live):
+            return sums[-1] - before
+        m = tr.message_at(live[cut])
+        part = sum(
+            math.ceil(tr.blocks[p].nbytes / self.bytes_per_token)
+            for p in live[bisect_left(live, tr.msg_starts[m]) : cut]
+            if not (self.exempt_skills and tr.blocks[p].skill)
+        )
+        return (sums[m - 1] if m > 0 else 0) - before + part
 
 
 @register("eviction", "recent-events")
@@ -128,17 +190,17 @@ class RecentEvents:
     max_events: int = 100
 
     def plan(self, view: View) -> Edit | None:
+        """From the running count of events (no walk over the messages): the head is the first
+        messages holding `keep_first` events; the tail, the longest run of newest messages with at
+        most `max_events - keep_first` events, then moved to a clean turn boundary."""
         msgs = view.tr.messages
-        if not msgs or view.tr.message_sums(events_of)[-1] <= self.max_events:
+        sums = view.tr.message_sums(events_of)  # sums[m]: events of messages [0, m]
+        if not msgs or sums[-1] <= self.max_events:
             return None
-        head, ev = 0, 0
-        while head < len(msgs) and ev < self.keep_first:
-            ev += events_of(msgs[head])
-            head += 1
-        k, acc = len(msgs), 0
-        while k > head and acc + events_of(msgs[k - 1]) <= self.max_events - self.keep_first:
-            k -= 1
-            acc += events_of(msgs[k])
+        head = min(bisect_left(sums, self.keep_first) + 1, len(msgs)) if self.keep_first > 0 else 0
+        allowed = self.max_events - self.keep_first
+        need = sums[-1] - allowed  # events messages [0, k) must hold at least
+        k = len(msgs) if allowed < 0 else max(head, bisect_left(sums, need) + 1 if need > 0 else 0)
         k = clean_boundary(msgs, k, head)
         while k < len(msgs) and msgs[k].has_tool_result:
             k += 1

@@ -106,20 +106,23 @@ def drop_tool_pairs(view: View, ids: set[str], cause: str = "trim") -> Edit | No
         return None
     tr = view.tr
     msgs = tr.messages
+    blocks = tr.blocks
     with_id = tr.block_index(_with_tool_id)
-    hit = next(
-        (p for p in with_id[bisect_left(with_id, _first_block(view)) :] if tr.blocks[p].tool_id in ids), None
-    )
-    if hit is None:
+    # the messages holding a block of the pairs, from the index of the blocks that carry a tool id
+    # (an image attached to a dropped result is in the result's message)
+    touched = sorted({tr.message_at(p) for p in with_id[bisect_left(with_id, _first_block(view)) :]
+                      if blocks[p].tool_id in ids})  # fmt: skip
+    if not touched:
         return None
-    first = tr.message_at(hit)
-    out: list[Message] = []
-    for m in msgs[first:]:
+    first = touched[0]
+    out = list(msgs[first:])
+    for i in reversed(touched):  # from the end, so that removing a message shifts no index still to visit
+        m = msgs[i]
         kept = _without_pairs(m.blocks, ids)
-        if len(kept) == len(m.blocks):
-            out.append(m)
-        elif kept:
-            out.append(Message.of(m.role, kept, m.tag, m.pinned))
+        if not kept:
+            del out[i - first]
+        elif len(kept) < len(m.blocks):
+            out[i - first] = Message.of(m.role, kept, m.tag, m.pinned)
     return Edit(first, tuple(out), cause, len(ids))
 
 
@@ -266,16 +269,30 @@ class CTiers(CompactionDefaults):
 
     def decide(self, view: View, estimate: int, mode: str | None = None) -> Action | None:
         """The highest tier whose threshold the estimate has passed (C-5, C-6; mode read live, C-17)."""
-        mode = mode or self.mode
+        keep = self._tier(view, estimate, mode)
+        if keep is None:
+            return None
+        if keep < 0:
+            return Summarize("tier3")
+        edit = trim_to_last(view, keep)
+        return Trim(edit) if edit is not None else None
+
+    def acts(self, view: View, estimate: int, mode: str | None = None) -> bool:
+        """Whether `decide` would act, without making the trim's edit: a trim acts when more than
+        the tool calls it keeps exist (`trim_to_last`)."""
+        keep = self._tier(view, estimate, mode)
+        return keep is not None and (keep < 0 or len(tool_calls(view)) > keep)
+
+    def _tier(self, view: View, estimate: int, mode: str | None) -> int | None:
+        """-1 for tier 3, the tool calls the passed trim tier keeps, or None below every tier."""
         frac = estimate / view.budget if view.budget else 0.0
         if frac >= self.tier3:
-            return Summarize("tier3")
-        if mode != "fast":
+            return -1
+        if (mode or self.mode) != "fast":
             return None
         for level, keep in ((self.tier2, self.tier2_keep), (self.tier1, self.tier1_keep)):
             if frac >= level:
-                edit = trim_to_last(view, keep)
-                return Trim(edit) if edit is not None else None
+                return keep
         return None
 
     def fallback_trim(self, view: View) -> Edit | None:

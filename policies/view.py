@@ -90,12 +90,9 @@ def rewrite_blocks(view: View, replace: dict[tuple[int, int], Block], cause: str
         by_msg.setdefault(m, {})[i] = b
     first = min(by_msg)
     msgs = view.tr.messages
-    out: list[Message] = []
-    for m in range(first, len(msgs)):
+    out = msgs[first:]  # the messages after it as they are, the ones with swaps made anew
+    for m, swaps in by_msg.items():
         msg = msgs[m]
-        swaps = by_msg.get(m)
-        if swaps:
-            blocks = tuple(swaps.get(i, b) for i, b in enumerate(msg.blocks))
-            msg = Message.of(msg.role, blocks, msg.tag, msg.pinned)
-        out.append(msg)
+        blocks = tuple([swaps.get(i, b) for i, b in enumerate(msg.blocks)])
+        out[m - first] = Message.of(msg.role, blocks, msg.tag, msg.pinned)
     return Edit(first, tuple(out), cause, len(replace))

@@ -2,8 +2,10 @@
 
 `block_of` makes the same block as `BlockFactory.text` / `BlockFactory.image` would from the
 content's fields, and `message_of` the same message as `Message.of` (tests check both), built
-directly: a 10,000-turn trace has ~70,000 blocks, and the keyword packing of the general factory
-methods and the frozen dataclasses' own constructors were most of preparing one (issue 13).
+through `sim/makers.slots_maker` (`content.make_block`): a 10,000-turn trace has ~70,000 blocks,
+and the keyword packing of the general factory methods and the frozen dataclasses' own
+constructors were most of preparing one (issue 13). `Message.of` lays out what a transcript
+appends for the message once.
 
 `builder(f)` binds what every block of one factory shares (its counter, the rate counter's rates,
 its image rule) once, so preparing a trace (`sim/prepared.py`) looks nothing up per block: each
@@ -18,12 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from ctxbench.sim.content import IMAGE, Block, Message, digest_of
-from ctxbench.sim.makers import slots_maker
+from ctxbench.sim.content import IMAGE, Block, Message, digest_of, make_block
 from ctxbench.sim.tokens import BlockFactory, RateCounter, image_tokens
 from ctxbench.traces.model import Content, MessageEvent, ToolDef
 
-_block = slots_maker(Block)
 _message_of = Message.of
 
 
@@ -55,7 +55,7 @@ def builder(f: BlockFactory) -> Builder:
         kind = c.kind
         if kind == IMAGE:  # BlockFactory.image
             w, h, nbytes = c.width, c.height, c.nbytes
-            return _block(
+            return make_block(
                 IMAGE, role, nbytes, image_tokens(rule, w, h),
                 digest_of(f"{IMAGE}\x1f{c.key or key}\x1f{w}x{h}:{nbytes}\x1f".encode()), width=w, height=h,
                 pinned=pinned or c.pinned, skill=c.skill, name=c.name, tool_id=c.tool_id, cache=c.cache,
@@ -78,7 +78,7 @@ def builder(f: BlockFactory) -> Builder:
                 tokens = 0
             else:
                 tokens = max(1, ceil(nbytes / rates.get(lang, prose) * scale))
-        return _block(
+        return make_block(
             kind, role, nbytes, tokens, digest, pinned=pinned or c.pinned, skill=c.skill, text=text,
             name=c.name, tool_id=c.tool_id, cache=c.cache,
         )  # fmt: skip

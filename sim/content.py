@@ -70,11 +70,12 @@ class Block:
     def for_tool(self, tool_id: str) -> Block:
         """The same block answering tool call `tool_id` (the id is not part of the digest): what a
         policy's placeholder for each masked tool result is, made without hashing it again."""
-        return Block(
-            self.kind, self.role, self.nbytes, self.tokens, self.digest, self.width, self.height,
-            self.pinned, self.placeholder, self.summary, self.skill, self.text, self.name, tool_id,
-            self.cache, self.deferred,
-        )  # fmt: skip
+        return make_block(
+            self.kind, self.role, self.nbytes, self.tokens, self.digest, width=self.width,
+            height=self.height, pinned=self.pinned, placeholder=self.placeholder,
+            summary=self.summary, skill=self.skill, text=self.text, name=self.name,
+            tool_id=tool_id, cache=self.cache, deferred=self.deferred,
+        )  # made through sim/makers.slots_maker: one per masked result
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,4 +137,5 @@ class Message:
         return self.tool_results > 0
 
 
-_message = slots_maker(Message)  # Message.of's constructor: the slots' setters (sim/makers.py)
+make_block = slots_maker(Block)  # Block's constructor, ~5x cheaper than Block(...) (sim/makers.py)
+_message = slots_maker(Message)  # Message.of's constructor (sim/makers.py)

@@ -109,9 +109,7 @@ class Conversation(ProviderCalls):
         self.tr.replace_from(edit.first, edit.messages)
         pos = self.tr.changed_from if self.tr.changed_from is not None else len(self.tr)
         self.declared.append((pos, edit.cause))
-        causes, detail, saved = self.pending_edit
-        causes = edit.cause if not causes else f"{causes}+{edit.cause}"
-        self.pending_edit = (causes, detail + edit.detail, saved + max(0, before - self.tr.total_tokens))
+        self._name_in_next_record(edit.cause, edit.detail, max(0, before - self.tr.total_tokens))
         if edit.cause == "eviction":
             self.outcome.evictions += 1
             self.outcome.evicted_images += edit.detail
@@ -180,8 +178,7 @@ class Conversation(ProviderCalls):
         keeps its persisted savings total, C-15)."""
         self.anchor = None
         self.outcome.counters["resumes"] = self.outcome.counters.get("resumes", 0) + 1
-        causes, detail, saved = self.pending_edit
-        self.pending_edit = ("resume" if not causes else f"{causes}+resume", detail, saved)
+        self._name_in_next_record("resume")
 
     def _system_change(self, step: Step) -> None:
         """A later `system` event (an edited memory file, C-1): the system part of every request
@@ -210,9 +207,14 @@ class Conversation(ProviderCalls):
 
     def _declare_head_change(self, pos: int, cause: str) -> None:
         self.declared.append((pos, cause))
-        causes, detail, saved = self.pending_edit
-        self.pending_edit = (cause if not causes else f"{causes}+{cause}", detail, saved)
+        self._name_in_next_record(cause)
         self.outcome.counters[f"{cause}s"] = self.outcome.counters.get(f"{cause}s", 0) + 1
+
+    def _name_in_next_record(self, cause: str, detail: int = 0, saved: int = 0) -> None:
+        """Name `cause` in the next record's `edit` field (causes joined by '+'), adding the edit's
+        detail (images evicted, pairs trimmed, ...) and the tokens it saved."""
+        causes, before, total = self.pending_edit
+        self.pending_edit = (f"{causes}+{cause}" if causes else cause, before + detail, total + saved)
 
     def _switch(self, step: Step) -> None:
         """A model switch (hook: harness C recalibrates its thresholds here, C-19)."""

@@ -237,7 +237,7 @@ class CConversation(SummaryCalls):
             self._apply_trim(edit, "masking")
         est = self.estimate()
         if self.rules.backoff and est < self.backoff_until:
-            if comp.decide(self.view(), est, self.mode) is not None:
+            if comp.acts(self.view(), est, self.mode):
                 self.count("backoff_skips")
             return est
         action = comp.decide(self.view(), est, self.mode)
@@ -346,12 +346,11 @@ class CConversation(SummaryCalls):
         if req.tr is self.tr:
             if out.error is None:
                 self.memory_modified = False  # C-2: refreshed by this request
-            if out.error is not None:
+                self.fail_streak = 0
+            else:
                 self.fail_streak += 1
                 if self.fail_streak >= 2 and self.anchor is not None:  # C-4: requests keep failing
                     self.anchor = replace(self.anchor, trustworthy=False)
-            else:
-                self.fail_streak = 0
 
     def _snapshot(self, req: Request) -> Snapshot:
         tr = req.tr

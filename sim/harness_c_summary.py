@@ -28,6 +28,22 @@ class SummaryCalls(Conversation):
 
         def count(self, key: str, n: int = 1) -> None: ...
 
+    # the last summary request without tools, and the system prompt it was made with
+    _toolless: tuple[tuple[Block, ...], Transcript] | None = None
+
+    def _without_tools(self, msgs: list[Message]) -> Transcript:
+        """A new transcript of the system prompt and `msgs` (a summary request without tools),
+        equal field by field to one made by appending them. Copied from the last one brought up
+        to `msgs` by an edit: the messages the two share at the front (those a compaction carried
+        over: Codex's recent user prompts) are not hashed again, only the rest (issue 13:
+        codex-live summarizes every other turn)."""
+        system = self.trace.system
+        if self._toolless is None or self._toolless[0] is not system:  # first, or a system change
+            self._toolless = (system, Transcript((), system))
+        base = self._toolless[1]
+        base.replace_from(0, msgs)
+        return base.fork()
+
     def _summary_transcript(self, plan: SummaryPlan, instr: Block) -> Transcript:
         req = self.policy.compaction.summary_request()
         mode = req.input
@@ -43,15 +59,10 @@ class SummaryCalls(Conversation):
             return t
         msgs = self.tr.messages
         kept = len(msgs) if mode == "full" else plan.first  # the conversation's own leading messages
-        if req.tools:  # the same prefix as the conversation's: its arrays copied, not re-hashed
-            t = self.tr.fork(kept)
-        else:
-            t = Transcript((), self.trace.system)
-            for m in msgs[:kept]:
-                t.append(m)
+        # with tools, the same prefix as the conversation's: its arrays copied, not re-hashed
+        t = self.tr.fork(kept) if req.tools else self._without_tools(msgs[:kept])
         if mode != "full":
-            for m in plan.shown or plan.older:
-                t.append(m)
+            t.extend(plan.shown or plan.older)
         t.append(instr_msg)
         return t
 

@@ -1,49 +1,30 @@
 """A conversation's prompt as flat arrays with a chained prefix hash, updated incrementally.
 
 Order is tools → system → messages (providers.md §1.1). For block i, `hashes[i]` is
-`H(hashes[i-1], digest_i)` seeded with a fixed constant (DESIGN.md, vLLM's block-hash chain), so
-appending a message hashes only its new blocks, and an edit re-hashes only from the first
-changed message. Running sums of tokens (per block), of text bytes (per message; images are
-counted, not sized) and the positions of the images answer every size query without a scan; the
-image chain (`img_hashes`) lets a provider tell whether a request's images extend an earlier
-request's. Two running indexes serve the policies
-and providers without a scan: the block positions of the unpinned images (image eviction) and
-the messages holding thinking blocks (providers that strip them).
+`chain(hashes[i-1], digest_i)` seeded with a fixed constant (`sim/chain.py`), so appending a
+message hashes only its new blocks, and an edit re-hashes only from the first changed message.
+Running sums of tokens (per block), of text bytes (per message; images are counted, not sized)
+and the positions of the images answer every size query without a scan; the image chain
+(`img_hashes`) lets a provider tell whether a request's images extend an earlier request's.
+Running indexes serve the policies and providers without a scan: the block positions of the
+unpinned images (image eviction), the messages holding thinking blocks (providers that strip
+them), and the block indexes and message sums a component asks for (`block_index`,
+`message_sums`).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
-from itertools import accumulate, islice
+from itertools import accumulate
 from itertools import chain as _chain
 
+from ctxbench.sim.chain import CHAIN_SEED, chain
 from ctxbench.sim.content import IMAGE, Block, Message
+from ctxbench.sim.transcript_edits import move_tail, running, swap
 
-CHAIN_SEED = 0x243F6A8885A308D3  # fixed seed: same content → same hashes in every run
-
-
-_M64 = (1 << 64) - 1
 _join = _chain.from_iterable  # the items of several sequences, one after the other
 
-
-_R = 0x9E3779B97F4A7C15  # odd, so invertible mod 2⁶⁴
-
-
-def chain(parent: int, digest: int) -> int:
-    """h_i = h_{i-1}·R + d_i mod 2⁶⁴ over the blocks' random 64-bit content digests: a polynomial
-    chain (performance.md B4 variant (c); ~10⁻⁹ collision odds at 3·10⁵ entries), one multiply
-    and add per block."""
-    return (parent * _R + digest) & _M64
-
-
-def splitmix_chain(parent: int, digest: int) -> int:
-    """h_i = mix(h_{i-1}·R + d_i): the chain above with a splitmix64 finaliser, for the replica
-    routing hash (`providers/routing.py`), whose values pick replicas and so must not change."""
-    x = (parent * _R + digest) & _M64
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
-    return x ^ (x >> 31)
 
 
 class Transcript:
@@ -274,14 +255,11 @@ class Transcript:
         own.append(msg)
         hashes = self.hashes
         h = hashes[-1] if start else CHAIN_SEED
-        add_hash = hashes.append
-        for d in msg.digests:
-            h = (h * 0x9E3779B97F4A7C15 + d) & _M64  # == chain(h, d)
-            add_hash(h)
+        hashes.extend([h := hash((h, d)) for d in msg.digests])  # == chain(h, d)
         blocks.extend(msg.blocks)
         cum = self.cum_tokens
         t = cum[-1] if start else 0
-        cum.extend([t := t + x for x in msg.block_tokens])
+        cum.extend([t := t + x for x in msg.block_tokens])  # a message's few blocks: cheaper than running()
         if self._block_indexes:
             self._index_blocks(start)
         if msg.images:
@@ -289,6 +267,15 @@ class Transcript:
         self.added_bytes += msg.nbytes
         self.added_images += msg.images
         self.added_tokens += msg.tokens
+
+    def extend(self, msgs: Sequence[Message]) -> None:
+        """Append `msgs` in order, as `append` does each (the 'added' counters count them), in one
+        pass over their blocks (a summarizer's transcript takes a whole conversation at once)."""
+        self._add(msgs)
+        for msg in msgs:
+            self.added_bytes += msg.nbytes
+            self.added_images += msg.images
+            self.added_tokens += msg.tokens
 
     def _add(self, msgs: Sequence[Message]) -> None:
         """Add `msgs` after the last message: per message its start, running text bytes and the
@@ -307,17 +294,14 @@ class Transcript:
             own.append(msg)
             pos += len(msg.blocks)
         for f, sums in self._message_sums.items():
-            sums.extend(islice(accumulate(map(f, msgs), initial=sums[-1] if sums else 0), 1, None))
+            sums.extend(running(sums[-1] if sums else 0, map(f, msgs)))
         hashes = self.hashes
         h = hashes[-1] if start else CHAIN_SEED
-        add_hash = hashes.append
-        for d in _join([m.digests for m in msgs]):
-            h = (h * 0x9E3779B97F4A7C15 + d) & _M64  # == chain(h, d)
-            add_hash(h)
+        hashes.extend([h := hash((h, d)) for d in _join([m.digests for m in msgs])])  # == chain(h, d)
         blocks.extend(_join([m.blocks for m in msgs]))
         cum = self.cum_tokens
         t = cum[-1] if start else 0
-        cum.extend([t := t + x for x in _join([m.block_tokens for m in msgs])])
+        cum.extend(running(t, _join([m.block_tokens for m in msgs])))
         if self._block_indexes:
             self._index_blocks(start)
         if any(m.images for m in msgs):
@@ -341,7 +325,7 @@ class Transcript:
                 for at in msg.image_at:
                     b = blocks[at]
                     image_pos.append(pos + at)
-                    h = (h * 0x9E3779B97F4A7C15 + b.digest) & _M64  # == chain(h, b.digest)
+                    h = hash((h, b.digest))  # == chain(h, b.digest)
                     img_hashes.append(h)
                     if not (pinned or b.pinned):
                         unpinned.append(pos + at)
@@ -370,15 +354,21 @@ class Transcript:
         """Replace messages m.. with `messages` (an edit: placeholders, trims, a new conversation).
 
         Messages that stay identical at the front of the replaced range are kept, so the break
-        (and the re-hashing) starts at the first message that really changed.
+        (and the re-hashing) starts at the first message that really changed. An edit that swaps
+        messages without moving a block, or that keeps the last messages, changes the arrays in
+        place (`sim/transcript_edits.py`); any other removes the rest and adds the new messages.
         """
         keep = 0
         own = self.messages
         while keep < len(messages) and m + keep < len(own) and messages[keep] is own[m + keep]:
             keep += 1
-        self.truncate_messages(m + keep)
-        if keep < len(messages):
-            self._add(messages[keep:])
+        m += keep
+        new = messages[keep:]
+        if not new:
+            self.truncate_messages(m)
+        elif not ((len(new) == len(own) - m and swap(self, m, new)) or move_tail(self, m, new)):
+            self.truncate_messages(m)
+            self._add(new)
 
     def pop_message(self) -> Message:
         """Remove the last message without marking a change (undo of a transient append)."""

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ctxbench.sim.catalog import ModelInfo, Prices
+from ctxbench.sim.chain import chain
 from ctxbench.sim.content import IMAGE, TOOL_RESULT, TOOL_USE, Block
 from ctxbench.sim.names import TTL_SECONDS, Breakpoints, Ttl
 from ctxbench.sim.providers.base import (
@@ -44,7 +45,6 @@ from ctxbench.sim.providers.base import (
 )
 from ctxbench.sim.providers.dialects import ANTHROPIC, anthropic_wire_usage, fault_error, too_long
 from ctxbench.sim.providers.thinking import ThinkingStripper, strips_thinking
-from ctxbench.sim.transcript import chain
 
 # The rendered prefix of a request that sends deferred tools, under `deferred_tools_prefix`
 # "first": every position from the first deferred tool on is keyed apart (one fixed digest).

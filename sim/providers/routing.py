@@ -22,8 +22,8 @@ import random
 from collections import deque
 from dataclasses import dataclass
 
+from ctxbench.sim.chain import CHAIN_SEED, splitmix_chain
 from ctxbench.sim.providers.base import Request
-from ctxbench.sim.transcript import CHAIN_SEED, splitmix_chain
 
 ROUTING_MODES = ("prefix", "key", "single")
 

@@ -92,11 +92,11 @@ kinds = st.lists(st.sampled_from(["prompt", "read", "read", "write", "skill", "s
         MaskToolResults,
         keep_turns=st.integers(0, 6),
         keep_tool_uses=st.integers(0, 8),
-        protect_tokens=st.sampled_from([0, 0, 500, 3000]),
+        protect_tokens=st.sampled_from([0, 0, 100, 500, 3000]),
         skip_user_turns=st.integers(0, 2),
         trigger_tokens=st.sampled_from([0, 0, 5000]),
         measure=st.sampled_from(["full", "current"]),
-        min_tokens=st.sampled_from([0, 800]),
+        min_tokens=st.sampled_from([0, 1, 800, 5000]),
         exempt_skills=st.booleans(),
         exclude_tools=st.sampled_from([(), ("Write",)]),
     ),
@@ -135,7 +135,7 @@ def _recent_by_scan(policy: RecentEvents, view: View) -> Edit | None:
     return None if k <= head else Edit(head, tuple(msgs[k:]), "trim", k - head)
 
 
-@given(kinds, st.integers(1, 3), st.integers(4, 30))
+@given(kinds, st.integers(0, 3), st.integers(1, 30))
 @settings(max_examples=100, deadline=None)
 def test_recent_events_matches_a_scan(kinds: list[str], keep_first: int, max_events: int) -> None:
     tr = _conversation(kinds)

@@ -15,7 +15,7 @@ from ctxbench.policies.tiers import (
     tool_calls,
     trim_to_last,
 )
-from ctxbench.policies.view import View
+from ctxbench.policies.view import Edit, View
 from ctxbench.sim.content import Message
 from ctxbench.sim.tokens import BlockFactory
 from ctxbench.sim.transcript import Transcript
@@ -173,21 +173,55 @@ def test_c9_an_image_kept_by_an_earlier_pass_is_carried_not_a_wall() -> None:
     assert sum(m.images for m in edit.messages) == 1
 
 
+def _trim_by_scan(v: View, keep: int) -> Edit | None:
+    """C-5's trim read off every message: the pairs of the oldest calls beyond `keep`, each result
+    with the images right after it; messages left empty disappear."""
+    ids = tool_calls(v)
+    drop = set(ids[: max(0, len(ids) - keep)])
+    msgs = v.tr.messages
+    touched = [i for i in range(v.prep_msgs, len(msgs)) if any(b.tool_id in drop for b in msgs[i].blocks)]
+    if not drop or not touched:
+        return None
+    out: list[Message] = []
+    for m in msgs[touched[0] :]:
+        kept, attached = [], False
+        for b in m.blocks:
+            if b.kind in ("tool_use", "tool_result") and b.tool_id in drop:
+                attached = b.kind == "tool_result"
+            elif not (attached and b.is_image):
+                attached = False
+                kept.append(b)
+        if len(kept) == len(m.blocks):
+            out.append(m)
+        elif kept:
+            out.append(Message.of(m.role, tuple(kept), m.tag, m.pinned))
+    return Edit(touched[0], tuple(out), "trim", len(drop))
+
+
 @given(
-    st.lists(st.sampled_from(["prompt", "pair", "skill", "results"]), max_size=30),
+    st.lists(st.sampled_from(["prompt", "pair", "skill", "results", "shot", "two"]), max_size=30),
     st.integers(1, 6),
     st.integers(0, 3),
 )
 @settings(max_examples=80, deadline=None)
 def test_indexed_queries_match_a_scan(kinds: list[str], n: int, prep: int) -> None:
-    """The components' queries read from the transcript's running indexes (nth_last, tool_calls)
-    answer what a scan of every message answers, also after trims edit the transcript."""
+    """The components' queries read from the transcript's running indexes (nth_last, tool_calls,
+    the trim's edit) answer what a scan of every message answers, also after trims edit the
+    transcript."""
     msgs: list[Message] = []
     for i, k in enumerate(kinds):
         if k == "prompt":
             msgs.append(text("user", 100 + i, f"p{i}"))
         elif k == "results":
             msgs.append(pair(i)[1])
+        elif k == "shot":  # a result with its screenshot, then prose, in one message
+            use, res = pair(i)
+            shot = F.image("user", 640, 480, 9_000, f"shot{i}")
+            msgs += [use, Message.of("user", (*res.blocks, shot, F.text("user", None, 50, key=f"n{i}")), "x")]
+        elif k == "two":  # two calls in one reply, their results in one message
+            (u1, r1), (u2, r2) = pair(i), pair(1000 + i)
+            msgs += [Message.of("assistant", u1.blocks + u2.blocks, "reply"),
+                     Message.of("user", r1.blocks + r2.blocks, "tool_results")]  # fmt: skip
         else:
             msgs += pair(i, skill=k == "skill", name="Skill" if k == "skill" else "Read")
     v = view(msgs)
@@ -207,7 +241,12 @@ def test_indexed_queries_match_a_scan(kinds: list[str], n: int, prep: int) -> No
             if b.kind == "tool_use" and b.tool_id not in skill_ids
         ]
         assert tool_calls(v) == scanned
+        tiers = CTiers(mode="fast", tier1_keep=n, tier2_keep=2)
+        for frac in (0.3, 0.6, 0.85, 0.95):  # acts answers what decide does, without the edit
+            est = int(frac * v.budget)
+            assert tiers.acts(v, est) == (tiers.decide(v, est) is not None)
         edit = trim_to_last(v, 2)
+        assert edit == _trim_by_scan(v, 2)
         if edit is None:
             break
         tr.replace_from(edit.first, edit.messages)

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from copy import deepcopy
 from dataclasses import replace
 from itertools import accumulate
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ctxbench.sim.chain import CHAIN_SEED, chain
 from ctxbench.sim.content import Block, Message, digest64
-from ctxbench.sim.transcript import CHAIN_SEED, Transcript, chain
+from ctxbench.sim.transcript import Transcript
 
 
 def _block(i: int, image: bool = False, kind: str = "text", pinned: bool = False) -> Block:
@@ -29,6 +31,14 @@ def _full(tr: Transcript) -> tuple[list[int], list[int], list[int]]:
     return hashes, cum, imgs
 
 
+def vars_of(tr: Transcript) -> dict[str, object]:
+    """Every field of a transcript (its running indexes as lists)."""
+    return {k: v for k, v in vars(tr).items() if k not in ("_block_indexes", "_message_sums")} | {
+        "indexes": list(tr._block_indexes.values()),
+        "sums": list(tr._message_sums.values()),
+    }
+
+
 def _odd_tokens(b: Block) -> bool:
     return b.tokens % 2 == 1
 
@@ -37,9 +47,13 @@ def _blocks_of(m: Message) -> int:
     return len(m.blocks)
 
 
+def _tokens_of(m: Message) -> int:
+    return m.tokens
+
+
 ops = st.lists(
     st.tuples(
-        st.sampled_from(["append", "replace", "pop", "system", "tools"]),
+        st.sampled_from(["append", "replace", "swap", "tail", "pop", "system", "tools"]),
         st.integers(0, 10_000),
         st.integers(1, 4),
         st.booleans(),
@@ -59,6 +73,7 @@ def test_incremental_chain_matches_full_recomputation(
     the messages equals the original."""
     tr = Transcript([_block(1)], [_block(2, image=True)])
     odd = tr.block_index(_odd_tokens)  # asked before the edits: kept up to date by them
+    tr.message_sums(_tokens_of)
     for op, seed, nblocks, image, extra in operations:
         blocks = [
             _block(seed + k, image and k == 0, "thinking" if extra == "thinking" and k == 1 else "text",
@@ -77,6 +92,28 @@ def test_incremental_chain_matches_full_recomputation(
         elif op == "replace":
             m = seed % len(tr.messages)  # keeps one old message, then several new ones
             tr.replace_from(m, [*tr.messages[m : m + 1], msg, Message.of("user", [_block(seed + 7)])])
+        elif op == "tail":  # the last messages kept, those before them dropped (a rolling window,
+            m = seed % len(tr.messages)  # a trim), a new one in front of them with `image` (a summary)
+            rest = tr.messages[m:]
+            k = 1 + seed % len(rest)
+            out = [msg, *rest[k:]] if image else rest[k:]
+            ref = deepcopy(tr)  # the same edit made by removing the rest and adding it again
+            ref.truncate_messages(m)
+            ref._add(out)
+            tr.replace_from(m, out)
+            assert vars_of(tr) == vars_of(ref)
+        elif op == "swap":  # every nblocks-th message from m on with one block swapped (masking,
+            m = seed % len(tr.messages)  # image eviction); a thinking block swapped takes the other path
+            out = list(tr.messages[m:])
+            for j in range(0, len(out), nblocks):
+                swapped = list(out[j].blocks)
+                swapped[seed % len(swapped)] = _block(seed + 13 + j, image, pinned=extra == "pinned-block")
+                out[j] = Message.of(out[j].role, swapped, out[j].tag, out[j].pinned)
+            ref = deepcopy(tr)  # the same edit made by removing the rest and adding it again
+            ref.truncate_messages(m)
+            ref._add(out)
+            tr.replace_from(m, out)
+            assert vars_of(tr) == vars_of(ref)
         else:
             tr.pop_message()
         hashes, cum, imgs = _full(tr)
@@ -100,12 +137,16 @@ def test_incremental_chain_matches_full_recomputation(
         assert tr.unpinned_imgs == unpinned
         assert tr.thinking_msgs == [m for m, msg in enumerate(tr.messages) if msg.thinking]
         copy = tr.fork(seed % (len(tr.messages) + 1))
+        bulk = tr.fork(len(copy.messages))  # the same messages added by one extend
         for msg in tr.messages[len(copy.messages) :]:
             copy.append(msg)
+        bulk.extend(tr.messages[len(bulk.messages) :])
         assert (copy.hashes, copy.cum_tokens, copy.img_hashes) == (tr.hashes, tr.cum_tokens, tr.img_hashes)
+        assert vars_of(bulk) == vars_of(copy)
         assert copy.unpinned_imgs == tr.unpinned_imgs
         assert odd == [p for p, b in enumerate(tr.blocks) if _odd_tokens(b)]
         assert tr.message_sums(_blocks_of) == list(accumulate(len(m.blocks) for m in tr.messages))
+        assert tr.message_sums(_tokens_of) == list(accumulate(m.tokens for m in tr.messages))
         assert copy.block_index(_odd_tokens) == odd
         assert copy.message_sums(_blocks_of) == tr.message_sums(_blocks_of)
 
@@ -128,3 +169,41 @@ def test_added_counters_never_shrink_on_edits() -> None:
     before = (tr.added_bytes, tr.added_images)
     tr.replace_from(0, [Message.of("user", [_block(7)])])
     assert (tr.added_bytes, tr.added_images) == before  # removed content is never subtracted (H-13)
+
+
+@given(st.lists(st.lists(st.integers(0, 12), max_size=8), min_size=1, max_size=6))
+@settings(max_examples=100, deadline=None)
+def test_a_transcript_edited_to_new_messages_forks_as_a_new_one(runs: list[list[int]]) -> None:
+    """One transcript brought to each list of messages by `replace_from(0, ...)` (what a harness's
+    summary request without tools is copied from, sim/harness_c_summary.py) forks into the same
+    transcript, field by field, as appending those messages to a new one."""
+    pool = [Message.of("user", [_block(i), _block(i + 50, image=i % 3 == 0)]) for i in range(13)]
+    system = [_block(2)]
+    base = Transcript((), system)
+    for run in runs:
+        msgs = [pool[i] for i in run]
+        base.replace_from(0, msgs)
+        fresh = Transcript((), system)
+        fresh.extend(msgs)
+        assert vars_of(base.fork()) == vars_of(fresh)
+
+
+def test_an_edit_keeping_the_last_messages_moves_them() -> None:
+    """A rolling window and a summary before the recent messages (sim/transcript_edits.py): the
+    kept messages, with thinking blocks, images and pinned images among them, move; the result
+    equals the rest removed and added again, field by field."""
+    tr = Transcript([_block(1)], [_block(2)])
+    tr.block_index(_odd_tokens)
+    tr.message_sums(_tokens_of)
+    for i in range(8):
+        blocks = [_block(10 * i), _block(10 * i + 1, kind="thinking" if i % 2 else "text"),
+                  _block(10 * i + 2, image=True, pinned=i % 3 == 0)]  # fmt: skip
+        tr.append(Message.of("assistant" if i % 2 else "user", blocks))
+    summary = Message.of("user", [_block(99)])
+    for out in (tr.messages[5:], [summary, *tr.messages[6:]]):
+        ref = deepcopy(tr)
+        ref.truncate_messages(1)
+        ref._add(out)
+        tr.replace_from(1, out)
+        assert vars_of(tr) == vars_of(ref)
+        assert tr.thinking_msgs == [m for m, msg in enumerate(tr.messages) if msg.thinking]

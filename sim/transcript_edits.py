@@ -1,0 +1,138 @@
+"""The edits `Transcript.replace_from` makes without removing and re-adding every message after
+the first changed one (issue 13: policies edit the middle of the conversation every turn).
+
+Everything after the first changed block gets new chain hashes (each depends on every block
+before it), so those are always computed again; but what a message contributes to the other
+arrays (text bytes, tokens, image positions, the running indexes and sums components asked for)
+depends on the message alone. So a swap of messages that moves no block (masking puts a
+placeholder where a tool result was, image eviction one where an image was) updates the swapped
+messages' entries in place, and an edit that keeps the last messages (a rolling window drops
+older ones, a compaction puts a summary before the recent ones, a trim drops a tool pair) adds
+what comes before them and moves them: their old entries shifted by how far they move.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import accumulate, compress, count, islice, repeat
+from itertools import chain as _chain
+from operator import add, is_not
+from typing import TYPE_CHECKING
+
+from ctxbench.sim.chain import CHAIN_SEED
+from ctxbench.sim.content import Message
+
+if TYPE_CHECKING:
+    from ctxbench.sim.transcript import Transcript
+
+_join = _chain.from_iterable  # the items of several sequences, one after the other
+
+
+def running(total: int, values: Iterable[int]) -> Iterator[int]:
+    """total + values[0], total + values[0] + values[1], ...: running sums added up in C (a
+    comprehension's loop costs more per item on the edits' long runs, issue 13)."""
+    return islice(accumulate(values, initial=total), 1, None)
+
+
+def _shifted(values: Iterable[int], by: int) -> Iterator[int]:
+    return map(add, values, repeat(by))
+
+
+def swap(tr: Transcript, m: int, new: Sequence[Message]) -> bool:
+    """Replace messages m.. by `new` when the messages that differ keep every block's position
+    (masking swaps a tool result for a placeholder, image eviction an image): then only the
+    chain hashes and running token counts from message m on are computed again (each depends
+    on every block before it), the image arrays from the first swapped image on, and the
+    other arrays are updated for the swapped messages alone (issue 13: an edit every turn no
+    longer re-adds the messages after it block by block). Returns False, changing nothing,
+    for any other edit."""
+    own, starts = tr.messages, tr.msg_starts
+    swapped = list(compress(count(m), map(is_not, new, islice(own, m, None))))
+    images_from = -1  # the first swapped message whose images differ (an evicted image)
+    for i in swapped:
+        a, b = own[i], new[i - m]
+        if len(a.blocks) != len(b.blocks) or a.pinned != b.pinned or bool(a.thinking) != bool(b.thinking):
+            return False
+        if images_from < 0 and (
+            a.image_at != b.image_at or any(a.blocks[k] is not b.blocks[k] for k in a.image_at)
+        ):
+            images_from = i
+    ends = [*swapped[1:], len(own)]  # message i's change shifts the running sums up to the next
+    for f, sums in tr._message_sums.items():
+        shift = 0
+        for i, end in zip(swapped, ends, strict=True):
+            shift += f(new[i - m]) - f(own[i])
+            if shift:
+                sums[i:end] = _shifted(sums[i:end], shift)
+    blocks = tr.blocks
+    for i in swapped:
+        put = new[i - m].blocks
+        pos = starts[i]
+        blocks[pos : pos + len(put)] = put
+        for pred, idx in tr._block_indexes.items():
+            lo, hi = bisect_left(idx, pos), bisect_left(idx, pos + len(put))
+            idx[lo:hi] = [pos + k for k, x in enumerate(put) if pred(x)]
+    own[m:] = new
+    pos = starts[m]
+    total = tr.msg_bytes[m - 1] if m else tr.bytes_before(tr.system_end)
+    tr.msg_bytes[m:] = running(total, [x.nbytes for x in new])
+    h = tr.hashes[pos - 1] if pos else CHAIN_SEED
+    tr.hashes[pos:] = [h := hash((h, d)) for d in _join([x.digests for x in new])]  # == chain(h, d)
+    t = tr.cum_tokens[pos - 1] if pos else 0
+    tr.cum_tokens[pos:] = running(t, _join([x.block_tokens for x in new]))
+    if images_from >= 0:  # the image positions and chain again from that message on
+        at = starts[images_from]
+        k = bisect_left(tr.image_pos, at)
+        del tr.image_pos[k:], tr.img_hashes[k + 1 :]
+        del tr.unpinned_imgs[bisect_left(tr.unpinned_imgs, at) :]
+        tr._index_images(new[images_from - m :], at)
+    tr.changed_from = pos if tr.changed_from is None else min(tr.changed_from, pos)
+    return True
+
+
+def move_tail(tr: Transcript, m: int, new: Sequence[Message]) -> bool:
+    """Replace messages m.. by `new` when `new` ends with this transcript's last messages (the
+    same objects): the messages before them are added, then the kept ones moved, their entries
+    shifted. Returns False, changing nothing, when `new` keeps no last message."""
+    own = tr.messages
+    kept = next(
+        compress(count(), map(is_not, reversed(new), islice(reversed(own), len(own) - m))),
+        min(len(new), len(own) - m),
+    )
+    if not kept:
+        return False
+    a = len(own) - kept  # the first kept message and its first block, where they are now
+    pa = tr.msg_starts[a]
+    # their entries, with the running values before them
+    msgs, starts, blocks, cum = own[a:], tr.msg_starts[a:], tr.blocks[pa:], tr.cum_tokens[pa:]
+    text, text_before = tr.msg_bytes[a:], tr.msg_bytes[a - 1] if a else tr.bytes_before(tr.system_end)
+    cum_before = tr.cum_tokens[pa - 1] if pa else 0
+    sums = {f: (s[a:], s[a - 1] if a else 0) for f, s in tr._message_sums.items()}
+    indexes = {pred: idx[bisect_left(idx, pa) :] for pred, idx in tr._block_indexes.items()}
+    thinking = tr.thinking_msgs[bisect_left(tr.thinking_msgs, a) :]
+    images = tr.image_pos[bisect_left(tr.image_pos, pa) :]
+    unpinned = tr.unpinned_imgs[bisect_left(tr.unpinned_imgs, pa) :]
+    tr.truncate_messages(m)
+    tr._add(new[: len(new) - kept])
+    at = len(tr.blocks)
+    move = at - pa  # how far their blocks move
+    tr.thinking_msgs.extend(_shifted(thinking, len(own) - a))
+    tr.msg_bytes.extend(_shifted(text, tr.total_bytes - text_before))
+    own.extend(msgs)
+    tr.msg_starts.extend(_shifted(starts, move))
+    for f, run in tr._message_sums.items():
+        old, before = sums[f]
+        run.extend(_shifted(old, (run[-1] if run else 0) - before))
+    h = tr.hashes[-1] if at else CHAIN_SEED
+    tr.hashes.extend([h := hash((h, d)) for d in _join([x.digests for x in msgs])])  # == chain(h, d)
+    tr.cum_tokens.extend(_shifted(cum, (tr.cum_tokens[-1] if at else 0) - cum_before))
+    tr.blocks.extend(blocks)
+    for pred, idx in tr._block_indexes.items():
+        idx.extend(_shifted(indexes[pred], move))
+    if images:
+        tr.image_pos.extend(_shifted(images, move))
+        h = tr.img_hashes[-1]
+        tr.img_hashes.extend([h := hash((h, blocks[p - pa].digest)) for p in images])  # == chain
+        tr.unpinned_imgs.extend(_shifted(unpinned, move))
+    return True
