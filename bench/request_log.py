@@ -288,16 +288,19 @@ def request_body(req: Request) -> dict[str, Any]:
 def simulated_log(
     trace: Any, policy: Any, provider: str | None = None, seed: int = 0
 ) -> list[dict[str, Any]]:
-    """Wrapped request bodies of one simulated run, in call order, each with the conversation as
-    its session id, the edits the harness declared before it, and its kind."""
-    from ctxbench.sim.runner import run_trace
+    """Wrapped request bodies of one simulated run of `trace` (a Trace, or one already prepared),
+    in call order, each with the conversation as its session id, the edits the harness declared
+    before it, and its kind."""
+    from ctxbench.sim.prepared import PreparedTrace
+    from ctxbench.sim.runner import prepare_for, run_prepared
 
     captured: list[tuple[str, int, dict[str, Any]]] = []
 
     def on_call(req: Request, _out: object) -> None:
         captured.append((req.conversation, req.index, request_body(req)))
 
-    res = run_trace(trace, policy, provider or policy.provider, seed, on_call=on_call)
+    prep = trace if isinstance(trace, PreparedTrace) else prepare_for(trace)
+    res = run_prepared([prep], policy, provider or policy.provider, seed, on_call=on_call)
     recs = {(r.conversation, r.index): r for r in res.records}
     out = []
     for conv, idx, body in captured:

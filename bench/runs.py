@@ -20,10 +20,11 @@ from typing import Any
 from ctxbench.policies.preset import Policy, load_policy, policy_assignments
 from ctxbench.sim import __version__
 from ctxbench.sim.prepared import PreparedTrace
+from ctxbench.sim.prepared_cache import open_prepared
 from ctxbench.sim.records import MISS_CAUSES
 from ctxbench.sim.runner import prepare_for, run_prepared
 from ctxbench.sim.summary import summarize
-from ctxbench.traces.generators.spec import GEN_PREFIX, GenSpec, is_spec_file, open_trace, parse_gen_spec
+from ctxbench.traces.generators.spec import GEN_PREFIX, GenSpec, is_spec_file, parse_gen_spec
 from ctxbench.traces.model import Trace
 
 
@@ -180,8 +181,11 @@ def prepared(trace: str, thash: str, source: Trace | None = None, tokenizer: str
     if prep is None:
         if len(_PREPARED) >= 16:
             _PREPARED.clear()
-        tr = source if source is not None else open_trace(trace)
-        prep = _PREPARED[key] = prepare_for(tr, None, tokenizer)
+        if source is not None:
+            prep = prepare_for(source, None, tokenizer)
+        else:  # a file through the prepared-trace cache (sim/prepared_cache.py)
+            prep = open_prepared(trace, None, tokenizer).prepared
+        _PREPARED[key] = prep
     return prep
 
 

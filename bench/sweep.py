@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from ctxbench.bench.progress import Progress
-from ctxbench.bench.runs import GEN_PREFIX, RunTask, open_trace, run_batch, run_task
+from ctxbench.bench.runs import GEN_PREFIX, RunTask, run_batch, run_task
 from ctxbench.bench.store import Ledger, ledger_path, load_ledger, write_results
+from ctxbench.traces.generators.spec import open_trace
 
 # ------------------------------------------------------------------ executors
 PR_SET_PDEATHSIG = 1  # linux/prctl.h

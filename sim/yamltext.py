@@ -79,13 +79,13 @@ def load_bundled(path: Path) -> Any:
             blob = marshal.dumps((key, data))
         except ValueError:  # e.g. a date: parsed every time
             return data
-        _store(entry, blob)
+        store_entry(entry, blob)
     return data
 
 
-def _store(entry: Path, blob: bytes) -> None:
+def store_entry(entry: Path, blob: bytes) -> None:
     """Write `blob` as `entry` atomically (a temporary file renamed over it); any failure is
-    silent, since the cache only saves time."""
+    silent, since the cache only saves time (also the prepared-trace cache's writer)."""
     tmp = entry.with_name(f".{entry.name}.{os.getpid()}")
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)

@@ -86,16 +86,17 @@ def build_report(args: argparse.Namespace, allowed: tuple[str, ...]) -> Report:
     entries: list[dict[str, Any]] | None = None
     skipped: list[int] = []  # ledger lines of requests the server refused
     if isinstance(first, dict) and first.get("format") == "ctxbench-trace":
-        from ctxbench.traces.format import read_trace
-
-        trace = read_trace(path)
         if args.policy:
             from ctxbench.policies.preset import load_policy
+            from ctxbench.sim.prepared_cache import prepared_file
 
             policy = load_policy(args.policy).with_budget(args.budget)
-            entries = simulated_log(trace, policy, args.provider, args.seed)
+            prep = prepared_file(str(path)).prepared  # kept prepared by file content
+            entries = simulated_log(prep, policy, args.provider, args.seed)
         else:
-            entries = trace_log(trace)
+            from ctxbench.traces.format import read_trace
+
+            entries = trace_log(read_trace(path))
         reqs = [parse_line(e, 0, f"{path} request {i}") for i, e in enumerate(entries)]
     elif isinstance(first, dict) and "miss_cause" in first and "conversation" in first:
         from ctxbench.sim.records import load_jsonl

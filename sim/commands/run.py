@@ -11,12 +11,13 @@ from ctxbench.policies.budget import budget_label
 from ctxbench.policies.preset import load_policy, policy_assignments
 from ctxbench.sim.catalog import add_prices_file, model_info
 from ctxbench.sim.commands._run_options import add_run_options, run_options
+from ctxbench.sim.prepared_cache import open_prepared
 from ctxbench.sim.providers.choice import choose
 from ctxbench.sim.records import save, write_jsonl
-from ctxbench.sim.runner import run_trace
+from ctxbench.sim.runner import run_prepared
 from ctxbench.sim.summary import format_summary, summarize
 from ctxbench.sim.values import size_arg
-from ctxbench.traces.generators.spec import TRACE_HELP, open_trace
+from ctxbench.traces.generators.spec import TRACE_HELP
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -56,16 +57,18 @@ def handle(args: argparse.Namespace) -> int:
     if opts.policy_set:
         policy = dataclasses.replace(policy, **policy_assignments(list(opts.policy_set)))
     policy = policy.with_budget(args.budget)
-    trace = open_trace(args.trace)
+    pf = open_prepared(args.trace, args.model, opts.tokenizer)  # kept prepared by file content
+    trace = pf.facts
     if args.prices:
         add_prices_file(args.prices)
     serving = choose(trace, policy.provider, args.provider, args.model)  # stops before any request
     if serving.note:
         print(f"note: {serving.note}", file=sys.stderr)
     provider, model = serving.profile, serving.model
-    result = run_trace(
-        trace, policy, provider, args.seed, model, opts.provider_params, tokenizer=opts.tokenizer
-    )
+    prep = pf.prepared
+    if prep.model != model:  # the profile's model, or the catalog's name of an alias
+        prep = open_prepared(args.trace, model, opts.tokenizer).prepared
+    result = run_prepared([prep], policy, provider, args.seed, opts.provider_params, tokenizer=opts.tokenizer)
     s = summarize(result.records, result.outcomes)
     if args.records == "-":
         write_jsonl(result.records, sys.stdout)

@@ -212,7 +212,8 @@ def test_an_unreachable_scheduler_is_named_quickly() -> None:
 def test_workers_run_from_shipped_trace_contents_not_paths(tmp_path: Path) -> None:
     """What Dask workers started in another folder do: the trace arrives as data, so a relative
     path that does not exist where the worker runs is never opened."""
-    from ctxbench.bench.runs import open_trace, run_batch
+    from ctxbench.bench.runs import run_batch
+    from ctxbench.traces.generators.spec import open_trace
 
     sample = "traces/samples/game-60.jsonl"
     tasks = make_tasks([sample], ["h-direct"], [None], [None], [0])
