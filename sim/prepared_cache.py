@@ -30,7 +30,7 @@ import sys
 import zlib
 from array import array
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from itertools import repeat
 from operator import attrgetter
 from pathlib import Path
@@ -160,6 +160,17 @@ def prepared_file(path: str, model: str | None = None, tokenizer: str = "rate") 
         if blob is not None:
             store_entry(entry, blob)
     return pf
+
+
+def for_model(text: str, prep: PreparedTrace, model: str, tokenizer: str = "rate") -> PreparedTrace:
+    """`prep` (of trace `text`) for `model`: its blocks under the model's name when the model has
+    the same tokenizer scale and image rule (what `prepare_for` gives: e.g. a dated id and its
+    catalog name), else `text` prepared for it."""
+    if prep.model == model:
+        return prep
+    if _factory_facts(prep.model) == _factory_facts(model):
+        return replace(prep, model=model)
+    return open_prepared(text, model, tokenizer).prepared
 
 
 def open_prepared(text: str, model: str | None = None, tokenizer: str = "rate") -> PreparedFile:

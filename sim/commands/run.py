@@ -11,7 +11,7 @@ from ctxbench.policies.budget import budget_label
 from ctxbench.policies.preset import load_policy, policy_assignments
 from ctxbench.sim.catalog import add_prices_file, model_info
 from ctxbench.sim.commands._run_options import add_run_options, run_options
-from ctxbench.sim.prepared_cache import open_prepared
+from ctxbench.sim.prepared_cache import for_model, open_prepared
 from ctxbench.sim.providers.choice import choose
 from ctxbench.sim.records import save, write_jsonl
 from ctxbench.sim.runner import run_prepared
@@ -65,9 +65,7 @@ def handle(args: argparse.Namespace) -> int:
     if serving.note:
         print(f"note: {serving.note}", file=sys.stderr)
     provider, model = serving.profile, serving.model
-    prep = pf.prepared
-    if prep.model != model:  # the profile's model, or the catalog's name of an alias
-        prep = open_prepared(args.trace, model, opts.tokenizer).prepared
+    prep = for_model(args.trace, pf.prepared, model, opts.tokenizer)  # the profile's, or an alias's name
     result = run_prepared([prep], policy, provider, args.seed, opts.provider_params, tokenizer=opts.tokenizer)
     s = summarize(result.records, result.outcomes)
     if args.records == "-":

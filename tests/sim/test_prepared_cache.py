@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from ctxbench.policies.preset import load_policy
 from ctxbench.sim import prepared_cache
-from ctxbench.sim.prepared_cache import SOURCES, open_prepared, prepared_file
+from ctxbench.sim.prepared_cache import SOURCES, for_model, open_prepared, prepared_file
 from ctxbench.sim.records import write_jsonl
 from ctxbench.sim.runner import prepare_for, run_prepared
 from ctxbench.traces.format import TraceError, read_trace, write_trace
@@ -77,8 +77,11 @@ def test_kept_entry_is_the_prepared_trace(cache: Path, sample: Path) -> None:
     assert len(entries(cache)) == 1
 
 
-@pytest.mark.parametrize(("sample", "preset"), [("game-300", "h-direct"), ("game-300", "h-keep-last-2"),
-                                                ("coding-long", "claude-code"), ("coding-long", "codex")])  # fmt: skip
+CASES = [("game-300", "h-direct"), ("game-300", "h-keep-last-2"), ("coding-long", "claude-code"),
+         ("coding-long", "codex")]  # fmt: skip
+
+
+@pytest.mark.parametrize(("sample", "preset"), CASES)
 def test_records_byte_identical_cold_and_warm(cache: Path, sample: str, preset: str) -> None:
     path = str(ROOT / "traces" / "samples" / f"{sample}.jsonl")
     plain = records_bytes(prepare_for(read_trace(path)), preset)
@@ -97,9 +100,9 @@ def test_records_byte_identical_cold_and_warm(cache: Path, sample: str, preset: 
 )
 def test_generated_traces_round_trip(cache: Path, tmp_path: Path, gen: str, size: int, seed: int,
                                      resumes: float) -> None:  # fmt: skip
-    params: dict[str, Any] = (
-        {"turns": size, "seed": seed} if gen == "game" else {"user_turns": size, "seed": seed, "resume_share": resumes}
-    )
+    params: dict[str, Any] = {"turns": size, "seed": seed}
+    if gen == "coding":
+        params = {"user_turns": size, "seed": seed, "resume_share": resumes}
     path = tmp_path / f"{gen}-{size}-{seed}-{resumes}.jsonl"
     write_trace(generate(gen, **params), path)
     check_same(str(path))
@@ -154,7 +157,7 @@ def test_damaged_entry_is_prepared_anew_and_rewritten(cache: Path, damage: str) 
     else:
         import marshal
 
-        ident, check, payload = marshal.loads(good)
+        _, check, payload = marshal.loads(good)
         entry.write_bytes(marshal.dumps(("another|ident", check, payload)))
     check_same(path)
     assert entry.read_bytes() == good
@@ -220,3 +223,28 @@ def test_sources_cover_what_reading_and_preparing_imports() -> None:
     # yamltext: the catalog's data files, whose model facts each entry carries and checks
     missing = {m.removeprefix("ctxbench.") for m in out.split()} - listed - packages - {"sim.yamltext"}
     assert not missing, f"add to SOURCES: {sorted(missing)}"
+
+
+def test_for_model_is_prepare_for_of_that_model(cache: Path) -> None:
+    """`run` prepares for the trace's model, then for the one `choose` picks (a dated id's catalog
+    name: the same blocks; a model with other facts: prepared anew)."""
+    path = str(ROOT / "traces" / "samples" / "game-60.jsonl")
+    pf = prepared_file(path, "claude-sonnet-4-5-20250929")
+    trace = read_trace(path)
+    for model in ("claude-sonnet-4-5", "gpt-4.1"):
+        assert fields_of(for_model(path, pf.prepared, model)) == fields_of(prepare_for(trace, model))
+
+
+@pytest.mark.parametrize("args", [["--policy", "h-direct"], ["--policy", "codex", "--model", "gpt-4.1"]])
+def test_run_command_records_same_cold_warm_and_off(tmp_path: Path, args: list[str]) -> None:
+    """`ctxbench run --records -`: the same bytes with the cache off, cold and warm."""
+    import os
+
+    trace = str(ROOT / "traces" / "samples" / "game-300.jsonl")
+    outs = []
+    for folder in ("", str(tmp_path / "c"), str(tmp_path / "c")):
+        env = {**os.environ, "CTXBENCH_CACHE_DIR": folder}
+        cmd = [sys.executable, "-m", "ctxbench.sim.cli", "run", trace, *args, "--records", "-"]
+        outs.append(subprocess.run(cmd, capture_output=True, env=env, check=True).stdout)
+    assert outs[0] and outs[0] == outs[1] == outs[2]
+    assert entries(tmp_path / "c")
