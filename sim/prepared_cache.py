@@ -1,8 +1,10 @@
 """Prepared traces kept in the user's cache by file content (issue 13: reading and preparing a long
 trace cost more CPU than simulating it once; loading a kept one costs a fraction of either).
 
-`prepared_file(path, model, tokenizer)` is the one way a command turns a trace file into a prepared
-trace (`run`, `compare`, `sweep`, `check-prefix --policy`): the file's bytes are hashed, and an
+`prepared_file(path, model, tokenizer)` is how `run`, `compare`, `sweep` and `check-prefix --policy`
+turn a trace file into a prepared trace (`open_prepared` for a file or a generator spec, which is
+generated and prepared each time; `fidelity` and `context` read the whole trace for more than
+preparing it, and real sessions are short): the file's bytes are hashed, and an
 entry for that hash and everything else that changes the result (the model and tokenizer asked for,
 `PREPARED_FORMAT`, the ctxbench version, the source of the modules that read and prepare a trace,
 the Python and marshal versions) is loaded when present, else the file is read (`read_trace`: a bad
@@ -95,17 +97,19 @@ _source_key: str | None = None
 
 def source_key() -> str:
     """A hash of ctxbench's version and the source of `SOURCES` (read once per process), so an
-    edited checkout never loads an entry an older code made."""
+    edited checkout never loads an entry an older code made; "" (no caching) when one of them
+    cannot be read (an installation without its sources)."""
     global _source_key
     if _source_key is None:
-        root = Path(__file__).resolve().parent.parent
+        root = Path(__file__).resolve().parent.parent  # the checkout, or the installed `ctxbench`
         h = blake2b(__version__.encode(), digest_size=16)
-        for name in SOURCES:
-            try:
+        try:
+            for name in SOURCES:
                 h.update((root / name).read_bytes())
-            except OSError:  # an installed copy without one of them: never shares entries
-                h.update(f"missing {name} {os.getpid()}".encode())
-        _source_key = h.hexdigest()
+        except OSError:
+            _source_key = ""
+        else:
+            _source_key = h.hexdigest()
     return _source_key
 
 
@@ -133,7 +137,7 @@ def prepared_file(path: str, model: str | None = None, tokenizer: str = "rate") 
     """`path` read and prepared for `model` (None: the trace's own) with `tokenizer`, from the
     cache when an entry for its content is kept (module doc)."""
     folder = cache_dir()
-    if folder is None:
+    if folder is None or not source_key():
         return _prepare_file(path, model, tokenizer)
     try:
         before = os.stat(path)

@@ -248,3 +248,11 @@ def test_run_command_records_same_cold_warm_and_off(tmp_path: Path, args: list[s
         outs.append(subprocess.run(cmd, capture_output=True, env=env, check=True).stdout)
     assert outs[0] and outs[0] == outs[1] == outs[2]
     assert entries(tmp_path / "c")
+
+
+def test_unreadable_sources_turn_the_cache_off(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An installation without the sources cannot tell its code apart: nothing is kept."""
+    monkeypatch.setattr(prepared_cache, "SOURCES", ("sim/no-such-module.py",))
+    monkeypatch.setattr(prepared_cache, "_source_key", None)
+    check_same(str(ROOT / "traces" / "samples" / "game-60.jsonl"))
+    assert not entries(cache)
