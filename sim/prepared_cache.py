@@ -218,11 +218,10 @@ def _column(values: list[Any]) -> tuple[Any, ...]:
     if len(types) == 1 and values.count(values[0]) == len(values):
         return ("=", values[0], len(values))
     if types == {int}:
-        for code in ("q", "Q"):
-            try:
-                return (code, array(code, values).tobytes())
-            except OverflowError:
-                pass
+        low, high = min(values), max(values)
+        code = "q" if low >= -(2**63) and high < 2**63 else "Q" if low >= 0 and high < 2**64 else ""
+        if code:
+            return (code, array(code, values).tobytes())
     return ("t", tuple(values))
 
 
@@ -240,36 +239,29 @@ def _columns(objs: Sequence[Any], names: tuple[str, ...]) -> tuple[tuple[Any, ..
     return tuple(_column(list(map(attrgetter(n), objs))) for n in names)
 
 
+def _indexed(objs: list[Any]) -> tuple[list[Any], list[int]]:
+    """The distinct objects of `objs` (by identity, None left out) and each one's index among
+    them (-1 for None)."""
+    index: dict[int, int] = {id(None): -1}
+    distinct: list[Any] = []
+    for o in objs:
+        if id(o) not in index:
+            index[id(o)] = len(distinct)
+            distinct.append(o)
+    return distinct, list(map(index.__getitem__, map(id, objs)))
+
+
 def _dump(pf: PreparedFile, ident: str) -> bytes | None:
     """The entry's bytes: ident, checksum, payload; None when the trace holds what the form does
     not know (it is then prepared every time). Each distinct block and message is kept once, field
     by field (`_column`), and referenced by index."""
     prep = pf.prepared
-    blocks: dict[int, int] = {}
-    block_list: list[Block] = []
-    messages: dict[int, int] = {}
-    message_list: list[Message] = []
-
-    def block(b: Block) -> int:
-        i = blocks.get(id(b))
-        if i is None:
-            i = blocks[id(b)] = len(block_list)
-            block_list.append(b)
-        return i
-
-    def message(m: Message | None) -> int:
-        if m is None:
-            return -1
-        i = messages.get(id(m))
-        if i is None:
-            i = messages[id(m)] = len(message_list)
-            message_list.append(m)
-        return i
-
     try:
-        tools, system = [block(b) for b in prep.tools], [block(b) for b in prep.system]
-        step_messages = [message(s.message) for s in prep.steps]
-        flat = [block(b) for m in message_list for b in m.blocks]
+        message_list, step_messages = _indexed([s.message for s in prep.steps])
+        all_blocks = [*prep.tools, *prep.system, *(b for m in message_list for b in m.blocks)]
+        block_list, at = _indexed(all_blocks)
+        n, k = len(prep.tools), len(prep.tools) + len(prep.system)
+        tools, system, flat = at[:n], at[n:k], at[k:]
         events = tuple(_event(s.event) for s in prep.steps)
         head = (dict(vars(pf.facts.header)), prep.model, _factory_facts(prep.model), prep.window,
                 prep.playbook_bytes, _column(tools), _column(system))  # fmt: skip
