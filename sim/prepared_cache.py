@@ -1,5 +1,5 @@
 """Prepared traces kept in the user's cache by file content (issue 13: reading and preparing a long
-trace cost more CPU than simulating it once; loading a kept one costs a fraction of either).
+trace cost more CPU than simulating it once; loading a kept one costs about half as much).
 
 `prepared_file(path, model, tokenizer)` is how `run`, `compare`, `sweep` and `check-prefix --policy`
 turn a trace file into a prepared trace (`open_prepared` for a file or a generator spec, which is
@@ -15,7 +15,8 @@ The entry is a compact tuple form in `marshal` (each distinct block and message 
 index; events as their field dicts), rebuilt through the slots makers (sim/makers.py): on the
 10,000-turn game trace a pickle of the prepared trace loads in ~1.3 CPU-s (a frozen slots
 dataclass's `__setstate__` sets each field through `object.__setattr__`), more than reading and
-preparing it, where this form loads in a small fraction of that (bench/speed/test_bench_read.py).
+preparing it (~0.4), where this form loads in ~0.2 (bench/speed/test_bench_read.py); writing an
+entry costs ~0.35 more on the first call.
 An entry carries a checksum of its payload and the block factory's facts (tokenizer scale, image
 rule) of its model, checked on loading: an entry that cannot be read, is corrupt or stale is
 ignored and rewritten, never an error and never a different result.
