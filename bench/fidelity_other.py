@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctxbench.bench.fidelity import SessionFidelity, compare, serving
+from ctxbench.bench.fidelity import SessionFidelity, compare
 from ctxbench.bench.fidelity_auto import evidence
 from ctxbench.bench.fidelity_fields import session_json
+from ctxbench.bench.fidelity_replay import serving
 from ctxbench.sim.catalog import CatalogError, prices
 from ctxbench.sim.providers.registry import profile
 from ctxbench.traces.importers import import_paths

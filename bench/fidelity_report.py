@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from ctxbench.bench import fidelity_tables as tables
-from ctxbench.bench.fidelity import SessionFidelity, compare, replay
+from ctxbench.bench.fidelity import SessionFidelity, compare
 from ctxbench.bench.fidelity_other import other_formats
+from ctxbench.bench.fidelity_replay import replay
 from ctxbench.bench.progress import Progress
 from ctxbench.sim.tokens import RateCounter, make_counter, toktok_available
 from ctxbench.traces.importers import import_paths

@@ -12,7 +12,7 @@ from ctxbench.bench.fidelity_outside import KINDS, LABELS, LOOKUP_FAILURE, OUTSI
 Row = tuple[str, SessionFidelity, SessionFidelity]  # (label, replay, replay with --keep-warm)
 HEADER = [
     "Replay = preset `recorded` (recorded cache marks + ttl, recorded compactions, zero latency) on "
-    "the Anthropic provider model with the options the bills show (bench/fidelity.py `OBSERVED`: "
+    "the Anthropic provider model with the options the bills show (bench/fidelity_replay.py `OBSERVED`: "
     "lookback of the breakpoint and the 20 blocks before it, screenshots nested in tool results, "
     "reads refresh the request's inner marks, the first deferred tool changes the rendered prefix "
     "and further ones do not, a read re-times the entry it hits to the ttl of the mark that found "

@@ -9,8 +9,9 @@ import json
 import sys
 from pathlib import Path
 
-from ctxbench.bench.fidelity import compare, serving
+from ctxbench.bench.fidelity import compare
 from ctxbench.bench.fidelity_fields import session_json
+from ctxbench.bench.fidelity_replay import serving
 from ctxbench.sim.catalog import add_prices_file
 from ctxbench.traces.format import read_trace
 from ctxbench.traces.model import MessageEvent

@@ -64,7 +64,7 @@ class AnthropicConfig:
     strip_thinking_on_user_content: bool | None = None
     # §1.3 "Block counting granularity ... UNCONFIRMED": an image that belongs to a tool result
     # (traces/FORMAT.md: it follows the tool_result) is nested in it on the wire, so it is not a
-    # lookback position of its own (assumed; seen in traces-real cua sessions, bench/fidelity.py)
+    # lookback position of its own (assumed; seen in traces-real cua sessions, bench/fidelity_replay.py)
     tool_result_images_nested: bool = False
     # §1.5 "refreshed ... each time the cached content is used": a read also refreshes the
     # entries at this request's breakpoints inside the read prefix (assumed reading of the doc;
@@ -80,7 +80,7 @@ class AnthropicConfig:
     # in a request changes the rendered prefix from the tools on, further deferred tools do not
     # (observed in Claude Code 2.1.114 bills, traces-real ef958aa1: the request that first sends
     # deferred tools re-wrote its prompt in all three conversations, later loads kept the prefix;
-    # bench/fidelity.py OBSERVED)
+    # bench/fidelity_replay.py OBSERVED)
     deferred_tools_prefix: Literal["append", "first"] = "append"
     # Server-side lookup failures: a request reads only the system + tools prefix though a longer
     # entry is live and its prompt unchanged (intermittent, self-healing; the API's diagnostics
@@ -94,11 +94,11 @@ class AnthropicConfig:
     # from the entry's: "entry" keeps the entry's own ttl (default), "reader" re-times it to the
     # ttl of the mark that found it (observed once: traces-real ef958aa1 main #10, a 1h entry a 5m
     # forked query of Claude Code 2.1.114 read was gone 432 s later, while the 1h entry before it,
-    # not read by the fork, was live; bench/fidelity.py OBSERVED)
+    # not read by the fork, was live; bench/fidelity_replay.py OBSERVED)
     refresh_ttl: Literal["entry", "reader"] = "entry"
     # §1.5: "available once the first response begins" (0: readable at the writing request's first
     # token). > 0: an entry written by a request that read a cached prefix is readable only this
-    # many seconds after that request started (observed for Opus 4.7 only, bench/fidelity.py
+    # many seconds after that request started (observed for Opus 4.7 only, bench/fidelity_replay.py
     # OBSERVED_BY_MODEL)
     extension_readable_after: float = 0.0
     latency: Latency = field(default_factory=Latency)

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from ctxbench.bench.fidelity import RequestCompare, SessionFidelity, compare, serving
+from ctxbench.bench.fidelity import RequestCompare, SessionFidelity, compare
 from ctxbench.bench.fidelity_auto import OUTPUT, ROUTING, auto_prefix_cause, evidence
 from ctxbench.bench.fidelity_gateway import as_charged, reports_cache_writes
 from ctxbench.bench.fidelity_other import other_formats, recorded_cost
+from ctxbench.bench.fidelity_replay import serving
 from ctxbench.sim.providers.anthropic import reported_usage
 from ctxbench.sim.providers.base import Usage as SimUsage
 from ctxbench.traces.importers import import_paths

@@ -30,13 +30,6 @@ ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = sorted((ROOT / "traces" / "samples").glob("*.jsonl"))
 
 
-@pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("CTXBENCH_CACHE_DIR", str(folder))
-    return folder
-
-
 def entries(folder: Path) -> list[Path]:
     return sorted(folder.glob("prepared-*/*.marshal"))
 

@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from ctxbench.bench.fidelity import replay
+from ctxbench.bench.fidelity_replay import replay
 from ctxbench.policies.preset import load_policy
 from ctxbench.sim.commands.context import snapshot
 from ctxbench.sim.providers.base import Provider

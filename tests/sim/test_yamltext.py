@@ -15,13 +15,6 @@ from ctxbench.sim.catalog import DATA
 TEXT = "name: t\nbudget: 80k\nlist: [1, 2.5, true, null, 'x']\nnested: {a: {b: c}}\n"
 
 
-@pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("CTXBENCH_CACHE_DIR", str(folder))
-    return folder
-
-
 def _entries(folder: Path) -> list[Path]:
     return sorted(folder.glob("*/*.marshal"))
 

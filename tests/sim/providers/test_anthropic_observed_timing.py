@@ -1,4 +1,4 @@
-"""Observed Anthropic cache options (sim/providers/anthropic.py, bench/fidelity.py OBSERVED):
+"""Observed Anthropic cache options (sim/providers/anthropic.py, bench/fidelity_replay.py OBSERVED):
 `refresh_ttl` (which ttl a read gives the entry it hits), `extension_readable_after` (when an entry
 written on top of a read becomes readable) and a lookup failure scripted for any conversation."""
 
