@@ -251,16 +251,20 @@ class CConversation(SummaryCalls):
         return None
 
     # ------------------------------------------------------------ compaction
-    def _apply_trim(self, edit: Edit, trigger: str, est: int | None = None) -> int:
+    def _apply_trim(self, edit: Edit, trigger: str, est: int | None = None) -> None:
+        """Apply a trim or masking edit. A tier's pass is counted and its savings logged (C-12:
+        an unproductive one backs off); masking is no pass, so nothing is measured for it."""
+        if trigger == "masking":
+            self.apply(edit)
+            self.anchor = None  # C-4: the last report no longer describes the transcript
+            return
         before = self.whole()
         self.apply(edit)
-        self.anchor = None  # C-4: the last report no longer describes the transcript
+        self.anchor = None
         saved = max(0, before - self.whole())
-        if trigger != "masking":
-            self.count("passes")
-            self._record_savings(trigger, saved, -1, edit.first)
-            self._maybe_back_off(saved)
-        return saved
+        self.count("passes")
+        self._record_savings(trigger, saved, -1, edit.first)
+        self._maybe_back_off(saved)
 
     def _record_savings(self, trigger: str, saved: int, summary_at: int, first_kept: int) -> None:
         self.saved_total += saved

@@ -1,8 +1,9 @@
 """A conversation's prompt as flat arrays with a chained prefix hash, updated incrementally.
 
 Order is tools → system → messages (providers.md §1.1). For block i, `hashes[i]` is
-`chain(hashes[i-1], digest_i)` seeded with a fixed constant (`sim/chain.py`), so appending a
-message hashes only its new blocks, and an edit re-hashes only from the first changed message.
+`hashes[i-1] + prefix_term(rank_i, digest_i)` from a fixed seed (`sim/chain.py`), so appending a
+message hashes only its new blocks, an edit re-hashes only from the first changed message, and a
+swap in place hashes only the swapped blocks (the later values move by one constant).
 Running sums of tokens (per block), of text bytes (per message; images are counted, not sized)
 and the positions of the images answer every size query without a scan; the image chain
 (`img_hashes`) lets a provider tell whether a request's images extend an earlier request's.
@@ -19,7 +20,7 @@ from collections.abc import Callable, Sequence
 from itertools import accumulate
 from itertools import chain as _chain
 
-from ctxbench.sim.chain import CHAIN_SEED, chain
+from ctxbench.sim.chain import CHAIN_SEED, chain, prefix_term
 from ctxbench.sim.content import IMAGE, Block, Message
 from ctxbench.sim.transcript_edits import move_tail, running, swap
 
@@ -55,6 +56,7 @@ class Transcript:
         self._block_indexes: dict[Callable[[Block], bool], list[int]] = {}  # block_index()
         self._message_sums: dict[Callable[[Message], int], list[int]] = {}  # message_sums()
         self.first_deferred = -1  # position of the first deferred tool (-1: none)
+        self.deferred_tools = 0  # how many: a block's rank in the prefix hash is its position less these
         self.head_bytes: list[int] = []  # text bytes through each tools/system block
         self._push_head(tools)
         self.tools_end = len(self.blocks)
@@ -77,6 +79,7 @@ class Transcript:
         t._block_indexes = {f: idx[: bisect_left(idx, pos)] for f, idx in self._block_indexes.items()}
         t._message_sums = {f: sums[:m] for f, sums in self._message_sums.items()}
         t.tools_end, t.system_end, t.first_deferred = self.tools_end, self.system_end, self.first_deferred
+        t.deferred_tools = self.deferred_tools
         t.head_bytes = list(self.head_bytes)
         t.added_bytes = self.bytes_before(pos) - self.bytes_before(self.system_end)
         t.added_images = images - self.images_before(self.system_end)
@@ -169,8 +172,9 @@ class Transcript:
             if b.deferred:
                 if self.first_deferred < 0:
                     self.first_deferred = len(self.blocks)
+                self.deferred_tools += 1
             else:
-                h = chain(h, b.digest)
+                h += prefix_term(len(self.blocks) - self.deferred_tools, b.digest)
             t += b.tokens
             if b.kind == IMAGE:
                 self.image_pos.append(len(self.blocks))
@@ -225,6 +229,7 @@ class Transcript:
         if tools:
             if self.first_deferred >= pos:
                 self.first_deferred = -1
+            self.deferred_tools = sum(b.deferred for b in self.blocks)  # the head's, before pos
             self._push_head(new)
             self.tools_end = len(self.blocks)
             self._push_head(system)
@@ -255,7 +260,11 @@ class Transcript:
         own.append(msg)
         hashes = self.hashes
         h = hashes[-1] if start else CHAIN_SEED
-        hashes.extend([h := hash((h, d)) for d in msg.digests])  # == chain(h, d)
+        rank = start - self.deferred_tools
+        for d in msg.digests:
+            h += hash((rank, d))  # == prefix_term(rank, d)
+            hashes.append(h)
+            rank += 1
         blocks.extend(msg.blocks)
         cum = self.cum_tokens
         t = cum[-1] if start else 0
@@ -297,7 +306,11 @@ class Transcript:
             sums.extend(running(sums[-1] if sums else 0, map(f, msgs)))
         hashes = self.hashes
         h = hashes[-1] if start else CHAIN_SEED
-        hashes.extend([h := hash((h, d)) for d in _join([m.digests for m in msgs])])  # == chain(h, d)
+        rank = start - self.deferred_tools
+        for d in _join([m.digests for m in msgs]):
+            h += hash((rank, d))  # == prefix_term(rank, d)
+            hashes.append(h)
+            rank += 1
         blocks.extend(_join([m.blocks for m in msgs]))
         cum = self.cum_tokens
         t = cum[-1] if start else 0

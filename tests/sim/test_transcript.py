@@ -5,11 +5,14 @@ from __future__ import annotations
 from copy import deepcopy
 from dataclasses import replace
 from itertools import accumulate
+from unittest.mock import patch
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxbench.sim.chain import CHAIN_SEED, chain
+from ctxbench.sim import transcript_edits
+from ctxbench.sim.chain import CHAIN_SEED, chain, prefix_term
 from ctxbench.sim.content import Block, Message, digest64
 from ctxbench.sim.transcript import Transcript
 
@@ -20,9 +23,11 @@ def _block(i: int, image: bool = False, kind: str = "text", pinned: bool = False
 
 
 def _full(tr: Transcript) -> tuple[list[int], list[int], list[int]]:
-    h, hashes, cum, t, imgs = CHAIN_SEED, [], [], 0, [CHAIN_SEED]
+    h, hashes, cum, t, imgs, rank = CHAIN_SEED, [], [], 0, [CHAIN_SEED], 0
     for b in tr.blocks:
-        h = h if b.deferred else chain(h, b.digest)  # a deferred tool moves no prefix
+        if not b.deferred:  # a deferred tool moves no prefix
+            h += prefix_term(rank, b.digest)
+            rank += 1
         t += b.tokens
         hashes.append(h)
         cum.append(t)
@@ -63,14 +68,22 @@ ops = st.lists(
 )
 
 
-@given(ops)
+@pytest.mark.parametrize("splice_after", [transcript_edits.SPLICE_AFTER, 0])
+@given(operations=ops)
 @settings(max_examples=150, deadline=None)
 def test_incremental_chain_matches_full_recomputation(
-    operations: list[tuple[str, int, int, bool, str]],
+    splice_after: int, operations: list[tuple[str, int, int, bool, str]]
 ) -> None:
     """Hashes, sums, the image chain and the running indexes (unpinned images, thinking, the
     indexes a component asks for) equal a recomputation from the blocks; a fork plus the rest of
-    the messages equals the original."""
+    the messages equals the original. With `splice_after` 0 a swap always takes its splice path
+    (computing the swapped messages and shifting what follows), which the small transcripts here
+    would otherwise not reach."""
+    with patch.object(transcript_edits, "SPLICE_AFTER", splice_after):
+        _check_operations(operations)
+
+
+def _check_operations(operations: list[tuple[str, int, int, bool, str]]) -> None:
     tr = Transcript([_block(1)], [_block(2, image=True)])
     odd = tr.block_index(_odd_tokens)  # asked before the edits: kept up to date by them
     tr.message_sums(_tokens_of)
