@@ -22,7 +22,7 @@ from itertools import chain as _chain
 
 from ctxbench.sim.chain import CHAIN_SEED, chain, prefix_term
 from ctxbench.sim.content import IMAGE, Block, Message
-from ctxbench.sim.transcript_edits import move_tail, running, swap
+from ctxbench.sim.transcript_edits import move_tail, prefix_hashes, running, swap
 
 _join = _chain.from_iterable  # the items of several sequences, one after the other
 
@@ -306,11 +306,7 @@ class Transcript:
             sums.extend(running(sums[-1] if sums else 0, map(f, msgs)))
         hashes = self.hashes
         h = hashes[-1] if start else CHAIN_SEED
-        rank = start - self.deferred_tools
-        for d in _join([m.digests for m in msgs]):
-            h += hash((rank, d))  # == prefix_term(rank, d)
-            hashes.append(h)
-            rank += 1
+        hashes.extend(prefix_hashes(h, start - self.deferred_tools, _join([m.digests for m in msgs])))
         blocks.extend(_join([m.blocks for m in msgs]))
         cum = self.cum_tokens
         t = cum[-1] if start else 0

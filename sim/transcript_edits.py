@@ -40,6 +40,14 @@ def running(total: int, values: Iterable[int]) -> Iterator[int]:
     return islice(accumulate(values, initial=total), 1, None)
 
 
+def prefix_hashes(h: int, rank: int, digests: Iterable[int]) -> Iterator[int]:
+    """The prefix hashes of blocks with `digests`, the first of rank `rank`, after the prefix hash
+    `h`: h + prefix_term(rank, d0), then + prefix_term(rank + 1, d1), ... (`sim/chain.py`), in C
+    (hash of each (rank, digest) pair enumerate makes, summed by `running`): on the long runs of
+    an edit, half the cost of a comprehension."""
+    return running(h, map(hash, enumerate(digests, rank)))
+
+
 def _shifted(values: Iterable[int], by: int) -> Iterator[int]:
     return map(add, values, repeat(by))
 
@@ -109,7 +117,7 @@ def swap(tr: Transcript, m: int, new: Sequence[Message]) -> bool:
             msg = new[i - m]
             pos, stop = starts[i], starts[end] if end < len(own) else len(blocks)
             h = hashes[pos - 1] if pos else CHAIN_SEED
-            fresh = [h := h + hash(t) for t in enumerate(msg.digests, pos + rank)]
+            fresh = [h := h + hash(t) for t in enumerate(msg.digests, pos + rank)]  # == prefix_term(*t)
             moved[0] = _splice(hashes, pos, fresh, stop, moved[0])
             fresh = list(running(cum[pos - 1] if pos else 0, msg.block_tokens))
             moved[1] = _splice(cum, pos, fresh, stop, moved[1])
@@ -159,8 +167,7 @@ def move_tail(tr: Transcript, m: int, new: Sequence[Message]) -> bool:
         old, before = sums[f]
         run.extend(_shifted(old, (run[-1] if run else 0) - before))
     h = tr.hashes[-1] if at else CHAIN_SEED
-    ranked = enumerate(_join([x.digests for x in msgs]), at - tr.deferred_tools)
-    tr.hashes.extend([h := h + hash(t) for t in ranked])  # hash(t) == prefix_term(*t)
+    tr.hashes.extend(prefix_hashes(h, at - tr.deferred_tools, _join([x.digests for x in msgs])))
     tr.cum_tokens.extend(_shifted(cum, (tr.cum_tokens[-1] if at else 0) - cum_before))
     tr.blocks.extend(blocks)
     for pred, idx in tr._block_indexes.items():
