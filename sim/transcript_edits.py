@@ -29,8 +29,10 @@ if TYPE_CHECKING:
 _join = _chain.from_iterable  # the items of several sequences, one after the other
 # A swap computes the swapped messages' running values and shifts the ones after them when more
 # than this many blocks per swapped message follow the first one; else it computes them all in
-# one pass, which costs less on a short tail (a cost trade-off, measured in instructions per
-# request on the sample traces; it changes no value).
+# one pass, which costs less on a short tail. A cost trade-off that changes no value, measured in
+# instructions per request on game-300: always shifting, anthropic-clear-tool-uses (~2 swapped
+# messages, ~22 blocks after) costs 325k against 308k; never shifting, openhands-masking (~1.5
+# swapped, ~180 blocks after) costs 584k against 473k.
 SPLICE_AFTER = 24
 
 
