@@ -32,8 +32,9 @@ class Anchor:
 @dataclass(slots=True)
 class View:
     """What a component reads: the transcript (live) and the harness's numbers at this moment.
-    Read-only by contract (components never assign to it; not frozen, for the cost of building a
-    frozen dataclass, as `Anchor`)."""
+    Read-only for components (they never assign to it, nor keep it past their call); the harness
+    that made it brings its numbers up to date in place before each use (`Conversation.view`:
+    not one View made per request, issue 13), which is why it is not frozen."""
 
     tr: Transcript
     anchor: Anchor | None
@@ -79,6 +80,10 @@ class Edit:
     messages: tuple[Message, ...]
     cause: str
     detail: int = 0  # images evicted, tool pairs trimmed, ...
+    # the indexes (in the conversation) of the messages that differ from the conversation's, when
+    # the component knows them (rewrite_blocks does): the transcript then swaps them without
+    # comparing every message after the first (issue 13); empty when not known
+    swapped: tuple[int, ...] = ()
 
 
 def rewrite_blocks(view: View, replace: dict[tuple[int, int], Block], cause: str) -> Edit | None:
@@ -95,4 +100,4 @@ def rewrite_blocks(view: View, replace: dict[tuple[int, int], Block], cause: str
         msg = msgs[m]
         blocks = tuple([swaps.get(i, b) for i, b in enumerate(msg.blocks)])
         out[m - first] = Message.of(msg.role, blocks, msg.tag, msg.pinned)
-    return Edit(first, tuple(out), cause, len(replace))
+    return Edit(first, tuple(out), cause, len(replace), tuple(sorted(by_msg)))

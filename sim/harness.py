@@ -11,7 +11,6 @@ from __future__ import annotations
 import random
 from bisect import bisect_left, bisect_right
 from dataclasses import replace
-from typing import Any
 
 import simpy
 
@@ -71,22 +70,26 @@ class Conversation(ProviderCalls):
         self.pending_edit: tuple[str, int, int] = ("", 0, 0)  # (causes, detail, tokens saved)
         self.index = 0
         self.game_t = 0.0
-        self._view_key: tuple[Any, ...] = ()  # the harness state self._view was made in (view())
-        self._view: View | None = None
+        self._view: View | None = None  # the conversation's View (view()); None: make it anew
+        self._view_model = ""  # the model it was made for
         self._made: dict[tuple[str, str, str], Block] = {}  # View.made: blocks policies made
 
     # ------------------------------------------------------------ views and edits
     def view(self, tr: Transcript | None = None) -> View:
         """What the policy sees of `tr` (default: the conversation). The conversation's View is
-        made once per harness state (anchor, model, pinned exchange, previous end) and reused until
-        that state changes: a View reads the transcript live, so edits do not make it stale."""
+        one object, made for the current model and brought up to date with the harness's state
+        (anchor, pinned exchange, previous end) on each call, not made again per request (issue
+        13): it reads the transcript live, and a component reads it only during its own call.
+        A model switch (its window and budget) makes it anew."""
         tr = tr or self.tr
         if tr is not self.tr:
             return self._make_view(tr, False)
         view = self._view
-        state = (self.model, self.prep_msgs, self.prev_end, self.first_after_reset, self.pinned_images)
-        if view is None or view.anchor is not self.anchor or state != self._view_key:
-            self._view_key, self._view = state, (view := self._make_view(tr, True))
+        if view is None or self._view_model != self.model:
+            self._view, self._view_model = (view := self._make_view(tr, True)), self.model
+        else:
+            view.anchor, view.prep_msgs, view.prev_end = self.anchor, self.prep_msgs, self.prev_end
+            view.first_after_reset, view.pinned_images = self.first_after_reset, self.pinned_images
         return view
 
     def _make_view(self, tr: Transcript, main: bool) -> View:
@@ -106,7 +109,7 @@ class Conversation(ProviderCalls):
 
     def apply(self, edit: Edit) -> None:
         before = self.tr.total_tokens
-        self.tr.replace_from(edit.first, edit.messages)
+        self.tr.replace_from(edit.first, edit.messages, edit.swapped)
         pos = self.tr.changed_from if self.tr.changed_from is not None else len(self.tr)
         self.declared.append((pos, edit.cause))
         self._name_in_next_record(edit.cause, edit.detail, max(0, before - self.tr.total_tokens))

@@ -159,7 +159,7 @@ class CConversation(SummaryCalls):
         self.model = step.model
         if step.window:
             self.windows[step.model] = step.window
-            self._view_key = ()  # the window a View holds changed with the model's (C-1)
+            self._view = None  # the window a View holds changed with the model's (C-1)
         new = self.budget()
         if new < old:
             self.pending_switch = (old, new)

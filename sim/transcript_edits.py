@@ -68,17 +68,18 @@ def _splice(run: list[int], pos: int, fresh: list[int], stop: int, by: int) -> i
     return by
 
 
-def swap(tr: Transcript, m: int, new: Sequence[Message]) -> bool:
+def swap(tr: Transcript, m: int, new: Sequence[Message], known: Sequence[int] = ()) -> bool:
     """Replace messages m.. by `new` when the messages that differ keep every block's position
     (masking swaps a tool result for a placeholder, image eviction an image): then the prefix
     hashes, running tokens and text bytes are computed for the swapped messages only, the ones
     after each shifted by how much it changed them (a prefix hash is a sum of per-block terms,
     `sim/chain.py`), the image arrays from the first swapped image on, and the other arrays are
     updated for the swapped messages alone (issue 13: an edit every turn no longer hashes the
-    messages after it block by block). Returns False, changing nothing,
+    messages after it block by block). `known`: the indexes of the messages that differ, when the
+    caller has them (else every message from m on is compared). Returns False, changing nothing,
     for any other edit."""
     own, starts = tr.messages, tr.msg_starts
-    swapped = list(compress(count(m), map(is_not, new, islice(own, m, None))))
+    swapped = list(known) or list(compress(count(m), map(is_not, new, islice(own, m, None))))
     images_from = -1  # the first swapped message whose images differ (an evicted image)
     for i in swapped:
         a, b = own[i], new[i - m]
