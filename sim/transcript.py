@@ -4,8 +4,9 @@ Order is tools → system → messages (providers.md §1.1). For block i, `hashe
 `hashes[i-1] + prefix_term(rank_i, digest_i)` from a fixed seed (`sim/chain.py`), so appending a
 message hashes only its new blocks, an edit re-hashes only from the first changed message, and a
 swap in place hashes only the swapped blocks (the later values move by one constant).
-Running sums of tokens (per block), of text bytes (per message; images are counted, not sized)
-and the positions of the images answer every size query without a scan; the image chain
+Running sums of tokens (per block), the text bytes of the head (per block) and of all messages
+(one sum: images are counted, not sized) and the positions of the images answer every size query
+without a scan; the image chain
 (`img_hashes`) lets a provider tell whether a request's images extend an earlier request's.
 Running indexes serve the policies and providers without a scan: the block positions of the
 unpinned images (image eviction), the messages holding thinking blocks (providers that strip
@@ -19,12 +20,14 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from itertools import accumulate
 from itertools import chain as _chain
+from operator import attrgetter
 
 from ctxbench.sim.chain import CHAIN_SEED, chain, prefix_term
 from ctxbench.sim.content import IMAGE, Block, Message
 from ctxbench.sim.transcript_edits import move_tail, prefix_hashes, running, swap
 
 _join = _chain.from_iterable  # the items of several sequences, one after the other
+_nbytes = attrgetter("nbytes")  # a message's text bytes
 
 
 
@@ -32,7 +35,7 @@ class Transcript:
     """Blocks of tools, system and messages with their chain hashes and running sums.
 
     Per block: the block, its chain hash and the running token count. Per image: its position and
-    the image chain. Per message: its first block and the running count of text bytes. Monotonic
+    the image chain. Per message: its first block; their text bytes in one sum. Monotonic
     counters (`added_bytes`, `added_images`, `added_tokens`) only ever grow, so an estimator
     anchored at one moment can measure what was added since without ever subtracting what an edit
     removed (H-13).
@@ -47,7 +50,8 @@ class Transcript:
         self.unpinned_imgs: list[int] = []  # block positions of images in no pinned message, ascending
         self.messages: list[Message] = []
         self.msg_starts: list[int] = []
-        self.msg_bytes: list[int] = []  # text bytes of blocks [0, end of message m]
+        self.message_bytes = 0  # text bytes of every message (a sum, not a running array: an edit
+        # in place changes it by the difference, with no later value to move)
         self.thinking_msgs: list[int] = []  # indices of the messages holding thinking blocks, ascending
         self.added_bytes = 0
         self.added_images = 0
@@ -74,14 +78,15 @@ class Transcript:
         images = self.images_before(pos)
         t.image_pos, t.img_hashes = self.image_pos[:images], self.img_hashes[: images + 1]
         t.unpinned_imgs = self.unpinned_imgs[: bisect_left(self.unpinned_imgs, pos)]
-        t.messages, t.msg_starts, t.msg_bytes = self.messages[:m], self.msg_starts[:m], self.msg_bytes[:m]
+        t.messages, t.msg_starts = self.messages[:m], self.msg_starts[:m]
+        t.message_bytes = sum(map(_nbytes, t.messages))
         t.thinking_msgs = self.thinking_msgs[: bisect_left(self.thinking_msgs, m)]
         t._block_indexes = {f: idx[: bisect_left(idx, pos)] for f, idx in self._block_indexes.items()}
         t._message_sums = {f: sums[:m] for f, sums in self._message_sums.items()}
         t.tools_end, t.system_end, t.first_deferred = self.tools_end, self.system_end, self.first_deferred
         t.deferred_tools = self.deferred_tools
         t.head_bytes = list(self.head_bytes)
-        t.added_bytes = self.bytes_before(pos) - self.bytes_before(self.system_end)
+        t.added_bytes = t.message_bytes
         t.added_images = images - self.images_before(self.system_end)
         t.added_tokens = self.tokens_before(pos) - self.tokens_before(self.system_end)
         t.changed_from = None
@@ -98,9 +103,7 @@ class Transcript:
     @property
     def total_bytes(self) -> int:
         """Text bytes of every block (images are counted, not sized)."""
-        if self.msg_bytes:
-            return self.msg_bytes[-1]
-        return self.head_bytes[-1] if self.head_bytes else 0
+        return (self.head_bytes[-1] if self.head_bytes else 0) + self.message_bytes
 
     @property
     def total_images(self) -> int:
@@ -120,7 +123,7 @@ class Transcript:
         if pos <= self.system_end:
             return self.head_bytes[pos - 1] if pos > 0 else 0
         m = bisect_right(self.msg_starts, pos - 1) - 1  # the message holding block pos - 1
-        before = self.msg_bytes[m - 1] if m > 0 else self.bytes_before(self.system_end)
+        before = self.bytes_before(self.system_end) + sum(map(_nbytes, self.messages[:m]))
         part = self.messages[m].blocks[: pos - self.msg_starts[m]]
         return before + sum(b.nbytes for b in part if b.kind != IMAGE)
 
@@ -249,8 +252,7 @@ class Transcript:
         own = self.messages
         if msg.thinking:
             self.thinking_msgs.append(len(own))
-        text = self.msg_bytes
-        text.append((text[-1] if text else self.total_bytes) + msg.nbytes)
+        self.message_bytes += msg.nbytes
         if self._message_sums:
             for f, sums in self._message_sums.items():
                 sums.append((sums[-1] if sums else 0) + f(msg))
@@ -287,18 +289,17 @@ class Transcript:
             self.added_tokens += msg.tokens
 
     def _add(self, msgs: Sequence[Message]) -> None:
-        """Add `msgs` after the last message: per message its start, running text bytes and the
+        """Add `msgs` after the last message: their text bytes, per message its start and the
         message indexes; then, for all their blocks in one pass, the chain hashes, running tokens,
         block indexes and image chain (an edit re-adds many messages at once)."""
         blocks = self.blocks
         start = len(blocks)
-        own, starts, text, thinking = self.messages, self.msg_starts, self.msg_bytes, self.thinking_msgs
-        total, pos = self.total_bytes, start
+        own, starts, thinking = self.messages, self.msg_starts, self.thinking_msgs
+        pos = start
+        self.message_bytes += sum(map(_nbytes, msgs))
         for msg in msgs:
             if msg.thinking:
                 thinking.append(len(own))
-            total += msg.nbytes
-            text.append(total)
             starts.append(pos)
             own.append(msg)
             pos += len(msg.blocks)
@@ -345,7 +346,8 @@ class Transcript:
         if m >= len(self.messages):
             return
         pos = self.msg_starts[m]
-        del self.messages[m:], self.msg_starts[m:], self.msg_bytes[m:]
+        self.message_bytes -= sum(map(_nbytes, self.messages[m:]))
+        del self.messages[m:], self.msg_starts[m:]
         for sums in self._message_sums.values():
             del sums[m:]
         for index, first in (

@@ -81,10 +81,12 @@ def swap(tr: Transcript, m: int, new: Sequence[Message], known: Sequence[int] = 
     own, starts = tr.messages, tr.msg_starts
     swapped = list(known) or list(compress(count(m), map(is_not, new, islice(own, m, None))))
     images_from = -1  # the first swapped message whose images differ (an evicted image)
+    text = 0  # how much the swap changes the messages' text bytes
     for i in swapped:
         a, b = own[i], new[i - m]
         if len(a.blocks) != len(b.blocks) or a.pinned != b.pinned or bool(a.thinking) != bool(b.thinking):
             return False
+        text += b.nbytes - a.nbytes
         if images_from < 0 and (
             a.image_at != b.image_at or any(a.blocks[k] is not b.blocks[k] for k in a.image_at)
         ):
@@ -105,7 +107,8 @@ def swap(tr: Transcript, m: int, new: Sequence[Message], known: Sequence[int] = 
             lo, hi = bisect_left(idx, pos), bisect_left(idx, pos + len(put))
             idx[lo:hi] = [pos + k for k, x in enumerate(put) if pred(x)]
     own[m:] = new
-    hashes, cum, text = tr.hashes, tr.cum_tokens, tr.msg_bytes
+    tr.message_bytes += text
+    hashes, cum = tr.hashes, tr.cum_tokens
     rank = -tr.deferred_tools  # a block's rank is its position less the deferred tools before it
     first = starts[m]
     if len(blocks) - first <= SPLICE_AFTER * len(swapped):  # a short tail: all of it again, in one pass
@@ -113,9 +116,8 @@ def swap(tr: Transcript, m: int, new: Sequence[Message], known: Sequence[int] = 
         ranked = enumerate(_join([x.digests for x in new]), first + rank)
         hashes[first:] = [h := h + hash(t) for t in ranked]  # hash(t) == prefix_term(*t)
         cum[first:] = running(cum[first - 1] if first else 0, _join([x.block_tokens for x in new]))
-        text[m:] = running(text[m - 1] if m else tr.bytes_before(tr.system_end), [x.nbytes for x in new])
     else:
-        moved = [0, 0, 0]  # how far the hashes, tokens and text bytes after the last swap moved
+        moved = [0, 0]  # how far the hashes and tokens after the last swap moved
         for i, end in zip(swapped, ends, strict=True):  # each swapped message, then what follows it
             msg = new[i - m]
             pos, stop = starts[i], starts[end] if end < len(own) else len(blocks)
@@ -124,8 +126,6 @@ def swap(tr: Transcript, m: int, new: Sequence[Message], known: Sequence[int] = 
             moved[0] = _splice(hashes, pos, fresh, stop, moved[0])
             fresh = list(running(cum[pos - 1] if pos else 0, msg.block_tokens))
             moved[1] = _splice(cum, pos, fresh, stop, moved[1])
-            before = text[i - 1] if i else tr.bytes_before(tr.system_end)
-            moved[2] = _splice(text, i, [before + msg.nbytes], end, moved[2])
     if images_from >= 0:  # the image positions and chain again from that message on
         at = starts[images_from]
         k = bisect_left(tr.image_pos, at)
@@ -151,7 +151,6 @@ def move_tail(tr: Transcript, m: int, new: Sequence[Message]) -> bool:
     pa = tr.msg_starts[a]
     # their entries, with the running values before them
     msgs, starts, blocks, cum = own[a:], tr.msg_starts[a:], tr.blocks[pa:], tr.cum_tokens[pa:]
-    text, text_before = tr.msg_bytes[a:], tr.msg_bytes[a - 1] if a else tr.bytes_before(tr.system_end)
     cum_before = tr.cum_tokens[pa - 1] if pa else 0
     sums = {f: (s[a:], s[a - 1] if a else 0) for f, s in tr._message_sums.items()}
     indexes = {pred: idx[bisect_left(idx, pa) :] for pred, idx in tr._block_indexes.items()}
@@ -163,7 +162,7 @@ def move_tail(tr: Transcript, m: int, new: Sequence[Message]) -> bool:
     at = len(tr.blocks)
     move = at - pa  # how far their blocks move
     tr.thinking_msgs.extend(_shifted(thinking, len(own) - a))
-    tr.msg_bytes.extend(_shifted(text, tr.total_bytes - text_before))
+    tr.message_bytes += sum([x.nbytes for x in msgs])
     own.extend(msgs)
     tr.msg_starts.extend(_shifted(starts, move))
     for f, run in tr._message_sums.items():

@@ -125,8 +125,8 @@ def test_c1_replacing_the_system_part_rehashes_from_the_first_changed_block() ->
     fresh = Transcript(prep.tools, new)
     for m in tr.messages:
         fresh.append(m)
-    assert (tr.hashes, tr.cum_tokens, tr.msg_bytes, tr.image_pos, tr.msg_starts) == (
-        fresh.hashes, fresh.cum_tokens, fresh.msg_bytes, fresh.image_pos, fresh.msg_starts,
+    assert (tr.hashes, tr.cum_tokens, tr.message_bytes, tr.image_pos, tr.msg_starts) == (
+        fresh.hashes, fresh.cum_tokens, fresh.message_bytes, fresh.image_pos, fresh.msg_starts,
     )  # fmt: skip
     assert tr.added_bytes == added + sum(b.nbytes for b in new[first:])
     assert tr.replace_system(new) is None
