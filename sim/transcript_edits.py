@@ -1,14 +1,16 @@
 """The edits `Transcript.replace_from` makes without removing and re-adding every message after
 the first changed one (issue 13: policies edit the middle of the conversation every turn).
 
-Everything after the first changed block gets new chain hashes (each depends on every block
-before it), so those are always computed again; but what a message contributes to the other
-arrays (text bytes, tokens, image positions, the running indexes and sums components asked for)
-depends on the message alone. So a swap of messages that moves no block (masking puts a
-placeholder where a tool result was, image eviction one where an image was) updates the swapped
-messages' entries in place, and an edit that keeps the last messages (a rolling window drops
-older ones, a compaction puts a summary before the recent ones, a trim drops a tool pair) adds
-what comes before them and moves them: their old entries shifted by how far they move.
+Every prefix hash and running token count after the first changed block changes (each covers
+every block before it), but by how much depends on the changed blocks alone (a prefix hash is a
+sum of per-block terms, `sim/chain.py`), and what a message contributes to the other arrays (text
+bytes, image positions, the running indexes and sums components asked for) on the message alone.
+So a swap of messages that moves no block (masking puts a placeholder where a tool result was,
+image eviction one where an image was) moves the later values by the changed blocks' differences
+and updates the swapped messages' entries in place; an edit that keeps the last messages (a
+rolling window drops older ones, a compaction puts a summary before the recent ones, a trim drops
+a tool pair) adds what comes before them and moves them: their terms taken at their new ranks,
+their other entries shifted by how far they move.
 """
 
 from __future__ import annotations
@@ -27,13 +29,6 @@ if TYPE_CHECKING:
     from ctxbench.sim.transcript import Transcript
 
 _join = _chain.from_iterable  # the items of several sequences, one after the other
-# A swap computes the swapped messages' running values and shifts the ones after them when more
-# than this many blocks per swapped message follow the first one; else it computes them all in
-# one pass, which costs less on a short tail. A cost trade-off that changes no value, measured in
-# instructions per request on game-300: always shifting, anthropic-clear-tool-uses (~2 swapped
-# messages, ~22 blocks after) costs 325k against 308k; never shifting, openhands-masking (~1.5
-# swapped, ~180 blocks after) costs 584k against 473k.
-SPLICE_AFTER = 24
 
 
 def running(total: int, values: Iterable[int]) -> Iterator[int]:
@@ -54,34 +49,22 @@ def _shifted(values: Iterable[int], by: int) -> Iterator[int]:
     return map(add, values, repeat(by))
 
 
-def _splice(run: list[int], pos: int, fresh: list[int], stop: int, by: int) -> int:
-    """Put `fresh` at run[pos:] and move the running values after it, up to `stop`, by as much as
-    its last one moved (by `by`, what the previous splice moved, when `fresh` is empty); returns
-    that shift. The running values of a swapped message are computed, the ones after it only
-    shifted (in C)."""
-    end = pos + len(fresh)
-    if fresh:
-        by = fresh[-1] - run[end - 1]
-        run[pos:end] = fresh
-    if by:
-        run[end:stop] = _shifted(run[end:stop], by)
-    return by
-
-
 def swap(tr: Transcript, m: int, new: Sequence[Message], known: Sequence[int] = ()) -> bool:
     """Replace messages m.. by `new` when the messages that differ keep every block's position
-    (masking swaps a tool result for a placeholder, image eviction an image): then the prefix
-    hashes, running tokens and text bytes are computed for the swapped messages only, the ones
-    after each shifted by how much it changed them (a prefix hash is a sum of per-block terms,
-    `sim/chain.py`), the image arrays from the first swapped image on, and the other arrays are
-    updated for the swapped messages alone (issue 13: an edit every turn no longer hashes the
-    messages after it block by block). `known`: the indexes of the messages that differ, when the
-    caller has them (else every message from m on is compared). Returns False, changing nothing,
-    for any other edit."""
+    (masking swaps a tool result for a placeholder, image eviction an image): then each changed
+    block moves the prefix hashes and running tokens from it on by the difference of its term (a
+    prefix hash is a sum of per-block terms, `sim/chain.py`) and of its tokens, the values between
+    two changed blocks shifted in C; the image arrays are computed again from the first swapped
+    image on, and the other arrays are updated for the swapped messages alone (issue 13: an edit
+    every turn no longer hashes the messages after it block by block). `known`: the indexes of
+    the messages that differ, when the caller has them (else every message from m on is
+    compared). Returns False, changing nothing, for any other edit."""
     own, starts = tr.messages, tr.msg_starts
     swapped = list(known) or list(compress(count(m), map(is_not, new, islice(own, m, None))))
     images_from = -1  # the first swapped message whose images differ (an evicted image)
     text = 0  # how much the swap changes the messages' text bytes
+    rank = -tr.deferred_tools  # a block's rank is its position less the deferred tools before it
+    changed: list[tuple[int, int, int]] = []  # (position, term change, token change) per changed block
     for i in swapped:
         a, b = own[i], new[i - m]
         if len(a.blocks) != len(b.blocks) or a.pinned != b.pinned or bool(a.thinking) != bool(b.thinking):
@@ -91,6 +74,12 @@ def swap(tr: Transcript, m: int, new: Sequence[Message], known: Sequence[int] = 
             a.image_at != b.image_at or any(a.blocks[k] is not b.blocks[k] for k in a.image_at)
         ):
             images_from = i
+        p = starts[i]
+        for x, y in zip(a.blocks, b.blocks, strict=True):
+            if x is not y:  # hash((rank, digest)) == prefix_term(rank, digest)
+                term = hash((p + rank, y.digest)) - hash((p + rank, x.digest))
+                changed.append((p, term, y.tokens - x.tokens))
+            p += 1
     ends = [*swapped[1:], len(own)]  # message i's change shifts the running sums up to the next
     for f, sums in tr._message_sums.items():
         shift = 0
@@ -109,23 +98,14 @@ def swap(tr: Transcript, m: int, new: Sequence[Message], known: Sequence[int] = 
     own[m:] = new
     tr.message_bytes += text
     hashes, cum = tr.hashes, tr.cum_tokens
-    rank = -tr.deferred_tools  # a block's rank is its position less the deferred tools before it
+    by_hash = by_tokens = 0
+    for (p, dh, dt), (stop, _, _) in zip(changed, [*changed[1:], (len(blocks), 0, 0)], strict=True):
+        by_hash, by_tokens = by_hash + dh, by_tokens + dt
+        if by_hash:
+            hashes[p:stop] = _shifted(hashes[p:stop], by_hash)
+        if by_tokens:
+            cum[p:stop] = _shifted(cum[p:stop], by_tokens)
     first = starts[m]
-    if len(blocks) - first <= SPLICE_AFTER * len(swapped):  # a short tail: all of it again, in one pass
-        h = hashes[first - 1] if first else CHAIN_SEED
-        ranked = enumerate(_join([x.digests for x in new]), first + rank)
-        hashes[first:] = [h := h + hash(t) for t in ranked]  # hash(t) == prefix_term(*t)
-        cum[first:] = running(cum[first - 1] if first else 0, _join([x.block_tokens for x in new]))
-    else:
-        moved = [0, 0]  # how far the hashes and tokens after the last swap moved
-        for i, end in zip(swapped, ends, strict=True):  # each swapped message, then what follows it
-            msg = new[i - m]
-            pos, stop = starts[i], starts[end] if end < len(own) else len(blocks)
-            h = hashes[pos - 1] if pos else CHAIN_SEED
-            fresh = [h := h + hash(t) for t in enumerate(msg.digests, pos + rank)]  # == prefix_term(*t)
-            moved[0] = _splice(hashes, pos, fresh, stop, moved[0])
-            fresh = list(running(cum[pos - 1] if pos else 0, msg.block_tokens))
-            moved[1] = _splice(cum, pos, fresh, stop, moved[1])
     if images_from >= 0:  # the image positions and chain again from that message on
         at = starts[images_from]
         k = bisect_left(tr.image_pos, at)
