@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ctxbench.sim.content import Block, Message
+from ctxbench.sim.makers import slots_maker
 from ctxbench.sim.tokens import BlockFactory
 from ctxbench.sim.transcript import Transcript
 
@@ -100,4 +101,7 @@ def rewrite_blocks(view: View, replace: dict[tuple[int, int], Block], cause: str
         msg = msgs[m]
         blocks = tuple([swaps.get(i, b) for i, b in enumerate(msg.blocks)])
         out[m - first] = Message.of(msg.role, blocks, msg.tag, msg.pinned)
-    return Edit(first, tuple(out), cause, len(replace), tuple(sorted(by_msg)))
+    return _edit(first, tuple(out), cause, detail=len(replace), swapped=tuple(sorted(by_msg)))
+
+
+_edit = slots_maker(Edit)  # Edit's constructor without a frozen __init__'s cost (sim/makers.py)
