@@ -5,7 +5,8 @@ CPU time (`time.process_time`) rather than wall time, so that other work on a sh
 not move the figure. Each preset runs on every sample trace its harness can replay; a run that
 ends in a simulated failure (a prompt too long for the window) counts the requests it simulated,
 as a sweep does. A preset's figure is its requests over its CPU seconds on those traces, the median
-of `rounds` rounds. Traces are read and prepared once, before any timing (as in a sweep). The
+of `rounds` rounds, each round timing every preset in turn. Traces are read and prepared once,
+before any timing (as in a sweep). The
 headline is the slowest preset measured (issue 13: each bundled preset reaches the target), every
 preset's figure reported next to it. The naive reference and the simulator on the same trace and
 preset are timed back to back in each round, the simulator repeated for `REFERENCE_CPU` seconds;
@@ -124,26 +125,33 @@ def measure(
     """Time every preset on every sample trace it runs on, and the naive reference, `rounds` times."""
     say = progress or (lambda _msg: None)
     prepared = {name: _sample(name) for name in (traces or sample_names())}
-    figures = []
+    chosen: dict[str, tuple[Policy, list[str]]] = {}
     for name in presets or preset_names():
         policy = load_policy(name)
         runnable = [t for t, prep in prepared.items() if _replays(prep, policy)]
-        if not runnable:
+        if runnable:
+            chosen[name] = (policy, runnable)
+        else:
             say(f"{name}: its harness replays none of the sample traces; skipped")
-            continue
-        per_round = []
-        requests = 0
-        for _ in range(rounds):
-            total = 0.0
-            requests = 0
+    # Each round times every preset in turn, so that a burst of load from elsewhere on the
+    # machine lands in one round of several presets (which the median drops) rather than in
+    # every round of one preset.
+    per_round: dict[str, list[float]] = {name: [] for name in chosen}
+    requests: dict[str, int] = {}
+    for _ in range(rounds):
+        for name, (policy, runnable) in chosen.items():
+            total, count = 0.0, 0
             for t in runnable:
                 secs, result = cpu_seconds(run_prepared, [prepared[t]], policy, policy.provider)
                 total += secs
-                requests += len(result.records)
-            per_round.append(total)
-        cpu = statistics.median(per_round)
-        figures.append(PresetSpeed(name, tuple(runnable), requests, cpu, requests / cpu))
-        say(f"{name}: {requests / cpu:,.0f} requests per CPU-second on {', '.join(runnable)}")
+                count += len(result.records)
+            per_round[name].append(total)
+            requests[name] = count
+    figures = []
+    for name, (_policy, runnable) in chosen.items():
+        cpu = statistics.median(per_round[name])
+        figures.append(PresetSpeed(name, tuple(runnable), requests[name], cpu, requests[name] / cpu))
+        say(f"{name}: {requests[name] / cpu:,.0f} requests per CPU-second on {', '.join(runnable)}")
     reference = load_policy(NAIVE_PRESET)
     ref_trace = NAIVE_TRACE if NAIVE_TRACE in prepared else next(iter(prepared))
     base = prepared[ref_trace]
