@@ -321,7 +321,9 @@ class Transcript:
         """Extend the block indexes components asked for by the blocks from `start` on."""
         blocks = self.blocks
         for pred, idx in self._block_indexes.items():
-            idx.extend([p for p in range(start, len(blocks)) if pred(blocks[p])])
+            for p in range(start, len(blocks)):  # a message's few blocks: no comprehension to set up
+                if pred(blocks[p]):
+                    idx.append(p)
 
     def _index_images(self, msgs: Sequence[Message], start: int) -> None:
         """Image positions, the image chain and the unpinned images of `msgs`, added from `start`."""
