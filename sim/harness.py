@@ -342,4 +342,55 @@ class Conversation(ProviderCalls):
 @register("harness", "recorded")
 class RecordedConversation(Conversation):
     """The recorded harness replayed (imported traces, `recorded` preset): H's process; its budget
-    is the model's window (`budget_means: window`, budget_for), since the log does not hold it."""
+    is the model's window (`budget_means: window`, budget_for), since the log does not hold it.
+
+    Blocks a trace marks `turn` (sent in their own turn only: Claude Code <= 2.0.29 attachments,
+    bench/claude_code_wire.md §1) leave the prompt when the next real user message (content other
+    than tool results) arrives: an Edit (cause "turn_scoped") from the first message holding one,
+    that message and the later ones without those blocks (a message left empty is dropped). A turn
+    starts at a user message other than tool results that follows a reply: the turn's own blocks
+    come with it or in the user messages right after it, and stay for the whole turn."""
+
+    _turn_blocks = False  # a `turn` block was appended since the last drop
+
+    def _append_input(self, msg: Message) -> None:
+        msgs = self.tr.messages
+        new_turn = msg.role == "user" and bool(msgs) and msgs[-1].role == "assistant" and _starts_turn(msg)
+        if self._turn_blocks and new_turn:
+            edit = drop_turn_blocks(msgs, self.prep_msgs)
+            if edit is not None:
+                self.apply(edit)
+            self._turn_blocks = False
+        super()._append_input(msg)
+        if any(b.turn for b in msg.blocks):
+            self._turn_blocks = True
+
+
+def _starts_turn(msg: Message) -> bool:
+    """A user message with content other than tool results (and the images that follow one):
+    a new prompt or its attachments (providers.md §1.6)."""
+    after_result = False
+    for b in msg.blocks:
+        if b.kind == "tool_result":
+            after_result = True
+        elif not b.is_image or not after_result:
+            return True
+    return False
+
+
+def drop_turn_blocks(messages: list[Message], keep: int = 0) -> Edit | None:
+    """The edit that removes every `turn` block from messages[keep:], from the first message
+    holding one; None when there is none."""
+    first = next((m for m in range(keep, len(messages)) if any(b.turn for b in messages[m].blocks)), None)
+    if first is None:
+        return None
+    out: list[Message] = []
+    for msg in messages[first:]:
+        if not any(b.turn for b in msg.blocks):
+            out.append(msg)
+            continue
+        blocks = tuple(b for b in msg.blocks if not b.turn)
+        if blocks:
+            out.append(Message.of(msg.role, blocks, msg.tag, msg.pinned))
+    dropped = sum(1 for msg in messages[first:] for b in msg.blocks if b.turn)
+    return Edit(first, tuple(out), "turn_scoped", detail=dropped)
