@@ -17,6 +17,7 @@ import simpy
 from ctxbench.policies.budget import budget_for
 from ctxbench.policies.compaction import Summarize, Trim
 from ctxbench.policies.preset import Policy
+from ctxbench.policies.recorded import drop_turn_blocks, starts_turn
 from ctxbench.policies.registry import register
 from ctxbench.policies.view import Anchor, Edit, View
 from ctxbench.sim.content import Block, Message
@@ -355,7 +356,7 @@ class RecordedConversation(Conversation):
 
     def _append_input(self, msg: Message) -> None:
         msgs = self.tr.messages
-        new_turn = msg.role == "user" and bool(msgs) and msgs[-1].role == "assistant" and _starts_turn(msg)
+        new_turn = msg.role == "user" and bool(msgs) and msgs[-1].role == "assistant" and starts_turn(msg)
         if self._turn_blocks and new_turn:
             edit = drop_turn_blocks(msgs, self.prep_msgs)
             if edit is not None:
@@ -364,33 +365,3 @@ class RecordedConversation(Conversation):
         super()._append_input(msg)
         if any(b.turn for b in msg.blocks):
             self._turn_blocks = True
-
-
-def _starts_turn(msg: Message) -> bool:
-    """A user message with content other than tool results (and the images that follow one):
-    a new prompt or its attachments (providers.md §1.6)."""
-    after_result = False
-    for b in msg.blocks:
-        if b.kind == "tool_result":
-            after_result = True
-        elif not b.is_image or not after_result:
-            return True
-    return False
-
-
-def drop_turn_blocks(messages: list[Message], keep: int = 0) -> Edit | None:
-    """The edit that removes every `turn` block from messages[keep:], from the first message
-    holding one; None when there is none."""
-    first = next((m for m in range(keep, len(messages)) if any(b.turn for b in messages[m].blocks)), None)
-    if first is None:
-        return None
-    out: list[Message] = []
-    for msg in messages[first:]:
-        if not any(b.turn for b in msg.blocks):
-            out.append(msg)
-            continue
-        blocks = tuple(b for b in msg.blocks if not b.turn)
-        if blocks:
-            out.append(Message.of(msg.role, blocks, msg.tag, msg.pinned))
-    dropped = sum(1 for msg in messages[first:] for b in msg.blocks if b.turn)
-    return Edit(first, tuple(out), "turn_scoped", detail=dropped)

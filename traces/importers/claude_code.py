@@ -254,7 +254,9 @@ class _Reader:
                 rep.skip("empty user message", where)
                 return
             kind = "summary" if o.get("isCompactSummary") else "user"
-            if kind == "user" and not o.get("isMeta") and turn_scoped_attachments(c.version):
+            # a prompt the user typed (a sub-agent's is the Task tool's prompt: no @-mentions read)
+            typed = kind == "user" and not o.get("isMeta") and c.key.startswith("main")
+            if typed and turn_scoped_attachments(c.version):
                 contents = self.mentions(c, contents, t, where)
             c.items.append(Item(kind, contents, t=t, where=where))
             raw = msg.get("content")

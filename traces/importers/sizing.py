@@ -116,8 +116,6 @@ def _size_turn_blocks(
         tokens[scoped[i]] = n
     for i, n in zip(results, allocate(att - given, [1] * len(results)) if results else [], strict=True):
         tokens[scoped[i]] = n
-    if not calls and not results:
-        return 0
     return att
 
 
