@@ -19,9 +19,10 @@ such, with the public evidence for it:
   write them to the transcript (attachment lines appear in 2.1.x, FORMATS.md §2.1). Run as the IDE
   extension runs it, up to 2.0.29 sends them with their own turn's requests only (cli.js 2.0.5
   `u4Q`; loopback runs of 2.0.5-2.0.37, bench/claude_code_wire.md §1): the next turn's read falls
-  back to the newest entry written without them. Named per request (the previous prompt's
-  @-mentioned files listed, claude_code_wire.py `at_mentions`), not modelled: the replay cannot
-  drop content from earlier messages (bench/claude_code_wire.md says what it would take);
+  back to the newest entry written without them. The @-mentioned files are modelled: the importer
+  adds them as `turn` blocks sized from the bill and the recorded harness drops them at the next
+  prompt (bench/claude_code_wire.md §1); the others have no position in the log and are named per
+  request (the previous prompt's @-mentioned files listed, claude_code_wire.py `at_mentions`);
 - previous request's entry not read, where nothing below explains it. In the Claude Code 2.1.114
   conversations two causes were found and are modelled (bench/claude_code_wire.md §2): the away
   summary, a forked query with 5m marks, re-timed the 1h entry it read (bench/fidelity_forks.py,
@@ -117,6 +118,13 @@ def likely_cause(r: RequestCompare, meta: dict[str, Any], model: str = "") -> st
         )
     if r.miss_cause == "compaction":
         return "compaction: the provider kept more of the prefix than the recorded compaction implies"
+    if r.miss_cause == "turn_scoped" and system and near(pred, system):
+        return (
+            "previous turn's @-mentioned files dropped (modelled): the replay falls back to the system "
+            "+ tools prefix S, the smallest such read of the session, while the provider read a longer "
+            "system prompt end: the system prompt changed during the session (a restarted CLI's git "
+            "status, not in the log), so S is the part the two versions share"
+        )
     return f"provider read more than the model predicted ({r.miss_cause or 'no miss cause'})"
 
 
@@ -125,8 +133,9 @@ def _write_off(r: RequestCompare, meta: dict[str, Any]) -> str:
     if _unlogged_attachments(meta):
         return (
             "cache write off: the billed prompt held content a later request no longer had (attachments "
-            "Claude Code <= 2.0.x does not log); the importer takes the lost tokens back from the "
-            "blocks before (traces/importers/sizing.py), so this predicted prompt is short"
+            "Claude Code <= 2.0.x does not log, other than @-mentioned files, which are modelled); the "
+            "importer takes the lost tokens back from the blocks before (traces/importers/sizing.py), "
+            "so this predicted prompt is short"
         )
     if r.fallback_of >= 0 and r.index - r.fallback_of == 2 and r.billed.cache_read < r.predicted.cache_read:
         return (

@@ -23,10 +23,11 @@ HEADER = [
     "on the last two messages up to 2.1.68 and on the last one from 2.1.69, attachments it never "
     "sends dropped, reminders folded into a string tool result, the tools each ToolSearch result "
     "loads sent as deferred tools from the next request on, the away summary it logs only by its "
-    "result line sent as the forked query it is (5m marks, bench/fidelity_forks.py). Not modelled: "
-    "Claude Code up to 2.0.29 run by an SDK host (the IDE extension) sends a turn's attachments with "
-    "that turn only (the replay cannot drop them from later requests; the misses it causes are "
-    "named below).",
+    "result line sent as the forked query it is (5m marks, bench/fidelity_forks.py). Claude Code up "
+    "to 2.0.29 run by an SDK host (the IDE extension) sends a turn's attachments with that turn only: "
+    "@-mentioned files are added before their prompt as blocks of that turn (sized from the bill) "
+    "and dropped at the next prompt; the other attachments (todo reminders, IDE diagnostics) have no "
+    "position in the log and are not modelled (the misses they cause are named below).",
     "",
     "Taken from the bill (no model of the client can know them):",
     "",

@@ -9,6 +9,10 @@
 - `RecordedCompaction` ("recorded" compaction): never decides to compact on its own; applies each
   CompactionEvent of the trace (the summary replaces every earlier message, Claude Code's
   `compact_boundary` + `isCompactSummary`, policies.md §1 "/compact and the summary prompt").
+- `drop_turn_blocks`: the edit with which the recorded harness (sim/harness.py
+  `RecordedConversation`) drops the blocks a trace marks `turn` when a new turn starts
+  (`starts_turn`): Claude Code <= 2.0.29 sends a turn's attachments with that turn only
+  (bench/claude_code_wire.md §1).
 """
 
 from __future__ import annotations
@@ -89,3 +93,33 @@ class RecordedCompaction(CompactionDefaults):
     def recorded(self, view: View, summary: Message | None) -> Edit:
         first = max(0, view.prep_msgs)
         return Edit(first, (summary,) if summary is not None else (), "compaction")
+
+
+def starts_turn(msg: Message) -> bool:
+    """A user message with content other than tool results (and the images that follow one):
+    a new prompt or its attachments (providers.md §1.6)."""
+    after_result = False
+    for b in msg.blocks:
+        if b.kind == "tool_result":
+            after_result = True
+        elif not b.is_image or not after_result:
+            return True
+    return False
+
+
+def drop_turn_blocks(messages: list[Message], keep: int = 0) -> Edit | None:
+    """The edit that removes every `turn` block from messages[keep:], from the first message
+    holding one; None when there is none."""
+    first = next((m for m in range(keep, len(messages)) if any(b.turn for b in messages[m].blocks)), None)
+    if first is None:
+        return None
+    out: list[Message] = []
+    for msg in messages[first:]:
+        if not any(b.turn for b in msg.blocks):
+            out.append(msg)
+            continue
+        blocks = tuple(b for b in msg.blocks if not b.turn)
+        if blocks:
+            out.append(Message.of(msg.role, blocks, msg.tag, msg.pinned))
+    dropped = sum(1 for msg in messages[first:] for b in msg.blocks if b.turn)
+    return Edit(first, tuple(out), "turn_scoped", detail=dropped)

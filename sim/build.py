@@ -59,6 +59,7 @@ def builder(f: BlockFactory) -> Builder:
                 IMAGE, role, nbytes, image_tokens(rule, w, h),
                 digest_of(f"{IMAGE}\x1f{c.key or key}\x1f{w}x{h}:{nbytes}\x1f".encode()), width=w, height=h,
                 pinned=pinned or c.pinned, skill=c.skill, name=c.name, tool_id=c.tool_id, cache=c.cache,
+                turn=c.turn,
             )  # fmt: skip
         text, tokens = c.text, c.tokens
         if text is not None:
@@ -80,7 +81,7 @@ def builder(f: BlockFactory) -> Builder:
                 tokens = max(1, ceil(nbytes / rates.get(lang, prose) * scale))
         return make_block(
             kind, role, nbytes, tokens, digest, pinned=pinned or c.pinned, skill=c.skill, text=text,
-            name=c.name, tool_id=c.tool_id, cache=c.cache,
+            name=c.name, tool_id=c.tool_id, cache=c.cache, turn=c.turn,
         )  # fmt: skip
 
     def message(ev: MessageEvent, key: str) -> Message:

@@ -62,6 +62,7 @@ class Block:
     tool_id: str = ""
     cache: str = ""  # recorded cache_control ttl ("5m" | "1h") of imported traces; not part of the digest
     deferred: bool = False  # a tool definition with defer_loading: a position, not in the prefix chain
+    turn: bool = False  # sent in its own turn only (trace `turn`): dropped by the recorded harness later
 
     @property
     def is_image(self) -> bool:
@@ -74,7 +75,7 @@ class Block:
             self.kind, self.role, self.nbytes, self.tokens, self.digest, width=self.width,
             height=self.height, pinned=self.pinned, placeholder=self.placeholder,
             summary=self.summary, skill=self.skill, text=self.text, name=self.name,
-            tool_id=tool_id, cache=self.cache, deferred=self.deferred,
+            tool_id=tool_id, cache=self.cache, deferred=self.deferred, turn=self.turn,
         )  # made through sim/makers.slots_maker: one per masked result
 
 

@@ -17,6 +17,7 @@ import simpy
 from ctxbench.policies.budget import budget_for
 from ctxbench.policies.compaction import Summarize, Trim
 from ctxbench.policies.preset import Policy
+from ctxbench.policies.recorded import drop_turn_blocks, starts_turn
 from ctxbench.policies.registry import register
 from ctxbench.policies.view import Anchor, Edit, View
 from ctxbench.sim.content import Block, Message
@@ -342,4 +343,25 @@ class Conversation(ProviderCalls):
 @register("harness", "recorded")
 class RecordedConversation(Conversation):
     """The recorded harness replayed (imported traces, `recorded` preset): H's process; its budget
-    is the model's window (`budget_means: window`, budget_for), since the log does not hold it."""
+    is the model's window (`budget_means: window`, budget_for), since the log does not hold it.
+
+    Blocks a trace marks `turn` (sent in their own turn only: Claude Code <= 2.0.29 attachments,
+    bench/claude_code_wire.md §1) leave the prompt when the next real user message (content other
+    than tool results) arrives: an Edit (cause "turn_scoped") from the first message holding one,
+    that message and the later ones without those blocks (a message left empty is dropped). A turn
+    starts at a user message other than tool results that follows a reply: the turn's own blocks
+    come with it or in the user messages right after it, and stay for the whole turn."""
+
+    _turn_blocks = False  # a `turn` block was appended since the last drop
+
+    def _append_input(self, msg: Message) -> None:
+        msgs = self.tr.messages
+        new_turn = msg.role == "user" and bool(msgs) and msgs[-1].role == "assistant" and starts_turn(msg)
+        if self._turn_blocks and new_turn:
+            edit = drop_turn_blocks(msgs, self.prep_msgs)
+            if edit is not None:
+                self.apply(edit)
+            self._turn_blocks = False
+        super()._append_input(msg)
+        if any(b.turn for b in msg.blocks):
+            self._turn_blocks = True

@@ -43,6 +43,7 @@ MissCause = Literal[
     "system_change",  # any other change of the system part by a later `system` event
     "tools_change",  # a later `tools` event changed the tool list (e.g. deferred tools a search loaded)
     "server_lookup_failure",  # a live entry not found by the provider (anthropics/claude-code#87966)
+    "turn_scoped",  # the recorded harness dropped its previous turn's attachments (trace `turn`)
 ]
 MISS_CAUSES: Final[tuple[MissCause, ...]] = get_args(MissCause)
 

@@ -174,6 +174,7 @@ def decode_content(value: Any, at: str, kinds: tuple[str, ...]) -> Content:
         skill=o.flag("skill") if "skill" in value else False,
         tokens=o.opt_integer("tokens"),
         cache=o.string("cache", choices=CACHE_TTLS) if o.has("cache") else "",
+        turn=o.flag("turn") if "turn" in value else False,
     )
 
 
@@ -320,6 +321,7 @@ def encode_content(c: Content) -> dict[str, Any]:
         ("is_error", False),
         ("pinned", False),
         ("skill", False),
+        ("turn", False),
     ):
         _put(d, name, getattr(c, name), default)
     _put(d, "tokens", c.tokens)

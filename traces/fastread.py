@@ -70,6 +70,7 @@ class _Item(Struct, tag_field="kind", **_OPTIONS):
     skill: bool = False
     tokens: _Tokens | None = None
     cache: _Ttl | Literal[""] = ""
+    turn: bool = False
 
 
 class _Sized(_Item):

@@ -26,7 +26,7 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "resume": ("type", "saved_total", "t"),
 }  # fmt: skip
 LINE_TYPES = ("header", *EVENT_FIELDS)
-_FLAGS = ("pinned", "skill", "tokens", "cache")
+_FLAGS = ("pinned", "skill", "tokens", "cache", "turn")
 CONTENT_FIELDS: dict[str, tuple[str, ...]] = {
     "text": ("kind", "text", "bytes", "lang", "key", *_FLAGS),
     "image": ("kind", "width", "height", "bytes", "key", *_FLAGS),

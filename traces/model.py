@@ -36,6 +36,9 @@ class Content:
     skill: bool = False
     tokens: int | None = None  # true tokens when a source knows them
     cache: str = ""  # "5m" | "1h": a cache_control mark the recorded harness put here (imported traces)
+    # sent with the requests of its own turn only: the recorded harness drops it from the prompt when
+    # the next real user message arrives (Claude Code <= 2.0.29 attachments, bench/claude_code_wire.md §1)
+    turn: bool = False
 
     @property
     def size(self) -> int:

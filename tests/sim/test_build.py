@@ -36,7 +36,7 @@ class _Exact:
 def _general(f: BlockFactory, c: Content, role: str, key: str) -> Block:
     """The block through the general factory methods, with the flags block_of passes them."""
     flags: dict[str, Any] = {
-        n: getattr(c, n) for n in ("pinned", "skill", "name", "tool_id", "cache") if getattr(c, n)
+        n: getattr(c, n) for n in ("pinned", "skill", "name", "tool_id", "cache", "turn") if getattr(c, n)
     }
     if c.kind == "image":
         return f.image(role, c.width, c.height, c.nbytes, c.key or key, **flags)

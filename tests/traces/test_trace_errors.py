@@ -37,6 +37,7 @@ def image(**kw: Any) -> dict[str, Any]:
 
 # (event line after header + USE, field named, words in the reason)
 CASES: list[tuple[str, str | None, str]] = [
+    (msg("user", text(turn="yes")), "content[0].turn", "expected true or false"),
     (msg("user", text(), image(width=-3)), "content[1].width", "expected a positive integer, got -3"),
     (msg("user", image(height=0)), "content[0].height", "positive integer"),
     (msg("user", image(width=1.5)), "content[0].width", "positive integer"),

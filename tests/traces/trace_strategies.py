@@ -60,6 +60,7 @@ def bodies(draw: st.DrawFn, lang: bool = True) -> dict[str, Any]:
     d["skill"] = draw(st.booleans())
     d["tokens"] = draw(st.none() | counts)
     d["cache"] = draw(st.sampled_from(("", *CACHE_TTLS)))
+    d["turn"] = draw(st.booleans())  # sent in its own turn only (FORMAT.md `turn`)
     return d
 
 

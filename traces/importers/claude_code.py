@@ -25,6 +25,10 @@
   `FORKED_QUERY_LINES`): `meta.forked_requests` lists each as (seconds before the next request,
   that request's index, the ttl of its marks); the fidelity replay sends them
   (bench/fidelity_forks.py).
+- @-mentioned files of Claude Code up to 2.0.29 run by the IDE extension (claude_code_wire.py
+  `turn_scoped_attachments`): sent in their own turn only and not logged; added before the prompt as
+  a Read call (a message of its own for the first) and a result given as a size, marked `turn`
+  (bench/claude_code_wire.md §1); the sizer sizes them from the bill (traces/importers/sizing.py).
 - Cache marks: Claude Code <= 2.1.68 marks the last block of the last two messages, 2.1.69 and later
   the last message only (cli.js `tengu_api_cache_breakpoints`); `meta.marked_messages` says which,
   and the sizer records the marks on the blocks (traces/importers/sizing.py).
@@ -55,11 +59,14 @@ from ctxbench.traces.importers.base import (
 )
 from ctxbench.traces.importers.claude_code_wire import (
     FORKED_QUERY_LINES,
+    at_mentions,
     folds_reminders,
     loaded_tools,
     marked_messages,
+    mention_call,
     query_ttl,
     sent_to_model,
+    turn_scoped_attachments,
 )
 from ctxbench.traces.importers.tokens import Item, build_traces
 from ctxbench.traces.model import Content, ToolDef
@@ -182,6 +189,25 @@ class _Reader:
         c.fold = False
         rep.counts["attachments (imported as reminder text)"] += 1
 
+    def mentions(self, c: _Conv, contents: list[Content], t: float | None, where: str) -> list[Content]:
+        """A prompt's @-mentioned files as Claude Code up to 2.0.29 sends them, in that turn's
+        requests only (claude_code_wire.py `turn_scoped_attachments`, bench/claude_code_wire.md §1):
+        the first file's Read call as a message of its own, then in the prompt's message each
+        result (and the next call) before the prompt, all marked `turn`. The results' text is not
+        logged: they are given as sizes, which the sizer takes from the bill (sizing.py)."""
+        paths = [m for x in contents if x.kind == "text" and x.text for m in at_mentions(x.text)]
+        if not paths:
+            return contents
+        self.report.counts["@-mentioned files (turn-scoped attachments added)"] += len(paths)
+        call = [Content("text", text=mention_call(p), turn=True) for p in paths]
+        c.items.append(Item("user", [call[0]], t=t, where=where, alone=True))
+        added: list[Content] = []
+        for i, p in enumerate(paths):
+            if i:
+                added.append(call[i])
+            added.append(Content("text", nbytes=0, key=f"{c.name}:mention:{len(c.items)}.{i}:{p}", turn=True))
+        return [*added, *contents]
+
     def line(self, o: dict[str, Any], where: str, agent: str | None) -> None:
         typ = o.get("type")
         rep = self.report
@@ -228,6 +254,10 @@ class _Reader:
                 rep.skip("empty user message", where)
                 return
             kind = "summary" if o.get("isCompactSummary") else "user"
+            # a prompt the user typed (a sub-agent's is the Task tool's prompt: no @-mentions read)
+            typed = kind == "user" and not o.get("isMeta") and c.key.startswith("main")
+            if typed and turn_scoped_attachments(c.version):
+                contents = self.mentions(c, contents, t, where)
             c.items.append(Item(kind, contents, t=t, where=where))
             raw = msg.get("content")
             c.fold = folds_reminders(raw[-1] if isinstance(raw, list) and raw else None)

@@ -59,6 +59,12 @@ def at_mentions(text: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def mention_call(path: str) -> str:
+    """The fake Read call Claude Code sends for an @-mentioned file, before its result (cli.js 2.0.5:
+    "Called the Read tool with the following input", bench/claude_code_wire.md §1)."""
+    return f'Called the Read tool with the following input: {{"file_path":"{path}"}}'
+
+
 def turn_scoped_attachments(version: str) -> bool:
     """Whether this version, run as the IDE extension runs it, sends a turn's attachments with
     that turn's requests only (TURN_SCOPED_ATTACHMENTS_BEFORE); False when not recorded."""

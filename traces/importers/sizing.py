@@ -2,7 +2,10 @@
 equals its billed size, the system prompt size S and the warm prefix W, the recorded cache ttl.
 
 The method (C_k, S, W) is described in the `ctxbench.traces.importers.tokens` docstring, which builds the
-traces and re-exports these names.
+traces and re-exports these names. Blocks marked `turn` (sent in their own turn only, their text not
+logged) get what their request's bill added beyond the rest at the calibrated rates, and leave the
+prompt when the next turn starts: that request adds their tokens back to what it added
+(`_size_turn_blocks`, bench/claude_code_wire.md §1).
 """
 
 from __future__ import annotations
@@ -71,6 +74,49 @@ def _reply_mark(events: list[Event], i: int) -> tuple[int, int] | None:
     if not blocks or blocks[-1].kind == "thinking":
         return None
     return (i, len(blocks) - 1)
+
+
+def _second_mark(events: list[Event], last: int, last_reply: int) -> tuple[int, int] | None:
+    """The block carrying the second message mark of a request whose prompt ends in event `last`:
+    the last block of the message before it when that is a user message of `turn` blocks (an
+    @-mentioned file's Read call, sent as a message of its own: bench/claude_code_wire.md §1),
+    else the reply's (`_reply_mark`)."""
+    prev = events[last - 1] if last > 0 else None
+    if isinstance(prev, MessageEvent) and prev.role == "user" and prev.content and all(
+        c.turn for c in prev.content
+    ):
+        return (last - 1, len(prev.content) - 1)
+    return _reply_mark(events, last_reply)
+
+
+def _size_turn_blocks(
+    events: list[Event],
+    scoped: list[tuple[int, int]],
+    others: list[tuple[int, int]],
+    total: int,
+    tokens: dict[tuple[int, int], int],
+    counter: RateCounter,
+    rule: Any,
+) -> int:
+    """Size the `turn` blocks new in a request (a turn's attachments, whose text the log lacks)
+    from its bill: what the request added (`total`, billed) less the rest of what it added at
+    the calibrated rates (the prompt and the reply before it, whose text the log has). Each Read
+    call gets its own text's count, the results share the rest. Returns their tokens."""
+    est = 0
+    for ev_i, c_i in others:
+        c = _blocks_of(events[ev_i])[c_i]
+        est += rule(c.width, c.height) if c.kind == "image" else counter.count_bytes(c.size, c.lang)
+    att = max(0, total - est)
+    blocks = [_blocks_of(events[e])[c] for e, c in scoped]
+    calls = [i for i, c in enumerate(blocks) if c.text is not None]
+    results = [i for i, c in enumerate(blocks) if c.text is None]
+    want = [counter.count_bytes(blocks[i].size, blocks[i].lang) for i in calls]
+    given = min(att, sum(want)) if results else att
+    for i, n in zip(calls, allocate(given, [max(1, w) for w in want]) if calls else [], strict=True):
+        tokens[scoped[i]] = n
+    for i, n in zip(results, allocate(att - given, [1] * len(results)) if results else [], strict=True):
+        tokens[scoped[i]] = n
+    return att
 
 
 def system_size(events: list[Event], counter: RateCounter, size: Any = _cached) -> tuple[int, int, str]:
@@ -180,13 +226,18 @@ def size_events(
     strip_next = False  # a real user message since the last request: thinking is stripped
     unseen: list[tuple[int, int]] = []  # thinking stripped before any request saw it
     last_reply = -1  # the latest reply since the start or the last compaction
+    live_turn: list[tuple[int, int]] = []  # sized `turn` blocks still in the prompt
+    turn_next = False  # a turn started since the last request: the `live_turn` blocks are gone
+    last_role = ""
     for i, ev in enumerate(events):
         blocks = [(i, j) for j in range(len(_blocks_of(ev)))]
         if isinstance(ev, CompactionEvent):
             anchor, pending = s, blocks
             allocated.clear()
             kept.clear()
+            live_turn.clear()
             last_reply = -1
+            last_role = ""
             continue
         if isinstance(ev, MessageEvent) and ev.role == "assistant" and ev.usage is not None:
             u = ev.usage
@@ -194,7 +245,8 @@ def size_events(
             first_ttl = first_ttl or ttl
             if pending:
                 ttl_at[pending[-1]] = ttl
-                reply_mark = _reply_mark(events, last_reply) if marked_messages >= 2 else None
+                two = marked_messages >= 2
+                reply_mark = _second_mark(events, pending[-1][0], last_reply) if two else None
                 if reply_mark is not None and reply_mark[0] != pending[-1][0]:
                     ttl_at[reply_mark] = ttl
             last_reply = i
@@ -210,16 +262,33 @@ def size_events(
                     slot for slot in pending if _blocks_of(events[slot[0]])[slot[1]].kind != "thinking"
                 ]
                 kept = []
-            share(size(u) - anchor + gone, pending)
+            vanished = 0
+            if turn_next and live_turn:  # the previous turn's own blocks left the prompt
+                vanished = sum(tokens.get(slot, 0) for slot in live_turn)
+                live_turn = []
+            turn_next = False
+            total = size(u) - anchor + gone + vanished
+            scoped = [slot for slot in pending if _blocks_of(events[slot[0]])[slot[1]].turn]
+            if scoped:
+                others = [slot for slot in pending if slot not in set(scoped)]
+                att = _size_turn_blocks(events, scoped, others, total, tokens, counter, rule)
+                share(total - att, others)
+                live_turn += scoped
+            else:
+                share(total, pending)
             if strip:
                 kept += [slot for slot in pending if _blocks_of(events[slot[0]])[slot[1]].kind == "thinking"]
             strip_next = False
+            last_role = "assistant"
             anchor, pending = size(u), blocks
             continue
         if isinstance(ev, MessageEvent) and ev.role == "user" and real_user_content(ev.content):
             strip_next = True
+            turn_next = turn_next or last_role == "assistant"
         if isinstance(ev, MessageEvent) and ev.role == "assistant":
             last_reply = i
+        if isinstance(ev, MessageEvent):
+            last_role = ev.role
         pending += blocks
     for ev_i, c_i in unseen:  # never in any billed prompt: sized at the calibrated byte rate
         c = _blocks_of(events[ev_i])[c_i]
@@ -246,6 +315,10 @@ def size_events(
                 c, tokens=tokens.get((i, j), 0) if c.kind != "image" else None, cache=ttl_at.get((i, j), "")
             )
             for j, c in enumerate(_blocks_of(ev))
+        )
+        cs = tuple(  # a turn block given as a size: its bytes for byte-based estimators
+            replace(c, nbytes=(c.tokens or 0) * ASSUMED_BYTES_PER_TOKEN) if c.turn and c.text is None else c
+            for c in cs
         )
         out.append(_with_contents(ev, cs))
     sys_ttl = first_ttl or "5m"

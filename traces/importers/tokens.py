@@ -64,6 +64,7 @@ class Item:
     tag: str = ""
     trigger: str = "auto"
     pre_tokens: Any = None
+    alone: bool = False  # a user item sent as its own message (not merged with its neighbours)
 
 
 def _summary_text(c: Content) -> Content:
@@ -107,7 +108,11 @@ def _events(items: list[Item], report: ImportReport, name: str) -> list[Event]:
         pending, pending_tag = [], ""
 
     for it in items:
-        if it.kind == "user" or (it.kind == "summary" and compaction is None):
+        if it.kind == "user" and it.alone:
+            flush()
+            pending, pending_t = list(it.contents), rel(it.t)
+            flush()
+        elif it.kind == "user" or (it.kind == "summary" and compaction is None):
             pending += it.contents
             pending_t = rel(it.t)
             pending_tag = it.tag or pending_tag
