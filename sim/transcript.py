@@ -345,10 +345,14 @@ class Transcript:
 
     def truncate_messages(self, m: int) -> None:
         """Drop messages m.. (their blocks, hashes and sums)."""
-        if m >= len(self.messages):
-            return
+        if m < len(self.messages):
+            self.message_bytes -= sum(map(_nbytes, self.messages[m:]))
+            self._drop_from(m)
+
+    def _drop_from(self, m: int) -> None:
+        """`truncate_messages` but for `message_bytes`, which the caller brings up to date (an
+        edit that adds the last messages back knows their bytes without counting them)."""
         pos = self.msg_starts[m]
-        self.message_bytes -= sum(map(_nbytes, self.messages[m:]))
         del self.messages[m:], self.msg_starts[m:]
         for sums in self._message_sums.values():
             del sums[m:]

@@ -137,12 +137,13 @@ def move_tail(tr: Transcript, m: int, new: Sequence[Message]) -> bool:
     thinking = tr.thinking_msgs[bisect_left(tr.thinking_msgs, a) :]
     images = tr.image_pos[bisect_left(tr.image_pos, pa) :]
     unpinned = tr.unpinned_imgs[bisect_left(tr.unpinned_imgs, pa) :]
-    tr.truncate_messages(m)
+    dropped = sum([x.nbytes for x in own[m:a]])  # the text bytes the edit removes (it adds new's front)
+    tr._drop_from(m)
     tr._add(new[: len(new) - kept])
+    tr.message_bytes -= dropped
     at = len(tr.blocks)
     move = at - pa  # how far their blocks move
     tr.thinking_msgs.extend(_shifted(thinking, len(own) - a))
-    tr.message_bytes += sum([x.nbytes for x in msgs])
     own.extend(msgs)
     tr.msg_starts.extend(_shifted(starts, move))
     for f, run in tr._message_sums.items():
