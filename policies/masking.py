@@ -206,4 +206,4 @@ class RecentEvents:
             k += 1
         if k <= head:
             return None
-        return Edit(head, tuple(msgs[k:]), "trim", k - head)
+        return Edit(head, tuple(msgs[k:]), "trim", k - head, kept=len(msgs) - k)

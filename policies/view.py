@@ -81,10 +81,15 @@ class Edit:
     messages: tuple[Message, ...]
     cause: str
     detail: int = 0  # images evicted, tool pairs trimmed, ...
+    # Hints, not part of what the edit is (not compared):
     # the indexes (in the conversation) of the messages that differ from the conversation's, when
     # the component knows them (rewrite_blocks does): the transcript then swaps them without
     # comparing every message after the first (issue 13); empty when not known
-    swapped: tuple[int, ...] = ()
+    swapped: tuple[int, ...] = field(default=(), compare=False)
+    # how many of `messages` at the end are the conversation's own last messages, unchanged, when
+    # the component knows it (a rolling window does): the transcript then moves them without
+    # comparing them one by one; 0 when not known
+    kept: int = field(default=0, compare=False)
 
 
 def rewrite_blocks(view: View, replace: dict[tuple[int, int], Block], cause: str) -> Edit | None:

@@ -110,7 +110,7 @@ class Conversation(ProviderCalls):
 
     def apply(self, edit: Edit) -> None:
         before = self.tr.total_tokens
-        self.tr.replace_from(edit.first, edit.messages, edit.swapped)
+        self.tr.replace_from(edit.first, edit.messages, edit.swapped, edit.kept)
         pos = self.tr.changed_from if self.tr.changed_from is not None else len(self.tr)
         self.declared.append((pos, edit.cause))
         self._name_in_next_record(edit.cause, edit.detail, max(0, before - self.tr.total_tokens))

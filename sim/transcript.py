@@ -367,15 +367,18 @@ class Transcript:
         del self.img_hashes[len(self.image_pos) + 1 :]
         self.changed_from = pos if self.changed_from is None else min(self.changed_from, pos)
 
-    def replace_from(self, m: int, messages: Sequence[Message], swapped: Sequence[int] = ()) -> None:
+    def replace_from(
+        self, m: int, messages: Sequence[Message], swapped: Sequence[int] = (), kept: int = 0
+    ) -> None:
         """Replace messages m.. with `messages` (an edit: placeholders, trims, a new conversation).
 
         Messages that stay identical at the front of the replaced range are kept, so the break
         (and the re-hashing) starts at the first message that really changed. An edit that swaps
         messages without moving a block, or that keeps the last messages, changes the arrays in
         place (`sim/transcript_edits.py`); any other removes the rest and adds the new messages.
-        `swapped`, when the caller knows it: the indexes of the messages that differ (ascending),
-        so that a swap need not compare every message after the first.
+        `swapped` and `kept`, when the caller knows them: the indexes of the messages that differ
+        (ascending), and how many of `messages` at the end are this transcript's last messages,
+        so that neither needs comparing every message.
         """
         keep = 0
         own = self.messages
@@ -385,7 +388,9 @@ class Transcript:
         new = messages[keep:]
         if not new:
             self.truncate_messages(m)
-        elif not ((len(new) == len(own) - m and swap(self, m, new, swapped)) or move_tail(self, m, new)):
+            return
+        in_place = len(new) == len(own) - m and swap(self, m, new, swapped)
+        if not in_place and not move_tail(self, m, new, kept):
             self.truncate_messages(m)
             self._add(new)
 

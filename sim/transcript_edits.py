@@ -116,14 +116,15 @@ def swap(tr: Transcript, m: int, new: Sequence[Message], known: Sequence[int] = 
     return True
 
 
-def move_tail(tr: Transcript, m: int, new: Sequence[Message]) -> bool:
+def move_tail(tr: Transcript, m: int, new: Sequence[Message], known: int = 0) -> bool:
     """Replace messages m.. by `new` when `new` ends with this transcript's last messages (the
     same objects): the messages before them are added, then the kept ones moved, their entries
-    shifted. Returns False, changing nothing, when `new` keeps no last message."""
+    shifted. `known`: how many those are, when the caller has it (else they are compared).
+    Returns False, changing nothing, when `new` keeps no last message."""
     own = tr.messages
-    kept = next(
-        compress(count(), map(is_not, reversed(new), islice(reversed(own), len(own) - m))),
-        min(len(new), len(own) - m),
+    most = min(len(new), len(own) - m)
+    kept = min(known, most) or next(
+        compress(count(), map(is_not, reversed(new), islice(reversed(own), len(own) - m))), most
     )
     if not kept:
         return False

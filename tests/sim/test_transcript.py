@@ -106,7 +106,7 @@ def _check_operations(operations: list[tuple[str, int, int, bool, str]]) -> None
             ref = deepcopy(tr)  # the same edit made by removing the rest and adding it again
             ref.truncate_messages(m)
             ref._add(out)
-            tr.replace_from(m, out)
+            tr.replace_from(m, out, kept=len(rest) - k if seed % 2 else 0)  # Edit.kept, when known
             assert vars_of(tr) == vars_of(ref)
         elif op == "swap":  # every nblocks-th message from m on with one block swapped (masking,
             m = seed % len(tr.messages)  # image eviction); a thinking block swapped takes the other path
