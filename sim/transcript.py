@@ -6,8 +6,8 @@ message hashes only its new blocks, an edit re-hashes only from the first change
 swap in place hashes only the swapped blocks (the later values move by one constant).
 Running sums of tokens (per block), the text bytes of the head (per block) and of all messages
 (one sum: images are counted, not sized) and the positions of the images answer every size query
-without a scan; the image chain
-(`img_hashes`) lets a provider tell whether a request's images extend an earlier request's.
+without a scan; the image chain (`img_hashes`) lets a provider tell whether a request's images
+extend an earlier request's.
 Running indexes serve the policies and providers without a scan: the block positions of the
 unpinned images (image eviction), the messages holding thinking blocks (providers that strip
 them), and the block indexes and message sums a component asks for (`block_index`,
@@ -50,8 +50,7 @@ class Transcript:
         self.unpinned_imgs: list[int] = []  # block positions of images in no pinned message, ascending
         self.messages: list[Message] = []
         self.msg_starts: list[int] = []
-        self.message_bytes = 0  # text bytes of every message (a sum, not a running array: an edit
-        # in place changes it by the difference, with no later value to move)
+        self.message_bytes = 0  # text bytes of all messages, one sum (a swap changes it by the difference)
         self.thinking_msgs: list[int] = []  # indices of the messages holding thinking blocks, ascending
         self.added_bytes = 0
         self.added_images = 0
@@ -119,7 +118,8 @@ class Transcript:
         return self.cum_tokens[pos - 1] if pos > 0 else 0
 
     def bytes_before(self, pos: int) -> int:
-        """Text bytes of blocks [0, pos)."""
+        """Text bytes of blocks [0, pos) (inside the messages, a sum over the messages before pos:
+        no size query of the simulation asks for one)."""
         if pos <= self.system_end:
             return self.head_bytes[pos - 1] if pos > 0 else 0
         m = bisect_right(self.msg_starts, pos - 1) - 1  # the message holding block pos - 1
