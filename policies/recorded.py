@@ -114,12 +114,13 @@ def drop_turn_blocks(messages: list[Message], keep: int = 0) -> Edit | None:
     if first is None:
         return None
     out: list[Message] = []
+    dropped = 0
     for msg in messages[first:]:
-        if not any(b.turn for b in msg.blocks):
+        blocks = tuple(b for b in msg.blocks if not b.turn)
+        if len(blocks) == len(msg.blocks):
             out.append(msg)
             continue
-        blocks = tuple(b for b in msg.blocks if not b.turn)
+        dropped += len(msg.blocks) - len(blocks)
         if blocks:
             out.append(Message.of(msg.role, blocks, msg.tag, msg.pinned))
-    dropped = sum(1 for msg in messages[first:] for b in msg.blocks if b.turn)
     return Edit(first, tuple(out), "turn_scoped", detail=dropped)

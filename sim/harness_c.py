@@ -340,22 +340,11 @@ class CConversation(SummaryCalls):
             self._maybe_back_off(saved)
 
     # ------------------------------------------------------------ records (C-4 trust, C-2 snapshots)
-    def _record(
-        self,
-        req: Request,
-        out: Outcome,
-        est: int,
-        attempt: int,
-        now: float,
-        cause: str,
-        lost: int,
-        main: bool,
-    ) -> None:
-        """Snapshot request N for `ctxbench context` (C-2), then record as H does; repeated main
-        failures make the reported count untrustworthy (C-4)."""
+    def _recorded(self, req: Request, out: Outcome) -> None:
+        """Snapshot request N for `ctxbench context` (C-2); repeated main failures make the
+        reported count untrustworthy (C-4)."""
         if self.index in self.snapshot_at:
             self.snapshots[self.index] = self._snapshot(req)
-        super()._record(req, out, est, attempt, now, cause, lost, main)
         if req.tr is self.tr:
             if out.error is None:
                 self.memory_modified = False  # C-2: refreshed by this request

@@ -193,6 +193,10 @@ class ProviderCalls:
                 out.route,
             )
         )
+        self._recorded(req, out)
+
+    def _recorded(self, req: Request, out: Outcome) -> None:
+        """What a harness does once a call is recorded (the C harness: snapshots, C-4 trust)."""
 
     def _entry_state(self, req: Request, provider: Provider, now: float) -> str:
         """Before the call: what the provider holds for the previous request's cached prefix, if

@@ -24,11 +24,10 @@ from operator import attrgetter
 
 from ctxbench.sim.chain import CHAIN_SEED, chain, prefix_term
 from ctxbench.sim.content import IMAGE, Block, Message
-from ctxbench.sim.transcript_edits import move_tail, prefix_hashes, running, swap
+from ctxbench.sim.transcript_edits import move_tail, prefix_hashes, replace_head, running, swap
 
 _join = _chain.from_iterable  # the items of several sequences, one after the other
 _nbytes = attrgetter("nbytes")  # a message's text bytes
-
 
 
 class Transcript:
@@ -199,52 +198,12 @@ class Transcript:
         everything after it (the rest of the system and every message) is hashed again, once per
         change. The new blocks count as added content (an anchored estimate sees them, H-13/C-4);
         what they replaced is never subtracted."""
-        return self._replace_head(system, tools=False)
+        return replace_head(self, system, tools=False)
 
     def replace_tools(self, tools: Sequence[Block]) -> int | None:
         """Replace the tools segment by `tools` (a later `tools` event: e.g. deferred tools a tool
         search loaded), as `replace_system` does the system segment."""
-        return self._replace_head(tools, tools=True)
-
-    def _replace_head(self, new_blocks: Sequence[Block], tools: bool) -> int | None:
-        lo, hi = (0, self.tools_end) if tools else (self.tools_end, self.system_end)
-        old = self.blocks[lo:hi]
-        keep = 0
-        while (
-            keep < len(old)
-            and keep < len(new_blocks)
-            and old[keep].digest == new_blocks[keep].digest
-            and old[keep].deferred == new_blocks[keep].deferred
-        ):
-            keep += 1
-        if keep == len(old) == len(new_blocks):
-            return None
-        pos = lo + keep
-        system = self.blocks[self.tools_end : self.system_end] if tools else []
-        messages, changed = list(self.messages), self.changed_from
-        self.truncate_messages(0)
-        images = self.images_before(pos)
-        del self.blocks[pos:], self.hashes[pos:], self.cum_tokens[pos:], self.head_bytes[pos:]
-        del self.image_pos[images:], self.img_hashes[images + 1 :]
-        for idx in self._block_indexes.values():
-            del idx[bisect_left(idx, pos) :]
-        new = new_blocks[keep:]
-        if tools:
-            if self.first_deferred >= pos:
-                self.first_deferred = -1
-            self.deferred_tools = sum(b.deferred for b in self.blocks)  # the head's, before pos
-            self._push_head(new)
-            self.tools_end = len(self.blocks)
-            self._push_head(system)
-        else:
-            self._push_head(new)
-        self.system_end = len(self.blocks)
-        if messages:
-            self._add(messages)
-        self.added_bytes += sum(b.nbytes for b in new if b.kind != IMAGE)
-        self.added_tokens += sum(b.tokens for b in new)
-        self.changed_from = pos if changed is None else min(changed, pos)
-        return pos
+        return replace_head(self, tools, tools=True)
 
     def append(self, msg: Message) -> None:
         """Append a new message; counts towards the monotonic 'added' counters. The hot path of

@@ -23,7 +23,7 @@ from operator import add, is_not
 from typing import TYPE_CHECKING
 
 from ctxbench.sim.chain import CHAIN_SEED
-from ctxbench.sim.content import Message
+from ctxbench.sim.content import IMAGE, Block, Message
 
 if TYPE_CHECKING:
     from ctxbench.sim.transcript import Transcript
@@ -162,3 +162,47 @@ def move_tail(tr: Transcript, m: int, new: Sequence[Message], known: int = 0) ->
         tr.img_hashes.extend([h := hash((h, blocks[p - pa].digest)) for p in images])  # == chain
         tr.unpinned_imgs.extend(_shifted(unpinned, move))
     return True
+
+
+def replace_head(tr: Transcript, new_blocks: Sequence[Block], tools: bool) -> int | None:
+    """Replace the tools (`tools`) or the system segment by `new_blocks` (`Transcript.replace_tools`,
+    `replace_system`): the equal blocks at the front kept, the rest of the head pushed again and
+    every message added again after it; returns the first changed block, or None."""
+    lo, hi = (0, tr.tools_end) if tools else (tr.tools_end, tr.system_end)
+    old = tr.blocks[lo:hi]
+    keep = 0
+    while (
+        keep < len(old)
+        and keep < len(new_blocks)
+        and old[keep].digest == new_blocks[keep].digest
+        and old[keep].deferred == new_blocks[keep].deferred
+    ):
+        keep += 1
+    if keep == len(old) == len(new_blocks):
+        return None
+    pos = lo + keep
+    system = tr.blocks[tr.tools_end : tr.system_end] if tools else []
+    messages, changed = list(tr.messages), tr.changed_from
+    tr.truncate_messages(0)
+    images = tr.images_before(pos)
+    del tr.blocks[pos:], tr.hashes[pos:], tr.cum_tokens[pos:], tr.head_bytes[pos:]
+    del tr.image_pos[images:], tr.img_hashes[images + 1 :]
+    for idx in tr._block_indexes.values():
+        del idx[bisect_left(idx, pos) :]
+    new = new_blocks[keep:]
+    if tools:
+        if tr.first_deferred >= pos:
+            tr.first_deferred = -1
+        tr.deferred_tools = sum(b.deferred for b in tr.blocks)  # the head's, before pos
+        tr._push_head(new)
+        tr.tools_end = len(tr.blocks)
+        tr._push_head(system)
+    else:
+        tr._push_head(new)
+    tr.system_end = len(tr.blocks)
+    if messages:
+        tr._add(messages)
+    tr.added_bytes += sum(b.nbytes for b in new if b.kind != IMAGE)
+    tr.added_tokens += sum(b.tokens for b in new)
+    tr.changed_from = pos if changed is None else min(changed, pos)
+    return pos

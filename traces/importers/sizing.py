@@ -270,7 +270,8 @@ def size_events(
             total = size(u) - anchor + gone + vanished
             scoped = [slot for slot in pending if _blocks_of(events[slot[0]])[slot[1]].turn]
             if scoped:
-                others = [slot for slot in pending if slot not in set(scoped)]
+                turn_slots = set(scoped)  # made once: the test below runs for every pending block
+                others = [slot for slot in pending if slot not in turn_slots]
                 att = _size_turn_blocks(events, scoped, others, total, tokens, counter, rule)
                 share(total - att, others)
                 live_turn += scoped
