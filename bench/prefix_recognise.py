@@ -11,7 +11,9 @@ the harness's compaction requests, and the new conversation that follows one.
   tools, at least half its message bytes (a tool-less summarizer that gets the conversation as
   text), or the whole main-line request before it plus a trailing user text (Claude Code 2.1.197's
   auto-compaction: the previous request's exact messages with the instruction appended as a text
-  block to the last user message, research/ecosystem.md §3a; it re-reads the cache, no break);
+  block to the last user message, research/ecosystem.md §3a; it re-reads the cache, no break),
+  and that request sent again with only its last message changed (Claude Code 2.1.332's retry
+  of a compaction whose reply had no summary tags, bench/claude_code_wire.md §3);
 - the new conversation after it: a request that diverges from its parent at the first message
   (or in the system prompt, the static prefix otherwise kept), or that is shorter than the
   conversation the compaction request carried (Codex keeps its first developer/environment/user
@@ -90,6 +92,17 @@ def _instruction_appended(r: LoggedRequest, par: LoggedRequest) -> bool:
     )
 
 
+def _retried(r: LoggedRequest, par: LoggedRequest, k: int | None) -> bool:
+    """`r` = the compaction request `par` sent again with its instruction changed: the same
+    messages up to the last one, which diverges and still ends in user text (Claude Code 2.1.332
+    re-sends its compaction request with "For this reply only: ... inside <summary></summary>
+    tags" appended when a reply has no summary tags, bench/claude_code_wire.md §3)."""
+    if k is None or k >= len(r.blocks) or r.n_messages != par.n_messages:
+        return False
+    at = r.blocks[k]
+    return at.segment == "messages" and at.message == r.n_messages - 1 and r.blocks[-1].is_text
+
+
 def recognise(
     reqs: list[LoggedRequest],
     found: list[tuple[int, int, int]],
@@ -104,11 +117,14 @@ def recognise(
     out = Recognised(helpers=set(helper))
     ext = extends or {}
     whole = {(j, p) for p, js in ext.items() for j in js}
+    shared = {(i, p): k for i, p, k in found}
     for i, p in sorted([(i, p) for i, p, _k in found] + list(whole)):
         r, par = reqs[i], reqs[p]
         if not r.blocks or r.blocks[-1].role != "user" or r.n_messages < 1:
             continue
-        if (i, p) in whole:  # never contained whole by a later request: the conversation left it
+        if (r.session, p) in out.compactions and _retried(r, par, shared.get((i, p))):
+            carries = True
+        elif (i, p) in whole:  # never contained whole by a later request: the conversation left it
             carries = not ext.get(i) and i not in lasts and _instruction_appended(r, par)
         elif i in main:
             continue

@@ -13,13 +13,18 @@ from ctxbench.bench.fidelity import compare
 from ctxbench.bench.fidelity_fields import session_json
 from ctxbench.bench.fidelity_replay import serving
 from ctxbench.sim.catalog import add_prices_file
-from ctxbench.traces.format import read_trace
-from ctxbench.traces.model import MessageEvent
+from ctxbench.traces.format import TraceError, read_trace
+from ctxbench.traces.importers import ImportFailure, detect, import_paths
+from ctxbench.traces.model import MessageEvent, Trace
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fidelity", help="predicted vs billed usage of an imported trace", description=__doc__)
-    p.add_argument("traces", nargs="*", help="imported ctxbench traces (see `ctxbench import`)")
+    p.add_argument(
+        "traces",
+        nargs="*",
+        help="ctxbench traces, or a harness's own logs (imported first, as `ctxbench import` does)",
+    )
     p.add_argument("--policy", default="recorded", help="preset (default: recorded = the recorded harness)")
     p.add_argument(
         "--provider",
@@ -50,6 +55,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=handle)
 
 
+def traces_of(path: str) -> list[tuple[str, Trace]]:
+    """The traces in `path`: a ctxbench trace as it is; a log a harness wrote (a format `ctxbench
+    import` detects: a Claude Code session, a Codex rollout, ...) imported first, its main
+    conversation under `path` and each other one (sub-agents) as `path#name`. A user hands over the
+    log they have (issue 11); a file that is neither is reported as the trace reader found it."""
+    try:
+        return [(path, read_trace(path))]
+    except TraceError as e:
+        try:
+            fmt = detect(Path(path))
+        except ImportFailure:
+            raise e from None
+    res = import_paths([Path(path)], fmt)
+    print(f"note: {path}: imported as {fmt} ({len(res.traces)} conversation(s))", file=sys.stderr)
+    pairs = zip(res.names, res.traces, strict=True)
+    return [(path if i == 0 else f"{path}#{n}", tr) for i, (n, tr) in enumerate(pairs)]
+
+
 def handle(args: argparse.Namespace) -> int:
     if args.prices:
         add_prices_file(args.prices)
@@ -74,7 +97,7 @@ def handle(args: argparse.Namespace) -> int:
     if not args.traces:
         raise ValueError("give trace files or --all-real")
     out: list[str] = []
-    traces = [(path, read_trace(path)) for path in args.traces]
+    traces = [t for path in args.traces for t in traces_of(path)]
     for _path, tr in traces:  # every model known before the first request (H-20)
         if any(isinstance(e, MessageEvent) and e.usage is not None for e in tr.events):
             note = serving(tr, args.provider, args.model).note
@@ -84,7 +107,7 @@ def handle(args: argparse.Namespace) -> int:
     for path, tr in traces:
         sf = compare(
             tr,
-            Path(path).stem,
+            Path(path.split("#")[0]).stem + (f"#{path.split('#', 1)[1]}" if "#" in path else ""),
             args.policy,
             args.provider,
             warm=not args.no_warm,

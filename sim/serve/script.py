@@ -58,6 +58,17 @@ def _filler(nbytes: int) -> str:
     return (words * (nbytes // len(words) + 1))[:nbytes]
 
 
+def summary_reply(instruction: str, nbytes: int) -> str:
+    """A summary of `nbytes` bytes, in the form the instruction asks for: Claude Code's compaction
+    prompt asks for an <analysis> block and a <summary> block, and 2.1.332 sends the request again
+    when the reply has no <summary> tags (bench/claude_code_wire.md §3); a real model follows the
+    form, so the mock does too. Other instructions get the plain text."""
+    if "<summary>" not in instruction:
+        return _filler(nbytes)
+    head, tail = "<analysis>\nThe conversation so far.\n</analysis>\n\n<summary>\n", "\n</summary>"
+    return head + _filler(max(0, nbytes - len(head) - len(tail))) + tail
+
+
 def shell_input(p: Parsed, name: str, cmd: str) -> dict[str, Any]:
     """The shell tool's input for `cmd`, shaped by the tool's own parameter names."""
     params = dict(x.split(":", 1) for x in p.tool_params.get(name, ()))
@@ -107,7 +118,7 @@ class Scripter:
             return self._text("ok")
         summary = not p.tool_names or any(m in p.last_user_text for m in SUMMARY_MARKERS)
         if summary:
-            return self._text(_filler(self.summary_bytes))
+            return self._text(summary_reply(p.last_user_text, self.summary_bytes))
         if self.mode != "task" or self._step >= len(self.steps):
             return self._text(self.final_text if self.mode == "task" else "ok")
         step = self.steps[self._step]

@@ -87,3 +87,18 @@ def test_all_real_json_is_one_object_per_conversation(capsys: pytest.CaptureFixt
     assert len(docs) == 18 and all(set(d["billed"]) == KEYS for d in docs)
     ef = {d["session"]: d for d in docs}["-experiments-worktrees/ef958aa1 main"]
     assert ef["requests"] == 17 and ef["within_tolerance"] == 1.0
+
+
+def test_a_harness_log_is_imported_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`ctxbench fidelity SESSION.jsonl` on the log Claude Code wrote: imported as `ctxbench import`
+    does (a note on stderr), the same figures as on the imported trace."""
+    log = REAL / "spotter/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl"
+    assert main(["fidelity", str(log), "--json"]) == 0
+    captured = capsys.readouterr()
+    raw = json.loads(captured.out)
+    assert "imported as claude-code" in captured.err
+    doc = _fidelity_json("spotter/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl", tmp_path, capsys)
+    assert raw["session"] == "8463c716-a2ea-4c14-9efa-87158ebd9f20"
+    assert {k: raw[k] for k in ("requests", "billed", "predicted")} == {
+        k: doc[k] for k in ("requests", "billed", "predicted")
+    }

@@ -1,8 +1,10 @@
 """check-prefix, with no declarations, on request logs real harnesses sent to `ctxbench serve`
 (tests/bench/data/live/, made by bench/live/run_harness.py and shrunk by bench/live/fixtures.py):
-Claude Code 2.1.197 auto-compacting three times, Codex CLI 0.171.0 compacting once with its
-reasoning items sent back. Every break is explained; taking the compaction request out, or
-rewriting a message of the real traffic, still fails."""
+Claude Code 2.1.197 auto-compacting three times, Claude Code 2.1.332 auto-compacting twice and
+compacting once by `/compact` (each compaction request sent again with an amended instruction,
+bench/claude_code_wire.md §3), Codex CLI 0.171.0 compacting once with its reasoning items sent
+back. Every break is explained; taking the compaction request out, or rewriting a message of the
+real traffic, still fails."""
 
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ from ctxbench.sim.cli import main
 DATA = Path(__file__).parent / "data" / "live"
 CLAUDE = DATA / "claude-code-2.1.197.requests.jsonl.xz"
 CODEX = DATA / "codex-0.171.0.requests.jsonl.xz"
+CLAUDE_LATEST = DATA / "claude-code-2.1.332.requests.jsonl.xz"  # the task of bench/live/run_harness.py
+CLAUDE_COMPACT = DATA / "claude-code-2.1.332-compact.requests.jsonl.xz"  # reads, an edit, /compact
 
 
 def _lines(path: Path) -> list[dict]:
@@ -69,7 +73,47 @@ def test_codex_compaction_with_reasoning_items_is_explained() -> None:
     assert reset.declared == "compaction (recognised: request 9)"
 
 
-@pytest.mark.parametrize("path", [CLAUDE, CODEX], ids=["claude-code", "codex"])
+def test_claude_code_2_1_332_compaction_retries_are_compaction_requests() -> None:
+    """2.1.332 re-sends each compaction request with "For this reply only: ... <summary></summary>
+    tags" appended to its instruction (the mock's summary has no tags): the re-sent request is a
+    compaction request too, and the new conversation after it is explained."""
+    rep, skipped = _check(CLAUDE_LATEST)
+    assert rep.ok and not skipped and rep.requests == 29
+    assert [(b.request, b.cls, b.explained) for b in rep.breaks] == [
+        (11, "side_request", True),
+        (12, "reset_after_compaction", True),
+        (22, "side_request", True),
+        (23, "reset_after_compaction", True),
+    ]
+    declared = [f"compaction (recognised: request {c})" for c in (11, 22)]
+    assert [b.declared for b in rep.breaks[1::2]] == declared
+    assert rep.breaks[1].note == (
+        "changed with the new conversation: system block 0 (cc_version 2.1.332.904 -> 2.1.332.cf6)"
+    )
+    rep, _ = _check(CLAUDE_COMPACT)  # /compact after three turns of reads, an edit, a grep
+    assert rep.ok and [(b.request, b.cls) for b in rep.breaks] == [
+        (10, "side_request"),
+        (11, "reset_after_compaction"),
+    ]
+
+
+def test_an_amended_instruction_on_a_main_line_request_still_fails() -> None:
+    """The retry rule needs a compaction request as parent: the same edit of an ordinary
+    request's last message (a tail edit) stays unexplained."""
+    lines = [x for x in _lines(CLAUDE_LATEST) if x.get("status") == 200][:8]
+    last = lines[7]["body"]["messages"][-1]
+    last["content"] = [*last["content"], {"type": "text", "text": "For this reply only: be brief."}]
+    lines.append(json.loads(json.dumps(lines[7])))
+    lines[7]["body"]["messages"][-1]["content"][-1]["text"] = "For this reply only: be short."
+    rep = find_breaks([parse_line(x, n + 1, f"l{n}") for n, x in enumerate(lines)])
+    assert [(b.request, b.cls, b.explained) for b in rep.failing] == [(8, "tail_edit", False)]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [CLAUDE, CLAUDE_LATEST, CLAUDE_COMPACT, CODEX],
+    ids=["claude-code", "2.1.332", "2.1.332-compact", "codex"],
+)
 def test_cli_exits_0_on_the_compressed_real_log(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check-prefix", str(path)]) == 0
     assert "recognised" in capsys.readouterr().out

@@ -15,7 +15,9 @@
   Claude Code's `normalizeAttachmentForAPI` renders them (cli.js 2.1.39-2.1.114): the types it
   never sends are dropped (`NOT_SENT`, `sent_to_model`), and text that follows a tool result whose
   content is a string is folded into that result, as one block (cli.js `y2z`: the string and the
-  reminder texts, trimmed, joined by blank lines).
+  reminder texts, trimmed, joined by blank lines). From 2.1.332 an attachment line carries the
+  text sent (`rendered`): it is imported as is, and a line without it (`prompt_snapshot`) was not
+  sent (bench/claude_code_wire.md §3).
 - Deferred tools: a ToolSearch result (tool_result parts of type `tool_reference`) loads tools that
   Claude Code 2.1.x sends in `tools` with `defer_loading` from the next request on, none before the
   first result (cli.js 2.1.39-2.1.114: the deferred tools kept are those named by tool_reference
@@ -59,12 +61,14 @@ from ctxbench.traces.importers.base import (
 )
 from ctxbench.traces.importers.claude_code_wire import (
     FORKED_QUERY_LINES,
+    LOG_LINES,
     at_mentions,
     folds_reminders,
     loaded_tools,
     marked_messages,
     mention_call,
     query_ttl,
+    rendered_texts,
     sent_to_model,
     turn_scoped_attachments,
 )
@@ -80,6 +84,7 @@ BOOKKEEPING = (
     "permission-mode",
     "custom-title",
     "tag",
+    *LOG_LINES,  # 2.1.332's request log and counters (claude_code_wire.py)
 )
 CANNOT = [
     "system prompt and tool schemas (sizes inferred from billed usage, see traces/importers/tokens.py)",
@@ -127,6 +132,7 @@ class _Reader:
         self.seen: set[str] = set()
         self.parents: dict[str, tuple[str | None, bool]] = {}
         self.main_session = ""
+        self.renders = False  # the file's attachment lines say what was sent (`rendered`, 2.1.332)
 
     def conv(self, key: str, name: str) -> _Conv:
         c = self.convs.get(key)
@@ -145,6 +151,7 @@ class _Reader:
 
     def read(self, path: Path, agent: str | None) -> None:
         lines = jsonl_objects(path, self.report)
+        self.renders = any(o.get("type") == "attachment" and "rendered" in o for _, o in lines)
         for _, o in lines:
             u = o.get("uuid")
             if isinstance(u, str):
@@ -169,14 +176,18 @@ class _Reader:
             return f"main:{sid}", f"session-{sid[:8]}"
         return "main", "main"
 
-    def attachment(self, c: _Conv, att: Any, t: float | None, where: str) -> None:
+    def attachment(self, c: _Conv, o: dict[str, Any], t: float | None, where: str) -> None:
         """An attachment as Claude Code sends it: nothing, text folded into the string tool result
-        just before it, or reminder text of its own (module docstring)."""
+        just before it, or reminder text of its own (module docstring). Where the file's attachment
+        lines carry what was sent (`rendered`, 2.1.332), that text is imported, and a line without
+        it was not sent (claude_code_wire.py `rendered_texts`)."""
         rep = self.report
-        if not sent_to_model(att):
+        att = o.get("attachment")
+        texts = rendered_texts(o) if self.renders else None
+        if (texts is None and (self.renders or not sent_to_model(att))) or texts == []:
             rep.counts["attachments Claude Code does not send (dropped)"] += 1
             return
-        text = f"<system-reminder>{canonical(att)}</system-reminder>"
+        text = "\n\n".join(texts) if texts else f"<system-reminder>{canonical(att)}</system-reminder>"
         last = c.items[-1] if c.items else None
         at = _last_result(last.contents) if c.fold and last is not None and last.kind == "user" else -1
         if last is not None and at >= 0:
@@ -185,7 +196,8 @@ class _Reader:
             last.contents[at] = Content("tool_result", text=joined, tool_id=r.tool_id, is_error=r.is_error)
             rep.counts["attachments folded into a tool result"] += 1
             return
-        c.items.append(Item("user", [Content("text", text=text)], t=t, where=where))
+        blocks = [Content("text", text=x) for x in texts] if texts else [Content("text", text=text)]
+        c.items.append(Item("user", blocks, t=t, where=where))
         c.fold = False
         rep.counts["attachments (imported as reminder text)"] += 1
 
@@ -242,7 +254,7 @@ class _Reader:
                 rep.counts["system lines (not sent)"] += 1
             return
         if typ == "attachment":
-            self.attachment(c, o.get("attachment"), t, where)
+            self.attachment(c, o, t, where)
             return
         msg = o.get("message")
         if not isinstance(msg, dict):

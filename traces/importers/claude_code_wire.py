@@ -81,6 +81,31 @@ def query_ttl(source: str) -> str:
     return "5m"
 
 
+# Lines Claude Code 2.1.332 writes that are no message: the request log it keeps beside the
+# transcript (`api-request-shape`: system + tools by hash; `api-request-blob`: a message by hash;
+# `api-request`: params, the base request, kept and new messages, cache mark paths), the tools a
+# turn used, the session's cost, an empty `atis-latch` (bench/claude_code_wire.md §3, 2.1.332
+# against `ctxbench serve`: none of them is in any request body of the ledger).
+LOG_LINES = ("api-request", "api-request-blob", "api-request-shape", "atis-latch", "cost-state", "tools-used")
+
+
+def rendered_texts(line: dict[str, Any]) -> list[str] | None:
+    """The texts an attachment line says Claude Code sent (its `rendered` list, 2.1.332: each
+    entry's `content` is byte-equal to a text block of the request, bench/claude_code_wire.md §3),
+    or None when the line has no `rendered` list (older versions: not recorded)."""
+    rendered = line.get("rendered")
+    if not isinstance(rendered, list):
+        return None
+    out = []
+    for entry in rendered:
+        content = entry.get("content") if isinstance(entry, dict) else None
+        if isinstance(content, str):
+            out.append(content)
+        elif isinstance(content, list):  # blocks: their text parts
+            out += [b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)]
+    return out
+
+
 def sent_to_model(att: Any) -> bool:
     """Whether Claude Code sends this attachment to the model (cli.js normalizeAttachmentForAPI)."""
     if not isinstance(att, dict):

@@ -18,7 +18,8 @@ What the log shows, and how it is read:
 - a reply's `reasoning_output_tokens` are part of its `output_tokens`, and the reasoning item is
   sent back in the next prompt (the growth of the next prompt includes them): the reply carries
   its reasoning text as a thinking block.
-Rollout files (`rollout-*.jsonl`) are not supported by this importer (none in traces-real/).
+Rollout files (`rollout-*.jsonl`, the log Codex writes under `$CODEX_HOME/sessions`) are read by
+traces/importers/codex_rollout.py.
 """
 
 from __future__ import annotations
@@ -35,13 +36,13 @@ from ctxbench.traces.importers.base import (
     parse_time,
     tool_use,
 )
+from ctxbench.traces.importers.codex_rollout import import_rollout, is_rollout
 from ctxbench.traces.importers.tokens import Item, build_traces
 from ctxbench.traces.model import Content, Usage
 
 CANNOT = [
     "the prompt (instructions, tool schemas, exact items): block sizes come from usage",
     "cache writes (OpenAI reports none)",
-    "rollout-*.jsonl files (not supported here)",
 ]
 
 # The user's message of a task, when the log has no `user_message` (the TUI log of traces-real
@@ -98,10 +99,13 @@ def _usage(info: Any, where: str) -> Usage | None:
 def import_codex(paths: list[Path], report: ImportReport | None = None) -> ImportResult:
     path = paths[0]
     report = report or ImportReport(str(path), "codex")
+    lines = jsonl_objects(path, report)
+    if lines and is_rollout(lines[0][1]):
+        return import_rollout(path, report, lines)
     report.cannot_provide = list(CANNOT)
     sessions: list[_Session] = []
     model = ""
-    for n, o in jsonl_objects(path, report):
+    for n, o in lines:
         t = parse_time(o.get("ts"))
         if o.get("kind") == "session_start":
             model = str(o.get("model", model))

@@ -157,3 +157,41 @@ def test_at_mentions_as_cli_js_2_0_5_parses_them(text: str, paths: list[str]) ->
 def test_turn_scoped_attachments_before_2_0_30(version: str, scoped: bool) -> None:
     """Loopback runs (bench/claude_code_wire.md §1): 1.0.51 and 2.0.0-2.0.29 drop, 2.0.30+ keep."""
     assert turn_scoped_attachments(version) is scoped
+
+
+def test_2_1_332_rendered_attachments_and_request_log_lines(tmp_path: Path) -> None:
+    """Claude Code 2.1.332 (bench/claude_code_wire.md §3): an attachment line carries the text sent
+    (`rendered`), which is imported as is (folded into a string tool result before it); a line
+    without it (`prompt_snapshot`, the system prompt) was not sent; its request log lines
+    (`api-request`, `api-request-blob`, ...) and counters are bookkeeping, not unknown lines."""
+    total = "<system-reminder>\n<total_tokens>15000000 tokens left</total_tokens>\n</system-reminder>"
+    date = "<system-reminder>\nToday's date is 2026-12-03.\n</system-reminder>"
+    snap = {"type": "prompt_snapshot", "systemPrompt": ["You are an agent " * 500]}
+    lines = [
+        _line(0, type="user", message={"role": "user", "content": "go"}),
+        _line(1, type="attachment", attachment={"type": "date", "date": "2026-12-03"},
+              rendered=[{"content": date}], renderedRole="system"),
+        _line(2, type="attachment", attachment=snap),
+        json.dumps({"type": "api-request-shape", "sessionId": "s", "shapeHash": "h", "shape": {}}),
+        json.dumps({"type": "api-request-blob", "sessionId": "s", "hash": "b", "message": {"role": "user"}}),
+        json.dumps({"type": "api-request", "sessionId": "s", "id": "a", "tail": ["b"], "cacheControl": []}),
+        _reply(3, "r1", [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"f": 1}}], 0, 5000),
+        json.dumps({"type": "tools-used", "tools": ["Read"], "sessionId": "s"}),
+        json.dumps({"type": "atis-latch", "atis": "", "sessionId": "s"}),
+        _line(4, type="user", message={"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "1\tline"}]}),
+        _line(5, type="attachment", attachment={"type": "total_tokens_reminder", "text": "x"},
+              rendered=[{"content": total}], renderedRole="system"),
+        _line(6, type="attachment", attachment=snap),
+        _reply(7, "r2", [{"type": "text", "text": "ok"}], 5000, 40),
+        _line(8, type="attachment", attachment=snap),
+        json.dumps({"type": "cost-state", "sessionId": "s", "totalCostUSD": 0.1}),
+    ]  # fmt: skip
+    p = tmp_path / "s.jsonl"
+    p.write_text("\n".join(lines).replace('"2.1.114"', '"2.1.332"') + "\n", encoding="utf-8")
+    res = import_paths([p])
+    assert not res.report.skipped
+    users = [e for e in res.main.events if isinstance(e, MessageEvent) and e.role == "user"]
+    assert [[c.text for c in u.content] for u in users] == [["go", date], ["1\tline\n\n" + total]]
+    assert res.report.counts["attachments Claude Code does not send (dropped)"] == 3
+    assert res.report.counts["bookkeeping lines (never sent)"] == 6
