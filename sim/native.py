@@ -35,6 +35,10 @@ COMPILED: tuple[str, ...] = (
     "ctxbench.sim.transcript",
     "ctxbench.sim.transcript_edits",
     "ctxbench.sim.providers.anthropic",
+    "ctxbench.sim.harness_calls",
+    "ctxbench.sim.harness",
+    "ctxbench.sim.harness_c_summary",
+    "ctxbench.sim.harness_c",
 )
 PURE_ENV = "CTXBENCH_PURE"
 NATIVE_DIR_ENV = "CTXBENCH_NATIVE_DIR"
