@@ -25,6 +25,7 @@ from typing import Any
 
 from ctxbench.bench.naive import naive_run
 from ctxbench.policies.preset import Policy, load_policy, preset_names
+from ctxbench.sim.native import compiled_modules
 from ctxbench.sim.prepared import PreparedTrace
 from ctxbench.sim.runner import RunResult, prepare_for, run_prepared
 from ctxbench.traces.format import read_trace
@@ -52,6 +53,7 @@ class SpeedReport:
     same_run_requests_per_cpu_second: float  # NAIVE_PRESET on that trace without the re-hash
     reference_trace: str
     rounds: int
+    compiled_modules: tuple[str, ...] = ()  # loaded from the mypyc build (sim/native.py), if any
 
     @property
     def headline(self) -> PresetSpeed:
@@ -73,6 +75,7 @@ class SpeedReport:
             "reference_requests_per_cpu_second": round(self.same_run_requests_per_cpu_second),
             "timer": "time.process_time",
             "rounds": self.rounds,
+            "compiled_modules": list(self.compiled_modules),
             "presets": {
                 p.preset: {
                     "requests_per_cpu_second": round(p.requests_per_cpu_second),
@@ -167,6 +170,7 @@ def measure(
         statistics.median(sim_rates),
         ref_trace,
         rounds,
+        tuple(compiled_modules()),
     )
 
 
@@ -195,5 +199,8 @@ def format_report(report: SpeedReport) -> str:
         f"naive full re-hash reference ({NAIVE_PRESET} on {report.reference_trace}): "
         f"{report.naive_requests_per_cpu_second:,.0f} requests per CPU-second; the simulator "
         f"{report.same_run_requests_per_cpu_second:,.0f}: {report.ratio_vs_naive:,.1f}x",
+        f"hot path: compiled ({len(report.compiled_modules)} modules, `ctxbench compile`)"
+        if report.compiled_modules
+        else "hot path: pure Python (`ctxbench compile` builds the compiled one, sim/native.py)",
     ]
     return "\n".join(rows)

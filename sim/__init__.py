@@ -1,3 +1,7 @@
 """ctxbench engine: content model, request building, provider models, the simpy runner, records, CLI."""
 
 __version__ = "0.1.0"
+
+from ctxbench.sim.native import activate as _activate_native
+
+_activate_native(__path__)  # the compiled hot path, when `ctxbench compile` built it (sim/native.py)

@@ -52,6 +52,7 @@ VERBS: tuple[Verb, ...] = (
     Verb("drive", _PKG + "drive", "reference agent loop (official SDKs) against a live server"),
     Verb("validate", _PKG + "validate", "simulation vs live drive through the HTTP server"),
     Verb("speed", _PKG + "speed", "simulated requests per CPU-second on the bundled traces and presets"),
+    Verb("compile", _PKG + "compile", "compile the simulator's hot path with mypyc (optional)"),
 )
 
 # Bad input ends in exit 2 with one line (readers raise ValueError subclasses naming file, line and

@@ -32,7 +32,6 @@ INTERVIEW_QUESTION_BYTES = 600
 INTERVIEW_ANSWER_TOKENS = 400
 
 
-@register("harness", "H")
 class Conversation(ProviderCalls):
     """Harness H's conversation process (SPEC H-…): the base every harness model extends."""
 
@@ -340,7 +339,6 @@ class Conversation(ProviderCalls):
         return Message.of("user", (img,), "observation")
 
 
-@register("harness", "recorded")
 class RecordedConversation(Conversation):
     """The recorded harness replayed (imported traces, `recorded` preset): H's process; its budget
     is the model's window (`budget_means: window`, budget_for), since the log does not hold it.
@@ -365,3 +363,9 @@ class RecordedConversation(Conversation):
         super()._append_input(msg)
         if any(b.turn for b in msg.blocks):
             self._turn_blocks = True
+
+
+# After the classes, not as decorators: mypyc compiles a decorated class as a plain Python class
+# (sim/native.py).
+register("harness", "H")(Conversation)
+register("harness", "recorded")(RecordedConversation)

@@ -72,7 +72,6 @@ class Snapshot:
     memory_modified: bool = False  # C-2: a memory file edited since the last request (refreshes now)
 
 
-@register("harness", "C")
 class CConversation(SummaryCalls):
     """The C harness process (see the module docstring)."""
 
@@ -105,9 +104,6 @@ class CConversation(SummaryCalls):
         self.counters = self.outcome.counters
 
     # ------------------------------------------------------------ window and views (C-1, C-19)
-    def count(self, key: str, n: int = 1) -> None:
-        self.counters[key] = self.counters.get(key, 0) + n
-
     def model_info(self, model: str | None = None) -> ModelInfo:
         """The model's profile, with the window a switch event of the trace gave it (C-1)."""
         m = model or self.model
@@ -388,3 +384,8 @@ __all__ = [
     "Snapshot",
     "SummaryCalls",
 ]
+
+
+# After the classes, not as decorators: mypyc compiles a decorated class as a plain Python class
+# (sim/native.py).
+register("harness", "C")(CConversation)

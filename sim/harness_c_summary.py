@@ -7,7 +7,7 @@ small; `CConversation` supplies `count` and decides when to summarize (`_compact
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ctxbench.policies.tiers import SummaryPlan
 from ctxbench.sim.content import Block, Message
@@ -24,9 +24,10 @@ VERIFY_PROMPT_BYTES = 328
 class SummaryCalls(Conversation):
     """Summarizer calls of the C harness process (see the module docstring)."""
 
-    if TYPE_CHECKING:
-
-        def count(self, key: str, n: int = 1) -> None: ...
+    def count(self, key: str, n: int = 1) -> None:
+        """Add `n` to the harness's event counter `key` (RunOutcome.counters)."""
+        counters = self.outcome.counters
+        counters[key] = counters.get(key, 0) + n
 
     # the last summary request without tools, and the system prompt it was made with
     _toolless: tuple[tuple[Block, ...], Transcript] | None = None
@@ -82,17 +83,20 @@ class SummaryCalls(Conversation):
         for i, model in enumerate(models):
             self.model = model
             t = self._summary_transcript(plan, instr)
+            failed = False
             try:
                 for k in range(req.calls):
                     if k:  # a verification probe continues the summarizer's own conversation
                         self._add_probe(t, size, k)
                     yield from self._send(t, "summary", est, out_tokens, forced_cause="compaction")
             except _Failed:
+                failed = True
                 if i + 1 < len(models):
                     self.count("summary_fallback_model")
-                continue
             finally:
                 self.model = current
+            if failed:
+                continue
             key = f"summary-{self.name}-{self.index}"
             return Message.of(
                 "user", (self.factory.text("user", None, size, key=key, summary=True),), "summary"

@@ -64,25 +64,27 @@ class _Failed(Exception):
 class ProviderCalls:
     """Provider calls and their records, for a conversation process (see the module docstring)."""
 
-    if TYPE_CHECKING:
-        env: simpy.Environment
-        name: str
-        policy: Policy
-        provider_for: ProviderFor
-        records: list[RequestRecord]
-        model: str
-        tr: Transcript
-        outcome: RunOutcome
-        prev_end: int
-        prev_cached: tuple[int, int]
-        prev_model: str
-        first_after_reset: bool
-        declared: list[tuple[int, str]]
-        pending_edit: tuple[str, int, int]
-        index: int
-        game_t: float
+    # set by the conversation (sim/harness.py Conversation)
+    env: simpy.Environment
+    name: str
+    policy: Policy
+    provider_for: ProviderFor
+    records: list[RequestRecord]
+    model: str
+    tr: Transcript
+    outcome: RunOutcome
+    prev_end: int
+    prev_cached: tuple[int, int]
+    prev_model: str
+    first_after_reset: bool
+    declared: list[tuple[int, str]]
+    pending_edit: tuple[str, int, int]
+    index: int
+    game_t: float
 
-        def view(self, tr: Transcript | None = None) -> View: ...
+    def view(self, tr: Transcript | None = None) -> View:
+        """The policies' view of `tr` (the conversation's transcript by default): Conversation's."""
+        raise NotImplementedError
 
     def _send(
         self,
@@ -114,7 +116,7 @@ class ProviderCalls:
                 cache_key=self.name if self.policy.cache_key else None,
                 session_id=self.name if self.policy.session_id else None,
             )
-            now = self.env.now
+            now = float(self.env.now)  # simpy starts its clock at int 0; a record's time is seconds
             found = self._entry_state(req, provider, now) if main else ""
             out = provider.call(req, now)
             cause, lost = "", 0

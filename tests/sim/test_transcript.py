@@ -34,8 +34,11 @@ def _full(tr: Transcript) -> tuple[list[int], list[int], list[int]]:
 
 
 def vars_of(tr: Transcript) -> dict[str, object]:
-    """Every field of a transcript (its running indexes as lists)."""
-    return {k: v for k, v in vars(tr).items() if k not in ("_block_indexes", "_message_sums")} | {
+    """Every field of a transcript (its running indexes as lists); a compiled Transcript
+    (sim/native.py) lists its fields in `__mypyc_attrs__` instead of an instance `__dict__`."""
+    names = getattr(type(tr), "__mypyc_attrs__", None) or vars(tr)
+    fields = {k: getattr(tr, k) for k in names if k != "__dict__"}
+    return {k: v for k, v in fields.items() if k not in ("_block_indexes", "_message_sums")} | {
         "indexes": list(tr._block_indexes.values()),
         "sums": list(tr._message_sums.values()),
     }

@@ -1,0 +1,217 @@
+"""The simulator's optional compiled hot path (issue 13): the modules in `COMPILED` built by mypyc.
+
+- `ctxbench compile` (`build`) compiles them into the cache folder (yamltext `cache_dir()`), in a
+  folder named by the interpreter and a hash of every source file of `ctxbench.sim` and
+  `ctxbench.policies` (`source_key`). An edited source, or another Python, finds no build of its
+  key: a stale build is never loaded, and the simulator runs in pure Python until it is rebuilt.
+- At import, `ctxbench.sim` looks for the build of the current key (`activate`) and, when there is
+  one, puts it first on its package path; each compiled subpackage does the same (`extend`). So a
+  compiled module is imported in place of its source, and any other module from its source.
+- `CTXBENCH_PURE=1` keeps pure Python. The builds are in `$CTXBENCH_NATIVE_DIR` if it is set (the
+  tests set it, since they give the other caches a folder of their own), else in the cache folder.
+- What the build needs: the `native` extra (mypy, whose mypyc compiles, and setuptools, which
+  drives the C compiler) and a C compiler (`$CC`, else `cc`). Without them ctxbench is the same
+  program in pure Python; CI runs the whole test suite both ways, and the records are the same.
+
+The compiled modules hold the per-request work (the transcript and its hash chains, their edits,
+the Anthropic cache lookups); config dataclasses stay in pure modules, since mypyc erases the
+annotations (`Literal`, `tuple[...]`) that the preset checks read (`sim/values.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ctxbench.sim.yamltext import blake2b, cache_dir
+
+COMPILED: tuple[str, ...] = (
+    "ctxbench.sim.transcript",
+    "ctxbench.sim.transcript_edits",
+    "ctxbench.sim.providers.anthropic",
+    "ctxbench.sim.harness_calls",
+    "ctxbench.sim.harness",
+    "ctxbench.sim.harness_c_summary",
+    "ctxbench.sim.harness_c",
+)
+PURE_ENV = "CTXBENCH_PURE"
+NATIVE_DIR_ENV = "CTXBENCH_NATIVE_DIR"
+GROUP = "ctxbench.sim._native"  # mypyc's shared library of the compiled modules, inside the package
+DONE = "BUILT.json"  # written last: a folder without it is an unfinished build
+_HERE = Path(__file__).resolve().parent
+_PACKAGES = {"sim": _HERE, "policies": _HERE.parent / "policies"}  # their sources make the key
+_LINKED = ("sim", "policies", "traces", "bench")  # what mypy follows from the compiled modules
+
+_root: Path | None = None  # the build in use, once `activate` found one
+
+
+class NativeBuildError(ValueError):
+    """The compiled hot path cannot be built here: what is missing, and how to get it."""
+
+
+def source_key() -> str:
+    """A hash of every source file of `ctxbench.sim` and `ctxbench.policies` (names and bytes)."""
+    h = blake2b(sys.implementation.cache_tag.encode(), digest_size=12)
+    for name, folder in _PACKAGES.items():
+        for path in sorted(_sources(folder)):
+            h.update(f"{name}/{path.relative_to(folder).as_posix()}\0".encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def _sources(folder: Path) -> list[Path]:
+    found: list[Path] = []
+    for entry in os.scandir(folder):
+        if entry.is_dir() and entry.name != "__pycache__":
+            found.extend(_sources(Path(entry.path)))
+        elif entry.name.endswith(".py"):
+            found.append(Path(entry.path))
+    return found
+
+
+def builds_folder() -> Path | None:
+    """`$CTXBENCH_NATIVE_DIR` (empty: no builds), else the cache folder's `native`."""
+    env = os.environ.get(NATIVE_DIR_ENV)
+    if env is not None:
+        return Path(env) if env else None
+    folder = cache_dir()
+    return None if folder is None else folder / "native"
+
+
+def build_path() -> Path | None:
+    """Where the build of the current sources goes (None when the cache folder is off)."""
+    folder = builds_folder()
+    return None if folder is None else folder / f"{sys.implementation.cache_tag}-{source_key()}"
+
+
+def activate(path: list[str]) -> None:
+    """Put the current build, if there is one, first on `ctxbench.sim`'s package path (its
+    `__init__` calls this). Costs one stat when nothing was ever built, else a hash of the
+    sources (~2 ms)."""
+    global _root
+    folder = builds_folder()
+    if os.environ.get(PURE_ENV, "") not in ("", "0") or folder is None or not folder.is_dir():
+        return
+    root = build_path()
+    if root is not None and (root / DONE).is_file():
+        _root = root
+        extend(path, "sim")
+
+
+def extend(path: list[str], package: str) -> None:
+    """Put the build's folder of `package` (`sim`, `sim/providers`) first on its package path."""
+    if _root is not None and (_root / "ctxbench" / package).is_dir():
+        path.insert(0, str(_root / "ctxbench" / package))
+
+
+def compiled_modules() -> list[str]:
+    """The modules of `COMPILED` imported from the build (importing them)."""
+    import importlib
+
+    return [m for m in COMPILED if not (importlib.import_module(m).__file__ or "").endswith(".py")]
+
+
+def status() -> dict[str, object]:
+    """What `ctxbench compile --status` and `ctxbench speed` report."""
+    root = build_path()
+    built = root is not None and (root / DONE).is_file()
+    pure = os.environ.get(PURE_ENV, "") not in ("", "0")
+    return {
+        "compiled_modules": compiled_modules(),
+        "build": str(root) if root is not None else None,
+        "built": built,
+        "pure_python_forced": pure,
+    }
+
+
+def build() -> tuple[Path, float]:
+    """Compile `COMPILED` with mypyc into `build_path()` (module doc); returns the folder and the
+    seconds it took. Raises NativeBuildError naming what is missing or the compiler's error."""
+    dest = build_path()
+    if dest is None:
+        raise NativeBuildError(
+            "no folder for the build: CTXBENCH_NATIVE_DIR, or CTXBENCH_CACHE_DIR, is set empty"
+        )
+    try:
+        import mypyc.build  # noqa: F401
+        import setuptools  # noqa: F401
+    except ImportError as exc:
+        raise NativeBuildError(
+            f"compiling needs the native extra ({exc.name} is missing): pip install 'ctxbench[native]'"
+        ) from exc
+    cc = os.environ.get("CC", "cc").split()[0]
+    if shutil.which(cc) is None:
+        raise NativeBuildError(f"compiling needs a C compiler: {cc!r} not found (set CC, or install gcc)")
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="ctxbench-native-") as tmp:
+        work = Path(tmp)
+        (work / "ctxbench").mkdir()
+        for name in _LINKED:
+            (work / "ctxbench" / name).symlink_to(_HERE.parent / name, target_is_directory=True)
+        # mypy's settings of the project (pyproject.toml), for the installed names of the link tree
+        (work / "mypy.ini").write_text(_MYPY_INI)
+        staging = work / "out"
+        files = [m.replace(".", "/") + ".py" for m in COMPILED]
+        done = subprocess.run(
+            [sys.executable, "-c", _BUILD_SCRIPT, str(staging), str(work / "temp"), GROUP, *files],
+            cwd=work,
+            env={**os.environ, "MYPYPATH": str(work)},
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0:
+            tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
+            raise NativeBuildError(f"mypyc could not compile the hot path:\n{tail}")
+        source = str(_HERE.parent)
+        info = {"modules": list(COMPILED), "python": sys.version.split()[0], "source": source}
+        (staging / DONE).write_text(json.dumps(info, indent=2) + "\n")
+        for old in _builds_of(source):
+            shutil.rmtree(old, ignore_errors=True)  # this install's builds of earlier sources
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(staging), dest)
+    return dest, time.perf_counter() - start
+
+
+def _builds_of(source: str) -> list[Path]:
+    folder = builds_folder()
+    found = []
+    for old in folder.glob(f"{sys.implementation.cache_tag}-*") if folder is not None else ():
+        try:
+            if json.loads((old / DONE).read_text()).get("source") == source:
+                found.append(old)
+        except (OSError, ValueError):
+            found.append(old)  # an unfinished build
+    return found
+
+
+def clean() -> int:
+    """Remove every build; returns how many there were."""
+    folder = builds_folder()
+    olds = sorted(folder.iterdir()) if folder is not None and folder.is_dir() else []
+    for old in olds:
+        shutil.rmtree(old, ignore_errors=True)
+    return len(olds)
+
+
+_MYPY_INI = """[mypy]
+explicit_package_bases = True
+namespace_packages = True
+ignore_missing_imports = True
+"""
+
+# Run in a child process with the link tree as its folder: mypyc writes its C sources under
+# ./build, setuptools puts the extensions under argv[1] as ctxbench/sim/….so.
+_BUILD_SCRIPT = """
+import sys
+from setuptools import setup
+from mypyc.build import mypycify
+out, temp, group, *files = sys.argv[1:]
+setup(name="ctxbench-native", ext_modules=mypycify(files, group_name=group, opt_level="3"),
+      script_args=["build_ext", "--build-lib", out, "--build-temp", temp])
+"""
