@@ -45,6 +45,8 @@ def _fields(cls: type, slots: bool) -> tuple[dataclasses.Field[Any], ...]:
 
 
 def slots_maker(cls: type[T]) -> Callable[..., T]:
+    if hasattr(cls, "__mypyc_attrs__"):  # a native class of a compiled module: its own is as quick
+        return cls
     fields = _fields(cls, slots=True)
     names = [f.name for f in fields]
     if cls.__bases__ != (object,) or tuple(cls.__dict__["__slots__"]) != tuple(names):

@@ -39,6 +39,13 @@ COMPILED: tuple[str, ...] = (
     "ctxbench.sim.harness",
     "ctxbench.sim.harness_c_summary",
     "ctxbench.sim.harness_c",
+    "ctxbench.policies.view",
+    "ctxbench.policies.masking",
+    "ctxbench.policies.eviction",
+    "ctxbench.policies.marks",
+    "ctxbench.policies.estimators",
+    "ctxbench.policies.tiers",
+    "ctxbench.policies.condensers",
 )
 PURE_ENV = "CTXBENCH_PURE"
 NATIVE_DIR_ENV = "CTXBENCH_NATIVE_DIR"
@@ -108,6 +115,29 @@ def extend(path: list[str], package: str) -> None:
     """Put the build's folder of `package` (`sim`, `sim/providers`) first on its package path."""
     if _root is not None and (_root / "ctxbench" / package).is_dir():
         path.insert(0, str(_root / "ctxbench" / package))
+
+
+def is_compiled(cls: type) -> bool:
+    """Whether `cls` comes from a module imported from a build (not from its source)."""
+    module = sys.modules.get(cls.__module__)
+    return not (getattr(module, "__file__", None) or ".py").endswith(".py")
+
+
+def source_annotations(cls: type) -> dict[str, str]:
+    """The annotations of a top-level class of a compiled module, as written in its source: mypyc
+    keeps erased ones (`tuple` for `tuple[str, ...]`, `str` for a `Literal`), which the preset
+    and profile checks cannot use (`sim/values.py field_hints`)."""
+    import ast
+
+    path = _HERE.parent.joinpath(*cls.__module__.split(".")[1:]).with_suffix(".py")
+    for node in ast.parse(path.read_bytes()).body:
+        if isinstance(node, ast.ClassDef) and node.name == cls.__name__:
+            return {
+                item.target.id: ast.unparse(item.annotation)
+                for item in node.body
+                if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)
+            }
+    raise LookupError(f"class {cls.__name__} not found at the top of {path}")
 
 
 def compiled_modules() -> list[str]:

@@ -20,6 +20,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, TypeVar, Union
 
+from ctxbench.sim import native
+
 C = TypeVar("C")
 
 
@@ -256,10 +258,21 @@ def field_hints(cls: type) -> Mapping[str, Any]:
     """The resolved type hints of a dataclass's init fields (with `Annotated` extras); resolved
     once per class (every provider build checks its config against them), so read-only."""
     try:
-        hints = typing.get_type_hints(cls, include_extras=True)
+        hints = typing.get_type_hints(_as_written(cls), include_extras=True)
     except (NameError, TypeError):  # an unresolvable annotation: check names only
         hints = {}
     return types.MappingProxyType({f.name: hints.get(f.name, Any) for f in dataclasses.fields(cls) if f.init})
+
+
+def _as_written(cls: type) -> type:
+    """`cls`, or for a class of a compiled module (sim/native.py) a stand-in with the annotations
+    of its source (and of its compiled bases), which `typing.get_type_hints` resolves in the
+    module's namespace as it would the class's own."""
+    if not native.is_compiled(cls):
+        return cls
+    bases = tuple(_as_written(b) for b in cls.__bases__ if b is not object)
+    ns = {"__annotations__": native.source_annotations(cls), "__module__": cls.__module__}
+    return type(cls.__name__, bases, ns)
 
 
 def key_path(where: str, key: object) -> str:

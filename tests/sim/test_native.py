@@ -12,6 +12,7 @@ import pytest
 
 from ctxbench.sim import native
 from ctxbench.sim.cli import main
+from ctxbench.sim.providers.anthropic_config import AnthropicConfig
 
 
 @pytest.fixture
@@ -120,3 +121,28 @@ def test_status_json_names_the_modules_in_use(capsys: pytest.CaptureFixture[str]
 )
 def test_the_compiled_modules_are_in_use() -> None:
     assert native.compiled_modules() == list(native.COMPILED)
+
+
+def test_config_checks_read_the_annotations_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    """mypyc erases a compiled class's annotations (`tuple` for `tuple[str, ...]`); the preset and
+    profile checks read them from the source instead (`values._as_written`). Every registered
+    config dataclass gets the same hints that way as from the class itself (in a pure run the
+    class's own are the source's; in a compiled run the source is what is read anyway)."""
+    import dataclasses
+    import typing
+
+    from ctxbench.policies import registry
+    from ctxbench.sim import values
+
+    classes = [
+        registry.lookup(kind, name) for kind in registry.KINDS for name in registry.names(kind)
+    ]
+    configs = [c for c in classes if isinstance(c, type) and dataclasses.is_dataclass(c)]
+    configs.append(AnthropicConfig)  # built by a provider factory, checked as the others
+    assert len(configs) > 20
+    own = {c: dict(values.field_hints(c)) for c in configs}
+    monkeypatch.setattr(native, "is_compiled", lambda cls: cls.__module__.startswith("ctxbench."))
+    for c in configs:
+        fields = {f.name for f in dataclasses.fields(c) if f.init}
+        written = typing.get_type_hints(values._as_written(c), include_extras=True)
+        assert {k: written.get(k, typing.Any) for k in fields} == own[c], c.__name__
