@@ -146,3 +146,25 @@ def test_config_checks_read_the_annotations_as_written(monkeypatch: pytest.Monke
         fields = {f.name for f in dataclasses.fields(c) if f.init}
         written = typing.get_type_hints(values._as_written(c), include_extras=True)
         assert {k: written.get(k, typing.Any) for k in fields} == own[c], c.__name__
+
+
+def test_start_up_finds_the_build_through_a_note_of_the_sources_stats(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first start-up after a build hashes the sources' bytes and leaves a note under the hash
+    of their names, sizes and times; later start-ups read the note instead of the sources."""
+    root = native.build_path()
+    assert root is not None
+    _fake_build(root)
+    native.activate(path := ["/src/sim"])
+    assert path[0] == str(root / "ctxbench" / "sim")
+    note = root.parent / f"stat-{native.stat_key()}"
+    assert note.read_text() == root.name.rsplit("-", 1)[1]
+
+    def unread() -> str:
+        raise AssertionError("the sources were read although the note names their build")
+
+    monkeypatch.setattr(native, "source_key", unread)
+    monkeypatch.setattr(native, "_root", None)
+    native.activate(path := ["/src/sim"])
+    assert path[0] == str(root / "ctxbench" / "sim")
