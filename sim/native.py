@@ -189,9 +189,11 @@ def status() -> dict[str, object]:
     }
 
 
-def build() -> tuple[Path, float]:
+def build(force: bool = False) -> tuple[Path, float | None]:
     """Compile `COMPILED` with mypyc into `build_path()` (module doc); returns the folder and the
-    seconds it took. Raises NativeBuildError naming what is missing or the compiler's error."""
+    seconds it took, or None when a finished build of these sources was there (another checkout
+    of the same sources made it; `force` builds anew). Raises NativeBuildError naming what is
+    missing or the compiler's error."""
     import json
     import shutil
     import subprocess
@@ -199,6 +201,8 @@ def build() -> tuple[Path, float]:
     import time
 
     dest = build_path()
+    if dest is not None and (dest / DONE).is_file() and not force:
+        return dest, None
     if dest is None:
         raise NativeBuildError(
             "no folder for the build: CTXBENCH_NATIVE_DIR, or CTXBENCH_CACHE_DIR, is set empty"
@@ -239,6 +243,7 @@ def build() -> tuple[Path, float]:
         for old in _builds_of(source):
             shutil.rmtree(old, ignore_errors=True)  # this install's builds of earlier sources
         dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(dest, ignore_errors=True)  # a build of the same sources, made anew (`force`)
         shutil.move(str(staging), dest)
         for note in dest.parent.glob("stat-*"):  # notes of removed builds
             with contextlib.suppress(OSError):

@@ -22,6 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     what.add_argument("--status", action="store_true", help="say whether the compiled modules are in use")
     what.add_argument("--clean", action="store_true", help="remove every build (pure Python from then on)")
     p.add_argument("--json", action="store_true", help="with --status: print it as JSON")
+    p.add_argument("--force", action="store_true", help="build anew though a build of these sources exists")
     p.set_defaults(handler=handle)
 
 
@@ -36,7 +37,10 @@ def handle(args: argparse.Namespace) -> int:
         else:
             print(_describe(state))
         return 0
-    root, seconds = native.build()
+    root, seconds = native.build(args.force)
+    if seconds is None:
+        print(f"the hot path of these sources is built already ({root}); --force builds it anew")
+        return 0
     print(f"compiled {len(native.COMPILED)} modules with mypyc in {seconds:.1f} s into {root}")
     print("in use from the next ctxbench process on; CTXBENCH_PURE=1 runs pure Python")
     return 0

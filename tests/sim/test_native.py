@@ -168,3 +168,15 @@ def test_start_up_finds_the_build_through_a_note_of_the_sources_stats(
     monkeypatch.setattr(native, "_root", None)
     native.activate(path := ["/src/sim"])
     assert path[0] == str(root / "ctxbench" / "sim")
+
+
+def test_a_build_of_the_same_sources_is_reused(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Another checkout of the same sources (a CI clone) finds their build instead of nesting a
+    second one into it."""
+    root = native.build_path()
+    assert root is not None
+    _fake_build(root)
+    assert native.build() == (root, None)
+    assert main(["compile"]) == 0
+    assert "built already" in capsys.readouterr().out
+    assert sorted(p.name for p in root.iterdir()) == [native.DONE, "ctxbench"]
