@@ -6,24 +6,18 @@ numbers show beyond the replay (bench/fidelity_auto.py `evidence`, a gateway's r
 
 from __future__ import annotations
 
-from pathlib import Path
+from dataclasses import dataclass
+from typing import Any
 
 from ctxbench.bench.fidelity import SessionFidelity, compare
 from ctxbench.bench.fidelity_auto import evidence
+from ctxbench.bench.fidelity_discover import Found, Log
 from ctxbench.bench.fidelity_fields import session_json
 from ctxbench.bench.fidelity_replay import serving
 from ctxbench.sim.catalog import CatalogError, prices
 from ctxbench.sim.providers.registry import profile
 from ctxbench.traces.importers import import_paths
 from ctxbench.traces.model import MessageEvent, Trace
-
-OTHER_FORMATS = (  # replayed on the provider their model is served by (sim/providers/choice.py)
-    "codex-tui/binary-size-log.jsonl",
-    "cline-sdk/session.messages.json",
-    "inspect-ai/2025-05-12T20-27-36-04-00_browser.json",
-    "openhands/output.jsonl",
-    "swe-agent/pydicom__pydicom-1458.traj",
-)
 
 
 def recorded_cost(trace: Trace) -> float | None:
@@ -75,7 +69,59 @@ def _outside(rel: str, name: str, sf: SessionFidelity) -> list[str]:
     return [*out, "", *lines]
 
 
-def other_formats(root: Path) -> list[str]:
+@dataclass(frozen=True)
+class OtherReplay:
+    """One conversation of a log of another format: its replay, or why there is none (`why`)."""
+
+    log: Log
+    name: str
+    trace: Trace
+    fidelity: SessionFidelity | None
+    why: str = ""  # "no_usage" | "unknown_model" when `fidelity` is not to be compared
+
+
+def replays(found: Found) -> list[OtherReplay]:
+    """Every conversation of the non-Claude-Code logs `found` holds, replayed on the provider its
+    model is served by; one with no per-request usage, or a model the catalog does not know, is
+    kept with the reason (never counted as a match, never left out)."""
+    out = []
+    for log in found.others():
+        res = import_paths([log.path], log.format)
+        for tr, name in zip(res.traces, res.names, strict=True):
+            try:
+                sf = compare(tr, name)
+                if sf.has_usage:
+                    prices(sf.model)
+            except CatalogError:
+                out.append(OtherReplay(log, name, tr, None, "unknown_model"))
+                continue
+            out.append(OtherReplay(log, name, tr, sf, "" if sf.has_usage else "no_usage"))
+    return out
+
+
+def other_json(found: Found, requests: bool = False) -> list[dict[str, Any]]:
+    """The `fidelity --all-real --json` objects of these conversations (bench/fidelity_fields.py),
+    with the log, its format and the provider profile of the replay."""
+    out: list[dict[str, Any]] = []
+    for r in replays(found):
+        head = {"session": f"{r.log.rel} {r.name}", "log": r.log.rel, "format": r.log.format}
+        if r.fidelity is None:
+            n = sum(1 for e in r.trace.events if isinstance(e, MessageEvent) and e.usage is not None)
+            recorded = r.trace.header.meta.get("model_recorded", r.trace.header.model)
+            out.append(
+                {
+                    **head, "model": recorded, "requests": n, "per_request_usage": n > 0,
+                    "within_tolerance": None, "billed": None, "predicted": None,
+                    "note": "model not in sim/data/models.yaml (not replayed; --prices FILE adds it)",
+                }
+            )  # fmt: skip
+            continue
+        provider = serving(r.trace).profile if r.fidelity.has_usage else None
+        out.append({**session_json(r.fidelity, requests), **head, "provider": provider})
+    return out
+
+
+def other_formats(found: Found) -> list[str]:
     """The section's lines (module docstring)."""
     table = [
         "",
@@ -87,34 +133,29 @@ def other_formats(root: Path) -> list[str]:
     ]
     details: list[str] = []
     notes: list[str] = []
-    for rel in OTHER_FORMATS:
-        res = import_paths([root / rel])
-        for tr, name in zip(res.traces, res.names, strict=True):
-            try:
-                sf = compare(tr, name)
-                if sf.has_usage:
-                    prices(sf.model)
-            except CatalogError:
-                recorded = tr.header.meta.get("model_recorded", tr.header.model)
-                n = sum(1 for e in tr.events if isinstance(e, MessageEvent) and e.usage is not None)
-                table.append(
-                    f"| {rel} | {name} | {recorded} | — | {n} | model not in sim/data/models.yaml "
-                    "(not replayed) | | | |"
-                )
-                continue
-            if not sf.has_usage:
-                table.append(f"| {rel} | {name} | — | — | 0 | no per-request usage (not counted) | | | |")
-                continue
-            d = session_json(sf)
-            b, p = d["billed"], d["predicted"]
-            prof = serving(tr).profile
+    for r in replays(found):
+        rel, name, tr, sf = r.log.rel, r.name, r.trace, r.fidelity
+        if sf is None:
+            recorded = tr.header.meta.get("model_recorded", tr.header.model)
+            n = sum(1 for e in tr.events if isinstance(e, MessageEvent) and e.usage is not None)
             table.append(
-                f"| {rel} | {name} | {sf.model} | {prof} | {sf.n} | {sf.share_within:.1%} | "
-                f"{b['cache_read']:,} / {p['cache_read']:,} | {b['input']:,} / {p['input']:,} | "
-                f"${b['cost']:.4f} / ${p['cost']:.4f} |"
+                f"| {rel} | {name} | {recorded} | — | {n} | model not in sim/data/models.yaml "
+                "(not replayed) | | | |"
             )
-            notes += _notes(rel, name, tr, sf, prof)
-            details += _outside(rel, name, sf)
+            continue
+        if not sf.has_usage:
+            table.append(f"| {rel} | {name} | — | — | 0 | no per-request usage (not counted) | | | |")
+            continue
+        d = session_json(sf)
+        b, p = d["billed"], d["predicted"]
+        prof = serving(tr).profile
+        table.append(
+            f"| {rel} | {name} | {sf.model} | {prof} | {sf.n} | {sf.share_within:.1%} | "
+            f"{b['cache_read']:,} / {p['cache_read']:,} | {b['input']:,} / {p['input']:,} | "
+            f"${b['cost']:.4f} / ${p['cost']:.4f} |"
+        )
+        notes += _notes(rel, name, tr, sf, prof)
+        details += _outside(rel, name, sf)
     out = table
     if notes:
         out += ["", "What the logs show beyond the replay:", "", *notes]

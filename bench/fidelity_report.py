@@ -16,6 +16,7 @@ from typing import IO, Any
 
 from ctxbench.bench import fidelity_tables as tables
 from ctxbench.bench.fidelity import SessionFidelity, compare
+from ctxbench.bench.fidelity_discover import CLAUDE_CODE_FORMATS, Found, Log, discover
 from ctxbench.bench.fidelity_other import other_formats
 from ctxbench.bench.fidelity_replay import replay
 from ctxbench.bench.progress import Progress
@@ -27,42 +28,41 @@ from ctxbench.traces.importers.claude_trace import requests
 DEFAULT_DIR = Path(
     os.environ.get("CTXBENCH_REAL", Path(__file__).resolve().parents[2] / "shared" / "traces-real")
 )
-CLAUDE_CODE = (
-    "spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl",
-    "spotter/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl",
-    "claude-code-log/-Users-dain-workspace-claude-code-log-sample/37f83ec9-f2ea-42a9-925e-0d5c105cb6e8.jsonl",
-    "claude-code-log/-Users-dain-workspace-coderabbit-review-helper/cb2e607c-c758-415a-8b45-c49e4631906a.jsonl",
-    "claude-code-log/-Users-dain-workspace-danieldemmel-me-next/9e953218-585f-4692-89df-9e0747a31c68.jsonl",
-    "claude-code-log/-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl",
-    "cua-sandbox-apps/pgadmin/session.jsonl",
-    "cua-sandbox-apps/pycharm/session.jsonl",
-    "sniffly/d3ad4cdc-5657-435d-98fa-0035d53e383d.jsonl",
-    "claude-code-viewer/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
-)
-CLAUDE_TRACE = "claude-trace/test-traffic.jsonl"
+CLAUDE_TRACE = "claude-trace/test-traffic.jsonl"  # the shared claude-trace log (README figures)
 WHAT_IF = ("recorded", "h-direct", "h-openrouter")
+CLAUDE = CLAUDE_CODE_FORMATS[0]  # a session log (what-if replays its main conversation)
+Conversation = tuple[Log, str, SessionFidelity, SessionFidelity]
 
 
-def session_rows(
-    root: Path, stream: IO[str] | None = None
-) -> list[tuple[str, SessionFidelity, SessionFidelity]]:
-    """(name, replay, replay with --keep-warm) for every Claude Code conversation; a progress bar
-    per recorded file on `stream` (None: silent)."""
+def conversations(found: Found, stream: IO[str] | None = None) -> list[Conversation]:
+    """(log, conversation name, replay, replay with --keep-warm) of every Claude Code conversation
+    `found` holds (its sessions and their sub-agents, claude-trace logs); a progress bar per log on
+    `stream` (None: silent)."""
     out = []
-    files = (*CLAUDE_CODE, CLAUDE_TRACE)
-    progress = Progress(len(files), 0, stream, "fidelity", unit="file")
+    logs = found.of(*CLAUDE_CODE_FORMATS)
+    progress = Progress(len(logs), 0, stream, "fidelity", unit="file")
     try:
-        for rel in files:
-            res = import_paths([root / rel])
+        for log in logs:
+            res = import_paths([log.path], log.format)
             for tr, name in zip(res.traces, res.names, strict=True):
-                label = f"{Path(rel).parent.name[:24]}/{Path(rel).stem[:8]} {name}"
                 # the keep-warm replay is read unconditioned only (fidelity_tables.reads)
                 kw = compare(tr, name, keep_warm=True, condition=False)
-                out.append((label, compare(tr, name), kw))
+                out.append((log, name, compare(tr, name), kw))
             progress.update()
     finally:
         progress.close()
     return out
+
+
+def label(log: Log, name: str) -> str:
+    """A conversation's name in the report: folder and file name shortened, then its name."""
+    rel = Path(log.rel)
+    return f"{rel.parent.name[:24]}/{rel.stem[:8]} {name}".lstrip("/")
+
+
+def session_rows(found: Found, stream: IO[str] | None = None) -> list[tables.Row]:
+    """(name, replay, replay with --keep-warm) for every Claude Code conversation (`conversations`)."""
+    return [(label(log, name), sf, kw) for log, name, sf, kw in conversations(found, stream)]
 
 
 def calibration(path: Path) -> list[tuple[str, int, int, int]]:
@@ -120,12 +120,15 @@ def calibration_summary(cal: list[tuple[str, int, int, int]]) -> list[dict[str, 
 
 
 def render(root: Path = DEFAULT_DIR, stream: IO[str] | None = None) -> str:
-    rows = session_rows(root, stream)
+    found = discover(root)
+    convs = conversations(found, stream)
+    rows = [(label(log, name), sf, kw) for log, name, sf, kw in convs]
     lines = [
         "# Fidelity on real recorded sessions",
         "",
         "Regenerate: `python -m ctxbench.sim.cli fidelity --all-real -o bench/fidelity_report.md` (data: "
-        "`../shared/traces-real`, or `$CTXBENCH_REAL`).",
+        "`../shared/traces-real`, or `$CTXBENCH_REAL`; `--all-real DIR` reads every log under DIR, "
+        "bench/fidelity_discover.py).",
         "",
         *tables.HEADER,
         "## Claude Code conversations: the targets",
@@ -137,28 +140,34 @@ def render(root: Path = DEFAULT_DIR, stream: IO[str] | None = None) -> str:
         *tables.cost_by_cause(rows),
         *tables.misses(rows),
     ]
-    lines += other_formats(root)
-    lines += ["", "## claude-trace: offline tokenizer calibration", ""]
-    lines += [
-        "| model | requests | rate estimate error (mean abs / range) | o200k error (mean abs) |",
-        "|---|---:|---:|---:|",
-    ]
-    for c in calibration_summary(calibration(root / CLAUDE_TRACE)):
-        ox = c["o200k_error_mean_abs"]
-        lines.append(
-            f"| {c['model']} | {c['requests']} | {c['rate_error_mean_abs']:.1%} / "
-            f"{c['rate_error_min']:+.1%}..{c['rate_error_max']:+.1%} | "
-            f"{'toktok not installed' if ox is None else format(ox, '.1%')} |"
-        )
-    lines += [
-        "",
-        "The replay itself uses sizes derived from the billed usage (traces/importers/tokens.py), so "
-        "this calibration error does not enter the fidelity figures above.",
-        "",
-        "## What-if: one Claude Code session under other presets",
-        "",
-    ]
-    lines += what_if(root / CLAUDE_CODE[0])
+    lines += other_formats(found)
+    cal = [c for log in found.of("claude-trace") for c in calibration(log.path)]
+    if cal:
+        lines += ["", "## claude-trace: offline tokenizer calibration", ""]
+        lines += [
+            "| model | requests | rate estimate error (mean abs / range) | o200k error (mean abs) |",
+            "|---|---:|---:|---:|",
+        ]
+        for c in calibration_summary(cal):
+            ox = c["o200k_error_mean_abs"]
+            lines.append(
+                f"| {c['model']} | {c['requests']} | {c['rate_error_mean_abs']:.1%} / "
+                f"{c['rate_error_min']:+.1%}..{c['rate_error_max']:+.1%} | "
+                f"{'toktok not installed' if ox is None else format(ox, '.1%')} |"
+            )
+        lines += [
+            "",
+            "The replay itself uses sizes derived from the billed usage (traces/importers/tokens.py), so "
+            "this calibration error does not enter the fidelity figures above.",
+        ]
+    mains = [(-sf.n, log.rel, log) for log, name, sf, _ in convs if name == "main" and log.format == CLAUDE]
+    if mains:  # the longest main conversation (the first in path order among equals)
+        longest = min(mains, key=lambda m: m[:2])[2]
+        lines += ["", "## What-if: one Claude Code session under other presets", ""]
+        lines += what_if(longest.path)
+    if found.skipped:
+        lines += ["", "## Files no importer reads (not in the figures above)", ""]
+        lines += [f"- {rel}: {why}" for rel, why in found.skipped]
     return "\n".join(lines) + "\n"
 
 

@@ -21,10 +21,13 @@ import statistics
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxbench.sim.tokens import TOKENIZERS, RateCounter, toktok_available
 from ctxbench.traces.model import CompactionEvent, MessageEvent, SystemEvent, ToolsEvent, Trace
+
+if TYPE_CHECKING:
+    from ctxbench.bench.fidelity_discover import Found
 
 CHUNK_BYTES = 2048
 EXACT = ("o200k", "cl100k")  # `--tokenizer` names of the exact offline encodings
@@ -103,15 +106,14 @@ def spreads(source: str, by_kind: dict[str, list[str]], encoding: str) -> list[S
     return out
 
 
-def real_traces(root: Path) -> list[Trace]:
-    """The recorded sessions the fidelity report reads, imported (every conversation of each)."""
-    from ctxbench.bench.fidelity_other import OTHER_FORMATS
-    from ctxbench.bench.fidelity_report import CLAUDE_CODE, CLAUDE_TRACE
+def real_traces(found: Found) -> list[Trace]:
+    """The recorded sessions the fidelity report reads (every log found under a folder,
+    bench/fidelity_discover.py), imported (every conversation of each)."""
     from ctxbench.traces.importers import import_paths
 
     out: list[Trace] = []
-    for rel in (*CLAUDE_CODE, CLAUDE_TRACE, *OTHER_FORMATS):
-        out += import_paths([root / rel]).traces
+    for log in found.logs:
+        out += import_paths([log.path], log.format).traces
     return out
 
 
@@ -126,15 +128,18 @@ def sample_traces() -> list[Trace]:
 def measure(root: Path | None) -> dict[str, Any]:
     """Spreads on the real sessions under `root` (None or missing: skipped, said so) and the
     samples, for each exact encoding when toktok-rs is installed; Claude's calibration against
-    the billed counts of the claude-trace log."""
-    from ctxbench.bench.fidelity_report import CLAUDE_TRACE, calibration, calibration_summary
+    the billed counts of the claude-trace logs."""
+    from ctxbench.bench.fidelity_discover import discover
+    from ctxbench.bench.fidelity_report import calibration, calibration_summary
 
     sources: dict[str, dict[str, list[str]]] = {"samples": texts_by_kind(sample_traces())}
     notes = []
-    have_real = root is not None and (root / CLAUDE_TRACE).is_file()
-    if have_real:
-        assert root is not None
-        sources = {"real sessions": texts_by_kind(real_traces(root)), **sources}
+    found = discover(root) if root is not None and root.is_dir() else None
+    claude: list[dict[str, Any]] = []
+    if found is not None and found.logs:
+        sources = {"real sessions": texts_by_kind(real_traces(found)), **sources}
+        cal = [c for log in found.of("claude-trace") for c in calibration(log.path)]
+        claude = calibration_summary(cal)
     else:
         notes.append(f"no real recorded sessions at {root} (set CTXBENCH_REAL): samples only")
     rows: list[Spread] = []
@@ -144,7 +149,6 @@ def measure(root: Path | None) -> dict[str, Any]:
                 rows += spreads(name, by_kind, enc)
     else:
         notes.append("o200k/cl100k need the 'tokenizers' extra: pip install 'ctxbench[tokenizers]'")
-    claude = calibration_summary(calibration(root / CLAUDE_TRACE)) if have_real and root else []
     return {
         "chunk_bytes": CHUNK_BYTES,
         "spreads": [asdict(r) for r in rows],

@@ -41,7 +41,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="assume other sessions of the account keep the shared static prefix warm (bench/fidelity.py)",
     )
     p.add_argument(
-        "--all-real", nargs="?", const="", metavar="DIR", help="report over traces-real/ (default dir)"
+        "--all-real",
+        nargs="?",
+        const="",
+        metavar="DIR",
+        help="report over every log under DIR (default: traces-real/, or $CTXBENCH_REAL)",
     )
     p.add_argument("-o", "--output", help="write the report to FILE (markdown)")
     p.add_argument("--requests", action="store_true", help="print every request, not only mismatches")
@@ -77,14 +81,21 @@ def handle(args: argparse.Namespace) -> int:
     if args.prices:
         add_prices_file(args.prices)
     if args.all_real is not None:
-        from ctxbench.bench.fidelity_report import DEFAULT_DIR, render, session_rows
+        from ctxbench.bench.fidelity_discover import discover
+        from ctxbench.bench.fidelity_other import other_json
+        from ctxbench.bench.fidelity_report import DEFAULT_DIR, conversations, label, render
         from ctxbench.bench.progress import terminal_stderr
 
         stream = terminal_stderr(args.quiet or args.json)  # progress never reaches stdout
         root = Path(args.all_real) if args.all_real else DEFAULT_DIR
-        if args.json:  # the Claude Code conversations of the report, one object each
-            rows = session_rows(root, stream)
-            sessions = [{**session_json(sf, args.requests), "session": label} for label, sf, _ in rows]
+        if args.json:  # every conversation of every log under the folder, one object each
+            found = discover(root)
+            sessions = [
+                {**session_json(sf, args.requests), "session": label(log, name)}
+                | {"log": log.rel, "format": log.format}
+                for log, name, sf, _ in conversations(found, stream)
+            ]
+            sessions += other_json(found, args.requests)
             print(json.dumps(sessions, indent=2))
             return 0
         text = render(root, stream)

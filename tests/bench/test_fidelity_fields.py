@@ -4,6 +4,7 @@ per-request usage says so and counts as no match."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -79,14 +80,67 @@ def test_another_provider_never_replaces_the_recorded_model(
 
 
 def test_all_real_json_is_one_object_per_conversation(capsys: pytest.CaptureFixture[str]) -> None:
-    """`ctxbench fidelity --all-real --json`: the report's Claude Code conversations as JSON (the
-    markdown report is `--all-real` without `--json`); an imported trace keeps its forked requests
-    through the trace file, so the figures are those of the in-memory import."""
+    """`ctxbench fidelity --all-real --json`: every conversation of every format in the folder as
+    JSON (the markdown report is `--all-real` without `--json`): the 18 Claude Code ones, then the
+    others on the provider their model is served by; a conversation without per-request usage, or
+    on a model the catalog lacks, is there with null figures and a note, never counted as a match."""
     assert main(["fidelity", "--all-real", str(REAL), "--json", "-q"]) == 0
     docs = json.loads(capsys.readouterr().out)
-    assert len(docs) == 18 and all(set(d["billed"]) == KEYS for d in docs)
-    ef = {d["session"]: d for d in docs}["-experiments-worktrees/ef958aa1 main"]
-    assert ef["requests"] == 17 and ef["within_tolerance"] == 1.0
+    claude = [d for d in docs if d["format"] in ("claude-code", "claude-trace")]
+    assert len(claude) == 18 and all(set(d["billed"]) == KEYS for d in claude)
+    by = {d["session"]: d for d in docs}
+    ef = by["-experiments-worktrees/ef958aa1 main"]
+    assert (
+        ef["requests"] == 17
+        and ef["within_tolerance"] == 1.0
+        and ef["log"].endswith("ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl")
+    )
+    assert {d["format"] for d in docs} == {
+        "claude-code",
+        "claude-trace",
+        "cline",
+        "codex",
+        "inspect-ai",
+        "openhands",
+        "swe-agent",
+    }
+    codex = by["codex-tui/binary-size-log.jsonl session-2"]
+    assert codex["provider"] == "openai-auto" and codex["requests"] == 14 and set(codex["predicted"]) == KEYS
+    swe = by["swe-agent/pydicom__pydicom-1458.traj main"]
+    assert (
+        swe["per_request_usage"] is False
+        and swe["within_tolerance"] is None
+        and "no per-request usage" in swe["note"]
+    )
+    unknown = by["cline-sdk/session.messages.json voxtral-small-24b-2507"]
+    assert unknown["within_tolerance"] is None and "--prices FILE" in unknown["note"]
+
+
+def test_all_real_reads_any_folder_of_logs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--all-real DIR` finds the logs under any folder by their format, not by the shared
+    folder's file names: a session with its sub-agents (imported with it, not twice), a Codex log
+    at the top, and a file no importer reads, listed in the report with why."""
+    session = "ef958aa1-0e93-49f0-bb71-150f63befcd1"
+    src = REAL / "claude-code-log/-experiments-worktrees"
+    (tmp_path / "mine").mkdir()
+    shutil.copy(src / f"{session}.jsonl", tmp_path / "mine" / "s.jsonl")
+    shutil.copytree(src / session / "subagents", tmp_path / "mine" / "s" / "subagents")
+    shutil.copy(REAL / "codex-tui/binary-size-log.jsonl", tmp_path / "codex.jsonl")
+    (tmp_path / "notes.json").write_text('{"what": "not a log"}')
+    assert main(["fidelity", "--all-real", str(tmp_path), "--json", "-q"]) == 0
+    docs = json.loads(capsys.readouterr().out)
+    assert [(d["session"], d["requests"]) for d in docs] == [
+        ("mine/s main", 17), ("mine/s agent-a4ca7529859c158c2", 20), ("mine/s agent-a52886dc180afb356", 15),
+        ("codex.jsonl main", 20), ("codex.jsonl session-2", 14),
+    ]  # fmt: skip
+    assert docs[0]["within_tolerance"] == 1.0
+    assert main(["fidelity", "--all-real", str(tmp_path), "-q", "-o", str(tmp_path / "r.md")]) == 0
+    report = (tmp_path / "r.md").read_text()
+    assert (
+        "- notes.json: unknown trace format" in report and "| mine/s main | claude-opus-4-7 | 17 |" in report
+    )
+    assert main(["fidelity", "--all-real", str(tmp_path / "none"), "--json"]) == 2
+    assert "not a folder of recorded logs" in capsys.readouterr().err
 
 
 def test_a_harness_log_is_imported_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from ctxbench.bench.fidelity import RequestCompare, SessionFidelity, compare
 from ctxbench.bench.fidelity_auto import OUTPUT, ROUTING, auto_prefix_cause, evidence
+from ctxbench.bench.fidelity_discover import discover
 from ctxbench.bench.fidelity_gateway import as_charged, reports_cache_writes
 from ctxbench.bench.fidelity_other import other_formats, recorded_cost
 from ctxbench.bench.fidelity_replay import serving
@@ -90,7 +91,7 @@ def test_cline_session_replays_on_the_gateway_profile() -> None:
 
 @needs_real
 def test_report_section_names_every_conversation() -> None:
-    text = "\n".join(other_formats(REAL))
+    text = "\n".join(other_formats(discover(REAL)))
     assert "| codex-tui/binary-size-log.jsonl | session-2 | gpt-5 | openai-auto | 14 | 85.7% |" in text
     assert "| cline-sdk/session.messages.json | main | claude-opus-4-8-fast | cline | 15 | 100.0% |" in text
     assert "voxtral-small-24b-2507 | mistralai/voxtral-small-24b-2507 | — | 1 | model not in" in text
