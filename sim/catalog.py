@@ -7,8 +7,9 @@ closest known ids, H-20):
 2. a trailing `[1m]` asks for the row's 1M-token window (`window_1m`; Claude Code's `[1m]` ids);
 3. a routing prefix up to the last `/` is dropped (`anthropic/claude-opus-4.5`, `openai/gpt-4o-mini`,
    `meta-llama/llama-4-maverick`: OpenRouter, LiteLLM, Inspect and Cline name models this way);
-4. Bedrock ids lose their region and vendor prefix and version tail
-   (`us.anthropic.claude-sonnet-4-5-20250929-v1:0`), Vertex ids their `@date`;
+4. Bedrock ids lose their region (or `global.` cross-region profile) and vendor prefix and version
+   tail (`us.anthropic.claude-sonnet-4-5-20250929-v1:0`, `global.anthropic.claude-fable-5`), Vertex
+   ids their `@date`;
 5. a leading `openrouter-` is dropped (a LiteLLM proxy alias for an OpenRouter model, as in the
    OpenHands log's `openai/openrouter-llama-4-maverick`);
 6. a trailing `-fast` selects the row's fast-mode prices (Anthropic `speed: "fast"`; Cline writes
@@ -130,7 +131,7 @@ def _aliases() -> dict[str, str]:
 
 
 _DATE = re.compile(r"(-\d{8}|-\d{4}-\d{2}-\d{2})$")
-_BEDROCK = re.compile(r"^(?:[a-z]{2,4}\.)?anthropic\.(.+?)(?:-v\d+(?::\d+)?)?$")
+_BEDROCK = re.compile(r"^(?:[a-z]{2,4}\.|global\.)?anthropic\.(.+?)(?:-v\d+(?::\d+)?)?$")
 _CLAUDE_DOT = re.compile(r"(\d)\.(\d)")
 
 
