@@ -6,17 +6,15 @@ numbers show beyond the replay (bench/fidelity_auto.py `evidence`, a gateway's r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from ctxbench.bench.fidelity import SessionFidelity, compare
+from ctxbench.bench.fidelity import SessionFidelity
 from ctxbench.bench.fidelity_auto import evidence
-from ctxbench.bench.fidelity_discover import Found, Log
+from ctxbench.bench.fidelity_discover import Found
 from ctxbench.bench.fidelity_fields import session_json
+from ctxbench.bench.fidelity_logs import Replayed, not_compared_json, replay_log
 from ctxbench.bench.fidelity_replay import serving
-from ctxbench.sim.catalog import CatalogError, prices
 from ctxbench.sim.providers.registry import profile
-from ctxbench.traces.importers import import_paths
 from ctxbench.traces.model import MessageEvent, Trace
 
 
@@ -69,34 +67,10 @@ def _outside(rel: str, name: str, sf: SessionFidelity) -> list[str]:
     return [*out, "", *lines]
 
 
-@dataclass(frozen=True)
-class OtherReplay:
-    """One conversation of a log of another format: its replay, or why there is none (`why`)."""
-
-    log: Log
-    name: str
-    trace: Trace
-    fidelity: SessionFidelity | None
-    why: str = ""  # "no_usage" | "unknown_model" when `fidelity` is not to be compared
-
-
-def replays(found: Found) -> list[OtherReplay]:
+def replays(found: Found) -> list[Replayed]:
     """Every conversation of the non-Claude-Code logs `found` holds, replayed on the provider its
-    model is served by; one with no per-request usage, or a model the catalog does not know, is
-    kept with the reason (never counted as a match, never left out)."""
-    out = []
-    for log in found.others():
-        res = import_paths([log.path], log.format)
-        for tr, name in zip(res.traces, res.names, strict=True):
-            try:
-                sf = compare(tr, name)
-                if sf.has_usage:
-                    prices(sf.model)
-            except CatalogError:
-                out.append(OtherReplay(log, name, tr, None, "unknown_model"))
-                continue
-            out.append(OtherReplay(log, name, tr, sf, "" if sf.has_usage else "no_usage"))
-    return out
+    model is served by (bench/fidelity_logs.py)."""
+    return [r for log in found.others() for r in replay_log(log)]
 
 
 def other_json(found: Found, requests: bool = False) -> list[dict[str, Any]]:
@@ -104,20 +78,12 @@ def other_json(found: Found, requests: bool = False) -> list[dict[str, Any]]:
     with the log, its format and the provider profile of the replay."""
     out: list[dict[str, Any]] = []
     for r in replays(found):
-        head = {"session": f"{r.log.rel} {r.name}", "log": r.log.rel, "format": r.log.format}
-        if r.fidelity is None:
-            n = sum(1 for e in r.trace.events if isinstance(e, MessageEvent) and e.usage is not None)
-            recorded = r.trace.header.meta.get("model_recorded", r.trace.header.model)
-            out.append(
-                {
-                    **head, "model": recorded, "requests": n, "per_request_usage": n > 0,
-                    "within_tolerance": None, "billed": None, "predicted": None,
-                    "note": "model not in sim/data/models.yaml (not replayed; --prices FILE adds it)",
-                }
-            )  # fmt: skip
+        session = f"{r.log.rel} {r.name}"
+        if r.fidelity is None or not r.compared:
+            out.append(not_compared_json(r, session))
             continue
-        provider = serving(r.trace).profile if r.fidelity.has_usage else None
-        out.append({**session_json(r.fidelity, requests), **head, "provider": provider})
+        head = {"session": session, "log": r.log.rel, "format": r.log.format}
+        out.append({**session_json(r.fidelity, requests), **head, "provider": serving(r.trace).profile})
     return out
 
 
@@ -136,11 +102,9 @@ def other_formats(found: Found) -> list[str]:
     for r in replays(found):
         rel, name, tr, sf = r.log.rel, r.name, r.trace, r.fidelity
         if sf is None:
-            recorded = tr.header.meta.get("model_recorded", tr.header.model)
-            n = sum(1 for e in tr.events if isinstance(e, MessageEvent) and e.usage is not None)
             table.append(
-                f"| {rel} | {name} | {recorded} | — | {n} | model not in sim/data/models.yaml "
-                "(not replayed) | | | |"
+                f"| {rel} | {name} | {r.recorded_model()} | — | {r.billed_requests()} | model not in "
+                "sim/data/models.yaml (not replayed) | | | |"
             )
             continue
         if not sf.has_usage:

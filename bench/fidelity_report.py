@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from ctxbench.bench import fidelity_tables as tables
-from ctxbench.bench.fidelity import SessionFidelity, compare
+from ctxbench.bench.fidelity import compare
 from ctxbench.bench.fidelity_discover import CLAUDE_CODE_FORMATS, Found, Log, discover
+from ctxbench.bench.fidelity_logs import Replayed, replay_log
 from ctxbench.bench.fidelity_other import other_formats
 from ctxbench.bench.fidelity_replay import replay
 from ctxbench.bench.progress import Progress
@@ -31,23 +32,18 @@ DEFAULT_DIR = Path(
 CLAUDE_TRACE = "claude-trace/test-traffic.jsonl"  # the shared claude-trace log (README figures)
 WHAT_IF = ("recorded", "h-direct", "h-openrouter")
 CLAUDE = CLAUDE_CODE_FORMATS[0]  # a session log (what-if replays its main conversation)
-Conversation = tuple[Log, str, SessionFidelity, SessionFidelity]
 
 
-def conversations(found: Found, stream: IO[str] | None = None) -> list[Conversation]:
-    """(log, conversation name, replay, replay with --keep-warm) of every Claude Code conversation
-    `found` holds (its sessions and their sub-agents, claude-trace logs); a progress bar per log on
+def conversations(found: Found, stream: IO[str] | None = None) -> list[Replayed]:
+    """Every Claude Code conversation `found` holds (its sessions and their sub-agents, claude-trace
+    logs), replayed, with --keep-warm too (bench/fidelity_logs.py); a progress bar per log on
     `stream` (None: silent)."""
     out = []
     logs = found.of(*CLAUDE_CODE_FORMATS)
     progress = Progress(len(logs), 0, stream, "fidelity", unit="file")
     try:
         for log in logs:
-            res = import_paths([log.path], log.format)
-            for tr, name in zip(res.traces, res.names, strict=True):
-                # the keep-warm replay is read unconditioned only (fidelity_tables.reads)
-                kw = compare(tr, name, keep_warm=True, condition=False)
-                out.append((log, name, compare(tr, name), kw))
+            out += replay_log(log, keep_warm=True)
             progress.update()
     finally:
         progress.close()
@@ -60,9 +56,20 @@ def label(log: Log, name: str) -> str:
     return f"{rel.parent.name[:24]}/{rel.stem[:8]} {name}".lstrip("/")
 
 
+def rows_of(convs: list[Replayed]) -> list[tables.Row]:
+    """(name, replay, replay with --keep-warm) of every compared conversation."""
+    return [(label(r.log, r.name), r.fidelity, r.keep_warm) for r in convs if r.fidelity and r.keep_warm]
+
+
+def not_compared(convs: list[Replayed]) -> list[str]:
+    """A line for each conversation that is not compared, with why (bench/fidelity_logs.py)."""
+    lines = [f"- {label(r.log, r.name)} ({r.recorded_model()}): {r.why_not}" for r in convs if not r.compared]
+    return ["Not compared:", "", *lines, ""] if lines else []
+
+
 def session_rows(found: Found, stream: IO[str] | None = None) -> list[tables.Row]:
-    """(name, replay, replay with --keep-warm) for every Claude Code conversation (`conversations`)."""
-    return [(label(log, name), sf, kw) for log, name, sf, kw in conversations(found, stream)]
+    """The report's rows of every Claude Code conversation that is compared (`conversations`)."""
+    return rows_of(conversations(found, stream))
 
 
 def calibration(path: Path) -> list[tuple[str, int, int, int]]:
@@ -122,7 +129,7 @@ def calibration_summary(cal: list[tuple[str, int, int, int]]) -> list[dict[str, 
 def render(root: Path = DEFAULT_DIR, stream: IO[str] | None = None) -> str:
     found = discover(root)
     convs = conversations(found, stream)
-    rows = [(label(log, name), sf, kw) for log, name, sf, kw in convs]
+    rows = rows_of(convs)
     lines = [
         "# Fidelity on real recorded sessions",
         "",
@@ -134,6 +141,7 @@ def render(root: Path = DEFAULT_DIR, stream: IO[str] | None = None) -> str:
         "## Claude Code conversations: the targets",
         "",
         *tables.targets(rows),
+        *not_compared(convs),
         "## Cache reads against the baselines",
         "",
         *tables.reads(rows),
@@ -160,11 +168,11 @@ def render(root: Path = DEFAULT_DIR, stream: IO[str] | None = None) -> str:
             "The replay itself uses sizes derived from the billed usage (traces/importers/tokens.py), so "
             "this calibration error does not enter the fidelity figures above.",
         ]
-    mains = [(-sf.n, log.rel, log) for log, name, sf, _ in convs if name == "main" and log.format == CLAUDE]
+    mains = [r for r in convs if r.name == "main" and r.log.format == CLAUDE and r.compared]
     if mains:  # the longest main conversation (the first in path order among equals)
-        longest = min(mains, key=lambda m: m[:2])[2]
+        longest = min(mains, key=lambda r: (-r.billed_requests(), r.log.rel))
         lines += ["", "## What-if: one Claude Code session under other presets", ""]
-        lines += what_if(longest.path)
+        lines += what_if(longest.log.path)
     if found.skipped:
         lines += ["", "## Files no importer reads (not in the figures above)", ""]
         lines += [f"- {rel}: {why}" for rel, why in found.skipped]

@@ -82,6 +82,7 @@ def handle(args: argparse.Namespace) -> int:
         add_prices_file(args.prices)
     if args.all_real is not None:
         from ctxbench.bench.fidelity_discover import discover
+        from ctxbench.bench.fidelity_logs import not_compared_json
         from ctxbench.bench.fidelity_other import other_json
         from ctxbench.bench.fidelity_report import DEFAULT_DIR, conversations, label, render
         from ctxbench.bench.progress import terminal_stderr
@@ -91,9 +92,11 @@ def handle(args: argparse.Namespace) -> int:
         if args.json:  # every conversation of every log under the folder, one object each
             found = discover(root)
             sessions = [
-                {**session_json(sf, args.requests), "session": label(log, name)}
-                | {"log": log.rel, "format": log.format}
-                for log, name, sf, _ in conversations(found, stream)
+                {**session_json(r.fidelity, args.requests), "session": label(r.log, r.name)}
+                | {"log": r.log.rel, "format": r.log.format}
+                if r.fidelity and r.compared
+                else not_compared_json(r, label(r.log, r.name))
+                for r in conversations(found, stream)
             ]
             sessions += other_json(found, args.requests)
             print(json.dumps(sessions, indent=2))

@@ -143,6 +143,27 @@ def test_all_real_reads_any_folder_of_logs(tmp_path: Path, capsys: pytest.Captur
     assert "not a folder of recorded logs" in capsys.readouterr().err
 
 
+def test_all_real_keeps_a_conversation_on_an_unknown_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Claude Code session on a model the catalog does not know stops nothing else: it is listed
+    as not compared (no substitute model, H-20), with null figures in --json, and the other logs
+    are compared as before."""
+    src = REAL / "claude-code-log/-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl"
+    text = src.read_text(encoding="utf-8").replace('"model":"claude-opus-4-7"', '"model":"claude-opus-9-9"')
+    assert '"claude-opus-9-9"' in text
+    (tmp_path / "new.jsonl").write_text(text, encoding="utf-8")
+    shutil.copy(REAL / "codex-tui/binary-size-log.jsonl", tmp_path / "codex.jsonl")
+    assert main(["fidelity", "--all-real", str(tmp_path), "--json", "-q"]) == 0
+    docs = {d["session"]: d for d in json.loads(capsys.readouterr().out)}
+    new = docs["new main"]
+    assert new["within_tolerance"] is None and new["model"] == "claude-opus-9-9" and new["requests"] == 17
+    assert "--prices FILE" in new["note"] and docs["codex.jsonl main"]["within_tolerance"] == 0.45
+    assert main(["fidelity", "--all-real", str(tmp_path), "-q", "-o", str(tmp_path / "r.md")]) == 0
+    report = (tmp_path / "r.md").read_text()
+    assert "- new main (claude-opus-9-9): model not in sim/data/models.yaml" in report
+
+
 def test_a_harness_log_is_imported_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`ctxbench fidelity SESSION.jsonl` on the log Claude Code wrote: imported as `ctxbench import`
     does (a note on stderr), the same figures as on the imported trace."""
