@@ -13,14 +13,10 @@ Session ids, where present, as the server reads them (`sim/serve/wire.session_of
 
 from __future__ import annotations
 
-import bz2
-import gzip
 import json
-import lzma
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import IO, Any, cast
+from typing import Any
 
 from ctxbench.sim.content import IMAGE, THINKING, TOOL_DEF, TOOL_RESULT, TOOL_USE, Block
 from ctxbench.sim.providers.base import Request
@@ -175,18 +171,6 @@ def parse_line(obj: Any, line: int, where: str) -> LoggedRequest:
         str(obj.get("kind", "")) if body is not obj else "",
         str(obj.get("label", "")) if body is not obj else "",
     )
-
-
-def open_log(path: Path) -> IO[bytes]:
-    """A log opened for reading bytes; `.gz`, `.xz` and `.bz2` files are decompressed as read (a
-    raw harness log compresses ~100x: the same conversation is re-sent with every request)."""
-    if path.suffix == ".gz":
-        return cast("IO[bytes]", gzip.open(path, "rb"))
-    if path.suffix == ".xz":
-        return cast("IO[bytes]", lzma.open(path, "rb"))
-    if path.suffix == ".bz2":
-        return cast("IO[bytes]", bz2.open(path, "rb"))
-    return path.open("rb")
 
 
 def refused(obj: Any) -> bool:

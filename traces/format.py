@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import IO, Any
 
 from ctxbench.traces.codec import FieldError, decode_line, encode_line
+from ctxbench.traces.compressed import is_compressed, open_log, read_errors, read_failure
 from ctxbench.traces.gcpause import gc_paused
 from ctxbench.traces.model import CompactionEvent, Event, Header, MessageEvent, Trace
 
@@ -169,16 +171,17 @@ def iter_events(path: PathLike) -> Iterator[Header | Event]:
     """Stream a trace file: the Header, then each event, checked as `read_trace` checks them."""
     name = os.fspath(path)
     try:
-        f = open(path, "rb")  # noqa: SIM115 - closed by the with below, inside the generator
+        f = open_log(Path(path))  # decompressed as read when compressed (traces/compressed.py)
     except FileNotFoundError:
         raise TraceError(name, 0, None, "no such trace file") from None
     except OSError as e:
         raise TraceError(name, 0, None, f"cannot read trace file: {e.strerror or e}") from None
     with f:
-        try:
-            yield from _iter_lines(iter(f), name, os.fstat(f.fileno()).st_size >= FAST_READ_BYTES)
-        except OSError as e:  # e.g. a directory, or a read error mid-file
-            raise TraceError(name, 0, None, f"cannot read trace file: {e.strerror or e}") from None
+        try:  # a compressed file is taken to be large: ~10x its size once decompressed
+            fast = os.stat(path).st_size * (10 if is_compressed(Path(path)) else 1) >= FAST_READ_BYTES
+            yield from _iter_lines(iter(f), name, fast)
+        except read_errors() as e:  # a directory, a read error mid-file, a damaged stream
+            raise TraceError(name, 0, None, f"cannot read trace file: {read_failure(e)}") from None
 
 
 def read_trace(path: PathLike) -> Trace:

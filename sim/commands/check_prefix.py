@@ -24,13 +24,13 @@ from ctxbench.bench.prefix_report import (
 )
 from ctxbench.bench.request_log import (
     dump_log,
-    open_log,
     parse_line,
     read_request_log,
     simulated_log,
     trace_log,
 )
 from ctxbench.sim.values import size_arg
+from ctxbench.traces.compressed import open_log
 
 
 def register(sub: argparse._SubParsersAction) -> None:

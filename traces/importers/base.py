@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench.sim.imagesize import image_size
+from ctxbench.traces.compressed import is_compressed, open_log, read_errors, read_failure
 from ctxbench.traces.fields import MAX_COST, MAX_SECONDS, MAX_TOKENS
 from ctxbench.traces.model import Content, Trace
 
@@ -143,12 +144,16 @@ class ImportResult:
 
 # ---------------------------------------------------------------- reading
 def read_bytes(path: Path) -> bytes:
+    """The file's bytes, decompressed when it is a `.gz`, `.xz` or `.bz2` (traces/compressed.py)."""
     try:
-        return path.read_bytes()
+        if not is_compressed(path):
+            return path.read_bytes()
+        with open_log(path) as f:
+            return f.read()
     except FileNotFoundError:
         raise ImportFailure(str(path), "no such file") from None
-    except OSError as e:
-        raise ImportFailure(str(path), f"cannot read: {e.strerror or e}") from None
+    except read_errors() as e:
+        raise ImportFailure(str(path), f"cannot read: {read_failure(e)}") from None
 
 
 # Where the bytes an importer has parsed are reported (`ctxbench import` sets it to a progress

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ctxbench.traces.compressed import open_log, plain, read_errors, read_failure
 from ctxbench.traces.importers.base import ImportFailure
 
 
@@ -21,16 +22,18 @@ def _first_object(head: bytes) -> dict[str, object] | None:
 
 
 def detect(path: Path) -> str:
-    """The format name of `path` (a registered importer)."""
-    if path.suffix == ".traj":
+    """The format name of `path` (a registered importer); a compressed file by its contents and
+    its name without the compression suffix (traces/compressed.py)."""
+    name = plain(path)
+    if name.suffix == ".traj":
         return "swe-agent"
-    if path.name.endswith(".messages.json") or path.name.endswith(".compaction.json"):
+    if name.name.endswith(".messages.json") or name.name.endswith(".compaction.json"):
         return "cline"
     try:
-        with path.open("rb") as f:
+        with open_log(path) as f:
             head = f.read(256_000)
-    except OSError as e:
-        raise ImportFailure(str(path), f"cannot read: {e.strerror or e}") from None
+    except read_errors() as e:
+        raise ImportFailure(str(path), f"cannot read: {read_failure(e)}") from None
     text = head.decode("utf-8", "replace")
     obj = _first_object(head)
     if obj is not None:
