@@ -9,6 +9,8 @@ session in a project of its own). `--mode calculate` gives the same costs.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ctxbench.bench.billed import session_totals
@@ -69,3 +71,42 @@ def test_billed_totals_equal_ccusage_session_totals(rel: str) -> None:
     t = session_totals(REAL / rel)
     assert (t.input, t.output, t.cache_write, t.cache_read) == (inp, out, write, read)
     assert t.cost == pytest.approx(cost, rel=1e-9, abs=1e-9)
+
+
+def test_ctxbench_billed_prints_ccusage_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    """`ctxbench billed LOG... --json`: the same totals under ccusage's field names, per session."""
+    from ctxbench.sim.cli import main
+
+    rels = sorted(CCUSAGE)
+    assert main(["billed", *(str(REAL / r) for r in rels), "--json"]) == 0
+    docs = json.loads(capsys.readouterr().out)
+    assert [d["session"] for d in docs] == [str(REAL / r) for r in rels]
+    for rel, d in zip(rels, docs, strict=True):
+        inp, out, write, read, cost = CCUSAGE[rel]
+        got = (d["inputTokens"], d["outputTokens"], d["cacheCreationTokens"], d["cacheReadTokens"])
+        assert got == (inp, out, write, read)
+        assert d["totalCost"] == pytest.approx(cost, abs=1e-6)
+
+
+def test_ctxbench_billed_leaves_an_unknown_models_cost_out(capsys: pytest.CaptureFixture[str]) -> None:
+    """A folder with a conversation on a model without prices: every session's tokens are printed,
+    that one's cost is null (never a substitute's, H-20), the error names the options, exit 2;
+    `--model` prices it as a known model."""
+    from ctxbench.sim.cli import main
+
+    assert main(["billed", str(REAL / "cline-sdk"), "--json"]) == 2
+    captured = capsys.readouterr()
+    docs = {d["session"].rsplit("/", 1)[1]: d for d in json.loads(captured.out)}
+    assert docs["session.messages.json"]["totalCost"] is None
+    assert (
+        docs["session.messages.json"]["requests"] == 16
+        and docs["session.messages.json"]["cacheReadTokens"] == 534435
+    )
+    assert (
+        "unknown model 'mistralai/voxtral-small-24b-2507'" in captured.err and "--prices FILE" in captured.err
+    )
+    assert (
+        main(["billed", str(REAL / "cline-sdk/session.messages.json"), "--model", "claude-opus-4-8-fast"])
+        == 0
+    )
+    assert "priced as claude-opus-4-8-fast (--model)" in capsys.readouterr().err
