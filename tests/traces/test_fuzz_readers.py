@@ -49,6 +49,12 @@ def test_fuzzed_importer_logs_fail_cleanly(tmp_path: Path, seed: int, fmt: str) 
     name, data, _ = importer_input(fmt, random.Random(seed))
     (tmp_path / name).write_bytes(data)
     _one_line_error(["import", str(tmp_path / name), "--format", fmt, "-o", str(tmp_path / "out.jsonl")])
+    # the other readers of harness logs: detected from the contents, per session, over a folder
+    for argv in (["billed", str(tmp_path / name)], ["fidelity", str(tmp_path / name)]):
+        out = run_cli(argv)
+        assert not out.traceback, out.traceback
+    out = run_cli(["fidelity", "--all-real", str(tmp_path), "--json"])
+    assert not out.traceback, out.traceback
 
 
 def _request_log() -> list[dict]:
