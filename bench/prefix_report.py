@@ -38,12 +38,14 @@ def _counts(breaks: list[Break]) -> dict[str, int]:
 
 
 # ------------------------------------------------------------------ output
-def describe(b: Break) -> str:
+def describe(b: Break, failing: bool = True) -> str:
+    """One break in a line; an unexplained break that does not fail the check (its class allowed,
+    side_request by default, or listed in the baseline) is said to be allowed."""
     recognised = "(recognised" in b.declared  # read off the log itself (bench/prefix_recognise.py)
     state = (
         ("explained: " if recognised else "explained by declared ") + b.declared
         if b.explained
-        else "unexplained"
+        else "unexplained" if failing else "unexplained, allowed"
     )
     who = (
         f"request {b.request}"
@@ -68,7 +70,7 @@ def format_text(report: Report, limit: int = 20) -> str:
     shown = sorted(report.breaks, key=lambda b: (id(b) not in failing, b.request))[:limit]
     for b in shown:
         mark = "x" if id(b) in failing else "-"
-        lines.append(f"  {mark} {describe(b)}")
+        lines.append(f"  {mark} {describe(b, id(b) in failing)}")
         if b.old or b.new:
             lines.append(f"      parent: {b.old}")
             lines.append(f"      this:   {b.new}")
@@ -93,7 +95,8 @@ def format_github(report: Report, path: str) -> str:
             + (f",line={b.line}" if b.line else "")
             + f",title={_esc('prefix ' + b.cls, True)}"
         )
-        msg = describe(b) + (f"\nparent: {b.old}\nthis:   {b.new}" if b.old or b.new else "")
+        diff = f"\nparent: {b.old}\nthis:   {b.new}" if b.old or b.new else ""
+        msg = describe(b, id(b) in failing) + diff
         out.append(f"::{level} {props}::{_esc(msg)}")
     out.append(f"{report.requests} requests, {len(report.breaks)} breaks, {len(report.failing)} failing")
     return "\n".join(out)
