@@ -12,8 +12,9 @@ such, with the public evidence for it:
   `previous_message_not_found`, not a prompt change (anthropics/claude-code#87966). The fidelity
   replay takes them from the bill (bench/fidelity_outside.py). In the <= 2.0.x logs (37f83ec9 #58,
   9e953218 #30) the signature cannot tell one from an unlogged change at the very start of the
-  first message; 9e953218 #30 reads less than the system prompt end #1 and #2 read, so it is
-  more likely a system prompt change (bench/claude_code_wire.md §1);
+  first message. A read of exactly the identity block's end at a new prompt, below the system end
+  read before, is a restarted CLI's new system prompt tail and is modelled
+  (traces/importers/system_tail.py; 9e953218 #30, bench/claude_code_wire.md §1);
 - unlogged attachments: Claude Code <= 2.0.x computes attachments every turn (changed files,
   @-mentioned files, IDE diagnostics, todo reminders: cli.js 2.0.5 `getAttachments`) and does not
   write them to the transcript (attachment lines appear in 2.1.x, FORMATS.md §2.1). Run as the IDE
@@ -62,6 +63,17 @@ def near(a: int, b: int) -> bool:
     return b > 0 and abs(a - b) <= tolerance(b)
 
 
+def system_at(meta: dict[str, Any], index: int) -> int:
+    """The system + tools size S of request `index`: `meta.system_tokens`, or, where the bill shows
+    a restarted CLI with its own system prompt tail (traces/importers/system_tail.py), that
+    process's (`meta.system_restarts`: [first request, system end] of each later process)."""
+    system = int(meta.get("system_tokens", 0) or 0)
+    for first, end in meta.get("system_restarts") or ():
+        if int(first) <= index:
+            system = int(end)
+    return system
+
+
 def _turn_scoped(r: RequestCompare, meta: dict[str, Any]) -> str:
     """At a turn start of Claude Code up to 2.0.29 (claude_code_wire.py
     TURN_SCOPED_ATTACHMENTS_BEFORE), why the read fell back: the previous turn's attachments are
@@ -94,7 +106,7 @@ def _unlogged_attachments(meta: dict[str, Any]) -> bool:
 def likely_cause(r: RequestCompare, meta: dict[str, Any], model: str = "") -> str:
     """Why the prediction missed, from the recorded usage around the request (module docstring)."""
     billed, pred = r.billed.cache_read, r.predicted.cache_read
-    system = int(meta.get("system_tokens", 0) or 0)
+    system = system_at(meta, r.index)
     warm = int(meta.get("warm_tokens", 0) or 0)
     ttl_name = str(meta.get("ttl", "5m"))
     ttl = TTL_SECONDS[ttl_name] if is_ttl(ttl_name) else 300.0
@@ -122,8 +134,9 @@ def likely_cause(r: RequestCompare, meta: dict[str, Any], model: str = "") -> st
         return (
             "previous turn's @-mentioned files dropped (modelled): the replay falls back to the system "
             "+ tools prefix S, the smallest such read of the session, while the provider read a longer "
-            "system prompt end: the system prompt changed during the session (a restarted CLI's git "
-            "status, not in the log), so S is the part the two versions share"
+            "system prompt end: the system prompt may have changed during the session in a way the "
+            "bill does not show as a restart (traces/importers/system_tail.py), so S is the part the "
+            "two versions share"
         )
     return f"provider read more than the model predicted ({r.miss_cause or 'no miss cause'})"
 

@@ -6,7 +6,8 @@ the cache. The replay already conditions on one such fact: the first request's r
 from the bill, each by one signature that names no session, and replayed as observed events:
 
 - server-side lookup failure at request k: the billed read is the conversation's system + tools
-  prefix (`meta.system_tokens`, S, within max(1 %, 128) tokens) while the replay without it reads
+  prefix (`meta.system_tokens`, S, or a restarted CLI's own, fidelity_causes.py `system_at`; within
+  max(1 %, 128) tokens) while the replay without it reads
   more (a longer entry was live and the log shows the prompt unchanged up to it). The bills of
   others show the same signature, intermittent and self-healing, and the API's own diagnostics
   name it `previous_message_not_found`, not a prompt change (anthropics/claude-code#87966,
@@ -29,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ctxbench.bench.fidelity_causes import near, tolerance
+from ctxbench.bench.fidelity_causes import near, system_at, tolerance
 from ctxbench.sim.content import Block
 from ctxbench.sim.names import Ttl
 from ctxbench.sim.providers.base import Outcome, Provider, Request
@@ -72,12 +73,12 @@ class OutsideEvents:
 
 def recognise(requests: list[RequestCompare], meta: dict[str, Any]) -> OutsideEvents:
     """The outside events a replay's requests show (module docstring: one signature per kind)."""
-    system = int(meta.get("system_tokens", 0) or 0)
     warm = int(meta.get("warm_tokens", 0) or 0)
     fails, warmed = [], []
     for r in requests:
         if r.index == 0:  # the first request's read is W itself (meta.warm_tokens)
             continue
+        system = system_at(meta, r.index)  # a restarted CLI's own (traces/importers/system_tail.py)
         billed, pred = r.billed.cache_read, r.predicted.cache_read
         if near(billed, system) and pred > billed + tolerance(billed):
             fails.append(r.index)

@@ -36,6 +36,12 @@ HEADER = [
     "its output are the billed ones, the cache ttl is the billed 5m/1h split;",
     "- the system + tools size S and the static prefix W an earlier session of the account wrote "
     "(the first request's billed read), and that W is cached when the conversation starts;",
+    "- a **restarted CLI** and the size of its system prompt's tail (the git status it read when it "
+    "started: Claude Code marks its identity line and the rest of the system prompt apart, "
+    "traces/importers/system_tail.py): where a new prompt's billed read is exactly the end of the "
+    "identity block, less than the system end the process before showed, the system prompt's tail "
+    "is replaced there by one whose end is the smallest read of the new process inside its first "
+    "prompt (else the same size as before);",
     "- outside events, each recognised by one signature (bench/fidelity_outside.py) and replayed as "
     "observed: a **server-side lookup failure** where the billed read is S while the replay reads "
     "more (the API's diagnostics name it previous_message_not_found, anthropics/claude-code#87966): "

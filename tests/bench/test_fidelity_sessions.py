@@ -44,7 +44,7 @@ FIGURES = [
     Figures("spotter/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl", "main", 144, 144, 0.05, 144, 0.05),
     Figures(SAMPLE, "main", 105, 105, 0.05, 104, 8.0, 1),
     Figures(RABBIT, "main", 80, 77, 1.4, 75, 3.0, 0, 2),  # unlogged IDE diagnostics (3)
-    Figures(NEXT, "main", 101, 89, 11.8, 86, 13.6, 1, 2),  # unlogged 2.0.5 attachments
+    Figures(NEXT, "main", 101, 95, 1.3, 92, 6.3, 1, 2),  # unlogged 2.0.5 attachments (6)
     Figures(EF, "main", 17, 17, 0.05, 17, 0.05),  # away-summary fork + Opus 4.7 entry delay
     Figures(EF, "agent-a4ca7529859c158c2", 20, 20, 0.05, 20, 0.05),  # Opus 4.7 entry delay (2)
     Figures(EF, "agent-a52886dc180afb356", 15, 15, 0.1, 14, 6.7, 0, 1),  # the same (1)

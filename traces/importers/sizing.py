@@ -17,6 +17,7 @@ from ctxbench.sim.catalog import CatalogError, model_info
 from ctxbench.sim.providers.thinking import strips_thinking
 from ctxbench.sim.tokens import IMAGE_RULES, RateCounter
 from ctxbench.traces.importers.base import ImportReport, allocate
+from ctxbench.traces.importers.system_tail import system_tails
 from ctxbench.traces.model import CompactionEvent, Content, Event, MessageEvent, SystemEvent, Usage
 
 ASSUMED_BYTES_PER_TOKEN = 4  # sizes of inferred blocks, for byte-based estimators only (assumed)
@@ -179,6 +180,17 @@ def size_events(
     rule = IMAGE_RULES[_image_rule(model)]
     size = _whole if whole else _cached
     s, w, how = system_size(events, counter, size)
+    # the system prompt's tail per CLI process (system_tail.py): S is then the first one's end
+    tails = None if whole else system_tails(events, s, size, lambda ev: real_user_content(ev.content))
+    head = s
+    restarts: dict[int, int] = {}  # request number -> the new process's system end
+    if tails is not None:
+        s = tails.ends[0][1]
+        restarts = dict(tails.ends[1:])
+        how = f"the end of each CLI process's system prompt, after its first block's ({how}; system_tail.py)"
+    tail_at: dict[int, int] = {}  # event index -> the system end of the process that starts there
+    requests = 0
+    prev_request = -1
     tokens: dict[tuple[int, int], int] = {}
     ttl_at: dict[tuple[int, int], str] = {}
     pending: list[tuple[int, int]] = []
@@ -249,6 +261,12 @@ def size_events(
                 reply_mark = _second_mark(events, pending[-1][0], last_reply) if two else None
                 if reply_mark is not None and reply_mark[0] != pending[-1][0]:
                     ttl_at[reply_mark] = ttl
+            if requests in restarts:  # a restarted CLI: its new tail replaces the old one
+                anchor += restarts[requests] - s
+                s = restarts[requests]
+                tail_at[prev_request + 1] = s
+            requests += 1
+            prev_request = i
             last_reply = i
             gone = 0
             if strip and strip_next:  # the prompt lost every earlier thinking block
@@ -310,7 +328,13 @@ def size_events(
             "the missing tokens were taken back from the blocks just before"
         )
     out: list[Event] = []
+    sys_ttl = first_ttl or "5m"
+    first_end = tails.ends[0][1] if tails is not None else s
     for i, ev in enumerate(events):
+        if i in tail_at:
+            t = ev.t if isinstance(ev, MessageEvent) else None
+            restarted = _system_blocks(name, w, head, tail_at[i], sys_ttl, f"-{i}")
+            out.append(SystemEvent(restarted, t=t if t is not None else 0.0))
         cs = tuple(
             replace(
                 c, tokens=tokens.get((i, j), 0) if c.kind != "image" else None, cache=ttl_at.get((i, j), "")
@@ -322,28 +346,40 @@ def size_events(
             for c in cs
         )
         out.append(_with_contents(ev, cs))
-    sys_ttl = first_ttl or "5m"
-    system: list[Content] = []
-    parts = [(w, "static"), (s - w, "session")] if 0 < w < s else [(s, "static")]
-    for n, label in parts:
-        if n > 0:
-            system.append(
-                Content(
-                    "text",
-                    nbytes=n * ASSUMED_BYTES_PER_TOKEN,
-                    key=f"{name}:system-{label}",
-                    tokens=n,
-                    cache=sys_ttl,
-                )
-            )
-    if system:
-        out.insert(0, SystemEvent(tuple(system), t=0.0))
-    meta = {
-        "system_tokens": s,
+    opening = _system_blocks(name, w, head if tails is not None else first_end, first_end, sys_ttl, "")
+    if opening:
+        out.insert(0, SystemEvent(opening, t=0.0))
+    meta: dict[str, Any] = {
+        "system_tokens": first_end,
         "system_inferred_from": how,
         "warm_tokens": w,
         "ttl": sys_ttl,
         "sized_on": "prompt" if whole else "cached",  # bench/fidelity.py: where the uncached tail is
         "marked_messages": marked_messages,
     }
+    if tails is not None:  # bench/fidelity_causes.py `system_at`
+        meta["system_head"] = head
+        meta["system_restarts"] = [list(x) for x in tails.ends[1:]]
     return out, meta
+
+
+def _system_blocks(name: str, w: int, head: int, end: int, ttl: str, tail: str) -> tuple[Content, ...]:
+    """The system part in marked blocks, as sizes: the static prefix W an earlier session wrote,
+    the rest up to `head` (the end of the first system block: the whole system when the bill shows
+    no per-process tail) and the tail up to `end` (`tail` names a restarted process's own). With a
+    tail, the marks are Claude Code's two (the ends of its two system blocks, system_tail.py): W is
+    no mark of the conversation's requests (fidelity replays write it as another session's)."""
+    parts = [(w, "static"), (head - w, "session")] if 0 < w < head else [(head, "static")]
+    if end > head:
+        parts.append((end - head, f"tail{tail}"))
+    return tuple(
+        Content(
+            "text",
+            nbytes=n * ASSUMED_BYTES_PER_TOKEN,
+            key=f"{name}:system-{label}",
+            tokens=n,
+            cache="" if end > head and label == "static" and 0 < w < head else ttl,
+        )
+        for n, label in parts
+        if n > 0
+    )

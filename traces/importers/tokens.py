@@ -194,7 +194,7 @@ def build_traces(
                 s = sum(RateCounter().count_bytes(c.size, c.lang) for c in rec)
             shares = allocate(s, [max(1, c.size) for c in rec])
             rec = tuple(replace(c, tokens=n) for c, n in zip(rec, shares, strict=True))
-            sized = [e for e in sized if not isinstance(e, SystemEvent)]
+            sized = sized[1:] if sized and isinstance(sized[0], SystemEvent) else sized  # the sizes' own
             sized.insert(0, SystemEvent(rec, t=0.0))
             extra["warm_tokens"] = 0 if extra.get("warm_tokens") != s else s
         try:
