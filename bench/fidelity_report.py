@@ -67,11 +67,6 @@ def not_compared(convs: list[Replayed]) -> list[str]:
     return ["Not compared:", "", *lines, ""] if lines else []
 
 
-def session_rows(found: Found, stream: IO[str] | None = None) -> list[tables.Row]:
-    """The report's rows of every Claude Code conversation that is compared (`conversations`)."""
-    return rows_of(conversations(found, stream))
-
-
 def calibration(path: Path) -> list[tuple[str, int, int, int]]:
     """(model, billed total, rate estimate, o200k count or -1) of every logged request."""
     rate = RateCounter()
