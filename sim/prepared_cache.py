@@ -69,7 +69,7 @@ PREPARED_FORMAT = 1
 SOURCES = (
     "sim/build.py", "sim/content.py", "sim/makers.py", "sim/names.py", "sim/prepared.py",
     "sim/prepared_cache.py", "sim/runner.py", "sim/tokens.py",
-    "traces/codec.py", "traces/fastread.py", "traces/fields.py", "traces/format.py",
+    "traces/codec.py", "traces/compressed.py", "traces/fastread.py", "traces/fields.py", "traces/format.py",
     "traces/gcpause.py", "traces/model.py",
 )  # fmt: skip
 
