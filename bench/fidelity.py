@@ -201,7 +201,7 @@ def compare(
         return plain
     sf, events = plain, OutsideEvents()
     for _ in range(OUTSIDE_ROUNDS):
-        more = events | recognise(sf.requests, meta)
+        more = events | recognise(sf.requests, meta, sf.model)
         if more == events:
             break
         events = more

@@ -98,7 +98,7 @@ def _turn_scoped(r: RequestCompare, meta: dict[str, Any]) -> str:
     )
 
 
-def _unlogged_attachments(meta: dict[str, Any]) -> bool:
+def unlogged_attachments(meta: dict[str, Any]) -> bool:
     v = version_tuple(str(meta.get("version", "")))
     return meta.get("format") == "claude-code" and len(v) == 3 and v < LOGS_ATTACHMENTS_FROM
 
@@ -143,7 +143,7 @@ def likely_cause(r: RequestCompare, meta: dict[str, Any], model: str = "") -> st
 
 def _write_off(r: RequestCompare, meta: dict[str, Any]) -> str:
     """The read is within tolerance, the cache write or uncached input is not."""
-    if _unlogged_attachments(meta):
+    if unlogged_attachments(meta):
         return (
             "cache write off: the billed prompt held content a later request no longer had (attachments "
             "Claude Code <= 2.0.x does not log, other than @-mentioned files, which are modelled); the "
@@ -187,7 +187,7 @@ def _read_less(
     scoped = _turn_scoped(r, meta)
     if scoped:
         return scoped
-    if _unlogged_attachments(meta):
+    if unlogged_attachments(meta):
         return (
             "attachments the log does not show changed an earlier message: Claude Code <= 2.0.x "
             "computes them every turn (changed or @-mentioned files, IDE diagnostics, "

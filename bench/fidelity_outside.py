@@ -1,9 +1,11 @@
-"""State outside the conversation, taken from its bill and counted apart (issue 11).
+"""State outside the conversation or outside its log, taken from its bill and counted apart
+(issue 11).
 
 No model of the client can predict what the provider or other sessions of the same account did to
-the cache. The replay already conditions on one such fact: the first request's recorded read
-(`meta.warm_tokens`, W: a static prefix an earlier session wrote). Two more kinds are recognised
-from the bill, each by one signature that names no session, and replayed as observed events:
+the cache, nor what the client sent without logging it. The replay already conditions on one such
+fact: the first request's recorded read (`meta.warm_tokens`, W: a static prefix an earlier session
+wrote). Three more kinds are recognised from the bill, each by one signature that names no
+session, and replayed as observed events:
 
 - server-side lookup failure at request k: the billed read is the conversation's system + tools
   prefix (`meta.system_tokens`, S, or a restarted CLI's own, fidelity_causes.py `system_at`; within
@@ -18,7 +20,14 @@ from the bill, each by one signature that names no session, and replayed as obse
   it reads less (W's entry expired after an idle gap longer than the TTL, or this rendering of it
   was never written by the conversation itself: a sibling sub-agent wrote it after its own first
   deferred tools). Replayed: the static entry, as request k renders it, written or refreshed by
-  another session just before request k.
+  another session just before request k;
+- unlogged turn content at request k: in a log that does not show attachments (Claude Code
+  <= 2.0.x, fidelity_causes.py `unlogged_attachments`) on a model that strips thinking
+  (providers.md §1.6), a request inside a tool loop reads exactly the turn's start (the billed
+  cached part of the turn's first request) while the replay reads more: non-tool-result content
+  (the IDE diagnostics Claude Code sends after an edit) stripped the turn's earlier thinking.
+  Replayed: the read stops at the turn's start and the rest is re-written (sim/providers/anthropic.py
+  `read_to_turn_start_at`).
 
 `compare` (bench/fidelity.py) replays without them first (the unconditioned figures), recognises
 them on that replay, replays again with them, and repeats until no new one appears.
@@ -30,10 +39,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ctxbench.bench.fidelity_causes import near, system_at, tolerance
+from ctxbench.bench.fidelity_causes import near, system_at, tolerance, unlogged_attachments
 from ctxbench.sim.content import Block
 from ctxbench.sim.names import Ttl
 from ctxbench.sim.providers.base import Outcome, Provider, Request
+from ctxbench.sim.providers.thinking import strips_thinking
 from ctxbench.sim.transcript import Transcript
 
 if TYPE_CHECKING:
@@ -41,10 +51,12 @@ if TYPE_CHECKING:
 
 LOOKUP_FAILURE = "server_lookup_failure"
 OUTSIDE_WARMING = "outside_warming"
-KINDS = (LOOKUP_FAILURE, OUTSIDE_WARMING)
+UNLOGGED_TURN_CONTENT = "unlogged_turn_content"
+KINDS = (LOOKUP_FAILURE, OUTSIDE_WARMING, UNLOGGED_TURN_CONTENT)
 LABELS = {
     LOOKUP_FAILURE: "server-side lookup failure",
     OUTSIDE_WARMING: "static prefix warmed outside the conversation",
+    UNLOGGED_TURN_CONTENT: "unlogged content stripped the turn's thinking (read stops at the turn's start)",
 }
 
 
@@ -54,27 +66,31 @@ class OutsideEvents:
 
     lookup_failures: tuple[int, ...] = ()
     outside_warming: tuple[int, ...] = ()
+    unlogged_turn_content: tuple[int, ...] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.lookup_failures or self.outside_warming)
+        return any(self.at(k) for k in KINDS)
+
+    def __len__(self) -> int:
+        return sum(len(self.at(k)) for k in KINDS)
 
     def __or__(self, other: OutsideEvents) -> OutsideEvents:
-        return OutsideEvents(
-            tuple(sorted({*self.lookup_failures, *other.lookup_failures})),
-            tuple(sorted({*self.outside_warming, *other.outside_warming})),
-        )
+        return OutsideEvents(*(tuple(sorted({*self.at(k), *other.at(k)})) for k in KINDS))
 
     def at(self, kind: str) -> tuple[int, ...]:
-        return self.lookup_failures if kind == LOOKUP_FAILURE else self.outside_warming
+        if kind == LOOKUP_FAILURE:
+            return self.lookup_failures
+        return self.outside_warming if kind == OUTSIDE_WARMING else self.unlogged_turn_content
 
     def kind_of(self, index: int) -> str:
         return next((k for k in KINDS if index in self.at(k)), "")
 
 
-def recognise(requests: list[RequestCompare], meta: dict[str, Any]) -> OutsideEvents:
+def recognise(requests: list[RequestCompare], meta: dict[str, Any], model: str) -> OutsideEvents:
     """The outside events a replay's requests show (module docstring: one signature per kind)."""
     warm = int(meta.get("warm_tokens", 0) or 0)
-    fails, warmed = [], []
+    unlogged = unlogged_attachments(meta) and strips_thinking(model)
+    fails, warmed, stripped = [], [], []
     for r in requests:
         if r.index == 0:  # the first request's read is W itself (meta.warm_tokens)
             continue
@@ -84,7 +100,11 @@ def recognise(requests: list[RequestCompare], meta: dict[str, Any]) -> OutsideEv
             fails.append(r.index)
         elif near(billed, warm) and pred < billed - tolerance(billed):
             warmed.append(r.index)
-    return OutsideEvents(tuple(fails), tuple(warmed))
+        elif (
+            unlogged and not r.real_user and near(billed, r.turn_start) and pred > billed + tolerance(billed)
+        ):
+            stripped.append(r.index)
+    return OutsideEvents(tuple(fails), tuple(warmed), tuple(stripped))
 
 
 def static_entry(

@@ -106,7 +106,7 @@ def replay(
     """Replay one trace (one conversation) and return its records in order. `observed` turns on
     the Anthropic options the real sessions show (OBSERVED, anthropic profiles only); `outside`
     replays events outside the conversation at their requests (bench/fidelity_outside.py;
-    lookup failures on anthropic profiles only)."""
+    lookup failures and unlogged turn content on anthropic profiles only)."""
     prep = prepare_for(trace, model)
     params: dict[str, Any] = {"latency": ZERO_LATENCY} if zero_latency else {}
     anthropic = is_anthropic(profile)
@@ -119,6 +119,8 @@ def replay(
     outside = outside or OutsideEvents()
     if outside.lookup_failures and anthropic:  # "": the one conversation this replay runs
         params["lookup_failure_at"] = tuple(("", i) for i in outside.lookup_failures)
+    if outside.unlogged_turn_content and anthropic:
+        params["read_to_turn_start_at"] = tuple(("", i) for i in outside.unlogged_turn_content)
     forks = forked_requests(trace.header.meta) if observed else {}
 
     def provider_for(m: str) -> Provider:

@@ -7,7 +7,13 @@ from __future__ import annotations
 import re
 
 from ctxbench.bench.fidelity import SessionFidelity
-from ctxbench.bench.fidelity_outside import KINDS, LABELS, LOOKUP_FAILURE, OUTSIDE_WARMING
+from ctxbench.bench.fidelity_outside import (
+    KINDS,
+    LABELS,
+    LOOKUP_FAILURE,
+    OUTSIDE_WARMING,
+    UNLOGGED_TURN_CONTENT,
+)
 
 Row = tuple[str, SessionFidelity, SessionFidelity]  # (label, replay, replay with --keep-warm)
 HEADER = [
@@ -47,8 +53,12 @@ HEADER = [
     "more (the API's diagnostics name it previous_message_not_found, anthropics/claude-code#87966): "
     "the read falls back to S and the rest is re-written; **outside warming** where the billed read "
     "is W while the replay reads less (W expired after an idle gap, or this rendering of it was "
-    "written by a sibling conversation): W is written by another session just before. In the "
-    "Claude Code <= 2.0.x logs, which do not show attachments, a lookup failure cannot be told "
+    "written by a sibling conversation): W is written by another session just before; **unlogged "
+    "turn content** where, in a log that does not show attachments (Claude Code <= 2.0.x) and on a "
+    "model that strips thinking (providers.md §1.6), a request inside a tool loop reads exactly the "
+    "turn's start while the replay reads more (the IDE diagnostics Claude Code sends after an edit "
+    "without logging them stripped the turn's earlier thinking): the read stops at the turn's start "
+    "and the rest is re-written. In the Claude Code <= 2.0.x logs a lookup failure cannot be told "
     "from an unlogged change at the very start of the first message (bench/fidelity_causes.py).",
     "",
     "Within = share of requests whose cache read, cache write (5m + 1h) and uncached input are each "
@@ -77,8 +87,8 @@ def targets(rows: list[Row]) -> list[str]:
     """The issue 11 figures per conversation, conditioned and unconditioned."""
     lines = [
         "| session | model | requests | within | cost Δ | lookup failures | outside warming "
-        "| within unconditioned | cost Δ unconditioned | cost billed |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| unlogged turn content | within unconditioned | cost Δ unconditioned | cost billed |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     n = met = met_base = 0
     n_within = n_base = 0
@@ -87,7 +97,8 @@ def targets(rows: list[Row]) -> list[str]:
         lines.append(
             f"| {name} | {sf.model} | {sf.n} | {sf.share_within:.1%} | "
             f"{_pct(sf.cost_predicted, sf.cost_billed)} | {_events(sf, LOOKUP_FAILURE)} | "
-            f"{_events(sf, OUTSIDE_WARMING)} | {base.share_within:.1%} | "
+            f"{_events(sf, OUTSIDE_WARMING)} | {_events(sf, UNLOGGED_TURN_CONTENT)} | "
+            f"{base.share_within:.1%} | "
             f"{_pct(base.cost_predicted, base.cost_billed)} | ${sf.cost_billed:.3f} |"
         )
         n += sf.n
@@ -97,6 +108,7 @@ def targets(rows: list[Row]) -> list[str]:
         met_base += _meets(base)
     fails = sum(len(sf.outside.lookup_failures) for _n, sf, _kw in rows)
     warmed = sum(len(sf.outside.outside_warming) for _n, sf, _kw in rows)
+    stripped = sum(len(sf.outside.unlogged_turn_content) for _n, sf, _kw in rows)
     total = max(1, n)
     return [
         *lines,
@@ -107,7 +119,7 @@ def targets(rows: list[Row]) -> list[str]:
         "",
         f"Server-side lookup failures: {fails} of {n} requests ({fails / total:.2%}), the rate these "
         "logs show (sim/providers/anthropic.py `lookup_failure_rate` simulates it, 0 by default); "
-        f"outside warming: {warmed} requests.",
+        f"outside warming: {warmed} requests; unlogged turn content: {stripped} requests.",
         "",
     ]
 
@@ -124,8 +136,7 @@ def reads(rows: list[Row]) -> list[str]:
         "Naive = each request reads all the previous one cached. Write Δ = predicted minus billed "
         "cache writes.",
         "",
-        "| session | read match | keep-warm | naive | cache read Δ replay / naive | write Δ "
-        "| cost Δ naive |",
+        "| session | read match | keep-warm | naive | cache read Δ replay / naive | write Δ | cost Δ naive |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     all_n = all_ok = all_kw = all_naive = 0
@@ -224,4 +235,4 @@ def misses(rows: list[Row]) -> list[str]:
 
 
 def _count(sf: SessionFidelity) -> int:
-    return len(sf.outside.lookup_failures) + len(sf.outside.outside_warming)
+    return len(sf.outside)

@@ -146,7 +146,8 @@ def handle(args: argparse.Namespace) -> int:
             base = sf.baseline
             out.append(
                 f"  outside events taken from the bill: lookup failures {list(sf.outside.lookup_failures)}, "
-                f"outside warming {list(sf.outside.outside_warming)} · without them: within "
+                f"outside warming {list(sf.outside.outside_warming)}, unlogged turn content "
+                f"{list(sf.outside.unlogged_turn_content)} · without them: within "
                 f"{base.share_within:.1%}, cost predicted ${base.cost_predicted:.4f}"
             )
         for r in sf.requests if args.requests else sf.misses:

@@ -42,7 +42,7 @@ from ctxbench.sim.providers.base import (
     price,
 )
 from ctxbench.sim.providers.dialects import ANTHROPIC, anthropic_wire_usage, fault_error, too_long
-from ctxbench.sim.providers.thinking import ThinkingStripper, strips_thinking
+from ctxbench.sim.providers.thinking import ThinkingStripper, real_user, strips_thinking
 
 # The rendered prefix of a request that sends deferred tools, under `deferred_tools_prefix`
 # "first": every position from the first deferred tool on is keyed apart (one fixed digest).
@@ -77,6 +77,30 @@ def _finder_ttl(breakpoints: Breakpoints, pos: int) -> Ttl:
     return next((ttl for b, ttl in sorted(breakpoints) if b >= pos), "5m")
 
 
+def _scripted(at: frozenset[tuple[str, int]], req: Request) -> bool:
+    """Whether `req` is one of the scripted (conversation, index) pairs ("" = any conversation)."""
+    return (req.conversation, req.index) in at or ("", req.index) in at
+
+
+def _to_turn_start(req: Request, turn_starts: set[int]) -> Breakpoints:
+    """One breakpoint at the turn's start, with the ttl of the request's last mark: the read of a
+    request whose turn's thinking was stripped (`AnthropicConfig.read_to_turn_start_at`). The
+    turn starts after the last message with non-tool-result user content, logged or not: an
+    earlier such request's prompt end (its chain hash in `turn_starts`) counts as one; this
+    request's is added. Scans the turn's messages only; unchanged when there is no such message."""
+    tr, bps = req.tr, req.breakpoints
+    if req.n <= 0:
+        return bps
+    out = bps
+    for m in range(len(tr.messages) - 1, -1, -1):
+        end = tr.message_end(m)
+        if end <= req.n and (real_user(tr.messages[m]) or tr.hashes[end - 1] in turn_starts):
+            out = ((end - 1, bps[-1][1] if bps else "5m"),)
+            break
+    turn_starts.add(tr.hashes[req.n - 1])
+    return out
+
+
 def _nested_image(blocks: list[Block], i: int) -> bool:
     """Block i is an image inside a tool result: the blocks before it, back to the first
     non-image, end at a tool_result (traces/FORMAT.md)."""
@@ -98,6 +122,8 @@ class AnthropicCache:
         self.evicted: set[int] = set()
         self.failed_lookup: tuple[str, int] | None = None  # the request whose lookup failed last
         self._fail_at = frozenset(cfg.lookup_failure_at)
+        self._turn_start_at = frozenset(cfg.read_to_turn_start_at)
+        self._turn_starts: set[int] = set()  # prompt ends of those requests (chain hashes)
 
     def _salt_from(self, req: Request) -> int:
         """First position keyed apart because the request sends deferred tools (-1: none)."""
@@ -112,7 +138,7 @@ class AnthropicCache:
 
     def _lookup_fails(self, req: Request) -> bool:
         """A server-side lookup failure for this request (scripted, else drawn at the rate)."""
-        if (req.conversation, req.index) in self._fail_at or ("", req.index) in self._fail_at:
+        if _scripted(self._fail_at, req):
             return True
         rate = self.cfg.lookup_failure_rate
         return rate > 0.0 and self.rng.random() < rate
@@ -161,6 +187,8 @@ class AnthropicCache:
             # only the system + tools prefix is found
             self.failed_lookup = (req.conversation, req.index)
             breakpoints = tuple(bp for bp in breakpoints if bp[0] < req.tr.system_end)
+        elif self._turn_start_at and _scripted(self._turn_start_at, req):
+            breakpoints = _to_turn_start(req, self._turn_starts)
         for b, _ttl in reversed(breakpoints):
             if cum[b] <= best:
                 continue

@@ -49,6 +49,12 @@ class AnthropicConfig:
     # bench/fidelity_report.md (not a default: 0 keeps the documented cache).
     lookup_failure_rate: float = 0.0
     lookup_failure_at: tuple[tuple[str, int], ...] = ()  # conversation "" = any conversation
+    # Requests (conversation, index; "" = any) whose turn carried non-tool-result user content the
+    # recorded log does not show (the IDE diagnostics Claude Code <= 2.0.x sends after an edit
+    # without logging them, bench/fidelity_causes.py): on a model that strips thinking (§1.6) the
+    # turn's earlier thinking is stripped, so the read stops at the turn's start (the end of the
+    # last message with non-tool-result content). Taken from a bill by bench/fidelity_outside.py.
+    read_to_turn_start_at: tuple[tuple[str, int], ...] = ()
     # §1.5 says a read refreshes an entry, not for how long when the reading mark's ttl differs
     # from the entry's: "entry" keeps the entry's own ttl (default), "reader" re-times it to the
     # ttl of the mark that found it (observed once: traces-real ef958aa1 main #10, a 1h entry a 5m

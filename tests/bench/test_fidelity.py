@@ -110,13 +110,23 @@ def test_read_mismatches_carry_the_cost_gap() -> None:
 def test_a_fallback_to_the_turn_start_starts_a_new_turn() -> None:
     """cb2e607c (Claude Code 2.0.37, Sonnet 4.5, thinking logged): #22, #29 and #34 follow Edit
     results whose unlogged IDE diagnostics made the API strip the turn's thinking (§1.6); #34 falls
-    back to #29's prompt, the turn start that #29's own hidden content opened."""
+    back to #29's prompt, the turn start that #29's own hidden content opened. Without the events
+    the three are named by that cause; replayed from the bill (bench/fidelity_outside.py) each
+    reads exactly the billed turn start, #34 included, and the session's cost is the billed one."""
     tr = import_paths(
         [CC_LOG / "-Users-dain-workspace-coderabbit-review-helper/cb2e607c-c758-415a-8b45-c49e4631906a.jsonl"]
     ).main
     sf = compare(tr)
+    assert sf.outside.unlogged_turn_content == (22, 29, 34)
     for i in (22, 29, 34):
-        assert not sf.requests[i].ok and "start of the turn" in sf.requests[i].cause
+        plain = sf.baseline.request(i)
+        assert not plain.ok and "start of the turn" in plain.cause
+        r = sf.request(i)
+        assert r.ok and r.within and r.outside == "unlogged_turn_content"
+        assert r.predicted.cache_read == r.billed.cache_read
+    assert sf.share_within == 1.0 and abs(sf.cost_predicted - sf.cost_billed) < 0.001 * sf.cost_billed
+    # a strip-free model keeps thinking: the same bill shows no such event (providers.md §1.6)
+    assert not compare(tr, model="claude-sonnet-4-6").outside.unlogged_turn_content
 
 
 def test_the_away_summary_fork_explains_main_10() -> None:
