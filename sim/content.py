@@ -30,6 +30,15 @@ KINDS: Final = (TEXT, IMAGE, TOOL_USE, TOOL_RESULT, THINKING, TOOL_DEF)
 ROLES: Final = ("tools", "system", "user", "assistant")
 
 
+# Claude Code (>= 2.1.x) sends a text block `x-anthropic-billing-header: cc_version=<v>.<fp>;
+# cc_entrypoint=...; [cch=...;]` as system[0]; its fingerprint changes with the first user message
+# (so at a compaction) and `cch` per request. A block whose text starts with this prefix is that
+# block (Transcript.header_pos); the Anthropic cache keys it as if its digest were
+# BILLING_HEADER_DIGEST (AnthropicConfig.skip_billing_header, which cites the evidence).
+BILLING_HEADER: Final = "x-anthropic-billing-header:"
+BILLING_HEADER_DIGEST: Final = 0x62696C6C696E6721  # b"billing!": one fixed digest for every header
+
+
 def digest64(*parts: bytes) -> int:
     """64-bit content digest (blake2b); cheap enough to compute once per block."""
     data = b"\x1f".join(parts) + b"\x1f"  # each part followed by the separator, hashed at once

@@ -23,7 +23,7 @@ from itertools import chain as _chain
 from operator import attrgetter
 
 from ctxbench.sim.chain import CHAIN_SEED, chain, prefix_term
-from ctxbench.sim.content import IMAGE, Block, Message
+from ctxbench.sim.content import BILLING_HEADER, BILLING_HEADER_DIGEST, IMAGE, Block, Message
 from ctxbench.sim.transcript_edits import move_tail, prefix_hashes, replace_head, running, swap
 
 _join = _chain.from_iterable  # the items of several sequences, one after the other
@@ -59,6 +59,12 @@ class Transcript:
         self._message_sums: dict[Callable[[Message], int], list[int]] = {}  # message_sums()
         self.first_deferred = -1  # position of the first deferred tool (-1: none)
         self.deferred_tools = 0  # how many: a block's rank in the prefix hash is its position less these
+        # Claude Code's billing-header system block (the first one; -1: none) and what adding
+        # `header_delta` to hashes[header_pos:] makes of them: the hashes the same prompt would
+        # have with that block's digest replaced by BILLING_HEADER_DIGEST (one constant for every
+        # position from it on, the chain being a sum). Found once, when the head is pushed.
+        self.header_pos = -1
+        self.header_delta = 0
         self.head_bytes: list[int] = []  # text bytes through each tools/system block
         self._push_head(tools)
         self.tools_end = len(self.blocks)
@@ -83,6 +89,7 @@ class Transcript:
         t._message_sums = {f: sums[:m] for f, sums in self._message_sums.items()}
         t.tools_end, t.system_end, t.first_deferred = self.tools_end, self.system_end, self.first_deferred
         t.deferred_tools = self.deferred_tools
+        t.header_pos, t.header_delta = self.header_pos, self.header_delta
         t.head_bytes = list(self.head_bytes)
         t.added_bytes = t.message_bytes
         t.added_images = images - self.images_before(self.system_end)
@@ -176,7 +183,12 @@ class Transcript:
                     self.first_deferred = len(self.blocks)
                 self.deferred_tools += 1
             else:
-                h += prefix_term(len(self.blocks) - self.deferred_tools, b.digest)
+                rank = len(self.blocks) - self.deferred_tools
+                h += prefix_term(rank, b.digest)
+                text_ = b.text
+                if self.header_pos < 0 and b.role == "system" and text_ and text_.startswith(BILLING_HEADER):
+                    self.header_pos = len(self.blocks)
+                    self.header_delta = prefix_term(rank, BILLING_HEADER_DIGEST) - prefix_term(rank, b.digest)
             t += b.tokens
             if b.kind == IMAGE:
                 self.image_pos.append(len(self.blocks))

@@ -190,6 +190,8 @@ def replace_head(tr: Transcript, new_blocks: Sequence[Block], tools: bool) -> in
     for idx in tr._block_indexes.values():
         del idx[bisect_left(idx, pos) :]
     new = new_blocks[keep:]
+    if tr.header_pos >= pos:  # pushed again below
+        tr.header_pos, tr.header_delta = -1, 0
     if tools:
         if tr.first_deferred >= pos:
             tr.first_deferred = -1

@@ -5,8 +5,8 @@ sent, with the usage the server billed. This module parses it with the server's 
 every block has the tokens the server billed), tells the harness's main requests from its
 compaction and side requests, rebuilds the *pre-compaction* task — the initial prompt, every model
 reply and every tool result, without compaction instructions or continuation summaries — as a
-`PreparedTrace`, and re-bills the recording (optionally with Claude Code's billing header held
-constant). `ctxbench.bench.live.predict` simulates the task and compares.
+`PreparedTrace`, and re-bills the recording. `ctxbench.bench.live.predict` simulates the task and
+compares.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench.sim.catalog import model_info
-from ctxbench.sim.content import TOOL_USE, Message
+from ctxbench.sim.content import BILLING_HEADER, TOOL_USE, Message
 from ctxbench.sim.prepared import PreparedTrace, Step
 from ctxbench.sim.providers.base import Provider, Request
 from ctxbench.sim.providers.registry import make_provider
@@ -216,16 +216,15 @@ def task_of(reqs: list[LiveRequest], f: BlockFactory, name: str = "live") -> Tas
 
 
 # ---------------------------------------------------------------- Claude Code's billing header
-BILLING_HEADER = "x-anthropic-billing-header:"
-
-
 def billing_header(r: LiveRequest) -> str:
     """The text of Claude Code's attribution block (system[0]) of a request, or "".
 
     Its `cc_version=<version>.<fp>` suffix is SHA-256(salt + characters 4, 7, 20 of the first user
     text + version)[:3] (recomputed on the recording: the prompt gives 4fb, the continuation
-    summary f9d), so it changes when a compaction replaces the first user message. No research
-    file says whether the real API leaves this block out of the cached prefix: unknown."""
+    summary f9d), so it changes when a compaction replaces the first user message. The Anthropic
+    provider profile keeps the block out of the cache key, as the bills of real Claude Code
+    sessions show the API does (AnthropicConfig.skip_billing_header cites them), so the change
+    costs nothing there."""
     body = r.raw.get("body") or {}
     system = body.get("system") if isinstance(body, dict) else None
     if isinstance(system, list) and system and isinstance(system[0], dict):
@@ -249,18 +248,13 @@ def per_model(profile: str) -> Callable[[str], tuple[Provider, BlockFactory]]:
     return billed_as
 
 
-def rebill(reqs: list[LiveRequest], profile: str, header: str | None = None) -> list[dict[str, int]]:
-    """Bill the recorded requests again through a fresh provider model (recorded times), with the
-    billing-header block replaced by `header` when given (same length: only the fingerprint
-    differs), i.e. as if the API kept that block out of the cached prefix."""
+def rebill(reqs: list[LiveRequest], profile: str) -> list[dict[str, int]]:
+    """Bill the recorded requests again through a fresh provider model (recorded times)."""
     billed_as = per_model(profile)
     out = []
     for r in reqs:
         provider, f = billed_as(r.model)
-        body = r.raw["body"]
-        if header is not None and billing_header(r):
-            body = {**body, "system": [{**body["system"][0], "text": header}, *body["system"][1:]]}
-        p = parse(r.raw["api"], body, r.raw.get("headers", {}), f)
+        p = parse(r.raw["api"], r.raw["body"], r.raw.get("headers", {}), f)
         req = Request(
             p.tr,
             len(p.tr),

@@ -44,6 +44,7 @@ from ctxbench.policies.budget import budget_for
 from ctxbench.policies.preset import Policy, PresetError, load_policy
 from ctxbench.policies.view import View
 from ctxbench.sim.catalog import model_info, prices
+from ctxbench.sim.providers.registry import make_provider
 from ctxbench.sim.records import RequestRecord
 from ctxbench.sim.runner import run_prepared
 from ctxbench.sim.serve.server import ZERO_LATENCY
@@ -161,11 +162,8 @@ def compare(
     heads = [(r.seq, billing_header(r)) for r in reqs if billing_header(r)]
     changes = [(seq, g, h) for (_, g), (seq, h) in pairwise(heads) if h != g]
     if changes:
-        first = heads[0][1]
-        normal = rebill(reqs, prof, first)
-        totals["real_header_normalized"] = _totals_usage(
-            [u for r, u in zip(reqs, normal, strict=True) if r.kind != SIDE], model
-        )
+        cfg = getattr(make_provider(prof, model), "cfg", None)
+        kept_out = bool(getattr(cfg, "skip_billing_header", False))
 
         def fp(h: str) -> str:
             return h.split("cc_version=")[-1].split(";")[0]
@@ -173,9 +171,13 @@ def compare(
         notes.append(
             "Claude Code billing header (system[0]) changes at requests "
             + ", ".join(f"{seq} ({fp(g)} -> {fp(h)})" for seq, g, h in changes)
-            + ": the server counts it in the prefix, the simulator keeps the first one; "
-            "whether the real API does is unknown (real_header_normalized = the recording re-billed "
-            "with the first header everywhere)"
+            + (
+                f": the {prof} profile keeps it out of the cache key (skip_billing_header), as the "
+                "real API does; the simulator keeps the first one"
+                if kept_out
+                else f": the {prof} profile counts it in the cached prefix, the simulator keeps the "
+                "first one (the server re-writes the prefix there)"
+            )
         )
     return Comparison(
         harness,

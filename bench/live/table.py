@@ -65,9 +65,7 @@ def format_table(c: Comparison) -> str:
     lines.append("")
     lines.append("totals | requests | input | cache read | cache write | uncached | output | cost $")
     lines.append(" | ".join("---" for _ in range(8)))
-    for who in ("real", "real_header_normalized", "predicted"):
-        if who not in c.totals:
-            continue
+    for who in ("real", "predicted"):
         t = c.totals[who]
         lines.append(
             f"{who} | {int(t['requests'])} | {int(t['input']):,} | {int(t['cache_read']):,} | "
@@ -91,11 +89,6 @@ def verdict(c: Comparison) -> str:
         f"VERDICT {c.harness}: {'PASS' if c.ok else 'FAIL'} - compactions real {c.real_compactions} "
         f"predicted {c.pred_compactions} ({'within' if c.compactions_ok else 'NOT within'} ±1 request); "
         f"cache read {c.read_delta:+.2%} (tolerance ±{READ_TOLERANCE:.0%})"
-        + (
-            f"; vs header-normalized {c.read_delta_normalized:+.2%}"
-            if c.read_delta_normalized is not None
-            else ""
-        )
     )
 
 
@@ -130,7 +123,6 @@ def as_json(c: Comparison) -> dict[str, Any]:
         "pred_compactions": c.pred_compactions,
         "compactions_ok": c.compactions_ok,
         "read_delta": c.read_delta,
-        "read_delta_normalized": c.read_delta_normalized,
         "ok": c.ok,
         "triggers": c.triggers,
         "totals": c.totals,

@@ -14,6 +14,9 @@
 - "prompt is too long: N tokens > M maximum" as a 400 invalid_request_error [§1.12];
 - deferred tools (`defer_loading`) are no prefix position of their own [§1.6]; optionally the first
   one present changes the rendered prefix from the tools on (`deferred_tools_prefix`, observed);
+- Claude Code's billing-header system block is keyed as one fixed digest (`skip_billing_header`,
+  default on: a prompt that differs only in that block reads the same entries; the evidence is
+  cited in AnthropicConfig);
 - optionally, server-side lookup failures: a live entry past the system + tools prefix not found
   (`lookup_failure_rate`, `lookup_failure_at`; anthropics/claude-code#87966);
 - optionally (observed, not documented): a read re-times the entry it hits to the reading mark's
@@ -129,10 +132,19 @@ class AnthropicCache:
         """First position keyed apart because the request sends deferred tools (-1: none)."""
         return req.tr.first_deferred if self.cfg.deferred_tools_prefix == "first" else -1
 
+    def _header_from(self, req: Request) -> tuple[int, int]:
+        """(position, hash delta) of the request's billing-header block when the key leaves it
+        out ((-1, 0): none, or the block counts as content)."""
+        tr = req.tr
+        return (tr.header_pos, tr.header_delta) if self.cfg.skip_billing_header else (-1, 0)
+
     def _key(self, req: Request, pos: int, salt: int | None = None) -> int:
         """The cache key of the prefix ending at `pos`, as this request renders it (`salt`: the
         request's `_salt_from`, when the caller has it)."""
         h = req.tr.hashes[pos]
+        hp, hd = self._header_from(req)
+        if 0 <= hp <= pos:
+            h += hd
         salt = self._salt_from(req) if salt is None else salt
         return chain(h, DEFERRED_TOOLS_DIGEST) if 0 <= salt <= pos else h
 
@@ -182,6 +194,7 @@ class AnthropicCache:
         lookback, collapse = self.cfg.lookback, self.cfg.collapse_tool_runs
         step = collapse or self.cfg.tool_result_images_nested
         salt = self._salt_from(req)
+        hp, hd = self._header_from(req)
         breakpoints = req.breakpoints
         if (self._fail_at or self.cfg.lookup_failure_rate) and self._lookup_fails(req):
             # only the system + tools prefix is found
@@ -196,7 +209,9 @@ class AnthropicCache:
             # positions at or before the best hit cannot improve it; probing them again would also
             # draw best-effort eviction a second time on an entry already read (and lose it)
             while pos > best_pos and checked < lookback:
-                h = chain(hashes[pos], DEFERRED_TOOLS_DIGEST) if 0 <= salt <= pos else hashes[pos]
+                h = hashes[pos] + hd if 0 <= hp <= pos else hashes[pos]
+                if 0 <= salt <= pos:
+                    h = chain(h, DEFERRED_TOOLS_DIGEST)
                 e = entries.get(h)
                 if e is not None and self._readable(e, req, pos, now):
                     if self.cfg.random_evict_rate and self.rng.random() < self.cfg.random_evict_rate:

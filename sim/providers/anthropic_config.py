@@ -66,5 +66,26 @@ class AnthropicConfig:
     # many seconds after that request started (observed for Opus 4.7 only, bench/fidelity_replay.py
     # OBSERVED_BY_MODEL)
     extension_readable_after: float = 0.0
+    # Claude Code's billing-header system block (`x-anthropic-billing-header: cc_version=<v>.<fp>;
+    # cc_entrypoint=...; [cch=...;]`, system[0], sim/content.BILLING_HEADER) is no part of the cache
+    # key: the cache keys it as one fixed digest, so a prompt that differs only in that block hits
+    # the same entries (True, default), or like any other content (False: what a third-party
+    # prefix cache does, anthropics/claude-code#68900). Not documented; observed:
+    # - traces-real spotter 258c7280 / 8463c716 (Claude Code 2.1.39, whose fingerprint changes at
+    #   the compaction, `875` -> `a2f`, bench/claude_code_wire.md L238-246): the first request after
+    #   each compaction reads 21,460 / 21,445 tokens, the tools + system prefix behind the changed
+    #   block (traces-real FORMATS.md L94-96: "their size is visible as the cache read of the first
+    #   request after a compaction (≈21.4k tokens in spotter)"), where a new session reads 17,842;
+    # - traces-real claude-code-log ef958aa1 (2.1.114, entrypoint cli): every request reads the
+    #   previous prompt to within 6 tokens, while Claude Code's `cch=` changes per request
+    #   (anthropics/claude-code#68900 on 2.1.177: "cch=36ee5" then "cch=0aaa9" in one session;
+    #   0% hits "on third-party providers"); the transcripts do not record the system prompt, so
+    #   the header itself is not in the logs;
+    # - BerriAI/litellm#29584 / #29572: the first-party API reads the block (it identifies Claude
+    #   Code's subscription traffic; LiteLLM keeps it for Anthropic, strips it for Bedrock).
+    # Against it: gateways that forge or re-compute the header themselves report misses on the
+    # first-party API (diegosouzapw/OmniRoute#1638, EasyMetaAu/helm-api#478), so a header the API
+    # does not accept as Claude Code's may well count as content.
+    skip_billing_header: bool = True
     latency: Latency = field(default_factory=Latency)
     faults: Faults = field(default_factory=Faults)
