@@ -310,6 +310,7 @@ def trace_log(trace: Any) -> list[dict[str, Any]]:
     """The request log a trace implies by itself: each assistant message answers a request whose
     prompt is everything before it (traces/model.py); a recorded compaction replaces the messages
     before `kept_from` with its summary and is declared on the next request."""
+    from ctxbench.policies.recorded import kept_messages
     from ctxbench.sim.build import block_of
     from ctxbench.sim.content import Message
     from ctxbench.sim.runner import prepare_for
@@ -321,7 +322,9 @@ def trace_log(trace: Any) -> list[dict[str, Any]]:
     model, declared = prep.model, ""
     out: list[dict[str, Any]] = []
     factory = None
+    seen = 0  # the trace's messages so far (what `kept_from` counts)
     for n, step in enumerate(prep.steps):
+        seen += step.kind in ("message", "reply") and step.message is not None
         if step.kind == "message" and step.message is not None:
             tr.append(step.message)
         elif step.kind == "reply" and step.message is not None:
@@ -348,7 +351,8 @@ def trace_log(trace: Any) -> list[dict[str, Any]]:
             summary = tuple(
                 block_of(factory, c, "user", f"compaction{n}.{j}") for j, c in enumerate(ev.summary)
             )
-            kept = list(tr.messages[ev.kept_from :]) if ev.kept_from is not None else []
+            keep = seen - ev.kept_from if ev.kept_from is not None else 0
+            kept = list(kept_messages(tr.messages, 0, keep)[0])
             new = ([Message.of("user", summary, "summary")] if summary else []) + kept
             tr.replace_from(0, new)
             declared = "compaction"

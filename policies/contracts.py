@@ -122,7 +122,7 @@ class Compaction(Protocol):
 
     def fallback_trim(self, view: View) -> Edit | None: ...
 
-    def recorded(self, view: View, summary: Message | None) -> Edit | None: ...
+    def recorded(self, view: View, summary: Message | None, keep: int = 0) -> Edit | None: ...
 
     def handoff(self, view: View, estimate: int) -> HandoffRequest | None: ...
 
@@ -166,7 +166,7 @@ class CompactionDefaults:
     def fallback_trim(self, view: View) -> Edit | None:
         return None
 
-    def recorded(self, view: View, summary: Message | None) -> Edit | None:
+    def recorded(self, view: View, summary: Message | None, keep: int = 0) -> Edit | None:
         return None
 
     def handoff(self, view: View, estimate: int) -> HandoffRequest | None:

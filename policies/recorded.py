@@ -8,7 +8,9 @@
   the 5m/1h split of its billed cache writes (Claude Code transcripts, FORMATS.md §2.1).
 - `RecordedCompaction` ("recorded" compaction): never decides to compact on its own; applies each
   CompactionEvent of the trace (the summary replaces every earlier message, Claude Code's
-  `compact_boundary` + `isCompactSummary`, policies.md §1 "/compact and the summary prompt").
+  `compact_boundary` + `isCompactSummary`, policies.md §1 "/compact and the summary prompt"), but
+  for the messages it kept (`kept_from`: Claude Code 2.1.x "Recent messages are preserved
+  verbatim", its boundary's `compactMetadata.preservedMessages`), which follow the summary.
 - `drop_turn_blocks`: the edit with which the recorded harness (sim/harness.py
   `RecordedConversation`) drops the blocks a trace marks `turn` when a new turn starts
   (`starts_turn`): Claude Code <= 2.0.29 sends a turn's attachments with that turn only
@@ -85,14 +87,27 @@ class RecordedMarks:
 @dataclass(frozen=True)
 class RecordedCompaction(CompactionDefaults):
     """Compacts only where the recorded harness did: `recorded` turns a CompactionEvent's summary
-    into an Edit (cause "compaction") that replaces every message after the pinned ones."""
+    into an Edit (cause "compaction") that replaces every message after the pinned ones by the
+    summary and the conversation's last `keep` messages (the ones the harness kept), unchanged."""
 
     def decide(self, view: View, estimate: int, mode: str | None = None) -> Action | None:
         return None
 
-    def recorded(self, view: View, summary: Message | None) -> Edit:
+    def recorded(self, view: View, summary: Message | None, keep: int = 0) -> Edit:
         first = max(0, view.prep_msgs)
-        return Edit(first, (summary,) if summary is not None else (), "compaction")
+        kept, own_last = kept_messages(view.tr.messages, first, keep)
+        opening = (summary,) if summary is not None else ()
+        return Edit(first, (*opening, *kept), "compaction", kept=own_last)
+
+
+def kept_messages(messages: list[Message], first: int, keep: int) -> tuple[tuple[Message, ...], int]:
+    """The messages a recorded compaction kept: the last `keep` after `first`, but for the
+    summariser's own request (its instruction and reply, tagged "summary"); and how many of them
+    are the conversation's own last messages (`Edit.kept`: all of them, or 0)."""
+    keep = min(max(0, keep), len(messages) - first)
+    tail = messages[len(messages) - keep :] if keep else []
+    kept = tuple(m for m in tail if m.tag != "summary")
+    return kept, len(kept) if len(kept) == len(tail) else 0
 
 
 def starts_turn(msg: Message) -> bool:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from ctxbench.sim.content import IMAGE, Block, Message, digest_of, make_block
+from ctxbench.sim.content import IMAGE, Block, Message, digest_of, make_block, text_digest
 from ctxbench.sim.tokens import BlockFactory, RateCounter, image_tokens
 from ctxbench.traces.model import Content, MessageEvent, ToolDef
 
@@ -65,7 +65,7 @@ def builder(f: BlockFactory) -> Builder:
         if text is not None:
             raw = text.encode("utf-8")
             nbytes = len(raw)
-            digest = digest_of(b"".join((f"{kind}\x1f{role}\x1f{c.name}\x1f".encode(), raw, b"\x1f")))
+            digest = text_digest(kind, role, c.name, c.tool_id, raw)
             if tokens is None and count_bytes is not None:  # an exact counter counts the text
                 tokens = counter.count_text(text, "json" if kind == "tool_use" else c.lang)
         else:

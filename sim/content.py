@@ -51,6 +51,14 @@ def digest_of(data: bytes) -> int:
     return int.from_bytes(blake2b(data, digest_size=8).digest(), "little")
 
 
+def text_digest(kind: str, role: str, name: str, tool_id: str, raw: bytes) -> int:
+    """`digest64(kind, role, name, [tool_id,] raw)` of a text-like block: a tool call's id is part of
+    the prompt the provider hashes, so the same call made again (a conversation a compaction kept,
+    replayed after it) is not the same prefix."""
+    head = f"{kind}\x1f{role}\x1f{name}\x1f{tool_id}\x1f" if tool_id else f"{kind}\x1f{role}\x1f{name}\x1f"
+    return digest_of(b"".join((head.encode(), raw, b"\x1f")))
+
+
 @dataclass(frozen=True, slots=True)
 class Block:
     """One cache position. `tokens` is the provider's true count; the harness never sees it."""
@@ -78,10 +86,13 @@ class Block:
         return self.kind == IMAGE
 
     def for_tool(self, tool_id: str) -> Block:
-        """The same block answering tool call `tool_id` (the id is not part of the digest): what a
-        policy's placeholder for each masked tool result is, made without hashing it again."""
+        """The same block answering tool call `tool_id`: what a policy's placeholder for each masked
+        tool result is, made without counting its tokens again (its digest holds the id)."""
+        text, digest = self.text, self.digest
+        if text is not None:
+            digest = text_digest(self.kind, self.role, self.name, tool_id, text.encode())
         return make_block(
-            self.kind, self.role, self.nbytes, self.tokens, self.digest, width=self.width,
+            self.kind, self.role, self.nbytes, self.tokens, digest, width=self.width,
             height=self.height, pinned=self.pinned, placeholder=self.placeholder,
             summary=self.summary, skill=self.skill, text=self.text, name=self.name,
             tool_id=tool_id, cache=self.cache, deferred=self.deferred, turn=self.turn,

@@ -26,6 +26,7 @@ from ctxbench.sim.prepared import PreparedTrace, Step
 from ctxbench.sim.records import RequestRecord
 from ctxbench.sim.tokens import BlockFactory
 from ctxbench.sim.transcript import Transcript
+from ctxbench.traces.model import CompactionEvent
 
 # H-29/H-30: the interview's and reflection's prompt and answer sizes (assumed: the seed gives none)
 INTERVIEW_QUESTION_BYTES = 600
@@ -69,6 +70,7 @@ class Conversation(ProviderCalls):
         self.declared: list[tuple[int, str]] = []  # (first block, cause) of edits since last send
         self.pending_edit: tuple[str, int, int] = ("", 0, 0)  # (causes, detail, tokens saved)
         self.index = 0
+        self.messages_seen = 0  # the trace's messages replayed so far (what `kept_from` counts)
         self.game_t = 0.0
         self._view: View | None = None  # the conversation's View (view()); None: make it anew
         self._view_model = ""  # the model it was made for
@@ -127,12 +129,14 @@ class Conversation(ProviderCalls):
                     self.game_t = step.game_t
                 if step.kind == "message":
                     assert step.message is not None
+                    self.messages_seen += 1
                     self._append_input(step.message)
                     last_t = step.t if step.t is not None else last_t
                 elif step.kind == "reply":
                     idle = last_t - last_reply_t if last_reply_t is not None and last_t is not None else 0.0
                     if idle > 0 and (ev := wait(self.env, idle)) is not None:
                         yield ev
+                    self.messages_seen += 1
                     yield from self._turn(step)
                     last_reply_t = step.t if step.t is not None else last_reply_t
                     last_t = last_reply_t
@@ -225,9 +229,14 @@ class Conversation(ProviderCalls):
 
     def _recorded_compaction(self, step: Step) -> None:
         """A compaction the recorded harness performed (imported traces): applied only when the
-        policy's compaction component replays recorded ones (`recorded(view, summary) -> Edit`),
-        as an Edit with cause "compaction"; other policies ignore it and compact by their own rules."""
-        edit = self.policy.compaction.recorded(self.view(), step.message)
+        policy's compaction component replays recorded ones (`recorded(view, summary, keep) -> Edit`),
+        as an Edit with cause "compaction"; other policies ignore it and compact by their own rules.
+        `keep`: how many of the latest messages the recorded harness kept after the summary (the
+        event's `kept_from` counts the trace's messages from 0)."""
+        ev = step.event
+        kept_from = ev.kept_from if isinstance(ev, CompactionEvent) else None
+        keep = self.messages_seen - kept_from if kept_from is not None else 0
+        edit = self.policy.compaction.recorded(self.view(), step.message, keep)
         if edit is None:
             return
         self.apply(edit)

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ctxbench.sim.content import IMAGE, TEXT, TOOL_DEF, Block, digest64, make_block
+from ctxbench.sim.content import IMAGE, TEXT, TOOL_DEF, Block, digest64, make_block, text_digest
 
 # research/ecosystem.md §1.6: bytes per token of o200k_base by kind of text.
 DEFAULT_RATES: dict[str, float] = {"prose": 4.48, "code": 4.16, "json": 3.10}
@@ -229,7 +229,7 @@ class BlockFactory:
         if text is not None:
             raw = text.encode("utf-8")
             nbytes = len(raw)
-            dig = digest64(kind.encode(), role.encode(), str(flags.get("name", "")).encode(), raw)
+            dig = text_digest(kind, role, str(flags.get("name", "")), str(flags.get("tool_id", "")), raw)
             if tokens is not None:
                 n = tokens
             elif isinstance(self.counter, RateCounter):  # the same count, without encoding twice

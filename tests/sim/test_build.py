@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxbench.sim.build import block_of, message_of
-from ctxbench.sim.content import Block, Message
+from ctxbench.sim.content import Block, Message, digest64
 from ctxbench.sim.makers import dict_maker, field_defaults, slots_maker
 from ctxbench.sim.prepared import Step
 from ctxbench.sim.tokens import BlockFactory, RateCounter, image_tokens, openai_tile_tokens
@@ -122,3 +122,17 @@ def test_slots_maker_object_is_frozen_and_of_its_own_class() -> None:
     assert not hasattr(made, "__dict__")
     with pytest.raises(AttributeError):
         made.tokens = 2  # type: ignore[misc]
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=st.text(max_size=40), kind=st.sampled_from(("tool_use", "tool_result")), name=st.text(max_size=5))
+def test_a_tool_calls_id_is_part_of_its_digest(text: str, kind: str, name: str) -> None:
+    """The id is in the prompt the provider hashes: the same call made again under another id (a
+    conversation a compaction kept, tests/traces/importers/test_claude_code_kept.py) is another
+    prefix; content without an id keeps the digest of its kind, role, name and text."""
+    f = BlockFactory()
+    a, b = (block_of(f, Content(kind, text=text, name=name, tool_id=t), "user", "k") for t in ("t1", "t2"))
+    assert a.digest != b.digest
+    assert b.for_tool("t1") == a  # a placeholder relabelled for another call is that call's block
+    plain = block_of(f, Content("text", text=text, name=name), "user", "k")
+    assert plain.digest == digest64(b"text", b"user", name.encode(), text.encode())

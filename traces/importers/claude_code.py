@@ -194,10 +194,11 @@ class _Reader:
             r = last.contents[at]
             joined = "\n\n".join(x.strip() for x in (r.text or "", text) if x.strip())
             last.contents[at] = Content("tool_result", text=joined, tool_id=r.tool_id, is_error=r.is_error)
+            last.uuids += _uuid(o)
             rep.counts["attachments folded into a tool result"] += 1
             return
         blocks = [Content("text", text=x) for x in texts] if texts else [Content("text", text=text)]
-        c.items.append(Item("user", blocks, t=t, where=where))
+        c.items.append(Item("user", blocks, t=t, where=where, uuids=_uuid(o)))
         c.fold = False
         rep.counts["attachments (imported as reminder text)"] += 1
 
@@ -246,7 +247,11 @@ class _Reader:
                 meta = o.get("compactMetadata") or {}
                 trig = meta.get("trigger", "auto") if isinstance(meta, dict) else "auto"
                 pre = meta.get("preTokens") if isinstance(meta, dict) else None
+                head = kept_head(meta)
                 c.items.append(Item("compact", t=t, trigger=str(trig), pre_tokens=pre, where=where))
+                c.items[-1].kept_head = head
+                if head:
+                    rep.counts["compactions that kept the latest messages (preservedSegment)"] += 1
             elif o.get("subtype") in FORKED_QUERY_LINES and t is not None:
                 c.forks.append((t, FORKED_QUERY_LINES[str(o["subtype"])]))
                 rep.counts["forked queries logged by their result line (away summary)"] += 1
@@ -270,7 +275,7 @@ class _Reader:
             typed = kind == "user" and not o.get("isMeta") and c.key.startswith("main")
             if typed and turn_scoped_attachments(c.version):
                 contents = self.mentions(c, contents, t, where)
-            c.items.append(Item(kind, contents, t=t, where=where))
+            c.items.append(Item(kind, contents, t=t, where=where, uuids=_uuid(o)))
             raw = msg.get("content")
             c.fold = folds_reminders(raw[-1] if isinstance(raw, list) and raw else None)
             new = [n for n in loaded_tools(raw) if n not in c.loaded]
@@ -296,6 +301,7 @@ class _Reader:
             c.items.append(item)
             c.model = c.model or model
         item.contents += assistant_contents(msg.get("content"), rep)
+        item.uuids += _uuid(o)
         usage = anthropic_usage(msg.get("usage"), where, "message.usage")
         if usage is not None:
             if item.usage is None:
@@ -346,6 +352,27 @@ def import_claude_code(paths: list[Path], report: ImportReport | None = None) ->
         "claude-code",
         report,
     )
+
+
+def _uuid(o: dict[str, Any]) -> list[str]:
+    u = o.get("uuid")
+    return [u] if isinstance(u, str) else []
+
+
+def kept_head(meta: Any) -> str:
+    """The first message a compaction kept, after its summary (Claude Code 2.1.x: "Recent messages
+    are preserved verbatim", policies.md §1): the boundary's `compactMetadata.preservedSegment`
+    `headUuid`, else the first of `preservedMessages.uuids`; "" when it kept none. Claude Code
+    re-logs the kept lines before the boundary with the same uuids (skipped as duplicates)."""
+    if not isinstance(meta, dict):
+        return ""
+    seg = meta.get("preservedSegment")
+    head = seg.get("headUuid") if isinstance(seg, dict) else None
+    if isinstance(head, str) and head:
+        return head
+    kept = meta.get("preservedMessages")
+    uuids = kept.get("uuids") if isinstance(kept, dict) else None
+    return uuids[0] if isinstance(uuids, list) and uuids and isinstance(uuids[0], str) else ""
 
 
 def _forked_requests(c: _Conv) -> list[list[Any]]:

@@ -58,6 +58,14 @@ def _blocks_of(ev: Event) -> tuple[Content, ...]:
     return ()
 
 
+def _tag(ev: Event) -> str:
+    return ev.tag if isinstance(ev, MessageEvent) else ""
+
+
+def _role(ev: Event) -> str:
+    return ev.role if isinstance(ev, MessageEvent) else ""
+
+
 def _with_contents(ev: Event, contents: tuple[Content, ...]) -> Event:
     if isinstance(ev, MessageEvent):
         return replace(ev, content=contents)
@@ -241,16 +249,25 @@ def size_events(
     live_turn: list[tuple[int, int]] = []  # sized `turn` blocks still in the prompt
     turn_next = False  # a turn started since the last request: the `live_turn` blocks are gone
     last_role = ""
+    message_events: list[int] = []  # event index of each message, in order (what `kept_from` counts)
     for i, ev in enumerate(events):
         blocks = [(i, j) for j in range(len(_blocks_of(ev)))]
         if isinstance(ev, CompactionEvent):
-            anchor, pending = s, blocks
+            # the new prompt: the system, the summary, then the messages the harness kept (not the
+            # summariser's own request, as policies/recorded.py); those sized already add to the anchor
+            since = message_events[ev.kept_from :] if ev.kept_from is not None else []
+            held = [e for e in since if _tag(events[e]) != "summary"]
+            slots = [(e, j) for e in held for j in range(len(_blocks_of(events[e])))]
+            anchor = s + sum(tokens[slot] for slot in slots if slot in tokens)
+            pending = blocks + [slot for slot in slots if slot not in tokens]
             allocated.clear()
             kept.clear()
             live_turn.clear()
-            last_reply = -1
-            last_role = ""
+            last_reply = next((e for e in reversed(held) if _role(events[e]) == "assistant"), -1)
+            last_role = _role(events[held[-1]]) if held else ""
             continue
+        if isinstance(ev, MessageEvent):
+            message_events.append(i)
         if isinstance(ev, MessageEvent) and ev.role == "assistant" and ev.usage is not None:
             u = ev.usage
             ttl = "1h" if u.cache_write_1h > 0 else ("5m" if u.cache_write_5m > 0 else (ttl or "5m"))

@@ -65,6 +65,8 @@ class Item:
     trigger: str = "auto"
     pre_tokens: Any = None
     alone: bool = False  # a user item sent as its own message (not merged with its neighbours)
+    uuids: list[str] = field(default_factory=list)  # the log lines it holds (Claude Code `uuid`)
+    kept_head: str = ""  # kind "compact": the line of the first message the harness kept (its uuid)
 
 
 def _summary_text(c: Content) -> Content:
@@ -75,7 +77,8 @@ def _summary_text(c: Content) -> Content:
 
 def _events(items: list[Item], report: ImportReport, name: str) -> list[Event]:
     """Items → trace events: consecutive user items merge into one message; a compact boundary
-    becomes a CompactionEvent carrying the summary message that follows it."""
+    becomes a CompactionEvent carrying the summary message that follows it, and `kept_from` the
+    message holding its `kept_head` line when the harness kept the latest messages."""
     events: list[Event] = []
     pending: list[Content] = []
     pending_t: float | None = None
@@ -84,6 +87,9 @@ def _events(items: list[Item], report: ImportReport, name: str) -> list[Event]:
     tool_ids: set[str] = set()
     compaction: CompactionEvent | None = None
     tools: tuple[ToolDef, ...] | None = None  # a new tool list for the next request
+    message_of: dict[str, int] = {}  # log line (uuid) -> index of the message event holding it
+    pending_uuids: list[str] = []
+    messages = 0
     t0 = min((i.t for i in items if i.t is not None), default=0.0)
 
     def rel(t: float | None) -> float:
@@ -102,18 +108,21 @@ def _events(items: list[Item], report: ImportReport, name: str) -> list[Event]:
         return out
 
     def flush() -> None:
-        nonlocal pending, pending_tag
+        nonlocal pending, pending_tag, pending_uuids, messages
         if pending:
             events.append(MessageEvent("user", tuple(fix_results(pending)), tag=pending_tag, t=pending_t))
-        pending, pending_tag = [], ""
+            message_of.update((u, messages) for u in pending_uuids)
+            messages += 1
+        pending, pending_tag, pending_uuids = [], "", []
 
     for it in items:
         if it.kind == "user" and it.alone:
             flush()
-            pending, pending_t = list(it.contents), rel(it.t)
+            pending, pending_t, pending_uuids = list(it.contents), rel(it.t), list(it.uuids)
             flush()
         elif it.kind == "user" or (it.kind == "summary" and compaction is None):
             pending += it.contents
+            pending_uuids += it.uuids
             pending_t = rel(it.t)
             pending_tag = it.tag or pending_tag
         elif it.kind == "summary" and compaction is not None:
@@ -126,7 +135,10 @@ def _events(items: list[Item], report: ImportReport, name: str) -> list[Event]:
             flush()
             pre = it.pre_tokens if isinstance(it.pre_tokens, int) and it.pre_tokens >= 0 else None
             trig = it.trigger if it.trigger in ("auto", "manual") else "auto"
-            compaction = CompactionEvent(trigger=trig, pre_tokens=pre, t=rel(it.t))
+            kept_from = message_of.get(it.kept_head) if it.kept_head else None
+            if it.kept_head and kept_from is None:
+                report.skip("compaction keeps messages from a line not in the log (none kept)", it.where)
+            compaction = CompactionEvent(trigger=trig, pre_tokens=pre, t=rel(it.t), kept_from=kept_from)
             events.append(compaction)
         elif it.kind == "reply":
             start = pending_t if pending else None
@@ -164,6 +176,8 @@ def _events(items: list[Item], report: ImportReport, name: str) -> list[Event]:
                     request_id=it.request_id,
                 )
             )
+            message_of.update((u, messages) for u in it.uuids)
+            messages += 1
             rel(it.t_end)
     flush()
     return events

@@ -1,0 +1,91 @@
+"""A compaction that kept the latest messages (Claude Code 2.1.x: "Recent messages are preserved
+verbatim", policies.md §1): the boundary's `compactMetadata.preservedSegment` names the first kept
+line; the new conversation is the summary, then those messages, then what follows. Checked on a
+real session: Claude Code 2.1.197 from npm run against `ctxbench serve` with a scripted task that
+compacts three times (data/claude-code-2.1.197-kept.jsonl.xz, its session log; the server's ledger of
+every request it received beside it). Each new conversation opens with the last tool call of the one
+before, its id differing from the previous new conversation's and nothing else: the replay is exact
+only when the kept messages follow the summary and a tool call's id is part of the cached prefix."""
+
+from __future__ import annotations
+
+import json
+import lzma
+from pathlib import Path
+from typing import Any
+
+from ctxbench.bench.fidelity import compare
+from ctxbench.bench.request_log import trace_log
+from ctxbench.traces.importers import import_paths
+from ctxbench.traces.importers.claude_code import kept_head
+from ctxbench.traces.model import CompactionEvent, MessageEvent, Trace
+
+DATA = Path(__file__).parent / "data"
+LOG = DATA / "claude-code-2.1.197-kept.jsonl.xz"
+LEDGER = DATA / "claude-code-2.1.197-kept.requests.jsonl.xz"
+
+
+def _trace() -> Trace:
+    return import_paths([LOG]).traces[0]
+
+
+def _tool_ids(messages: list[dict[str, Any]]) -> list[str]:
+    return [
+        str(b.get("id") or b.get("tool_use_id"))
+        for m in messages
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") in ("tool_use", "tool_result")
+    ]
+
+
+def _wire_requests() -> list[list[dict[str, Any]]]:
+    """The messages of every conversation request the server received (not the summariser's)."""
+    out = []
+    with lzma.open(LEDGER, "rt", encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    for line in lines:
+        r = json.loads(line)
+        body = r.get("body")
+        if not body or "<summary>" in json.dumps(r.get("reply")):
+            continue
+        out.append(body["messages"])
+    return out
+
+
+def test_each_compaction_keeps_the_last_tool_call_after_its_summary() -> None:
+    tr = _trace()
+    messages = [e for e in tr.events if isinstance(e, MessageEvent)]
+    compactions = [e for e in tr.events if isinstance(e, CompactionEvent)]
+    assert len(compactions) == 3
+    heads = []
+    for c in compactions:
+        assert c.kept_from is not None
+        heads.append([x.tool_id for x in messages[c.kept_from].content if x.kind == "tool_use"])
+    assert heads == [["toolu_ctx000008"], ["toolu_ctx000015"], ["toolu_ctx000022"]]
+
+
+def test_every_rebuilt_request_carries_the_tool_calls_sent() -> None:
+    """The prompts the trace implies (bench/request_log.py) hold the tool calls of the requests the
+    server received, in order: the kept call after each summary, none of the calls it replaced."""
+    rebuilt = [_tool_ids(e["body"]["messages"]) for e in trace_log(_trace())]
+    sent = [_tool_ids(m) for m in _wire_requests()]
+    assert len(rebuilt) == len(sent) == 25
+    assert rebuilt == sent
+
+
+def test_the_replay_matches_every_bill_without_outside_events() -> None:
+    sf = compare(_trace())
+    assert sf.n == 25
+    assert sf.share_within == 1.0
+    assert len(sf.outside) == 0 and sf.unconditioned is None
+    assert abs(sf.cost_predicted - sf.cost_billed) < 1e-9
+
+
+def test_the_kept_head_is_read_from_either_field() -> None:
+    seg = {"preservedSegment": {"headUuid": "a", "anchorUuid": "s", "tailUuid": "c"}}
+    assert kept_head(seg) == "a"
+    assert kept_head({"preservedMessages": {"uuids": ["b", "c"]}}) == "b"
+    assert kept_head({"trigger": "auto", "preTokens": 1000}) == ""
+    assert kept_head({"preservedSegment": None, "preservedMessages": {"uuids": [3]}}) == ""
+    assert kept_head("not an object") == ""
