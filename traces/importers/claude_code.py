@@ -9,7 +9,10 @@
   Sub-agent usage echoed into `progress` lines is never counted (the sub-agent's own file is).
 - The compaction summariser (`agent-acompact-*.jsonl`) is merged into the main trace as the summary
   request (its last user message = the instruction, and its reply), followed by a CompactionEvent
-  whose summary is the `isCompactSummary` message after the `compact_boundary`.
+  whose summary is the `isCompactSummary` message after the `compact_boundary`. A boundary whose
+  `compactMetadata.preservedSegment` names kept messages (2.1.x: "Recent messages are preserved
+  verbatim") gives the CompactionEvent `kept_from`: those messages follow the summary (their lines,
+  re-logged before the boundary with the same uuids, are skipped as duplicates).
 - `attachment` lines and `isMeta` messages are sent by Claude Code as `<system-reminder>` text; they
   are imported as user text (their exact rendering is not recorded: sizes come from usage), as
   Claude Code's `normalizeAttachmentForAPI` renders them (cli.js 2.1.39-2.1.114): the types it
