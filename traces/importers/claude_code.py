@@ -250,10 +250,10 @@ class _Reader:
                 meta = o.get("compactMetadata") or {}
                 trig = meta.get("trigger", "auto") if isinstance(meta, dict) else "auto"
                 pre = meta.get("preTokens") if isinstance(meta, dict) else None
-                head = kept_head(meta)
+                kept = kept_lines(meta)
                 c.items.append(Item("compact", t=t, trigger=str(trig), pre_tokens=pre, where=where))
-                c.items[-1].kept_head = head
-                if head:
+                c.items[-1].kept = kept
+                if kept:
                     rep.counts["compactions that kept the latest messages (preservedSegment)"] += 1
             elif o.get("subtype") in FORKED_QUERY_LINES and t is not None:
                 c.forks.append((t, FORKED_QUERY_LINES[str(o["subtype"])]))
@@ -362,20 +362,23 @@ def _uuid(o: dict[str, Any]) -> list[str]:
     return [u] if isinstance(u, str) else []
 
 
-def kept_head(meta: Any) -> str:
-    """The first message a compaction kept, after its summary (Claude Code 2.1.x: "Recent messages
-    are preserved verbatim", policies.md §1): the boundary's `compactMetadata.preservedSegment`
-    `headUuid`, else the first of `preservedMessages.uuids`; "" when it kept none. Claude Code
-    re-logs the kept lines before the boundary with the same uuids (skipped as duplicates)."""
+def kept_lines(meta: Any) -> list[str]:
+    """The lines (uuids) of the messages a compaction kept after its summary, first to last (Claude
+    Code 2.1.x: "Recent messages are preserved verbatim", policies.md §1): the boundary's
+    `compactMetadata.preservedMessages.uuids`, else `preservedSegment.headUuid` alone (the first of
+    them; the rest follow it up to the boundary); [] when it kept none. On resuming, Claude Code
+    (2.1.197 cli.js) relinks the first to the summary (`anchorUuid`) and what followed the summary to
+    the last. It re-logs the kept lines before the boundary with the same uuids (skipped as
+    duplicates)."""
     if not isinstance(meta, dict):
-        return ""
-    seg = meta.get("preservedSegment")
-    head = seg.get("headUuid") if isinstance(seg, dict) else None
-    if isinstance(head, str) and head:
-        return head
+        return []
     kept = meta.get("preservedMessages")
     uuids = kept.get("uuids") if isinstance(kept, dict) else None
-    return uuids[0] if isinstance(uuids, list) and uuids and isinstance(uuids[0], str) else ""
+    if isinstance(uuids, list) and uuids and all(isinstance(u, str) for u in uuids):
+        return list(uuids)
+    seg = meta.get("preservedSegment")
+    head = seg.get("headUuid") if isinstance(seg, dict) else None
+    return [head] if isinstance(head, str) and head else []
 
 
 def _forked_requests(c: _Conv) -> list[list[Any]]:

@@ -66,7 +66,7 @@ class Item:
     pre_tokens: Any = None
     alone: bool = False  # a user item sent as its own message (not merged with its neighbours)
     uuids: list[str] = field(default_factory=list)  # the log lines it holds (Claude Code `uuid`)
-    kept_head: str = ""  # kind "compact": the line of the first message the harness kept (its uuid)
+    kept: list[str] = field(default_factory=list)  # kind "compact": the lines of the messages it kept
 
 
 def _summary_text(c: Content) -> Content:
@@ -78,7 +78,7 @@ def _summary_text(c: Content) -> Content:
 def _events(items: list[Item], report: ImportReport, name: str) -> list[Event]:
     """Items → trace events: consecutive user items merge into one message; a compact boundary
     becomes a CompactionEvent carrying the summary message that follows it, and `kept_from` the
-    message holding its `kept_head` line when the harness kept the latest messages."""
+    message holding the first of its `kept` lines when the harness kept the latest messages."""
     events: list[Event] = []
     pending: list[Content] = []
     pending_t: float | None = None
@@ -135,9 +135,16 @@ def _events(items: list[Item], report: ImportReport, name: str) -> list[Event]:
             flush()
             pre = it.pre_tokens if isinstance(it.pre_tokens, int) and it.pre_tokens >= 0 else None
             trig = it.trigger if it.trigger in ("auto", "manual") else "auto"
-            kept_from = message_of.get(it.kept_head) if it.kept_head else None
-            if it.kept_head and kept_from is None:
+            kept_from = message_of.get(it.kept[0]) if it.kept else None
+            if it.kept and kept_from is None:
                 report.skip("compaction keeps messages from a line not in the log (none kept)", it.where)
+            elif kept_from is not None and len(it.kept) > 1:
+                listed = {message_of.get(u) for u in it.kept}
+                if listed != set(range(kept_from, messages)):
+                    report.note(
+                        f"{name}: a compaction kept messages other than the latest ones; replayed as "
+                        "keeping every message from the first it kept on"
+                    )
             compaction = CompactionEvent(trigger=trig, pre_tokens=pre, t=rel(it.t), kept_from=kept_from)
             events.append(compaction)
         elif it.kind == "reply":

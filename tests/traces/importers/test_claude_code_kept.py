@@ -17,7 +17,7 @@ from typing import Any
 from ctxbench.bench.fidelity import compare
 from ctxbench.bench.request_log import trace_log
 from ctxbench.traces.importers import import_paths
-from ctxbench.traces.importers.claude_code import kept_head
+from ctxbench.traces.importers.claude_code import kept_lines
 from ctxbench.traces.model import CompactionEvent, MessageEvent, Trace
 
 DATA = Path(__file__).parent / "data"
@@ -82,10 +82,65 @@ def test_the_replay_matches_every_bill_without_outside_events() -> None:
     assert abs(sf.cost_predicted - sf.cost_billed) < 1e-9
 
 
-def test_the_kept_head_is_read_from_either_field() -> None:
+def test_the_kept_lines_are_read_from_either_field() -> None:
     seg = {"preservedSegment": {"headUuid": "a", "anchorUuid": "s", "tailUuid": "c"}}
-    assert kept_head(seg) == "a"
-    assert kept_head({"preservedMessages": {"uuids": ["b", "c"]}}) == "b"
-    assert kept_head({"trigger": "auto", "preTokens": 1000}) == ""
-    assert kept_head({"preservedSegment": None, "preservedMessages": {"uuids": [3]}}) == ""
-    assert kept_head("not an object") == ""
+    assert kept_lines(seg) == ["a"]
+    assert kept_lines({**seg, "preservedMessages": {"uuids": ["b", "c"]}}) == ["b", "c"]
+    assert kept_lines({"trigger": "auto", "preTokens": 1000}) == []
+    assert kept_lines({"preservedSegment": None, "preservedMessages": {"uuids": [3]}}) == []
+    assert kept_lines("not an object") == []
+
+
+def _log(tmp_path: Path, kept: dict[str, Any]) -> Path:
+    """prompt, reply r1 (a tool call), its result, reply r2, its result, a boundary keeping `kept`,
+    the summary, reply r3."""
+    lines: list[dict[str, Any]] = []
+
+    def add(**kw: Any) -> None:
+        n = len(lines) + 1
+        lines.append({"sessionId": "s", "uuid": f"l{n}", "timestamp": f"2026-12-01T00:00:{n:02d}Z",
+                      "version": "2.1.197", **kw})  # fmt: skip
+
+    def reply(rid: str, read: int, tool: str) -> None:
+        usage = {"input_tokens": 1, "cache_read_input_tokens": read, "cache_creation_input_tokens": 500}
+        content = [{"type": "tool_use", "id": tool, "name": "Bash", "input": {"command": "ls"}}]
+        add(type="assistant", requestId=rid, message={"id": rid, "role": "assistant", "usage": usage,
+            "model": "claude-sonnet-4-5-20250929", "content": content})  # fmt: skip
+
+    def result(tool: str) -> None:
+        add(type="user", message={"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": tool, "content": "a.txt b.txt"}]})  # fmt: skip
+
+    add(type="user", message={"role": "user", "content": "list the files"})
+    reply("r1", 0, "t1")
+    result("t1")
+    reply("r2", 3000, "t2")
+    result("t2")
+    add(type="system", subtype="compact_boundary", compactMetadata={"trigger": "auto", **kept})
+    add(type="user", isCompactSummary=True, message={"role": "user", "content": "Summary: files listed."})
+    reply("r3", 2000, "t3")
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return path
+
+
+def test_kept_messages_that_are_the_latest_ones_need_no_note(tmp_path: Path) -> None:
+    res = import_paths([_log(tmp_path, {"preservedMessages": {"uuids": ["l4", "l5"]}})])
+    (c,) = [e for e in res.traces[0].events if isinstance(e, CompactionEvent)]
+    assert c.kept_from == 3  # prompt, r1, t1's result, then r2 (line l4) and t2's result kept
+    assert not any("other than the latest" in n for n in res.report.notes)
+
+
+def test_kept_messages_other_than_the_latest_are_named(tmp_path: Path) -> None:
+    """Kept from the first listed on (what kept_from can say), and the import says so."""
+    res = import_paths([_log(tmp_path, {"preservedMessages": {"uuids": ["l2", "l3"]}})])
+    (c,) = [e for e in res.traces[0].events if isinstance(e, CompactionEvent)]
+    assert c.kept_from == 1
+    assert any("other than the latest" in n for n in res.report.notes)
+
+
+def test_a_kept_line_missing_from_the_log_keeps_none(tmp_path: Path) -> None:
+    res = import_paths([_log(tmp_path, {"preservedSegment": {"headUuid": "gone", "tailUuid": "l5"}})])
+    (c,) = [e for e in res.traces[0].events if isinstance(e, CompactionEvent)]
+    assert c.kept_from is None
+    assert res.report.skipped["compaction keeps messages from a line not in the log (none kept)"] == 1
