@@ -11,7 +11,7 @@
   `compact_boundary` + `isCompactSummary`, policies.md §1 "/compact and the summary prompt"), but
   for the messages it kept (`kept_from`: Claude Code 2.1.x "Recent messages are preserved
   verbatim", its boundary's `compactMetadata.preservedMessages`), which follow the summary.
-- `drop_turn_blocks`: the edit with which the recorded harness (sim/harness.py
+- `drop_turn_blocks`: the edit with which the recorded harness (sim/harness_recorded.py
   `RecordedConversation`) drops the blocks a trace marks `turn` when a new turn starts
   (`starts_turn`): Claude Code <= 2.0.29 sends a turn's attachments with that turn only
   (bench/claude_code_wire.md §1).

@@ -116,7 +116,7 @@ _MODULES_OF: dict[str, tuple[str, ...]] = {
     "provider": ("ctxbench.sim.providers.registry",),
     "generator": ("ctxbench.traces.generators.builtin",),
     "importer": ("ctxbench.traces.importers",),
-    "harness": ("ctxbench.sim.harness", "ctxbench.sim.harness_c"),
+    "harness": ("ctxbench.sim.harness", "ctxbench.sim.harness_recorded", "ctxbench.sim.harness_c"),
 }
 # The module that registers each component a preset can name, so that looking one up imports
 # that module only (a preset names four components; importing all eight component modules and
@@ -139,7 +139,8 @@ _HOME: dict[str, dict[str, str]] = {
         "claude-code": "condensers", "recorded": "recorded",
     },
     "harness": {
-        "H": "ctxbench.sim.harness", "recorded": "ctxbench.sim.harness", "C": "ctxbench.sim.harness_c",
+        "H": "ctxbench.sim.harness", "recorded": "ctxbench.sim.harness_recorded",
+        "C": "ctxbench.sim.harness_c",
     },
 }  # fmt: skip
 _loaded: set[str] = set()

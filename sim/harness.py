@@ -17,7 +17,6 @@ import simpy
 from ctxbench.policies.budget import budget_for
 from ctxbench.policies.compaction import Summarize, Trim
 from ctxbench.policies.preset import Policy
-from ctxbench.policies.recorded import drop_turn_blocks, starts_turn
 from ctxbench.policies.registry import register
 from ctxbench.policies.view import Anchor, Edit, View
 from ctxbench.sim.content import Block, Message
@@ -233,10 +232,7 @@ class Conversation(ProviderCalls):
         as an Edit with cause "compaction"; other policies ignore it and compact by their own rules.
         `keep`: how many of the latest messages the recorded harness kept after the summary (the
         event's `kept_from` counts the trace's messages from 0)."""
-        ev = step.event
-        kept_from = ev.kept_from if isinstance(ev, CompactionEvent) else None
-        keep = self.messages_seen - kept_from if kept_from is not None else 0
-        edit = self.policy.compaction.recorded(self.view(), step.message, keep)
+        edit = self.policy.compaction.recorded(self.view(), step.message, self._kept_count(step))
         if edit is None:
             return
         self.apply(edit)
@@ -245,6 +241,12 @@ class Conversation(ProviderCalls):
         self.anchor = None
         self.first_after_reset = True
         self.prev_end = -1
+
+    def _kept_count(self, step: Step) -> int:
+        """How many of the conversation's latest messages a recorded compaction keeps."""
+        ev = step.event
+        kept_from = ev.kept_from if isinstance(ev, CompactionEvent) else None
+        return self.messages_seen - kept_from if kept_from is not None else 0
 
     def _append_input(self, msg: Message) -> None:
         self.tr.append(msg)
@@ -348,33 +350,6 @@ class Conversation(ProviderCalls):
         return Message.of("user", (img,), "observation")
 
 
-class RecordedConversation(Conversation):
-    """The recorded harness replayed (imported traces, `recorded` preset): H's process; its budget
-    is the model's window (`budget_means: window`, budget_for), since the log does not hold it.
-
-    Blocks a trace marks `turn` (sent in their own turn only: Claude Code <= 2.0.29 attachments,
-    bench/claude_code_wire.md §1) leave the prompt when the next real user message (content other
-    than tool results) arrives: an Edit (cause "turn_scoped") from the first message holding one,
-    that message and the later ones without those blocks (a message left empty is dropped). A turn
-    starts at a user message other than tool results that follows a reply: the turn's own blocks
-    come with it or in the user messages right after it, and stay for the whole turn."""
-
-    _turn_blocks = False  # a `turn` block was appended since the last drop
-
-    def _append_input(self, msg: Message) -> None:
-        msgs = self.tr.messages
-        new_turn = msg.role == "user" and bool(msgs) and msgs[-1].role == "assistant" and starts_turn(msg)
-        if self._turn_blocks and new_turn:
-            edit = drop_turn_blocks(msgs, self.prep_msgs)
-            if edit is not None:
-                self.apply(edit)
-            self._turn_blocks = False
-        super()._append_input(msg)
-        if any(b.turn for b in msg.blocks):
-            self._turn_blocks = True
-
-
 # After the classes, not as decorators: mypyc compiles a decorated class as a plain Python class
 # (sim/native.py).
 register("harness", "H")(Conversation)
-register("harness", "recorded")(RecordedConversation)

@@ -36,6 +36,7 @@ COMPILED: tuple[str, ...] = (
     "ctxbench.sim.records",
     "ctxbench.sim.harness_calls",
     "ctxbench.sim.harness",
+    "ctxbench.sim.harness_recorded",
     "ctxbench.sim.harness_c_summary",
     "ctxbench.sim.harness_c",
     "ctxbench.policies.view",

@@ -23,7 +23,8 @@ from ctxbench.sim.catalog import CatalogError, canonical
 from ctxbench.sim.providers.base import Usage
 from ctxbench.sim.runner import factory_for
 from ctxbench.sim.serve.front import FrontHandler, FrontServer, Refusal, Reply, api_of_path, stop_front
-from ctxbench.sim.serve.record import Ledger, Redactor, TraceRecorder, usage_dict
+from ctxbench.sim.serve.linearize import TraceRecorder
+from ctxbench.sim.serve.record import Ledger, Redactor, usage_dict
 from ctxbench.sim.serve.server import ROUTES
 from ctxbench.sim.serve.wire import ANTHROPIC, WireError, parse, parse_json_body
 from ctxbench.sim.tokens import BlockFactory

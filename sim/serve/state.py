@@ -17,7 +17,8 @@ from ctxbench.sim.names import Breakpoints
 from ctxbench.sim.providers.base import Provider, Usage
 from ctxbench.sim.providers.registry import make_provider
 from ctxbench.sim.runner import factory_for
-from ctxbench.sim.serve.record import Ledger, TraceRecorder
+from ctxbench.sim.serve.linearize import TraceRecorder
+from ctxbench.sim.serve.record import Ledger
 from ctxbench.sim.serve.script import Scripter
 from ctxbench.sim.tokens import BlockFactory
 

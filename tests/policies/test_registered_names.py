@@ -11,8 +11,9 @@ import pytest
 
 from ctxbench.policies.preset import PresetError, policy_from_dict
 from ctxbench.policies.registry import home_module, lookup, names
-from ctxbench.sim.harness import Conversation, RecordedConversation
+from ctxbench.sim.harness import Conversation
 from ctxbench.sim.harness_c import CConversation
+from ctxbench.sim.harness_recorded import RecordedConversation
 from ctxbench.traces.generators import GENERATORS, PARAMS
 from ctxbench.traces.importers import FORMATS, IMPORTERS
 

@@ -1,0 +1,104 @@
+"""Traces recorded from live traffic (sim/serve/linearize.py), checked on the ledger `ctxbench serve`
+kept of Claude Code 2.1.197 from npm compacting three times (tests/traces/importers/data): its
+summariser requests are forked from the prompt before the messages the compaction keeps, and each
+new conversation opens with the summary and those kept messages. Before, every request that did
+not extend the conversation re-sent its whole history as new messages, so each replayed assistant
+message of that history became a request no bill shows."""
+
+from __future__ import annotations
+
+import lzma
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxbench.bench.fidelity import compare
+from ctxbench.bench.live.ledger import load_ledger
+from ctxbench.sim.providers.base import Usage
+from ctxbench.sim.runner import factory_for
+from ctxbench.sim.serve.linearize import TraceRecorder
+from ctxbench.sim.serve.wire import parse
+from ctxbench.traces.format import read_trace
+from ctxbench.traces.model import CompactionEvent, MessageEvent, Trace
+
+DATA = Path(__file__).parents[1] / "traces" / "importers" / "data"
+LEDGER = DATA / "claude-code-2.1.197-kept.requests.jsonl.xz"
+
+
+def _record(reqs: list[tuple[Any, tuple[dict[str, Any], ...], dict[str, int]]], tmp_path: Path) -> Trace:
+    rec = TraceRecorder()
+    for t, (p, reply, u) in enumerate(reqs):
+        usage = Usage(u["uncached"], u["cache_read"], u["cache_write_5m"], u["cache_write_1h"], 0)
+        rec.add(p, reply, usage, 80, float(t))
+    (path,) = rec.write(tmp_path)
+    return read_trace(path)
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Trace:
+    folder = tmp_path_factory.mktemp("ledger")
+    with lzma.open(LEDGER, "rt", encoding="utf-8") as f:
+        (folder / "requests.jsonl").write_text(f.read(), encoding="utf-8")
+    reqs, _ = load_ledger(folder)
+    return _record([(r.parsed, tuple(r.reply), r.usage) for r in reqs], folder)
+
+
+def test_every_assistant_message_is_a_billed_request(live: Trace) -> None:
+    replies = [e for e in live.events if isinstance(e, MessageEvent) and e.role == "assistant"]
+    assert len(replies) == 28 and all(e.usage is not None for e in replies)
+    assert sum(e.tag == "summary" for e in replies) == 3
+
+
+def test_each_new_conversation_keeps_the_last_tool_call(live: Trace) -> None:
+    messages = [e for e in live.events if isinstance(e, MessageEvent)]
+    compactions = [e for e in live.events if isinstance(e, CompactionEvent)]
+    assert len(compactions) == 3
+    for c in compactions:
+        assert c.summary and "This session is being continued" in "".join(x.text or "" for x in c.summary)
+        assert c.kept_from is not None
+        kept = messages[c.kept_from]
+        assert kept.role == "assistant" and any(x.kind == "tool_use" for x in kept.content)
+    instructions = [e for e in messages if e.role == "user" and e.tag == "summary"]
+    assert all("TEXT ONLY" in (e.content[0].text or "") for e in instructions)
+
+
+def test_the_replay_sends_what_the_server_received(live: Trace) -> None:
+    """Every conversation request within tolerance of its bill; each summariser request's prompt
+    is the one sent (its input in total equals the bill), though not where it was marked: Claude
+    Code marks the message before the instruction there (policies/condensers.py ClaudeCodeMarks
+    skip_cache_write), which the trace does not record."""
+    sf = compare(live, condition=False)
+    assert sf.n == 28
+    summarisers = {r.index for r in sf.requests if r.billed.input_tokens > 1000}  # the instruction
+    assert summarisers == {8, 16, 24}  # after the eighth request of each conversation
+    for r in sf.requests:
+        if r.index in summarisers:
+            assert r.billed.total_input == r.predicted.input_total
+        else:
+            assert r.within, r.index
+
+
+def _parsed(messages: list[dict[str, Any]]) -> Any:
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": messages,
+            "tools": [{"name": "Bash", "input_schema": {"type": "object"}}]}  # fmt: skip
+    return parse("anthropic", body, {"x-claude-code-session-id": "s"}, factory_for("claude-sonnet-4-5"))
+
+
+def test_a_new_conversation_repeating_nothing_is_sent_anew(tmp_path: Path) -> None:
+    u = {"uncached": 10, "cache_read": 0, "cache_write_5m": 0, "cache_write_1h": 0}
+    call = ({"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}},)
+    first = _parsed([{"role": "user", "content": "list"}])
+    second = _parsed([
+        {"role": "user", "content": "list"},
+        {"role": "assistant", "content": [dict(call[0])]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a b"}]},
+    ])  # fmt: skip
+    fresh = _parsed([{"role": "user", "content": "something else"}])
+    done = ({"type": "text", "text": "done"},)
+    tr = _record([(first, call, u), (second, done, u), (fresh, (), u)], tmp_path)
+    (c,) = [e for e in tr.events if isinstance(e, CompactionEvent)]
+    assert c.kept_from is None and not c.summary
+    assert [e.role for e in tr.events if isinstance(e, MessageEvent)] == [
+        "user", "assistant", "user", "assistant", "user", "assistant"
+    ]
