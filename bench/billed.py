@@ -1,15 +1,26 @@
 """What the provider billed, summed from the recorded usage of an imported log: per session (a
 main conversation and its sub-agents, as ccusage's `session` view groups them) the uncached
 input, output, cache writes (5m + 1h), cache reads and their cost at the catalog's prices
-(sim/catalog.py; per request, so long-context tiers apply where a prompt exceeds them)."""
+(sim/catalog.py; per request, so long-context tiers apply where a prompt exceeds them).
+
+A request is counted once however many logs hold it: Claude Code copies the earlier turns of a
+session it forks or resumes into the new session's file, with their `requestId` and timestamps, only
+`sessionId` changed (checked with `claude --resume ID --fork-session` 2.1.197 against `ctxbench
+serve`; CodexBar #1002, orca #8023); ccusage counts such a copy once (its `messageId:requestId`
+dedup across sessions, ccusage #1762/#1765). `billed` gives it to the session that billed it: the
+log whose first timed line is the earliest (`first_time`: a fork's file starts with its own
+process's lines, later than the copies), and leaves it out of the later ones (`seen`)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from ctxbench.sim.catalog import CatalogError, Prices, prices
+from ctxbench.traces.compressed import open_log, read_errors
 from ctxbench.traces.importers import import_paths
+from ctxbench.traces.importers.base import parse_time
 from ctxbench.traces.model import MessageEvent, Trace
 
 
@@ -23,17 +34,31 @@ class BilledTotals:
     cache_read: int
     cost: float  # of the priced requests only
     unpriced: tuple[str, ...] = ()  # why some requests have no cost: unknown models (H-20)
+    copied: int = 0  # requests left out: counted already in an earlier log (`seen`)
 
 
-def billed_totals(traces: list[Trace], model: str | None = None) -> BilledTotals:
+def billed_totals(
+    traces: list[Trace], model: str | None = None, seen: set[str] | None = None
+) -> BilledTotals:
     """The sums of every billed request of `traces`, priced as each trace's model (or `model`).
     The tokens of a conversation on a model without prices are counted; its cost is not guessed:
-    the catalog's error (closest known ids, the options that add one) goes to `unpriced`."""
-    n = i = o = w = w1 = r = 0
+    the catalog's error (closest known ids, the options that add one) goes to `unpriced`. With
+    `seen`, a request whose id is in it is left out (a copy: module docstring) and each id counted
+    is added to it."""
+    n = i = o = w = w1 = r = copied = 0
     cost = 0.0
     unpriced: list[str] = []
     for tr in traces:
-        usages = [ev.usage for ev in tr.events if isinstance(ev, MessageEvent) and ev.usage is not None]
+        usages = []
+        for ev in tr.events:
+            if not isinstance(ev, MessageEvent) or ev.usage is None:
+                continue
+            if seen is not None and ev.request_id:
+                if ev.request_id in seen:
+                    copied += 1
+                    continue
+                seen.add(ev.request_id)
+            usages.append(ev.usage)
         try:  # a conversation without billed requests needs no price
             pr: Prices | None = prices(model or tr.header.model) if usages else None
         except CatalogError as e:
@@ -50,7 +75,25 @@ def billed_totals(traces: list[Trace], model: str | None = None) -> BilledTotals
                 cost += pr.cost(
                     u.input_tokens, u.cache_read, u.cache_write_5m, u.cache_write_1h, u.output_tokens
                 )
-    return BilledTotals(n, i, o, w, w1, r, cost, tuple(dict.fromkeys(unpriced)))
+    return BilledTotals(n, i, o, w, w1, r, cost, tuple(dict.fromkeys(unpriced)), copied)
+
+
+def first_time(path: Path, lines: int = 1000) -> float:
+    """The time of a log's first line that has one (epoch seconds; among its first `lines`), which
+    orders logs to say which one billed a copied request (module docstring); 0 when none has."""
+    try:
+        with open_log(path) as f:
+            for _, raw in zip(range(lines), f, strict=False):
+                try:
+                    o = json.loads(raw) if raw.strip() else None
+                except (ValueError, RecursionError):
+                    continue
+                t = parse_time(o.get("timestamp")) if isinstance(o, dict) else None
+                if t is not None:
+                    return t
+    except read_errors():
+        pass
+    return 0.0
 
 
 def session_totals(path: Path) -> BilledTotals:

@@ -8,6 +8,10 @@ cacheCreationTokens, cacheReadTokens, totalCost), so the two can be compared to 
 11; tests/bench/test_ccusage_totals.py keeps the shared sessions' figures). A folder is read as
 `fidelity --all-real` reads one: every log in it, found by its format.
 
+A request copied into a later session (Claude Code copies the turns of a session it forks or
+resumes into the new file, with their requestId) is counted once, in the log whose first line is the
+earliest, as ccusage does (bench/billed.py); stderr says how many were left out where.
+
 A model the catalog does not know gets no guessed cost (H-20): its session's tokens are printed,
 its cost is unknown (null), the error names the closest known ids, and the exit status is 2;
 `--model` prices the log as a known model (said on stderr), `--prices FILE` adds the row.
@@ -34,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from ctxbench.bench.billed import billed_totals
+    from ctxbench.bench.billed import billed_totals, first_time
     from ctxbench.bench.fidelity_discover import Log, discover
     from ctxbench.sim.catalog import add_prices_file, canonical
     from ctxbench.traces.importers import detect, import_paths
@@ -49,21 +53,29 @@ def handle(args: argparse.Namespace) -> int:
             logs += [Log(f"{raw.rstrip('/')}/{log.rel}", log.path, log.format) for log in discover(path).logs]
         else:
             logs.append(Log(raw, path, detect(path)))
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, Any]] = [{} for _ in logs]
     unpriced = False
-    for log in logs:
+    seen: set[str] = set()  # request ids counted: a copy in a later log is left out
+    for k in sorted(range(len(logs)), key=lambda k: first_time(logs[k].path)):  # stable: ties keep order
+        log = logs[k]
         res = import_paths([log.path], log.format)
         if model is not None:
             print(f"note: {log.rel}: priced as {model} (--model)", file=sys.stderr)
-        t = billed_totals(list(res.traces), model)
-        rows.append(
+        t = billed_totals(list(res.traces), model, seen if log.format == "claude-code" else None)
+        if t.copied:
+            print(
+                f"note: {log.rel}: {t.copied} request(s) copied from an earlier session "
+                "(a forked or resumed session) left out: counted there",
+                file=sys.stderr,
+            )
+        rows[k] = (
             {
                 "session": log.rel, "format": log.format, "model": model or res.main.header.model,
                 "conversations": len(res.traces), "requests": t.requests, "inputTokens": t.input,
                 "outputTokens": t.output, "cacheCreationTokens": t.cache_write,
                 "cacheCreation1hTokens": t.cache_write_1h, "cacheReadTokens": t.cache_read,
                 "totalTokens": t.input + t.output + t.cache_write + t.cache_read,
-                "totalCost": None if t.unpriced else round(t.cost, 6),
+                "totalCost": None if t.unpriced else round(t.cost, 6), "copiedRequests": t.copied,
             }
         )  # fmt: skip
         for why in t.unpriced:
