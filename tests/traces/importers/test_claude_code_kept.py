@@ -14,6 +14,9 @@ import lzma
 from pathlib import Path
 from typing import Any
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from ctxbench.bench.fidelity import compare
 from ctxbench.bench.request_log import trace_log
 from ctxbench.traces.importers import import_paths
@@ -144,3 +147,30 @@ def test_a_kept_line_missing_from_the_log_keeps_none(tmp_path: Path) -> None:
     (c,) = [e for e in res.traces[0].events if isinstance(e, CompactionEvent)]
     assert c.kept_from is None
     assert res.report.skipped["compaction keeps messages from a line not in the log (none kept)"] == 1
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=6) | st.sampled_from(["l2", "l4", "l9"]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    seg=_json,
+    kept=_json,
+    shape=st.sampled_from(["segment", "messages", "both", "raw"]),
+)
+def test_any_compact_metadata_imports(tmp_path: Path, seg: Any, kept: Any, shape: str) -> None:
+    """Whatever a boundary's metadata holds, the import keeps some messages (at most what precedes
+    the boundary) or none, and never raises."""
+    meta: Any = {
+        "segment": {"preservedSegment": seg},
+        "messages": {"preservedMessages": kept},
+        "both": {"preservedSegment": seg, "preservedMessages": {"uuids": kept}},
+        "raw": seg,
+    }[shape]
+    res = import_paths([_log(tmp_path, meta if isinstance(meta, dict) else {"x": meta})])
+    (c,) = [e for e in res.traces[0].events if isinstance(e, CompactionEvent)]
+    assert c.kept_from is None or 0 <= c.kept_from <= 5
