@@ -38,13 +38,14 @@ class BilledTotals:
 
 
 def billed_totals(
-    traces: list[Trace], model: str | None = None, seen: set[str] | None = None
+    traces: list[Trace], model: str | None = None, seen: set[str] | None = None, mode: str = "auto"
 ) -> BilledTotals:
     """The sums of every billed request of `traces`, priced as each trace's model (or `model`).
     The tokens of a conversation on a model without prices are counted; its cost is not guessed:
     the catalog's error (closest known ids, the options that add one) goes to `unpriced`. With
     `seen`, a request whose id is in it is left out (a copy: module docstring) and each id counted
-    is added to it."""
+    is added to it. `mode` "auto" takes a request's cost from the log where it records one
+    (Claude Code 1.0.x `costUSD`), as ccusage's default mode does; "calculate" always prices it."""
     n = i = o = w = w1 = r = copied = 0
     cost = 0.0
     unpriced: list[str] = []
@@ -59,8 +60,10 @@ def billed_totals(
                     continue
                 seen.add(ev.request_id)
             usages.append(ev.usage)
-        try:  # a conversation without billed requests needs no price
-            pr: Prices | None = prices(model or tr.header.model) if usages else None
+        logged = mode == "auto" and model is None
+        try:  # a conversation without billed requests, or with each one's cost logged, needs no price
+            need = any(u.cost is None for u in usages) if logged else bool(usages)
+            pr: Prices | None = prices(model or tr.header.model) if need else None
         except CatalogError as e:
             pr = None
             unpriced.append(str(e))
@@ -71,7 +74,9 @@ def billed_totals(
             w += u.cache_write_5m + u.cache_write_1h
             w1 += u.cache_write_1h
             r += u.cache_read
-            if pr is not None:
+            if logged and u.cost is not None:
+                cost += u.cost
+            elif pr is not None:
                 cost += pr.cost(
                     u.input_tokens, u.cache_read, u.cache_write_5m, u.cache_write_1h, u.output_tokens
                 )

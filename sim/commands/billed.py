@@ -8,6 +8,10 @@ cacheCreationTokens, cacheReadTokens, totalCost), so the two can be compared to 
 11; tests/bench/test_ccusage_totals.py keeps the shared sessions' figures). A folder is read as
 `fidelity --all-real` reads one: every log in it, found by its format.
 
+A request's cost is the one the log records where it records one (Claude Code 1.0.x `costUSD`,
+Cline's own cost), as ccusage's default mode `auto` does, else its usage at list prices; `--mode
+calculate` prices every request.
+
 A request copied into a later session (Claude Code copies the turns of a session it forks or
 resumes into the new file, with their requestId) is counted once, in the log whose first line is the
 earliest, as ccusage does (bench/billed.py); stderr says how many were left out where.
@@ -34,6 +38,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="one object per session, ccusage's field names")
     p.add_argument("--model", help="price every request as this known model (default: the log's)")
     p.add_argument("--prices", metavar="FILE", help="extra price rows (YAML, as sim/data/prices.yaml)")
+    p.add_argument(
+        "--mode",
+        choices=("auto", "calculate"),
+        default="auto",
+        help="auto (default, as ccusage): a request's cost as the log records it where it does "
+        "(Claude Code 1.0.x costUSD, Cline), else at list prices; calculate: always at list prices",
+    )
     p.set_defaults(handler=handle)
 
 
@@ -61,7 +72,7 @@ def handle(args: argparse.Namespace) -> int:
         res = import_paths([log.path], log.format)
         if model is not None:
             print(f"note: {log.rel}: priced as {model} (--model)", file=sys.stderr)
-        t = billed_totals(list(res.traces), model, seen if log.format == "claude-code" else None)
+        t = billed_totals(list(res.traces), model, seen if log.format == "claude-code" else None, args.mode)
         if t.copied:
             print(
                 f"note: {log.rel}: {t.copied} request(s) copied from an earlier session "

@@ -88,13 +88,43 @@ def test_ctxbench_billed_prints_ccusage_figures(capsys: pytest.CaptureFixture[st
         assert d["totalCost"] == pytest.approx(cost, abs=1e-6)
 
 
-def test_ctxbench_billed_leaves_an_unknown_models_cost_out(capsys: pytest.CaptureFixture[str]) -> None:
-    """A folder with a conversation on a model without prices: every session's tokens are printed,
-    that one's cost is null (never a substitute's, H-20), the error names the options, exit 2;
-    `--model` prices it as a known model."""
+def test_ctxbench_billed_takes_the_cost_a_log_records(capsys: pytest.CaptureFixture[str]) -> None:
+    """Cline records each request's cost (its `metrics.cost`): by default (`--mode auto`, ccusage's
+    default) that is the cost, for the conversation on a model the catalog does not know too."""
     from ctxbench.sim.cli import main
 
-    assert main(["billed", str(REAL / "cline-sdk"), "--json"]) == 2
+    assert main(["billed", str(REAL / "cline-sdk"), "--json"]) == 0
+    docs = {d["session"].rsplit("/", 1)[1]: d for d in json.loads(capsys.readouterr().out)}
+    logged = 0.0
+    for name in ("session.messages.json", "agentic.compaction.json"):
+        raw = json.loads((REAL / "cline-sdk" / name).read_text(encoding="utf-8"))
+        costs = [(m.get("metrics") or {}).get("cost") for m in _messages(raw)]
+        logged += sum(float(c) for c in costs if c)
+    got = docs["session.messages.json"]["totalCost"] + docs["agentic.compaction.json"]["totalCost"]
+    assert got == pytest.approx(logged, abs=1e-6)
+
+
+def _messages(raw: object) -> list[dict[str, object]]:
+    """Every object with a `metrics` field in a Cline file, at any depth."""
+    out: list[dict[str, object]] = []
+    if isinstance(raw, dict):
+        if "metrics" in raw:
+            out.append(raw)
+        for v in raw.values():
+            out += _messages(v)
+    elif isinstance(raw, list):
+        for v in raw:
+            out += _messages(v)
+    return out
+
+
+def test_ctxbench_billed_leaves_an_unknown_models_cost_out(capsys: pytest.CaptureFixture[str]) -> None:
+    """A folder with a conversation on a model without prices, priced from the catalog (`--mode
+    calculate`): every session's tokens are printed, that one's cost is null (never a substitute's,
+    H-20), the error names the options, exit 2; `--model` prices it as a known model."""
+    from ctxbench.sim.cli import main
+
+    assert main(["billed", str(REAL / "cline-sdk"), "--json", "--mode", "calculate"]) == 2
     captured = capsys.readouterr()
     docs = {d["session"].rsplit("/", 1)[1]: d for d in json.loads(captured.out)}
     assert docs["session.messages.json"]["totalCost"] is None

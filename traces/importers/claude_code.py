@@ -58,6 +58,7 @@ from ctxbench.traces.importers.base import (
     ImportReport,
     ImportResult,
     canonical,
+    cost,
     jsonl_objects,
     normalize_model,
     parse_time,
@@ -307,8 +308,8 @@ class _Reader:
         item.uuids += _uuid(o)
         usage = anthropic_usage(msg.get("usage"), where, "message.usage")
         if usage is not None:
-            if item.usage is None:
-                item.usage = usage
+            if item.usage is None:  # with the cost the line records (`costUSD`, Claude Code 1.0.x)
+                item.usage = replace(usage, cost=cost(o, "costUSD", where))
             else:  # input/cache fields from message_start (all lines); output from the LAST line
                 item.usage = replace(item.usage, output_tokens=usage.output_tokens)
         item.t_end = t if t is not None else item.t_end
