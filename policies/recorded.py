@@ -20,7 +20,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ctxbench.policies.compaction import Action
 from ctxbench.policies.contracts import CompactionDefaults
@@ -28,6 +28,9 @@ from ctxbench.policies.registry import register
 from ctxbench.policies.view import Edit, View
 from ctxbench.sim.content import Message
 from ctxbench.sim.names import Breakpoints, Ttl, is_ttl, ttl_of
+
+if TYPE_CHECKING:
+    from ctxbench.sim.transcript import Transcript
 
 
 @register("marks", "recorded")
@@ -39,7 +42,10 @@ class RecordedMarks:
     carries a recorded mark, the trace records every message mark its harness placed, so an older
     message is marked only where it carries one (an imported Claude Code >= 2.1.69 session marks
     the last message only). At most `max_marks` (providers.md §1.2: 4 per request), the newest
-    kept first."""
+    kept first. A summariser's instruction (the newest message, tagged "summary") without a mark of
+    its own after a message that has one was sent marked one API message back: the message marks
+    are placed from the message before the run of user messages it ends (Claude Code's
+    `skipCacheWrite`, policies/condensers.py `ClaudeCodeMarks`; a trace recorded by `serve`)."""
 
     ttl: Ttl = "5m"  # providers.md §1.5 default ttl
     messages: int = 2  # FORMATS.md §2.2
@@ -52,7 +58,7 @@ class RecordedMarks:
         if n == 0:
             return ()
         msg_marks: list[tuple[int, Ttl | Literal[""]]] = []
-        last = len(tr.messages) - 1
+        last = _marked_from(tr)
         newest_ttl: Ttl | Literal[""] = ""
         recorded = False  # the trace records where its harness put the message marks
         for m in range(last, max(-1, last - self.messages), -1):
@@ -108,6 +114,24 @@ def kept_messages(messages: list[Message], first: int, keep: int) -> tuple[tuple
     tail = messages[len(messages) - keep :] if keep else []
     kept = tuple(m for m in tail if m.tag != "summary")
     return kept, len(kept) if len(kept) == len(tail) else 0
+
+
+def _marked_from(tr: Transcript) -> int:
+    """The message the message marks are placed from (RecordedMarks): the newest, but for a
+    summariser's instruction sent marked one API message back."""
+    msgs = tr.messages
+    last = len(msgs) - 1
+    if last < 1 or msgs[last].tag != "summary" or msgs[last].role != "user":
+        return last
+    if not msgs[last].blocks or not msgs[last - 1].blocks:
+        return last
+    own, before = (tr.blocks[tr.message_end(m) - 1].cache for m in (last, last - 1))
+    if is_ttl(own) or not is_ttl(before):
+        return last
+    i = last
+    while i >= 0 and msgs[i].role == "user":
+        i -= 1
+    return i
 
 
 def starts_turn(msg: Message) -> bool:

@@ -46,20 +46,23 @@ from ctxbench.traces.model import Usage as TraceUsage
 SUMMARY_TAG = "summary"  # a summariser's request and reply (policies/recorded.py keeps them out)
 
 
-def _content(b: Block) -> Content:
+def _content(b: Block, cache: str = "") -> Content:
+    """A block as trace content; `cache`: the ttl of the cache mark the request put on it, if any."""
     if b.kind == IMAGE:
         return Content(
-            "image", nbytes=max(1, b.nbytes), width=b.width, height=b.height, key=f"img{b.digest:016x}"
-        )
+            "image", nbytes=max(1, b.nbytes), width=b.width, height=b.height, key=f"img{b.digest:016x}",
+            cache=cache,
+        )  # fmt: skip
     text = b.text or ""
     lang = "json" if b.kind == "tool_use" else lang_of(text)
     if b.kind == "tool_use":
         return Content(
-            "tool_use", text=text, lang=lang, tool_id=b.tool_id or f"t{b.digest:x}", name=b.name or "tool"
-        )
+            "tool_use", text=text, lang=lang, tool_id=b.tool_id or f"t{b.digest:x}", name=b.name or "tool",
+            cache=cache,
+        )  # fmt: skip
     if b.kind == "tool_result":
-        return Content("tool_result", text=text, lang=lang, tool_id=b.tool_id or "")
-    return Content(b.kind if b.kind in ("text", "thinking") else "text", text=text, lang=lang)
+        return Content("tool_result", text=text, lang=lang, tool_id=b.tool_id or "", cache=cache)
+    return Content(b.kind if b.kind in ("text", "thinking") else "text", text=text, lang=lang, cache=cache)
 
 
 def _scrubbed(ev: Any, red: Redactor) -> Any:
@@ -146,6 +149,7 @@ class TraceRecorder:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._marks: dict[int, str] = {}  # the request being added: its marked blocks (by id) -> ttl
         self.convs: dict[str, _Conv] = {}
         self.failed: list[str] = []  # conversations `write` could not write, with the reason
         self.secrets: set[str] = set()
@@ -167,6 +171,7 @@ class TraceRecorder:
                 self._start(c, p, t)
             msgs = list(p.messages)
             keys = [_msg_key(m) for m in msgs]
+            self._marks = {id(p.tr.blocks[i]): ttl for i, ttl in p.breakpoints if i < len(p.tr.blocks)}
             tag = ""
             extends = (
                 bool(c.cur)
@@ -195,7 +200,9 @@ class TraceRecorder:
         )
         if tools:
             c.events.append(ToolsEvent(tools, t))
-        sysc = tuple(_content(b) for b in tr.blocks[tr.tools_end : tr.system_end] if b.text)
+        marks = dict(p.breakpoints)
+        system = range(tr.tools_end, tr.system_end)
+        sysc = tuple(_content(tr.blocks[i], marks.get(i, "")) for i in system if tr.blocks[i].text)
         if sysc:
             c.events.append(SystemEvent(sysc, t))
 
@@ -250,7 +257,8 @@ class TraceRecorder:
         c.messages += 1
 
     def _message(self, c: _Conv, role: str, blocks: tuple[Block, ...], t: float, tag: str = "") -> None:
-        ev = MessageEvent(role, tuple(_content(b) for b in blocks), tag, t=t)
+        """A message of the current request, with the cache marks it put on its blocks."""
+        ev = MessageEvent(role, tuple(_content(b, self._marks.get(id(b), "")) for b in blocks), tag, t=t)
         self._append(c, self._fix(c, ev), [b.tool_id for b in blocks if b.kind == TOOL_USE])
 
     @staticmethod
@@ -263,13 +271,13 @@ class TraceRecorder:
                 while tid in c.seen_ids:
                     tid += "'"
                 c.seen_ids.add(tid)
-                x = Content("tool_use", text=x.text, lang="json", tool_id=tid, name=x.name)
+                x = Content("tool_use", text=x.text, lang="json", tool_id=tid, name=x.name, cache=x.cache)
             elif x.kind == "tool_result" and x.tool_id not in c.seen_ids:
-                x = Content("text", text=x.text, lang=x.lang)
+                x = Content("text", text=x.text, lang=x.lang, cache=x.cache)
             if ev.role == "assistant" and x.kind in ("image", "tool_result"):
-                x = Content("text", text=x.text or "", lang=x.lang)
+                x = Content("text", text=x.text or "", lang=x.lang, cache=x.cache)
             if ev.role == "user" and x.kind in ("tool_use", "thinking"):
-                x = Content("text", text=x.text or "", lang=x.lang)
+                x = Content("text", text=x.text or "", lang=x.lang, cache=x.cache)
             content.append(x)
         return MessageEvent(
             ev.role, tuple(content), ev.tag, t=ev.t, output_tokens=ev.output_tokens, usage=ev.usage
@@ -285,7 +293,8 @@ class TraceRecorder:
         with self._lock:
             for i, (name, c) in enumerate(sorted(self.convs.items())):
                 shown = name.encode("utf-8", "backslashreplace").decode("utf-8")
-                header = Header(source, "live", c.model, 0, meta={"conversation": shown})
+                meta = {"conversation": shown, "sized_on": "prompt"}  # whole prompts (bench/fidelity.py)
+                header = Header(source, "live", c.model, 0, meta=meta)
                 path = folder / f"conv-{i:03d}.jsonl"
                 events = tuple(c.events)
                 if self.secrets:

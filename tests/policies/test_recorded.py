@@ -4,10 +4,13 @@ conversation after the pinned messages, followed by the latest messages the harn
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from dataclasses import replace
+
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxbench.policies.recorded import RecordedCompaction
+from ctxbench.policies.recorded import RecordedCompaction, RecordedMarks
 from ctxbench.policies.view import View
 from ctxbench.sim.content import Message
 from ctxbench.sim.tokens import BlockFactory
@@ -50,3 +53,31 @@ def test_without_kept_messages_only_the_summary() -> None:
     view = _view(["prompt", "reply"])
     assert RecordedCompaction().recorded(view, SUMMARY).messages == (SUMMARY,)
     assert RecordedCompaction().recorded(view, None).messages == ()
+
+
+def _marked(tags: list[str], cache: list[str]) -> View:
+    """Messages of these tags (a reply is the assistant's), each one's block marked with `cache`."""
+    tr = Transcript((), (F.text("system", None, 2000, key="sys"),))
+    for i, (tag, c) in enumerate(zip(tags, cache, strict=True)):
+        role = "assistant" if tag == "reply" else "user"
+        block = replace(F.text(role, None, 100 + i, key=f"m{i}"), cache=c)
+        tr.append(Message.of(role, (block,), tag))
+    return View(tr, None, 200_000, 200_000, 0, -1, True, factory=F)
+
+
+def _message_marks(view: View) -> list[int]:
+    """The messages RecordedMarks marks (system marks left out)."""
+    tr = view.tr
+    marks = RecordedMarks().place(view)
+    return sorted(bisect_right(tr.msg_starts, p) - 1 for p, _ in marks if p >= tr.system_end)
+
+
+def test_an_unmarked_summariser_instruction_is_marked_one_api_message_back() -> None:
+    """Claude Code's skipCacheWrite: the instruction (its own user message in the trace, merged
+    with the tool results before it on the wire) carries no mark; the reply before them does."""
+    tags = ["prompt", "reply", "tool_results", "reply", "tool_results", "summary"]
+    assert _message_marks(_marked(tags, ["5m", "", "5m", "", "5m", ""])) == [2, 3]
+    # recorded on the instruction itself (an imported summariser request): marked there
+    assert _message_marks(_marked(tags, ["5m", "", "5m", "", "5m", "5m"])) == [4, 5]
+    # a trace that records no marks: the last two messages, as before
+    assert _message_marks(_marked(tags, [""] * 6)) == [4, 5]

@@ -20,7 +20,7 @@ from ctxbench.sim.runner import factory_for
 from ctxbench.sim.serve.linearize import TraceRecorder
 from ctxbench.sim.serve.wire import parse
 from ctxbench.traces.format import read_trace
-from ctxbench.traces.model import CompactionEvent, MessageEvent, Trace
+from ctxbench.traces.model import CompactionEvent, MessageEvent, SystemEvent, Trace
 
 DATA = Path(__file__).parents[1] / "traces" / "importers" / "data"
 LEDGER = DATA / "claude-code-2.1.197-kept.requests.jsonl.xz"
@@ -64,19 +64,24 @@ def test_each_new_conversation_keeps_the_last_tool_call(live: Trace) -> None:
 
 
 def test_the_replay_sends_what_the_server_received(live: Trace) -> None:
-    """Every conversation request within tolerance of its bill; each summariser request's prompt
-    is the one sent (its input in total equals the bill), though not where it was marked: Claude
-    Code marks the message before the instruction there (policies/condensers.py ClaudeCodeMarks
-    skip_cache_write), which the trace does not record."""
+    """Every request within tolerance of its bill and the cost exact: the summariser requests too,
+    forked from the prompt before the kept messages and marked one API message back, as the
+    ledger's marks say (policies/recorded.py RecordedMarks: Claude Code's skipCacheWrite)."""
     sf = compare(live, condition=False)
-    assert sf.n == 28
-    summarisers = {r.index for r in sf.requests if r.billed.input_tokens > 1000}  # the instruction
-    assert summarisers == {8, 16, 24}  # after the eighth request of each conversation
-    for r in sf.requests:
-        if r.index in summarisers:
-            assert r.billed.total_input == r.predicted.input_total
-        else:
-            assert r.within, r.index
+    assert sf.n == 28 and sf.share_within == 1.0
+    assert sf.cost_predicted == pytest.approx(sf.cost_billed, rel=1e-9)
+    summarisers = [r for r in sf.requests if r.billed.input_tokens > 1000]  # the instruction, unmarked
+    assert [r.index for r in summarisers] == [8, 16, 24]
+
+
+def test_the_marks_sent_are_recorded(live: Trace) -> None:
+    """Claude Code 2.1.197 marks the last two system blocks and its last message's last block."""
+    system = next(e for e in live.events if isinstance(e, SystemEvent))
+    assert [c.cache for c in system.content][-2:] == ["5m", "5m"]
+    users = [e for e in live.events if isinstance(e, MessageEvent) and e.role == "user"]
+    assert all(e.content[-1].cache == "5m" for e in users if e.tag != "summary")
+    summaries = [e for e in users if e.tag == "summary"]
+    assert summaries and all(not c.cache for e in summaries for c in e.content)
 
 
 def _parsed(messages: list[dict[str, Any]]) -> Any:
