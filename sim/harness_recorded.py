@@ -9,7 +9,7 @@ process with what the recorded harness did beyond the transcript.
   starts at a user message other than tool results that follows a reply: the turn's own blocks
   come with it or in the user messages right after it, and stay for the whole turn.
 - A summariser request before a compaction that keeps the latest messages (`kept_from`: Claude
-  Code 2.1.x, its compaction_boundary's preservedSegment) is sent without those messages: Claude
+  Code 2.1.x, its compact_boundary's preservedSegment) is sent without those messages: Claude
   Code summarises what comes before them and adds its instruction to the last message before them
   (bench/claude_code_wire.md §3; a trace records the instruction as a user message tagged
   "summary", sim/serve/linearize.py). They are set aside for the summariser's requests (a retried
