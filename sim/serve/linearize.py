@@ -10,11 +10,17 @@
   and its reply tagged "summary", as the importers record a summariser request
   (traces/importers/claude_code.py); the conversation goes on from where it was. (A harness that
   retries a request that way would be recorded the same.)
+- A request whose tools or system prompt differ from the last one's records them first, as
+  `tools` / `system` events (a tool-less summariser, as Codex's compaction request, and then the
+  next request's own again).
 - Any other request starts a new conversation: a `compaction` event, then its messages. When they
   open with user messages and then repeat the previous conversation's latest messages (found by the
   ids of the tool calls in them: Claude Code 2.1.x keeps them verbatim after its summary, its
   `preservedSegment`), the opening is the event's summary and the repeated messages are kept
   (`kept_from`, traces/FORMAT.md), not sent anew: an assistant message of the trace is a request.
+- Each block keeps the ttl of the cache mark its request put on it; the header says the trace is a
+  recording of live traffic (`format: live`: replayed on the profile that serves its model, as an
+  imported log is) whose blocks hold whole prompts (`sized_on: prompt`).
 """
 
 from __future__ import annotations
@@ -79,7 +85,7 @@ def _scrubbed(ev: Any, red: Redactor) -> Any:
 
 @dataclass
 class _Conv:
-    tools: tuple[int, ...] = ()
+    head: tuple[tuple[int, ...], tuple[int, ...]] | None = None  # the tools' and system's digests sent last
     events: list[Any] = field(default_factory=list)
     # the conversation as the server last saw it: each message's key (chained digests; -1 for the
     # last reply, which only the next request shows), role and block digests
@@ -167,8 +173,7 @@ class TraceRecorder:
         with self._lock:
             self.secrets.update(secrets)
             c = self.convs.setdefault(p.session, _Conv())
-            if not c.events:
-                self._start(c, p, t)
+            self._head(c, p, t)
             msgs = list(p.messages)
             keys = [_msg_key(m) for m in msgs]
             self._marks = {id(p.tr.blocks[i]): ttl for i, ttl in p.breakpoints if i < len(p.tr.blocks)}
@@ -190,21 +195,30 @@ class TraceRecorder:
                 self._reset(c, msgs, keys, t)
             self._reply(c, reply_blocks, usage, out_tokens, t, tag)
 
-    def _start(self, c: _Conv, p: Parsed, t: float) -> None:
-        c.model = p.model
+    def _head(self, c: _Conv, p: Parsed, t: float) -> None:
+        """The request's tools and system prompt: recorded at the conversation's start, and again
+        where a request sends others (a tool-less summariser, as Codex's compaction request; the
+        next request's own then come back), as `tools` and `system` events (traces/FORMAT.md)."""
         tr = p.tr
-        tools = tuple(
-            ToolDef(b.name or f"tool{i}", nbytes=max(1, b.nbytes))
-            for i, b in enumerate(tr.blocks[: tr.tools_end])
-            if b.kind == TOOL_DEF
-        )
-        if tools:
-            c.events.append(ToolsEvent(tools, t))
-        marks = dict(p.breakpoints)
-        system = range(tr.tools_end, tr.system_end)
-        sysc = tuple(_content(tr.blocks[i], marks.get(i, "")) for i in system if tr.blocks[i].text)
-        if sysc:
-            c.events.append(SystemEvent(sysc, t))
+        tool_blocks = [b for b in tr.blocks[: tr.tools_end] if b.kind == TOOL_DEF]
+        system = [i for i in range(tr.tools_end, tr.system_end) if tr.blocks[i].text]
+        head = (tuple(b.digest for b in tool_blocks), tuple(tr.blocks[i].digest for i in system))
+        if c.head == head:
+            return
+        old = c.head
+        if old is None:
+            c.model = p.model
+        if old is None or old[0] != head[0]:
+            tools = tuple(ToolDef(b.name or f"tool{i}", nbytes=max(1, b.nbytes))
+                          for i, b in enumerate(tool_blocks))
+            if tools or old is not None:
+                c.events.append(ToolsEvent(tools, t))
+        if old is None or old[1] != head[1]:
+            marks = dict(p.breakpoints)
+            sysc = tuple(_content(tr.blocks[i], marks.get(i, "")) for i in system)
+            if sysc:  # (a request without one leaves the last: the format has no empty system)
+                c.events.append(SystemEvent(sysc, t))
+        c.head = head
 
     def _reset(self, c: _Conv, msgs: list[Message], keys: list[int], t: float) -> None:
         """A new conversation (module docstring): its opening as the summary of a compaction that
@@ -293,7 +307,9 @@ class TraceRecorder:
         with self._lock:
             for i, (name, c) in enumerate(sorted(self.convs.items())):
                 shown = name.encode("utf-8", "backslashreplace").decode("utf-8")
-                meta = {"conversation": shown, "sized_on": "prompt"}  # whole prompts (bench/fidelity.py)
+                # a recording of real traffic: replayed on the profile that serves its model, as an
+                # imported log is (sim/providers/choice.py), its blocks whole prompts (bench/fidelity.py)
+                meta = {"conversation": shown, "format": "live", "sized_on": "prompt"}
                 header = Header(source, "live", c.model, 0, meta=meta)
                 path = folder / f"conv-{i:03d}.jsonl"
                 events = tuple(c.events)

@@ -20,7 +20,7 @@ from ctxbench.sim.runner import factory_for
 from ctxbench.sim.serve.linearize import TraceRecorder
 from ctxbench.sim.serve.wire import parse
 from ctxbench.traces.format import read_trace
-from ctxbench.traces.model import CompactionEvent, MessageEvent, SystemEvent, Trace
+from ctxbench.traces.model import CompactionEvent, MessageEvent, SystemEvent, ToolsEvent, Trace
 
 DATA = Path(__file__).parents[1] / "traces" / "importers" / "data"
 LEDGER = DATA / "claude-code-2.1.197-kept.requests.jsonl.xz"
@@ -30,18 +30,21 @@ def _record(reqs: list[tuple[Any, tuple[dict[str, Any], ...], dict[str, int]]], 
     rec = TraceRecorder()
     for t, (p, reply, u) in enumerate(reqs):
         usage = Usage(u["uncached"], u["cache_read"], u["cache_write_5m"], u["cache_write_1h"], 0)
-        rec.add(p, reply, usage, 80, float(t))
+        rec.add(p, reply, usage, u.get("output", 80), float(t))
     (path,) = rec.write(tmp_path)
     return read_trace(path)
 
 
-@pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Trace:
-    folder = tmp_path_factory.mktemp("ledger")
-    with lzma.open(LEDGER, "rt", encoding="utf-8") as f:
+def _ledger_trace(ledger: Path, folder: Path) -> Trace:
+    with lzma.open(ledger, "rt", encoding="utf-8") as f:
         (folder / "requests.jsonl").write_text(f.read(), encoding="utf-8")
     reqs, _ = load_ledger(folder)
     return _record([(r.parsed, tuple(r.reply), r.usage) for r in reqs], folder)
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Trace:
+    return _ledger_trace(LEDGER, tmp_path_factory.mktemp("ledger"))
 
 
 def test_every_assistant_message_is_a_billed_request(live: Trace) -> None:
@@ -82,6 +85,19 @@ def test_the_marks_sent_are_recorded(live: Trace) -> None:
     assert all(e.content[-1].cache == "5m" for e in users if e.tag != "summary")
     summaries = [e for e in users if e.tag == "summary"]
     assert summaries and all(not c.cache for e in summaries for c in e.content)
+
+
+def test_a_codex_ledger_replays_on_the_profile_that_served_it(tmp_path: Path) -> None:
+    """Codex 0.171.0 from npm against serve (`run_harness codex`, data/): its compaction request
+    sends no tools, so it reads nothing; the trace records that tool list and the next request's,
+    and replays on OpenAI's automatic cache (its model's, meta `format: live`), every request within
+    tolerance (before: on the preset's Anthropic profile, none)."""
+    tr = _ledger_trace(Path(__file__).parent / "data" / "codex-0.171.0-compact.requests.jsonl.xz", tmp_path)
+    assert tr.header.meta["format"] == "live"
+    assert [len(e.tools) for e in tr.events if isinstance(e, ToolsEvent)] == [9, 0, 9]
+    sf = compare(tr, condition=False)
+    assert sf.n > 0 and sf.share_within == 1.0
+    assert sf.cost_predicted == pytest.approx(sf.cost_billed, rel=0.01)
 
 
 def _parsed(messages: list[dict[str, Any]]) -> Any:
