@@ -224,3 +224,16 @@ def test_an_unknown_id_still_errors_naming_close_ids(unknown: str, near: str) ->
         prices(unknown)
     msg = str(err.value)
     assert repr(unknown) in msg and "closest known" in msg and near in msg
+
+
+@pytest.mark.parametrize(
+    ("given", "name"),
+    [("gpt-5.2", "gpt-5.2"), ("gpt-5.2-codex", "gpt-5.2"), ("gpt-5.2-2025-12-11", "gpt-5.2"),
+     ("openai/gpt-5.2-codex", "gpt-5.2"), ("gpt-5.3-codex", "gpt-5.3-codex")],
+)  # fmt: skip
+def test_codex_cli_ids_of_2025_12_to_2026_are_priced(given: str, name: str) -> None:
+    """Codex CLI logs carry gpt-5.2(-codex) and gpt-5.3-codex: GitHub docs' model price table
+    ($1.75 input, $0.175 cached, $14 output per MTok; prices.yaml cites it), OpenAI's automatic cache."""
+    assert canonical(given) == name
+    assert five(prices(name)) == (1.75, 1.75, 1.75, 0.175, 14.00)
+    assert model_info(name).provider == "openai" and default_profile(name) == "openai-auto"
