@@ -145,7 +145,7 @@ def _kept(c: _Conv, msgs: list[Message]) -> tuple[int, int, int] | None:
     roles = [m.role for m in msgs[a : a + len(held)]]
     if roles != [c.event_roles[i] for i in held]:
         return None
-    if any(b.kind not in ("text", "thinking") for m in msgs[:a] for b in m.blocks):
+    if any(b.kind != "text" for m in msgs[:a] for b in m.blocks):
         return None  # an opening the trace's summary (text items) cannot hold
     return a, len(held), j
 
