@@ -68,6 +68,7 @@ from ctxbench.traces.importers.claude_code_wire import (
     LOG_LINES,
     at_mentions,
     folds_reminders,
+    kept_lines,
     loaded_tools,
     marked_messages,
     mention_call,
@@ -361,25 +362,6 @@ def import_claude_code(paths: list[Path], report: ImportReport | None = None) ->
 def _uuid(o: dict[str, Any]) -> list[str]:
     u = o.get("uuid")
     return [u] if isinstance(u, str) else []
-
-
-def kept_lines(meta: Any) -> list[str]:
-    """The lines (uuids) of the messages a compaction kept after its summary, first to last (Claude
-    Code 2.1.x: "Recent messages are preserved verbatim", policies.md §1): the boundary's
-    `compactMetadata.preservedMessages.uuids`, else `preservedSegment.headUuid` alone (the first of
-    them; the rest follow it up to the boundary); [] when it kept none. On resuming, Claude Code
-    (2.1.197 cli.js) relinks the first to the summary (`anchorUuid`) and what followed the summary to
-    the last. It re-logs the kept lines before the boundary with the same uuids (skipped as
-    duplicates)."""
-    if not isinstance(meta, dict):
-        return []
-    kept = meta.get("preservedMessages")
-    uuids = kept.get("uuids") if isinstance(kept, dict) else None
-    if isinstance(uuids, list) and uuids and all(isinstance(u, str) for u in uuids):
-        return list(uuids)
-    seg = meta.get("preservedSegment")
-    head = seg.get("headUuid") if isinstance(seg, dict) else None
-    return [head] if isinstance(head, str) and head else []
 
 
 def _forked_requests(c: _Conv) -> list[list[Any]]:

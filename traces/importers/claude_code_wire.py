@@ -159,3 +159,22 @@ def loaded_tools(content: Any) -> list[str]:
             if isinstance(part, dict) and part.get("type") == "tool_reference" and part.get("tool_name"):
                 out.append(str(part["tool_name"]))
     return out
+
+
+def kept_lines(meta: Any) -> list[str]:
+    """The lines (uuids) of the messages a compaction kept after its summary, first to last (Claude
+    Code 2.1.x: "Recent messages are preserved verbatim", policies.md §1): the boundary's
+    `compactMetadata.preservedMessages.uuids`, else `preservedSegment.headUuid` alone (the first of
+    them; the rest follow it up to the boundary); [] when it kept none. On resuming, Claude Code
+    (2.1.197 cli.js) relinks the first to the summary (`anchorUuid`) and what followed the summary to
+    the last. It re-logs the kept lines before the boundary with the same uuids (skipped as
+    duplicates)."""
+    if not isinstance(meta, dict):
+        return []
+    kept = meta.get("preservedMessages")
+    uuids = kept.get("uuids") if isinstance(kept, dict) else None
+    if isinstance(uuids, list) and uuids and all(isinstance(u, str) for u in uuids):
+        return list(uuids)
+    seg = meta.get("preservedSegment")
+    head = seg.get("headUuid") if isinstance(seg, dict) else None
+    return [head] if isinstance(head, str) and head else []

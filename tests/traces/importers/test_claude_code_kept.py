@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from ctxbench.bench.fidelity import compare
 from ctxbench.bench.request_log import trace_log
 from ctxbench.traces.importers import import_paths
-from ctxbench.traces.importers.claude_code import kept_lines
+from ctxbench.traces.importers.claude_code_wire import kept_lines
 from ctxbench.traces.model import CompactionEvent, MessageEvent, Trace
 
 DATA = Path(__file__).parent / "data"
