@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench.sim import yamltext
+from ctxbench.sim.values import unknown
 
 
 class CatalogError(ValueError):
@@ -53,7 +54,9 @@ class ModelInfo:
 @dataclass(frozen=True)
 class Prices:
     """USD per million tokens, with the date and source of the row (H-20). `long_context`: the
-    rates of a request whose prompt exceeds `above` tokens (on all its tokens)."""
+    rates of a request whose prompt exceeds `above` tokens (on all its tokens). `storage_per_mtok_hour`:
+    what holding an explicit cache costs (Gemini's cachedContents, providers.md §3); None where the
+    price page names none."""
 
     model: str
     input: float
@@ -65,6 +68,7 @@ class Prices:
     source: str
     above: int = 0
     long_context: Prices | None = None
+    storage_per_mtok_hour: float | None = None
 
     def cost(self, uncached: int, read: int, write_5m: int, write_1h: int, output: int) -> float:
         if self.long_context is not None and uncached + read + write_5m + write_1h > self.above:
@@ -93,6 +97,12 @@ class Resolved:
 
 DATA = Path(__file__).parent / "data"  # models.yaml, prices.yaml (package data)
 PROFILE_KEYS = ("provider", "window", "min_cacheable")
+# The keys a prices.yaml / `--prices` row may hold; a row for a model models.yaml lacks adds its
+# models.yaml keys. `long_context` and `fast` hold rates (RATE_KEYS; `above` in long_context).
+RATE_KEYS = ("input", "output", "cache_read", "cache_write", "cache_write_5m", "cache_write_1h")
+PRICE_KEYS = (*RATE_KEYS, "date", "source", "long_context", "fast", "storage_per_mtok_hour")
+NESTED_RATE_KEYS = {"long_context": (*RATE_KEYS, "above"), "fast": RATE_KEYS}
+MODEL_KEYS = (*PROFILE_KEYS, "aliases", "window_1m", "max_output", "image_rule", "tokenizer_scale", "serves")
 _EXTRA_MODELS: dict[str, dict[str, Any]] = {}
 _EXTRA_PRICES: dict[str, dict[str, Any]] = {}
 
@@ -255,6 +265,12 @@ def prices(name: str) -> Prices:
     r = rows[res.key]
     date, source = str(r.get("date", "")), str(r.get("source", ""))
     base = _price_row(res.name, r.get("fast", r) if res.fast else r, source, date)
+    storage = r.get("storage_per_mtok_hour")
+    if storage is not None:
+        try:
+            base = replace(base, storage_per_mtok_hour=float(storage))
+        except (TypeError, ValueError):
+            raise CatalogError(f"prices for {res.key!r}: every rate must be a number") from None
     lc = r.get("long_context")
     if isinstance(lc, dict) and not res.fast:
         tier = _price_row(res.name, lc, source, date)
@@ -300,14 +316,17 @@ def add_prices_file(path: str | Path) -> list[str]:
         if not isinstance(row, dict):
             raise CatalogError(f"--prices {p}: row {raw!r} must be a mapping")
         try:
-            key = resolve(str(raw)).key
+            key: str | None = resolve(str(raw)).key
         except CatalogError:
+            key = None
+        _check_row_keys(p, str(raw), row, PRICE_KEYS if key else PRICE_KEYS + MODEL_KEYS)
+        if key is None:
             missing = [k for k in PROFILE_KEYS if k not in row]
             if missing:
                 raise CatalogError(
                     f"--prices {p}: {raw!r} is not in sim/data/models.yaml, so its row must also give "
                     f"{', '.join(missing)}"
-                ) from None
+                )
             key = str(raw)
             _EXTRA_MODELS[key] = {k: row[k] for k in row if k not in ("source", "date")}
             _forget()
@@ -318,6 +337,17 @@ def add_prices_file(path: str | Path) -> list[str]:
         _forget()
         names.append(key)
     return names
+
+
+def _check_row_keys(p: Path, name: str, row: dict[str, Any], valid: tuple[str, ...], where: str = "") -> None:
+    """A misspelt key would be ignored and its rate silently taken from elsewhere: stop instead."""
+    for key, value in row.items():
+        if str(key) not in valid:
+            raise CatalogError(
+                f"--prices {p}: row {name!r}: {where}{unknown('key', str(key), valid, 'valid keys')}"
+            )
+        if key in NESTED_RATE_KEYS and isinstance(value, dict):
+            _check_row_keys(p, name, value, NESTED_RATE_KEYS[key], f"{key}: ")
 
 
 def clear_added() -> None:

@@ -57,10 +57,10 @@ def handle(args: argparse.Namespace) -> int:
     if opts.policy_set:
         policy = dataclasses.replace(policy, **policy_assignments(list(opts.policy_set)))
     policy = policy.with_budget(args.budget)
+    if args.prices:  # before the trace is prepared: its model may be one the file adds
+        add_prices_file(args.prices)
     pf = open_prepared(args.trace, args.model, opts.tokenizer)  # kept prepared by file content
     trace = pf.facts
-    if args.prices:
-        add_prices_file(args.prices)
     serving = choose(trace, policy.provider, args.provider, args.model)  # stops before any request
     if serving.note:
         print(f"note: {serving.note}", file=sys.stderr)

@@ -7,7 +7,7 @@ providers.md §3 [DOC G-generate-content/caching]: a cached content is a prefix 
 created explicitly, usable only with its model; "If not set, the TTL defaults to 1 hour … no
 minimum or maximum bounds"; only the expiry can be changed (reuse does not refresh it); creation
 is billed as normal input; reads at the model's context-caching price; storage per 1M tokens per
-hour. Token limits include cached tokens.
+hour, a rate per model (prices.yaml `storage_per_mtok_hour`). Token limits include cached tokens.
 
 How a policy drives it here: the request's *last* breakpoint names the prefix to keep as a
 resource (OpenRouter does the same for Gemini: "only the last breakpoint is used", §5). A request
@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from ctxbench.sim.catalog import ModelInfo, Prices
 from ctxbench.sim.providers.base import Faults, Latency, Outcome, Request, Usage, price
 from ctxbench.sim.providers.common import DialectProvider
+from ctxbench.sim.providers.config import ProfileError
 from ctxbench.sim.providers.dialects import fault_error
 
 
@@ -33,9 +34,7 @@ from ctxbench.sim.providers.dialects import fault_error
 class GeminiExplicitConfig:
     dialect: str = "gemini"
     ttl: float = 3600.0  # "the TTL defaults to 1 hour" [DOC G-caching]
-    storage_per_mtok_hour: float = (
-        4.50  # 2.5 Pro & 3.1 Pro $4.50 [3P note quoting ai.google.dev pricing, 2026-08]
-    )
+    storage_per_mtok_hour: float | None = None  # None: the model's price row (prices.yaml, §3)
     max_resources: int = 1  # live resources per conversation; creating one more deletes the oldest
     min_cacheable: int | None = None  # None: the model's (explicit minimum UNCONFIRMED, §9)
     latency: Latency = field(default_factory=Latency)
@@ -60,6 +59,16 @@ class GeminiExplicitProvider(DialectProvider):
         self.expired: set[int] = set()
         self.deleted: set[int] = set()
         self.storage_cost = 0.0
+        rate = cfg.storage_per_mtok_hour
+        if rate is None:
+            rate = prices.storage_per_mtok_hour
+        if rate is None:
+            raise ProfileError(
+                f"gemini-explicit: no storage price for model {prices.model!r} (its prices.yaml row names "
+                "no storage_per_mtok_hour); give it with --provider-set storage_per_mtok_hour=RATE "
+                "(USD per 1M tokens·hour) or in a --prices row"
+            )
+        self.storage_rate = rate
 
     def _owner(self, req: Request) -> str:
         return req.cache_key or req.conversation
@@ -71,7 +80,7 @@ class GeminiExplicitProvider(DialectProvider):
         for r in res:
             until = min(now, r.expires)
             if until > r.billed_to:
-                cost += r.tokens * self.cfg.storage_per_mtok_hour * (until - r.billed_to) / 3600 / 1e6
+                cost += r.tokens * self.storage_rate * (until - r.billed_to) / 3600 / 1e6
                 r.billed_to = until
             if r.expires > now:
                 keep.append(r)

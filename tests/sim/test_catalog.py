@@ -127,3 +127,39 @@ def test_prices_file_overrides_a_known_row_and_rejects_an_incomplete_one(tmp_pat
     g.write_text("acme-2:\n  input: 1.0\n  output: 2.0\n", encoding="utf-8")
     with pytest.raises(CatalogError, match="provider, window, min_cacheable"):
         add_prices_file(g)
+
+
+@pytest.mark.parametrize(
+    ("row", "says"),
+    [
+        ("gpt-5:\n  inptu: 2.0\n", "row 'gpt-5': unknown key 'inptu' (did you mean 'input'?); valid keys:"),
+        ("gpt-5:\n  window: 9\n", "unknown key 'window'"),  # a known model's profile is models.yaml's
+        (
+            "gpt-5:\n  long_context:\n    abov: 1\n",
+            "long_context: unknown key 'abov' (did you mean 'above'?)",
+        ),
+        (
+            "acme-3:\n  provider: openai\n  window: 1\n  min_cacheable: 1\n  input: 1\n  output: 1\n"
+            "  image_rul: x\n",
+            "unknown key 'image_rul' (did you mean 'image_rule'?)",
+        ),
+    ],
+)
+def test_prices_file_names_a_misspelt_key_and_the_valid_ones(tmp_path: Path, row: str, says: str) -> None:
+    """A misspelt rate would be ignored and the bundled one billed silently."""
+    f = tmp_path / "p.yaml"
+    f.write_text(row, encoding="utf-8")
+    with pytest.raises(CatalogError) as err:
+        add_prices_file(f)
+    assert says in str(err.value) and str(f) in str(err.value)
+
+
+def test_bundled_rows_use_only_the_keys_a_prices_file_may() -> None:
+    from ctxbench.sim.catalog import MODEL_KEYS, NESTED_RATE_KEYS, PRICE_KEYS, _load
+
+    for name, row in _load("prices.yaml").items():
+        assert set(row) <= set(PRICE_KEYS), name
+        for key, keys in NESTED_RATE_KEYS.items():
+            assert set(row.get(key) or {}) <= set(keys), name
+    for name, row in _load("models.yaml").items():
+        assert set(row) <= set(MODEL_KEYS), name

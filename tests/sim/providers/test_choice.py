@@ -82,3 +82,19 @@ def test_run_with_an_unknown_model_exits_2_before_any_request(
     err = capsys.readouterr().err
     assert code == 2 and "closest known" in err and "--prices" in err
     assert not rec.exists()
+
+
+def test_run_on_a_model_only_the_prices_file_knows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The error above names `--prices`: a run given the model's row that way runs on it (the trace
+    is prepared for the model after the file's rows are added)."""
+    rows = tmp_path / "p.yaml"
+    rows.write_text(
+        "acme-1:\n  provider: anthropic\n  window: 100000\n  min_cacheable: 1024\n"
+        "  input: 1.0\n  output: 2.0\n",
+        encoding="utf-8",
+    )
+    argv = ["run", str(SAMPLE), "--policy", "h-direct", "--model", "acme-1", "--prices", str(rows), "--json"]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["model"] == "acme-1"

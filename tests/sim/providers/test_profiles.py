@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.sim.providers.base import Faults
+from ctxbench.sim.providers.base import Faults, Provider
 from ctxbench.sim.providers.deepseek import DeepSeekConfig, DeepSeekProvider
+from ctxbench.sim.providers.gemini import GeminiExplicitProvider
 from ctxbench.sim.providers.registry import ProfileError, default_model, make_provider, profile, profile_names
 from tests.sim.providers.conftest import EPS_LATENCY, catalog, request, say, transcript
 
@@ -126,6 +127,38 @@ def test_gemini_explicit_bills_storage() -> None:
     assert (
         first.wire.get("cachedContentTokenCount") is None and second.wire["cachedContentTokenCount"] == 12_500
     )
+
+
+def _storage_after_half_an_hour(p: Provider) -> tuple[float, int]:
+    """Storage billed for a resource held 30 minutes, and the resource's size."""
+    tr = transcript()
+    say(tr, "user", "u", 10_000)
+    p.call(request(tr, 0, breakpoints=((len(tr) - 1, "5m"),)), 0.0)
+    say(tr, "user", "v", 100)
+    held = p.call(request(tr, 1, breakpoints=((len(tr) - 2, "5m"),)), 1800.0).usage.cache_read
+    assert isinstance(p, GeminiExplicitProvider) and held > 0
+    return p.storage_cost, held
+
+
+@pytest.mark.parametrize(
+    ("model", "rate"),
+    [("gemini-2.5-pro", 4.50), ("gemini-2.5-flash", 1.00), ("gemini-2.0-flash", 1.00),
+     ("gemini-3.8-flash", 0.50)],
+)  # fmt: skip
+def test_gemini_explicit_storage_is_the_models_rate(model: str, rate: float) -> None:
+    # providers.md §3: storage per 1M tokens·hour by model (2.5 Pro $4.50, Flash $1.00, 3.8 Flash $0.50)
+    cost, held = _storage_after_half_an_hour(make_provider("gemini-explicit", model, 0))
+    assert cost == pytest.approx(held * rate * 0.5 / 1e6)
+
+
+def test_gemini_explicit_storage_override_and_missing_rate() -> None:
+    cheap = make_provider("gemini-explicit", "gemini-2.5-pro", 0, storage_per_mtok_hour=0.45)
+    cost, held = _storage_after_half_an_hour(cheap)
+    assert cost == pytest.approx(held * 0.45 * 0.5 / 1e6)
+    with pytest.raises(
+        ProfileError, match=r"no storage price for model 'gemini-4-argon'.*storage_per_mtok_hour"
+    ):
+        make_provider("gemini-explicit", "gemini-4-argon", 0)
 
 
 @pytest.mark.parametrize("name", profile_names())
