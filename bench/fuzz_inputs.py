@@ -329,6 +329,30 @@ def _swe_agent() -> Any:
     }
 
 
+def _opencode() -> Any:
+    """An `opencode export` document (traces/importers/opencode.py): a step with a tool call, then a
+    compaction and its summary."""
+    tokens = {"total": 909, "input": 0, "output": 9, "cache": {"write": 900}}
+    step = {"type": "step-finish", "tokens": tokens, "cost": 0.01}
+    call = {"status": "completed", "input": {"c": "ls"}, "output": "ok"}
+    model = "claude-sonnet-4-5"
+    return {
+        "info": {"id": "ses_1", "slug": "s"},
+        "messages": [
+            {"info": {"id": "m1", "role": "user"}, "parts": [{"type": "text", "text": "go"}]},
+            {
+                "info": {"id": "m2", "role": "assistant", "modelID": model, "time": {"created": 17672e8}},
+                "parts": [{"type": "tool", "tool": "bash", "callID": "t1", "state": call}, step],
+            },
+            {"info": {"id": "m3", "role": "user"}, "parts": [{"type": "compaction", "tail_start_id": "m2"}]},
+            {
+                "info": {"id": "m4", "role": "assistant", "summary": True, "modelID": model},
+                "parts": [{"type": "text", "text": "summary"}, step],
+            },
+        ],
+    }
+
+
 # name → (file name, JSONL lines (a list) or one JSON document)
 IMPORTER_SEEDS: dict[str, tuple[str, Any, bool]] = {
     "claude-code": ("session.jsonl", _claude_code(), True),
@@ -338,6 +362,7 @@ IMPORTER_SEEDS: dict[str, tuple[str, Any, bool]] = {
     "cline": ("s.messages.json", _cline(), False),
     "inspect-ai": ("eval.json", _inspect_ai(), False),
     "swe-agent": ("run.traj", _swe_agent(), False),
+    "opencode": ("ses_1.json", _opencode(), False),
 }
 
 

@@ -38,6 +38,7 @@ from ctxbench.bench.prefix_recognise import (
     Recognised,
     break_tokens,
     changed_system_fields,
+    has_tools,
     helpers,
     recognise,
 )
@@ -149,9 +150,11 @@ def find_breaks(reqs: list[LoggedRequest], allowed: tuple[str, ...] = DEFAULT_AL
         groups[(r.session, r.model)].append(i)
     found: list[tuple[int, int, int]] = []  # (request, parent, shared blocks)
     extends: dict[int, list[int]] = defaultdict(list)  # parent -> later requests that contain it whole
+    helper_calls = helpers(reqs)
     for members in groups.values():
         last_with: dict[bytes, int] = {}
         ends: dict[bytes, int] = {}
+        started = False  # a request other than a helper call was sent: the conversation began
         for pos, i in enumerate(members):
             c = chains[i]
             shared = 0
@@ -159,7 +162,7 @@ def find_breaks(reqs: list[LoggedRequest], allowed: tuple[str, ...] = DEFAULT_AL
                 if h not in last_with:
                     break
                 shared += 1
-            if last_with or ends:
+            if (last_with or ends) and (shared or started):  # else: the first request after helpers
                 full = ends.get(c[shared - 1]) if shared else None
                 parent = last_with[c[shared - 1]] if shared else members[pos - 1]
                 if full is not None and parent != full and _side_shape(reqs[parent], reqs[full]):
@@ -172,10 +175,11 @@ def find_breaks(reqs: list[LoggedRequest], allowed: tuple[str, ...] = DEFAULT_AL
                 last_with[h] = i
             if c:
                 ends[c[-1]] = i
+            started = started or i not in helper_calls
     main = _main_line(groups, found, extends)
     lasts = {m[-1] for m in groups.values()}
     members_of = {i: m for m in groups.values() for i in m}
-    seen = recognise(reqs, found, main, helpers(reqs), extends, frozenset(lasts))
+    seen = recognise(reqs, found, main, helper_calls, extends, frozenset(lasts))
     breaks = [
         _describe(reqs, i, p, k, extends, main, lasts, _since(reqs, members_of[i], p, i), seen)
         for i, p, k in sorted(found)
@@ -289,7 +293,10 @@ def _describe(
     elif seen is not None and not explained and cls in ("reset_after_compaction", "static_prefix_edit"):
         c = seen.compaction_between(r.session, p, i)
         shared_msgs = _shared_messages(r, par)
-        restarted = c is not None and r.n_messages < reqs[c].n_messages  # shorter than what it carried
+        # shorter than what it carried; or than the conversation a tool-less summariser serialised
+        restarted = c is not None and (
+            r.n_messages < reqs[c].n_messages or (not has_tools(reqs[c]) and r.n_messages < par.n_messages)
+        )
         if c is not None and (msg == 0 or (seg == "system" and shared_msgs == 0) or restarted):
             cls, explained, declared = "reset_after_compaction", True, f"compaction (recognised: request {c})"
             fields = changed_system_fields(r, par)

@@ -13,7 +13,12 @@ the harness's compaction requests, and the new conversation that follows one.
   auto-compaction: the previous request's exact messages with the instruction appended as a text
   block to the last user message, research/ecosystem.md §3a; it re-reads the cache, no break),
   and that request sent again with only its last message changed (Claude Code 2.1.332's retry
-  of a compaction whose reply had no summary tags, bench/claude_code_wire.md §3);
+  of a compaction whose reply had no summary tags, bench/claude_code_wire.md §3); or a helper
+  sent just before the conversation restarts (diverges at its first message, or goes on shorter)
+  that sends text of the
+  conversation's later turns (opencode 1.18's compaction agent: its own system prompt, no tools,
+  the conversation serialised with each tool output cut short, so it may be far smaller than the
+  conversation; a title request carries the opening message only);
 - the new conversation after it: a request that diverges from its parent at the first message
   (or in the system prompt, the static prefix otherwise kept), or that is shorter than the
   conversation the compaction request carried (Codex keeps its first developer/environment/user
@@ -29,6 +34,7 @@ corpus).
 
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -42,7 +48,7 @@ def _system_key(r: LoggedRequest) -> tuple[bytes, ...]:
     return tuple(b.payload for b in r.blocks if b.segment == "system")
 
 
-def _has_tools(r: LoggedRequest) -> bool:
+def has_tools(r: LoggedRequest) -> bool:
     return any(b.segment == "tools" for b in r.blocks)
 
 
@@ -66,19 +72,19 @@ class Recognised:
 def helpers(reqs: list[LoggedRequest]) -> set[int]:
     systems: dict[str | None, set[tuple[bytes, ...]]] = defaultdict(set)
     for r in reqs:
-        if _has_tools(r):
+        if has_tools(r):
             systems[r.session].add(_system_key(r))
     return {
         i
         for i, r in enumerate(reqs)
-        if not _has_tools(r) and systems.get(r.session) and _system_key(r) not in systems[r.session]
+        if not has_tools(r) and systems.get(r.session) and _system_key(r) not in systems[r.session]
     }
 
 
 def _in_conversation(j: LoggedRequest, r: LoggedRequest) -> bool:
     """`j` is a request of `r`'s conversation: same session, with tools (a helper call that grows
     with what the user types, such as Claude Code 1.0's topic classifier, is no conversation)."""
-    return j.session == r.session and _has_tools(j)
+    return j.session == r.session and has_tools(j)
 
 
 def _instruction_appended(r: LoggedRequest, par: LoggedRequest) -> bool:
@@ -132,13 +138,59 @@ def recognise(
             conv = next((reqs[j] for j in range(i - 1, -1, -1) if _in_conversation(reqs[j], r)), None)
             carries = conv is not None and (
                 r.n_messages >= max(2, conv.n_messages)
-                or (not _has_tools(r) and _message_bytes(r) * 2 >= _message_bytes(conv) > 0)
+                or (not has_tools(r) and _message_bytes(r) * 2 >= _message_bytes(conv) > 0)
             )
         if carries:
             out.compactions.append((r.session, i))
             out.helpers.discard(i)
+    for i, p, k in sorted(found):  # a summariser known by the conversation that restarts after it
+        r = reqs[i]
+        at_opening = k < len(r.blocks) and r.blocks[k].message in (0, None)
+        if not has_tools(r) or not (at_opening or r.n_messages < reqs[p].n_messages):
+            continue
+        if out.compaction_between(r.session, p, i) is not None:
+            continue
+        h = next((h for h in range(i - 1, p, -1) if h in out.helpers and reqs[h].session == r.session), None)
+        if h is not None and _carries_turns(reqs[h], reqs[p]):
+            out.compactions.append((r.session, h))
+            out.helpers.discard(h)
     out.compactions.sort(key=lambda sc: sc[1])
     return out
+
+
+SNIPPET = 48  # bytes of a message's text looked for in a summariser's prompt
+SNIPPETS = 8  # of the conversation's latest texts
+
+
+def _strings(payload: bytes, is_text: bool) -> list[str]:
+    """The texts of a block: itself, or the string leaves of its JSON (tool calls and results)."""
+    text = payload.decode("utf-8", "replace")
+    if is_text:
+        return [text]
+    try:
+        stack: list[object] = [json.loads(text)]
+    except ValueError:
+        return []
+    out: list[str] = []
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            out.append(v)
+        elif isinstance(v, dict):
+            stack += list(v.values())
+        elif isinstance(v, list):
+            stack += v
+    return out
+
+
+def _carries_turns(helper: LoggedRequest, conv: LoggedRequest) -> bool:
+    """`helper` sends text of the conversation past its opening message: the start of one of the
+    conversation's latest texts (opencode's summariser serialises the conversation as
+    `[Assistant]: …` / `[Tool result]: …` lines; a title request carries the opening message only)."""
+    sent = b"".join(b.payload for b in helper.blocks if b.segment == "messages").decode("utf-8", "replace")
+    later = [b for b in conv.blocks if b.segment == "messages" and (b.message or 0) > 0]
+    snippets = [t.strip()[:SNIPPET] for b in later for t in _strings(b.payload, b.is_text)]
+    return any(t in sent for t in [t for t in snippets if len(t) >= SNIPPET // 2][-SNIPPETS:])
 
 
 # `name=value` fields first (the innermost: `header: a=1; b=2`), then `name: value`

@@ -129,9 +129,31 @@ def build_report(args: argparse.Namespace, allowed: tuple[str, ...]) -> Report:
     return report
 
 
+def _session_log_hint(path: Path) -> str:
+    """When LOG is a harness's session log (no request bodies), how to check it: import it first."""
+    from ctxbench.traces.importers import ImportFailure, detect
+
+    try:
+        fmt = detect(path)
+    except (ImportFailure, OSError):
+        return ""
+    if fmt == "claude-trace":  # request traffic: read above
+        return ""
+    return (
+        f" ({path} looks like a session log of {fmt}, which records no request bodies: "
+        f"`ctxbench import {path} -o T.jsonl`, then `ctxbench check-prefix T.jsonl`)"
+    )
+
+
 def handle(args: argparse.Namespace) -> int:
     allowed = tuple(args.allow) if args.allow else DEFAULT_ALLOWED
-    report = build_report(args, allowed)
+    try:
+        report = build_report(args, allowed)
+    except ValueError as exc:
+        hint = _session_log_hint(Path(args.log)) if Path(args.log).is_file() else ""
+        if hint:
+            raise ValueError(f"{exc}{hint}") from None
+        raise
     if args.write_baseline:
         Path(args.write_baseline).parent.mkdir(parents=True, exist_ok=True)
         Path(args.write_baseline).write_text(

@@ -20,6 +20,7 @@ from ctxbench.traces.importers.cline import import_cline
 from ctxbench.traces.importers.codex import import_codex
 from ctxbench.traces.importers.detect import detect
 from ctxbench.traces.importers.inspect_ai import import_inspect_ai
+from ctxbench.traces.importers.opencode import import_opencode
 from ctxbench.traces.importers.openhands import import_openhands
 from ctxbench.traces.importers.swe_agent import import_swe_agent
 
@@ -31,6 +32,7 @@ for _name, _fn in (
     ("codex", import_codex),
     ("cline", import_cline),
     ("inspect-ai", import_inspect_ai),
+    ("opencode", import_opencode),
     ("openhands", import_openhands),
     ("swe-agent", import_swe_agent),
 ):

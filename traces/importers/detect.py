@@ -34,6 +34,8 @@ def detect(path: Path) -> str:
             head = f.read(256_000)
     except read_errors() as e:
         raise ImportFailure(str(path), f"cannot read: {read_failure(e)}") from None
+    if head.startswith(b"SQLite format 3\x00"):
+        return "opencode"  # opencode's database (traces/importers/opencode.py checks its tables)
     text = head.decode("utf-8", "replace")
     obj = _first_object(head)
     if obj is not None:
@@ -55,6 +57,8 @@ def detect(path: Path) -> str:
             return "swe-agent"
         if '"system_prompt"' in text and '"messages"' in text:
             return "cline"
+        if '"info"' in text and '"messages"' in text and '"ses_' in text:
+            return "opencode"  # `opencode export`: session ids start "ses_"
     from ctxbench.policies.registry import names
 
     known = ", ".join(names("importer"))

@@ -207,7 +207,8 @@ def build_traces(
             continue
         events = _events(items, report, name)
         marks = int(meta.get("marked_messages", 2))  # the recorded harness's message marks per request
-        sized, extra = size_events(events, model, report, name, whole, marks)
+        whole_here = whole or meta.get("usage_counts") == "whole prompt"  # per conversation (opencode)
+        sized, extra = size_events(events, model, report, name, whole_here, marks)
         if system and name in system:  # the format records the system prompt: it gets the size S
             rec = system[name].content
             s = int(extra.get("system_tokens", 0))
