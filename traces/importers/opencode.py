@@ -1,5 +1,6 @@
 """opencode sessions: `opencode export <sessionID>` JSON, or opencode's own database (`opencode.db`,
-`~/.local/share/opencode/`, one trace per session and model).
+`~/.local/share/opencode/`: every session, sub-agent sessions of the task tool named `agent-…`), one
+trace per session and model.
 
 What the session records (opencode 1.18.33 run against `ctxbench serve`, the server's ledger beside
 it, tests/traces/importers/data): messages with parts. A user message holds `text` parts (`synthetic`
@@ -253,7 +254,9 @@ def _database(path: Path, shown: str) -> list[dict[str, Any]]:
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
-            sessions = db.execute("SELECT id, slug FROM session ORDER BY time_created, id").fetchall()
+            sessions = db.execute(
+                "SELECT id, slug, parent_id FROM session ORDER BY time_created, id"
+            ).fetchall()
             messages = db.execute("SELECT id, session_id, data FROM message ORDER BY id").fetchall()
             parts = db.execute("SELECT id, message_id, data FROM part ORDER BY id").fetchall()
         finally:
@@ -263,12 +266,15 @@ def _database(path: Path, shown: str) -> list[dict[str, Any]]:
     by_message: dict[str, list[dict[str, Any]]] = {}
     for pid, mid, data in parts:
         by_message.setdefault(mid, []).append({"id": pid, **_row(data, shown, f"part {pid}")})
-    listed: dict[str, list[dict[str, Any]]] = {sid: [] for sid, _slug in sessions}
+    listed: dict[str, list[dict[str, Any]]] = {sid: [] for sid, _slug, _parent in sessions}
     for mid, sid, data in messages:
         info = {"id": mid, **_row(data, shown, f"message {mid}")}
         if sid in listed:
             listed[sid].append({"info": info, "parts": by_message.get(mid, [])})
-    return [{"info": {"id": sid, "slug": slug}, "messages": listed[sid]} for sid, slug in sessions]
+    return [
+        {"info": {"id": sid, "slug": slug, "parentID": parent}, "messages": listed[sid]}
+        for sid, slug, parent in sessions
+    ]
 
 
 def _row(data: Any, shown: str, what: str) -> dict[str, Any]:
@@ -306,7 +312,9 @@ def import_opencode(paths: list[Path], report: ImportReport | None = None) -> Im
                 session.assistant(m["info"], parts, at)
             else:
                 report.skip(f"message with role {role!r}", at)
-        prefix = "" if len(docs) == 1 else f"{info.get('slug') or sid}/"
+        # several sessions (a database): each by its slug; a sub-agent's (the task tool's) says so
+        agent = "agent-" if info.get("parentID") else ""
+        prefix = "" if len(docs) == 1 else f"{agent}{info.get('slug') or sid}/"
         for c in session.convs.values():
             convs.append((prefix + c.name, c.items, normalize_model(c.model), c.model, c.meta))
     return build_traces(convs, str(path), "opencode", report)

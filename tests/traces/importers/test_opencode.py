@@ -3,7 +3,8 @@ against `ctxbench serve` in task mode, `opencode export` of its session and its 
 server's ledger of what it received and billed (tests/traces/importers/data):
 - `compact`: Claude Sonnet 4.5 on the Anthropic API with a 22,000-token context limit, three
   auto-compactions that keep the latest tool calls (`tail_start_id`);
-- `openai`: gpt-5.1-codex through an OpenAI-compatible provider (Chat Completions, no cache marks)."""
+- `openai`: gpt-5.1-codex through an OpenAI-compatible provider (Chat Completions, no cache marks);
+- `subagent`: a task-tool sub-agent, a session of its own in the database."""
 
 from __future__ import annotations
 
@@ -200,3 +201,20 @@ def test_check_prefix_on_the_session_log_says_how_to_check_it(capsys: pytest.Cap
     assert main(["check-prefix", str(COMPACT)]) == 2
     err = capsys.readouterr().err
     assert "session log of opencode" in err and "ctxbench import" in err and "Traceback" not in err
+
+
+def test_a_database_with_a_sub_agent_session_imports_both() -> None:
+    """The task tool's sub-agent is a session of its own (opencode's `parent_id`): a conversation
+    named `agent-<slug>/…`, each with the requests the server billed for its session id."""
+    res = import_paths([DATA / "opencode-1.18.33-subagent.db.xz"])
+    assert res.names[0].endswith("/main") and res.names[1].startswith("agent-")
+    by_session: dict[str, list[tuple[int, int, int, int]]] = {}
+    for r in _ledger("subagent"):
+        if r["body"].get("tools"):
+            u = r["usage"]
+            by_session.setdefault(r["conversation"], []).append(
+                (u["uncached"], u["cache_read"], u["cache_write_5m"], u["output"])
+            )
+    assert sorted(_usage_of(t) for t in res.traces) == sorted(by_session.values())
+    for tr in res.traces:
+        assert compare(tr).share_within == 1.0
