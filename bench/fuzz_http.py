@@ -31,7 +31,7 @@ class Answer:
 
     @property
     def shape(self) -> str:
-        """`anthropic`, `openai` (error shapes), `ok`, `html`, `other` or `none`."""
+        """`anthropic`, `openai`, `gemini` (error shapes), `ok`, `html`, `other` or `none`."""
         if self.status == 0:
             return "none"
         if self.head:
@@ -49,7 +49,10 @@ class Answer:
             err = doc["error"]
             return "anthropic" if {"type", "message"} <= set(err) else "other"
         if isinstance(doc, dict) and isinstance(doc.get("error"), dict):
-            return "openai" if {"message", "type", "param", "code"} <= set(doc["error"]) else "other"
+            err = doc["error"]
+            if {"code", "message", "status"} == set(err) and isinstance(err["code"], int):
+                return "gemini"  # google.rpc.Status
+            return "openai" if {"message", "type", "param", "code"} <= set(err) else "other"
         return "other"
 
 
@@ -113,12 +116,23 @@ PATHS = (
     "/v1/models",
     "/",
     f"/v1/messages?key={SECRET}",
+    "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse",
+    "/v1beta/models/gemini-2.5-pro:generateContent",
+    "/v1beta/models/gemini-2.5-pro:countTokens",
+    f"/v1beta/models/gemini-2.5-pro:generateContent?key={SECRET}",
+    "/v1beta/models/gemini-nope:generateContent",
 )
 
 
 def valid_body(path: str, rng: random.Random) -> dict[str, Any]:
-    if "/chat" in path:
+    if "/v1beta/" in path:
         body: dict[str, Any] = {
+            "systemInstruction": {"parts": [{"text": "sys"}]},
+            "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+            "tools": [{"functionDeclarations": [{"name": "run", "parameters": {"type": "object"}}]}],
+        }
+    elif "/chat" in path:
+        body = {
             "model": "gpt-5",
             "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "hi"}],
             "stream": rng.random() < 0.3,

@@ -286,7 +286,9 @@ def _describe(
     note = ""
     if seen is not None and any(c == i for _s, c in seen.compactions):
         note = "the harness's compaction request (recognised)"
-        if cls == "side_request" and not explained:
+        # its own tail edited: a second pass of the summariser (Gemini CLI's verification probe
+        # replaces the instruction with the summary and a new instruction), not the conversation
+        if cls in ("side_request", "tail_edit") and not explained:
             explained, declared = True, "compaction request (recognised)"
     if seen is not None and i in seen.helpers:
         cls, explained, declared = "side_request", False, own  # a helper call (prefix_recognise.py)

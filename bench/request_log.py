@@ -95,10 +95,41 @@ def _content_blocks(content: Any) -> list[tuple[bytes, bool]]:
     return out
 
 
+def _text_part(p: Any) -> Any:
+    """A Gemini `{"text": …}` part as a text block; any other part as it is."""
+    return {"type": "text", "text": p["text"]} if isinstance(p, dict) and set(p) == {"text"} else p
+
+
+def _gemini(body: dict[str, Any], where: str) -> dict[str, Any]:
+    """A Gemini API body (`contents`, `systemInstruction`, `tools[].functionDeclarations`) in the
+    Messages shape: one tool block per declaration, the system parts, one message per content with
+    its parts as blocks (text parts as text). The model is in the request's path, not the body."""
+    tools: list[Any] = []
+    for t in body.get("tools") or []:
+        decls = t.get("functionDeclarations") if isinstance(t, dict) else None
+        tools += decls if isinstance(decls, list) else [t]
+    si = body.get("systemInstruction")
+    parts = si.get("parts") if isinstance(si, dict) else si
+    system = [_text_part(p) for p in parts or []] if isinstance(parts, list) else [parts]
+    contents = body["contents"]
+    if not isinstance(contents, list):
+        raise ValueError(f"{where}: field 'contents': expected a list")
+    messages = []
+    for n, c in enumerate(contents):
+        if not isinstance(c, dict):
+            raise ValueError(f"{where}: content {n}: expected an object")
+        ps = c.get("parts") or []
+        ps = [_text_part(p) for p in ps] if isinstance(ps, list) else ps
+        messages.append({"role": c.get("role", "user"), "content": ps})
+    return {"tools": tools, "system": system or None, "messages": messages}
+
+
 def normalize(body: dict[str, Any], where: str = "<body>") -> tuple[list[LBlock], int]:
-    """Blocks of an Anthropic / Chat Completions / Responses body, and its message count."""
+    """Blocks of an Anthropic / Chat Completions / Responses / Gemini body, and its message count."""
     if not isinstance(body, dict):
         raise ValueError(f"{where}: a request body must be a JSON object")
+    if "contents" in body and "messages" not in body and "input" not in body:
+        body = _gemini(body, where)
     blocks: list[LBlock] = []
     tools = body.get("tools") or []
     if not isinstance(tools, list):
@@ -121,7 +152,7 @@ def normalize(body: dict[str, Any], where: str = "<body>") -> tuple[list[LBlock]
         if not isinstance(items, list):
             raise ValueError(f"{where}: field 'input': expected a string or a list")
     else:
-        raise ValueError(f"{where}: not a request body (no 'messages' or 'input' field)")
+        raise ValueError(f"{where}: not a request body (no 'messages', 'input' or 'contents' field)")
     for n, m in enumerate(items):
         if not isinstance(m, dict):
             raise ValueError(f"{where}: message {n}: expected an object")
@@ -161,11 +192,12 @@ def parse_line(obj: Any, line: int, where: str) -> LoggedRequest:
         headers = obj.get("headers") or {}
         body = obj["body"]
     blocks, n_msgs = normalize(body, where)
+    model = body.get("model") or (obj.get("model") if body is not obj else None)  # a ledger's (Gemini)
     return LoggedRequest(
         line,
         blocks,
         n_msgs,
-        str(body.get("model", "")),
+        str(model or ""),
         session_of(headers if isinstance(headers, dict) else {}, body, obj),
         str(obj.get("declared", "")) if body is not obj else "",
         str(obj.get("kind", "")) if body is not obj else "",

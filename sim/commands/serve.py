@@ -1,4 +1,4 @@
-"""`ctxbench serve`: the provider models behind the Anthropic and OpenAI wire APIs (issue #7)."""
+"""`ctxbench serve`: the provider models behind the Anthropic, OpenAI and Gemini wire APIs (issue #7)."""
 
 from __future__ import annotations
 

@@ -281,5 +281,7 @@ def error_json(dialect: str, err: ProviderError, request_id: str) -> tuple[int, 
             "error": {"type": err.type, "message": err.message},
             "request_id": request_id,
         }
+    if dialect == "gemini":  # google.rpc.Status: code, message, status (§3 [3P verbatim bodies])
+        return err.status, {"error": {"code": err.status, "message": err.message, "status": err.type}}
     body = {"message": err.message, "type": err.type, "param": err.param, "code": err.code or None}
     return err.status, {"error": body}

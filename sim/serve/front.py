@@ -37,7 +37,7 @@ from typing import Any
 from ctxbench.sim.providers.base import ProviderError
 from ctxbench.sim.serve import render
 from ctxbench.sim.serve.record import Ledger, Redactor
-from ctxbench.sim.serve.wire import ANTHROPIC, CHAT, RESPONSES, WireError
+from ctxbench.sim.serve.wire import ANTHROPIC, CHAT, GEMINI, RESPONSES, WireError
 
 MAX_BODY = 32 * 1024 * 1024  # 413 request_too_large above 32 MB (providers.md §1.12)
 _DIGITS = re.compile(r"[0-9]{1,15}")
@@ -54,6 +54,8 @@ def api_of_path(path: str) -> str:
     for prefix in ("/v1/responses", "/responses"):
         if p == prefix or p.startswith(prefix + "/"):
             return RESPONSES
+    if p.startswith(("/v1beta/", "/v1alpha/")) or (p.startswith("/v1/models/") and ":" in p):
+        return GEMINI
     return ANTHROPIC
 
 
@@ -194,7 +196,7 @@ class FrontHandler(BaseHTTPRequestHandler, abc.ABC):
         """Answer a refused request in its API's shape and record it (status, reason); the
         connection is closed (its body may be unread), unless `close` is False."""
         api = api_of_path(self.path or "/")
-        rid = self.server.next_id("req_" if api == ANTHROPIC else "chatcmpl-" if api == CHAT else "resp_")
+        rid = self.server.next_id({ANTHROPIC: "req_", CHAT: "chatcmpl-", GEMINI: "gen-"}.get(api, "resp_"))
         if entry is None:
             entry, _ = self.entry(api)
         entry["error"] = r.message if r.status in (405, 500) else f"refused: {r.message}"

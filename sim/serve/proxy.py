@@ -26,7 +26,8 @@ from ctxbench.sim.serve.front import FrontHandler, FrontServer, Refusal, Reply, 
 from ctxbench.sim.serve.linearize import TraceRecorder
 from ctxbench.sim.serve.record import Ledger, Redactor, usage_dict
 from ctxbench.sim.serve.server import ROUTES
-from ctxbench.sim.serve.wire import ANTHROPIC, WireError, parse, parse_json_body
+from ctxbench.sim.serve.wire import ANTHROPIC, GEMINI, WireError, parse, parse_json_body
+from ctxbench.sim.serve.wire_gemini import route as gemini_route
 from ctxbench.sim.tokens import BlockFactory
 
 HOP = frozenset(
@@ -57,9 +58,21 @@ def usage_from(api: str, data: bytes, sse: bool) -> Usage | None:
                     continue
     else:
         try:
-            objs.append(json.loads(data))
+            doc = json.loads(data)
         except ValueError:
             return None
+        objs += doc if isinstance(doc, list) else [doc]  # Gemini streams without alt=sse: an array
+    if api == GEMINI:  # usageMetadata, the prompt count including the cached part (providers.md §3)
+        meta: dict[str, Any] = {}
+        for o in objs:
+            if isinstance(o, dict) and isinstance(o.get("usageMetadata"), dict):
+                meta.update(o["usageMetadata"])
+        if not meta:
+            return None
+        prompt = int(meta.get("promptTokenCount", 0) or 0)
+        read = int(meta.get("cachedContentTokenCount", 0) or 0)
+        out = int(meta.get("candidatesTokenCount", 0) or 0) + int(meta.get("thoughtsTokenCount", 0) or 0)
+        return Usage(prompt - read, read, 0, 0, out)
     u: dict[str, Any] = {}
     for o in objs:
         if not isinstance(o, dict):
@@ -127,9 +140,12 @@ class ProxyHandler(FrontHandler):
         conn_cls = http.client.HTTPSConnection if up.scheme == "https" else http.client.HTTPConnection
         conn = conn_cls(up.hostname or "127.0.0.1", up.port, timeout=st.timeout)
         path = (up.path.rstrip("/") + self.path) if up.path not in ("", "/") else self.path
-        api = ROUTES.get(self.path.split("?", 1)[0], "")
+        named = gemini_route(self.path.split("?", 1)[0])
+        api = GEMINI if named else ROUTES.get(self.path.split("?", 1)[0], "")
         entry, red = self.entry(api)
         entry["t"] = round(t, 6)
+        if named:
+            entry["model"] = named[0]  # the Gemini API names it in the path
         try:
             conn.request(self.command, path, body=body or None, headers=headers)
             resp = conn.getresponse()
@@ -192,9 +208,9 @@ class ProxyHandler(FrontHandler):
         if api and parsed_body is not None and status == 200 and u is not None:
             try:
                 strict = parse_json_body(body)  # a body the trace format cannot hold is not traced
-                p = parse(
-                    api, strict, {k.lower(): v for k, v in self.headers.items()}, self._factory(strict, entry)
-                )
+                model = str(entry.get("model", "")) if api == GEMINI else ""
+                factory = self._factory({"model": model} if model else strict, entry)
+                p = parse(api, strict, {k.lower(): v for k, v in self.headers.items()}, factory, model)
                 entry["conversation"] = p.session
                 st.recorder.add(p, (), u, u.output, t, red.secrets)
             except (WireError, ValueError, RecursionError):

@@ -29,7 +29,7 @@ from ctxbench.sim.providers.dialects import (
     error_json,
     wire_usage,
 )
-from ctxbench.sim.serve.wire import ANTHROPIC, CHAT, RESPONSES, WireError, canon
+from ctxbench.sim.serve.wire import ANTHROPIC, CHAT, GEMINI, RESPONSES, WireError, canon
 
 
 @dataclass(frozen=True)
@@ -313,8 +313,56 @@ def responses_stream(
     yield ev("response.completed", response=response_object(rid, model, reply, u, reasoning=reasoning))
 
 
+# ---------------------------------------------------------------- Gemini
+def gemini_response(rid: str, model: str, reply: Reply, u: Usage) -> dict[str, Any]:
+    """A GenerateContentResponse (providers.md §3): the reply's parts (text, functionCall with the
+    call's id, which the client echoes in its functionResponse) and `usageMetadata`."""
+    parts: list[dict[str, Any]] = []
+    for b in reply.blocks:
+        if b["type"] == "tool_use":
+            parts.append({"functionCall": {"id": b["id"], "name": b["name"], "args": b["input"]}})
+        else:
+            parts.append({"text": b.get("text", "")})
+    return {
+        "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": wire_usage("gemini", u),
+        "modelVersion": model,
+        "responseId": rid,
+    }
+
+
+def gemini_stream(rid: str, model: str, reply: Reply, u: Usage, sse_framing: bool) -> Iterator[bytes]:
+    """`streamGenerateContent`: with `alt=sse` one `data:` event per chunk (the reply fits one),
+    else the chunks as one JSON array, as the API streams them."""
+    chunk = gemini_response(rid, model, reply, u)
+    if sse_framing:
+        yield f"data: {json.dumps(chunk, separators=(',', ':'))}\r\n\r\n".encode()
+    else:
+        yield json.dumps([chunk], separators=(",", ":")).encode()
+
+
+# Status names of google.rpc.Code by HTTP status (the `status` of a Gemini error body).
+GOOGLE_STATUS = {
+    400: "INVALID_ARGUMENT",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    405: "INVALID_ARGUMENT",
+    408: "DEADLINE_EXCEEDED",
+    411: "INVALID_ARGUMENT",
+    413: "INVALID_ARGUMENT",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+
 # ---------------------------------------------------------------- errors
-DIALECT_OF_API = {ANTHROPIC: DIALECT_ANTHROPIC, CHAT: OPENAI_CHAT, RESPONSES: OPENAI_RESPONSES}
+DIALECT_OF_API = {
+    ANTHROPIC: DIALECT_ANTHROPIC,
+    CHAT: OPENAI_CHAT,
+    RESPONSES: OPENAI_RESPONSES,
+    GEMINI: "gemini",
+}
 
 
 def error_body(
@@ -331,7 +379,9 @@ def error_body(
     if isinstance(err, ProviderError):
         return error_json(dialect, as_dialect(dialect, err, window, total, streamed), rid)
     etype = err.type
-    if api != ANTHROPIC:
+    if api == GEMINI:
+        etype = err.type if err.type in GOOGLE_STATUS.values() else GOOGLE_STATUS.get(err.status, "INTERNAL")
+    elif api != ANTHROPIC:
         etype = "invalid_request_error" if err.status < 500 else "server_error"
     code = err.code or ""
     rejected = ProviderError(err.status, etype, err.message, "invalid", False, code=code, param=err.param)

@@ -2,7 +2,9 @@
 
 Endpoints: `POST /v1/messages` (+ SSE, `?beta=true` accepted), `/v1/messages/count_tokens`,
 `/v1/chat/completions` (+ SSE with `stream_options.include_usage`), `/v1/responses` (+ SSE),
-`/v1/responses/input_tokens`, `GET /v1/models`. Each request is parsed into a Transcript
+`/v1/responses/input_tokens`, `GET /v1/models`, and the Gemini API's
+`/v1beta/models/{model}:generateContent`, `:streamGenerateContent` (+ SSE with `alt=sse`) and
+`:countTokens` (sim/serve/wire_gemini.py). Each request is parsed into a Transcript
 (`ctxbench.sim.serve.wire`), billed by `provider.call(Request, now)` of the same provider model the simulator
 uses (`make_provider(profile, model, seed)`), answered with a scripted reply (`ctxbench.sim.serve.script`),
 and recorded with credentials redacted (`ctxbench.sim.serve.record`).
@@ -45,6 +47,7 @@ from ctxbench.sim.serve.state import ZERO_LATENCY, Observation, ServeConfig, Ser
 from ctxbench.sim.serve.wire import (
     ANTHROPIC,
     CHAT,
+    GEMINI,
     RESPONSES,
     Parsed,
     WireError,
@@ -53,6 +56,8 @@ from ctxbench.sim.serve.wire import (
     parse_json_body,
     unknown_model,
 )
+from ctxbench.sim.serve.wire_gemini import not_found as gemini_not_found
+from ctxbench.sim.serve.wire_gemini import route as gemini_route
 
 _SECONDS = re.compile(r"[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]{1,3})?")
 ROUTES = {
@@ -62,6 +67,9 @@ ROUTES = {
     "/v1/responses": RESPONSES,
     "/responses": RESPONSES,
 }
+
+
+RID_PREFIX = {ANTHROPIC: "req_", CHAT: "chatcmpl-", GEMINI: "gen-"}
 
 
 class Handler(FrontHandler):
@@ -97,10 +105,12 @@ class Handler(FrontHandler):
         path = self.path.split("?", 1)[0]
         st = self.server.state
         route = ROUTES.get(path.removesuffix("/count_tokens").removesuffix("/input_tokens"))
+        if route is None and gemini_route(path) is not None:
+            route = GEMINI
         api = route or api_of_path(path)
         entry, red = self.entry(api)
         self.secrets = red.secrets  # scrubbed from this conversation's trace too
-        rid = st.next_id("req_" if api == ANTHROPIC else "chatcmpl-" if api == CHAT else "resp_")
+        rid = st.next_id(RID_PREFIX.get(api, "resp_"))
         try:
             headers = self._headers()
             t = self._now(headers)
@@ -151,16 +161,25 @@ class Handler(FrontHandler):
         if counting and isinstance(body, dict) and api == ANTHROPIC:
             body = {"max_tokens": 1, **body}
         requested = body.get("model") if isinstance(body, dict) else None
+        named = gemini_route(path) if api == GEMINI else None
+        if named is not None:  # the Gemini API names the model in the path
+            requested, method = named
+            counting = method == "countTokens"
         model = st.cfg.model  # a missing or ill-typed model is parse's 400
         if isinstance(requested, str):
             try:
                 model = st.model_for(requested)
             except CatalogError:
-                raise unknown_model(api, requested) from None
-        p = parse(api, body, headers, st.factory(model))
+                missing = gemini_not_found(requested, method) if named else unknown_model(api, requested)
+                raise missing from None
+        p = parse(api, body, headers, st.factory(model), model)
+        if named is not None:
+            p.stream = method == "streamGenerateContent"
         entry["conversation"] = p.session
-        if counting:  # no caching logic (providers.md §1.14, §2.7)
+        if counting:  # no caching logic (providers.md §1.14, §2.7, §3)
             n = p.tr.total_tokens
+            if api == GEMINI:
+                return json_reply(200, {"totalTokens": n})
             return json_reply(
                 200,
                 {"input_tokens": n}
@@ -233,6 +252,12 @@ class Handler(FrontHandler):
             if p.stream:
                 return Reply(200, sse, chunks=render.anthropic_stream(rid, name, reply, u, err))
             return json_reply(200, render.anthropic_message(rid, name, reply, u), extra)
+        if api == GEMINI:
+            if p.stream:
+                alt_sse = "alt=sse" in self.path.split("?", 1)[-1].split("&")
+                head = sse if alt_sse else {"content-type": "application/json", **extra}
+                return Reply(200, head, chunks=render.gemini_stream(rid, name, reply, u, alt_sse))
+            return json_reply(200, render.gemini_response(rid, name, reply, u), extra)
         if api == CHAT:
             if p.stream:
                 return Reply(200, sse, chunks=render.chat_stream(rid, name, reply, u, p.include_usage))

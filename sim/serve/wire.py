@@ -1,4 +1,5 @@
-"""Request bodies of the three wire APIs → the content model (a Transcript plus cache breakpoints).
+"""Request bodies of the wire APIs (Anthropic Messages, OpenAI Chat Completions and Responses, Gemini)
+→ the content model (a Transcript plus cache breakpoints).
 
 Blocks are laid out tools → system → messages (providers.md §1.1), one block per tool definition,
 system block and message content block, like the simulator's own transcripts, so the provider
@@ -40,7 +41,7 @@ from ctxbench.sim.names import Breakpoints, Ttl, is_ttl
 from ctxbench.sim.tokens import IMAGE_RULES, BlockFactory
 from ctxbench.sim.transcript import Transcript
 
-ANTHROPIC, CHAT, RESPONSES = "anthropic", "chat", "responses"
+ANTHROPIC, CHAT, RESPONSES, GEMINI = "anthropic", "chat", "responses", "gemini"
 
 
 class WireError(ValueError):
@@ -177,7 +178,10 @@ class _Builder:
         body = self.strip(tool, ("tools", len(self.tools)), where)
         fn: dict[str, Any] = tool["function"] if isinstance(tool.get("function"), dict) else {}
         name = tool.get("name") or fn.get("name") or tool.get("type") or ""
-        schema = tool.get("input_schema") or fn.get("parameters") or tool.get("parameters") or {}
+        schema = (
+            tool.get("input_schema") or fn.get("parameters") or tool.get("parameters")
+            or tool.get("parametersJsonSchema") or {}
+        )  # fmt: skip
         props = schema.get("properties") if isinstance(schema, dict) else None
         if isinstance(props, dict):
             self.tool_params[str(name)] = tuple(
@@ -343,9 +347,14 @@ def stream_of(body: dict[str, Any]) -> bool:
     return bool(s)
 
 
-def parse(api: str, body: Any, headers: dict[str, str], factory: BlockFactory) -> Parsed:
-    """Parse one request body of `api` into the content model; WireError on anything malformed."""
+def parse(api: str, body: Any, headers: dict[str, str], factory: BlockFactory, model: str = "") -> Parsed:
+    """Parse one request body of `api` into the content model; WireError on anything malformed.
+    `model`: the Gemini API names it in the path, not the body."""
     body = obj(body, "body")
+    if api == GEMINI:
+        from ctxbench.sim.serve.wire_gemini import parse_gemini
+
+        return parse_gemini(body, headers, factory, model)
     if api == ANTHROPIC:
         from ctxbench.sim.serve.wire_anthropic import parse_anthropic
 
@@ -358,6 +367,7 @@ def parse(api: str, body: Any, headers: dict[str, str], factory: BlockFactory) -
 __all__ = [
     "ANTHROPIC",
     "CHAT",
+    "GEMINI",
     "IMAGE",
     "RESPONSES",
     "TEXT",

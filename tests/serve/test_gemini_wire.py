@@ -1,0 +1,166 @@
+"""`ctxbench serve` speaks the Gemini API (sim/serve/wire_gemini.py): through the official SDK
+(google-genai) and with the traffic of Gemini CLI 0.61.0 from npm, recorded against it
+(tests/serve/data: a session, and one resumed with `--resume latest` that compresses its history)."""
+
+from __future__ import annotations
+
+import json
+import lzma
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxbench.bench.prefix_check import find_breaks
+from ctxbench.bench.request_log import read_request_log
+from ctxbench.sim.serve.server import CtxServer, ServeConfig, start_background, stop
+from ctxbench.sim.serve.wire_gemini import route
+
+DATA = Path(__file__).parent / "data"
+LONG = "The build log says module 7 compiled without warnings. " * 300
+GENERATE = "/v1beta/models/gemini-2.5-pro:generateContent"
+TOOLS = [{"functionDeclarations": [{"name": "run", "parametersJsonSchema": {"type": "object"}}]}]
+
+
+@pytest.fixture()
+def server(tmp_path: Path) -> Iterator[CtxServer]:
+    cfg = ServeConfig(profile="gemini-implicit", model="gemini-2.5-pro", ledger=str(tmp_path / "l.jsonl"))
+    srv, _ = start_background(cfg)
+    yield srv
+    stop(srv)
+
+
+def _post(srv: CtxServer, path: str, body: Any) -> tuple[int, bytes]:
+    req = urllib.request.Request(
+        srv.url + path, json.dumps(body).encode(), {"content-type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=20) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def _body(*texts: str) -> dict[str, Any]:
+    return {
+        "systemInstruction": {"parts": [{"text": "You are terse."}]},
+        "tools": TOOLS,
+        "contents": [{"role": "user", "parts": [{"text": t}]} for t in texts],
+    }
+
+
+def test_paths_name_the_model_and_the_method() -> None:
+    assert route("/v1beta/models/gemini-2.5-pro:streamGenerateContent") == (
+        "gemini-2.5-pro",
+        "streamGenerateContent",
+    )
+    assert route("/v1/models/gemini-2.0-flash:countTokens") == ("gemini-2.0-flash", "countTokens")
+    assert route("/v1beta/models/gemini-2.5-pro:embedContent") is None
+
+
+def test_implicit_cache_reads_the_previous_prompt(server: CtxServer) -> None:
+    path = "/v1beta/models/gemini-2.5-pro:generateContent"
+    status, raw = _post(server, path, _body(LONG))
+    first = json.loads(raw)
+    assert status == 200 and "cachedContentTokenCount" not in first["usageMetadata"]
+    status, raw = _post(server, path, _body(LONG, "and again"))
+    usage = json.loads(raw)["usageMetadata"]
+    assert usage["promptTokenCount"] > first["usageMetadata"]["promptTokenCount"]
+    assert 0 < usage["cachedContentTokenCount"] <= first["usageMetadata"]["promptTokenCount"]
+
+
+def test_sse_stream_and_count_tokens(server: CtxServer) -> None:
+    status, raw = _post(server, "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse", _body("hi"))
+    events = [json.loads(x[len(b"data: ") :]) for x in raw.split(b"\r\n\r\n") if x.startswith(b"data: ")]
+    assert status == 200 and events[-1]["candidates"][0]["finishReason"] == "STOP"
+    assert events[-1]["usageMetadata"]["totalTokenCount"] > 0
+    status, raw = _post(
+        server, "/v1beta/models/gemini-2.5-pro:countTokens", {"contents": [{"parts": [{"text": "x"}]}]}
+    )
+    assert status == 200 and json.loads(raw)["totalTokens"] > 0
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "status", "says"),
+    [
+        (GENERATE.replace("2.5-pro", "nope-9"), _body("hi"), 404, "models/gemini-nope-9 is not found"),
+        (GENERATE, {"contents": []}, 400, "contents is not specified"),
+        (GENERATE, {"contents": [{"role": "bot", "parts": []}]}, 400, "role"),
+        (GENERATE, {**_body("hi"), "cachedContent": "cachedContents/x"}, 403, "CachedContent"),
+    ],
+)  # fmt: skip
+def test_refusals_have_the_gemini_error_shape(
+    server: CtxServer, path: str, body: Any, status: int, says: str
+) -> None:
+    got, raw = _post(server, path, body)
+    err = json.loads(raw)["error"]
+    assert got == status and err["code"] == status and says in err["message"]
+    assert set(err) == {"code", "message", "status"} and err["status"].isupper()
+
+
+def test_the_official_sdk_reads_every_answer(server: CtxServer) -> None:
+    genai = pytest.importorskip("google.genai", reason="the `live` extra (google-genai SDK) is not installed")
+    from google.genai import errors, types
+
+    client = genai.Client(api_key="x", http_options=types.HttpOptions(base_url=server.url))
+    first = client.models.generate_content(model="gemini-2.5-pro", contents=LONG)
+    assert first.usage_metadata is not None and first.usage_metadata.prompt_token_count
+    chunks = list(client.models.generate_content_stream(model="gemini-2.5-pro", contents=[LONG, "more"]))
+    last = chunks[-1].usage_metadata
+    assert (
+        last is not None
+        and 0 < (last.cached_content_token_count or 0) <= first.usage_metadata.prompt_token_count
+    )
+    assert client.models.count_tokens(model="gemini-2.5-pro", contents="hello").total_tokens
+    with pytest.raises(errors.ClientError) as e:
+        client.models.generate_content(model="gemini-nope-9", contents="hi")
+    assert e.value.code == 404 and e.value.status == "NOT_FOUND"
+
+
+def _ledger(name: str) -> list[str]:
+    with lzma.open(DATA / name, "rt", encoding="utf-8") as f:
+        return [line for line in f if line.strip()]
+
+
+def test_gemini_cli_traffic_is_prefix_stable() -> None:
+    """Gemini CLI 0.61.0 (`-m gemini-2.5-pro -p … --yolo`): each request extends the previous one,
+    and the implicit cache reads all of it (the ledger's bills)."""
+    lines = _ledger("gemini-cli-0.61.0.requests.jsonl.xz")
+    rep = find_breaks(read_request_log(lines, "gemini-cli"))
+    assert rep.ok and not rep.breaks
+    usage = [json.loads(x)["usage"] for x in lines]
+    assert all(u["cache_read"] > 0 for u in usage[1:])
+
+
+def test_gemini_cli_resume_rewrites_its_history() -> None:
+    """`--resume latest`: the rebuilt history drops the function calls' `thoughtSignature` and
+    repeats a function response, so the first resumed request diverges inside the first model turn
+    (a mid-conversation edit, re-billing ~20k tokens); the compression request (its own system
+    prompt, no tools), its verification pass and the compressed history after them are recognised."""
+    lines = _ledger("gemini-cli-0.61.0-resume.requests.jsonl.xz")
+    rep = find_breaks(read_request_log(lines, "gemini-cli-resume"))
+    assert [(b.request, b.cls) for b in rep.failing] == [(5, "mid_conversation_edit")]
+    explained = {b.cls for b in rep.breaks if b.explained}
+    assert explained == {"reset_after_compaction", "side_request", "tail_edit"}
+
+
+def test_proxy_records_gemini_traffic(server: CtxServer, tmp_path: Path) -> None:
+    """`proxy` in front of a Gemini endpoint (here `serve`): answers relayed, the ledger line holds
+    the model of the path and the usage of `usageMetadata`, and the conversation is traced."""
+    from ctxbench.sim.serve.proxy import start_proxy, stop_proxy
+
+    proxy, _ = start_proxy(server.url, str(tmp_path / "proxy.jsonl"))
+    try:
+        for body in (_body(LONG), _body(LONG, "and again")):
+            status, _raw = _post(proxy, "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse", body)
+            assert status == 200
+        traces = proxy.state.recorder.write(tmp_path / "traces")
+    finally:
+        stop_proxy(proxy)
+    lines = [json.loads(x) for x in (tmp_path / "proxy.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [x["model"] for x in lines] == ["gemini-2.5-pro"] * 2
+    assert lines[1]["usage"]["cache_read"] > 0 and lines[0]["usage"]["cache_read"] == 0
+    assert len(traces) == 1
