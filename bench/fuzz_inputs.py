@@ -353,6 +353,26 @@ def _opencode() -> Any:
     }
 
 
+def _gemini_cli() -> list[dict[str, Any]]:
+    """A Gemini CLI session log (traces/importers/gemini_cli.py): header, opening history, a reply
+    with a call and its logged result, a replaced history."""
+    ctx = {"id": "c", "type": "user", "content": [{"text": "<session_context>"}]}
+    call = {"id": "t1", "name": "run_shell_command", "args": {"command": "ls"}}
+    tokens = {"input": 900, "output": 9, "cached": 0, "thoughts": 0, "tool": 0, "total": 909}
+    reply = {"id": "g1", "type": "gemini", "content": "ok", "tokens": tokens, "model": "gemini-2.5-pro"}
+    result = {"functionResponse": {"id": "t1", "name": "run_shell_command", "response": {"output": "a"}}}
+    return [
+        {"sessionId": "s", "projectHash": "h", "startTime": "2026-01-01T00:00:00Z", "kind": "main"},
+        {"$set": {"messages": [ctx]}},
+        {"id": "u1", "type": "user", "content": [{"text": "go"}]},
+        reply,
+        {**reply, "toolCalls": [{**call, "result": [result]}]},
+        {"id": "u2", "type": "user", "content": [result]},
+        {"$set": {"messages": [ctx, {"id": "u3", "type": "user", "content": [{"text": "summary"}]}]}},
+        {**reply, "id": "g2", "tokens": {**tokens, "input": 950, "cached": 800}},
+    ]
+
+
 # name → (file name, JSONL lines (a list) or one JSON document)
 IMPORTER_SEEDS: dict[str, tuple[str, Any, bool]] = {
     "claude-code": ("session.jsonl", _claude_code(), True),
@@ -363,6 +383,7 @@ IMPORTER_SEEDS: dict[str, tuple[str, Any, bool]] = {
     "inspect-ai": ("eval.json", _inspect_ai(), False),
     "swe-agent": ("run.traj", _swe_agent(), False),
     "opencode": ("ses_1.json", _opencode(), False),
+    "gemini-cli": ("session-1.jsonl", _gemini_cli(), True),
 }
 
 

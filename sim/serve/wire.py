@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -70,9 +71,9 @@ def _no_constant(name: str) -> Any:
 
 
 def parse_json_body(raw: bytes) -> Any:
-    """A request body as the real API reads it: strict JSON in UTF-8. `NaN`/`Infinity`, invalid
-    UTF-8, nesting past the parser's stack and strings with lone surrogates (`"h\\ud800i"`) are
-    400 `invalid_request_error` (WireError), never a crash further on."""
+    """A request body as the real API reads it: strict JSON in UTF-8. `NaN`/`Infinity` (and numbers
+    past float range, `1e999`), invalid UTF-8, nesting past the parser's stack and strings with
+    lone surrogates (`"h\\ud800i"`) are 400 `invalid_request_error` (WireError), never a crash."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -92,6 +93,8 @@ def parse_json_body(raw: bytes) -> Any:
                     v.encode("utf-8")
                 except UnicodeEncodeError:
                     raise bad(f"{_PARSE_ERROR}: invalid Unicode (lone surrogate)") from None
+        elif isinstance(v, float) and not math.isfinite(v):  # 1e999: JSON has no infinity
+            raise bad(f"{_PARSE_ERROR}: number out of range")
         elif isinstance(v, dict):
             stack.extend(v)
             stack.extend(v.values())

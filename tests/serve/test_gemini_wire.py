@@ -164,3 +164,14 @@ def test_proxy_records_gemini_traffic(server: CtxServer, tmp_path: Path) -> None
     assert [x["model"] for x in lines] == ["gemini-2.5-pro"] * 2
     assert lines[1]["usage"]["cache_read"] > 0 and lines[0]["usage"]["cache_read"] == 0
     assert len(traces) == 1
+
+
+def test_a_number_past_float_range_is_a_400_not_a_crash(server: CtxServer) -> None:
+    """`1e999` parses to infinity, which JSON cannot hold: refused as invalid JSON (found by the
+    HTTP fuzz in a Gemini part)."""
+    raw = json.dumps(_body("hi")).replace('"hi"', '"hi", "x": 1e999').encode()
+    req = urllib.request.Request(server.url + GENERATE, raw, {"content-type": "application/json"})
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(req, timeout=20)
+    err = json.loads(e.value.read())["error"]
+    assert e.value.code == 400 and err["status"] == "INVALID_ARGUMENT" and "out of range" in err["message"]

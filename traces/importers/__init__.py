@@ -19,6 +19,7 @@ from ctxbench.traces.importers.claude_trace import import_claude_trace
 from ctxbench.traces.importers.cline import import_cline
 from ctxbench.traces.importers.codex import import_codex
 from ctxbench.traces.importers.detect import detect
+from ctxbench.traces.importers.gemini_cli import import_gemini_cli
 from ctxbench.traces.importers.inspect_ai import import_inspect_ai
 from ctxbench.traces.importers.opencode import import_opencode
 from ctxbench.traces.importers.openhands import import_openhands
@@ -31,6 +32,7 @@ for _name, _fn in (
     ("claude-trace", import_claude_trace),
     ("codex", import_codex),
     ("cline", import_cline),
+    ("gemini-cli", import_gemini_cli),
     ("inspect-ai", import_inspect_ai),
     ("opencode", import_opencode),
     ("openhands", import_openhands),

@@ -47,6 +47,8 @@ def detect(path: Path) -> str:
             return "codex"
         if "instance_id" in obj and "history" in obj:
             return "openhands"
+        if "projectHash" in obj and "sessionId" in obj:
+            return "gemini-cli"  # its header line (or the older single-JSON session)
         if "sessionId" in obj or obj.get("type") in ("file-history-snapshot", "summary", "queue-operation"):
             return "claude-code"
     stripped = text.lstrip()
@@ -57,6 +59,8 @@ def detect(path: Path) -> str:
             return "swe-agent"
         if '"system_prompt"' in text and '"messages"' in text:
             return "cline"
+        if '"projectHash"' in text and '"sessionId"' in text and '"messages"' in text:
+            return "gemini-cli"  # the older single-JSON session
         if '"info"' in text and '"messages"' in text and '"ses_' in text:
             return "opencode"  # `opencode export`: session ids start "ses_"
     from ctxbench.policies.registry import names

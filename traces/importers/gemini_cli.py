@@ -1,0 +1,255 @@
+"""Gemini CLI sessions (`~/.gemini/tmp/<project>/chats/session-*.jsonl`; the older single-JSON
+`session-*.json` too): one trace per session and model.
+
+What the log holds (Gemini CLI 0.61.0 run against `ctxbench serve`, beside the server's ledger,
+tests/traces/importers/data): a header line (`sessionId`, `startTime`, `kind`), message records
+(`id`, `timestamp`, `type` user / gemini / info / error / warning, `content` as API parts,
+`toolCalls` with their results, `tokens`), and `{"$set": …}` lines. A record whose id was logged
+before replaces it (a reply is logged again once its tool calls have run: the last copy wins). A
+`$set` of `messages` is the history the CLI keeps from then on: the first one opens the session (its
+`<session_context>` message), a later one that does not just extend the history replaced it (the
+CLI compressed the chat, or `--resume` rebuilt it; a resumed process also logs a new header).
+
+Each `gemini` record with `tokens` is one request. Its usage: `input` is the whole prompt
+(`promptTokenCount`, the cached part included), `cached` the part read from the implicit cache,
+`output` + `thoughts` the billed output, `tool` (`toolUsePromptTokenCount`) billed as input. Block
+sizes come from the usage (traces/importers/sizing.py, whole prompts). A replaced history starts a
+new conversation on the same system prompt and tools: a `compaction` whose summary holds the new
+history's messages (the compressed summary, the CLI's "Got it" turn, the messages it kept), since
+the log does not say which of them the provider had cached.
+
+Not in the log: the system instruction and tool declarations (sized from the usage), and requests
+the CLI did not log (the compression request and its verification pass, a request ended by loop
+detection, the first request of a resumed session: on the ledger of the resumed run, 6 of 15).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ctxbench.traces.importers.base import (
+    ImportFailure,
+    ImportReport,
+    ImportResult,
+    b64_image,
+    canonical,
+    count,
+    json_document,
+    jsonl_objects,
+    normalize_model,
+    parse_time,
+    tool_use,
+)
+from ctxbench.traces.importers.tokens import Item, build_traces
+from ctxbench.traces.model import Content, Usage
+
+CANNOT = [
+    "the system instruction and tool declarations (sized from the usage)",
+    "requests the CLI does not log (compression, loop detection, a resumed session's first request)",
+]
+SENT = ("user", "gemini")  # record types sent to the model (info / error / warning are the CLI's own)
+
+
+def _parts(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"text": content}] if content else []
+    if isinstance(content, dict):
+        return [content]
+    return [p for p in content if isinstance(p, dict)] if isinstance(content, list) else []
+
+
+def _contents(rec: dict[str, Any], as_text: bool = False) -> list[Content]:
+    """What a record sends: text parts, inline images, function responses (a user record), the
+    reply's text and function calls (a gemini record). `as_text`: everything as text (a message of a
+    replaced history, which the trace holds as its compaction's summary)."""
+    out: list[Content] = []
+    for p in _parts(rec.get("content")):
+        if "text" in p and not p.get("thought"):
+            out.append(Content("text", text=str(p["text"])))
+        elif "functionResponse" in p:
+            fr = p["functionResponse"] if isinstance(p["functionResponse"], dict) else {}
+            text = canonical(fr.get("response", {}))
+            tid = str(fr.get("id") or fr.get("name") or "")
+            result = Content("tool_result", text=text, tool_id=tid)
+            out.append(Content("text", text=text) if as_text else result)
+        elif "inlineData" in p and isinstance(p["inlineData"], dict):
+            w, h, n = b64_image(str(p["inlineData"].get("data", "")))
+            if w and h and n:
+                key = f"img-{rec.get('id', '')}-{len(out)}"
+                out.append(Content("image", nbytes=n, key=key, width=w, height=h))
+        elif p and "functionCall" not in p:
+            out.append(Content("text", text=canonical(p)))
+    if rec.get("type") == "gemini":
+        for i, call in enumerate(c for c in rec.get("toolCalls") or [] if isinstance(c, dict)):
+            name = str(call.get("name", "tool"))
+            if as_text:
+                out.append(Content("text", text=canonical({"name": name, "args": call.get("args", {})})))
+            else:
+                out.append(tool_use(call.get("args", {}), call.get("id") or f"{rec.get('id', '')}-{i}", name))
+    return out
+
+
+def _key(rec: dict[str, Any]) -> tuple[Any, ...]:
+    """What a record sends, whatever its id and shape: a live reply holds its calls in `toolCalls`,
+    the same reply in a `$set` history as `functionCall` parts (ids are the CLI's own)."""
+    parts: list[tuple[str, ...]] = []
+    for p in _parts(rec.get("content")):
+        if "text" in p:
+            if not p.get("thought"):
+                parts.append(("t", str(p["text"])))
+        elif isinstance(p.get("functionCall"), dict):
+            parts.append(
+                ("c", str(p["functionCall"].get("name")), canonical(p["functionCall"].get("args", {})))
+            )
+        elif isinstance(p.get("functionResponse"), dict):
+            fr = p["functionResponse"]
+            parts.append(("r", str(fr.get("name")), canonical(fr.get("response", {}))))
+        else:
+            parts.append(("o", canonical(p)))
+    if rec.get("type") == "gemini" and not any(x[0] == "c" for x in parts):
+        for call in (c for c in rec.get("toolCalls") or [] if isinstance(c, dict)):
+            parts.append(("c", str(call.get("name")), canonical(call.get("args", {}))))
+    return (str(rec.get("type")), tuple(parts))
+
+
+def _usage(rec: dict[str, Any], where: str) -> Usage | None:
+    tokens = rec.get("tokens")
+    if not isinstance(tokens, dict):
+        return None
+    prompt, read = count(tokens, "input", where, "tokens"), count(tokens, "cached", where, "tokens")
+    tool = count(tokens, "tool", where, "tokens")
+    out = count(tokens, "output", where, "tokens") + count(tokens, "thoughts", where, "tokens")
+    return Usage(max(0, prompt - read) + tool, min(read, prompt), 0, 0, out)
+
+
+@dataclass
+class _Session:
+    sid: str
+    report: ImportReport
+    convs: dict[str, list[Item]] = field(default_factory=dict)  # by model
+    history: list[tuple[Any, ...]] = field(default_factory=list)  # what the CLI sends (`_key`)
+    pending: list[Item] = field(default_factory=list)
+    model: str = ""
+    owed: dict[str, Any] | None = None  # the last reply's call results, unless a user record holds them
+
+    def settle(self) -> None:
+        """Older logs keep a call's result only in its `toolCalls[].result`: sent all the same."""
+        if self.owed is not None:
+            self.pending.append(Item("user", _contents(self.owed)))
+            self.history.append(_key(self.owed))
+            self.owed = None
+
+    def replace(self, messages: list[Any], t: float | None, where: str) -> None:
+        """A `$set` of the history: the opening messages, an extension, or a replaced history."""
+        self.settle()
+        recs = [m for m in messages if isinstance(m, dict) and m.get("type") in SENT]
+        keys = [_key(m) for m in recs]
+        if keys[: len(self.history)] == self.history:
+            for m in recs[len(self.history) :]:  # new messages: sent with the next request
+                self.pending.append(Item("user", _contents(m, as_text=m.get("type") != "user"), t=t))
+        elif self.history[: len(keys)] == keys:
+            pass  # the history without its latest messages (a loop-detection notice is not kept)
+        elif self.model in self.convs:
+            self.report.counts["histories replaced (compression or --resume)"] += 1
+            self.pending = []
+            summary = [c for m in recs for c in _contents(m, as_text=True)]
+            items = self.convs[self.model]
+            items += [
+                Item("compact", t=t, where=where),
+                Item("summary", summary or [Content("text", text="")], t=t),
+            ]
+        self.history = keys
+
+    def message(self, rec: dict[str, Any], final: dict[str, Any], t: float | None, where: str) -> None:
+        kind = rec.get("type")
+        if kind not in SENT:
+            self.report.counts[f"{kind} records (the CLI's own, not sent)"] += 1
+            return
+        if kind == "user":
+            if any("functionResponse" in p for p in _parts(rec.get("content"))):
+                self.owed = None  # this log records the results as a user record of their own
+            self.settle()
+            self.history.append(_key(final))
+            self.pending.append(Item("user", _contents(rec), t=t))
+            return
+        self.settle()
+        self.history.append(_key(final))
+        usage = _usage(rec, where)
+        if usage is None:
+            self.report.skip("gemini record without tokens (no request of its own)", where)
+            self.pending.append(Item("user", _contents(final, as_text=True), t=t))
+            return
+        self.model = str(rec.get("model", "")) or self.model
+        items = self.convs.setdefault(self.model, [])
+        reply = Item("reply", _contents(final) or [Content("text", text="")], t=t, usage=usage)
+        reply.where = where
+        items += [*self.pending, reply]
+        self.pending = []
+        results = [
+            part
+            for call in final.get("toolCalls") or []
+            if isinstance(call, dict)
+            for part in _parts(call.get("result"))
+            if "functionResponse" in part
+        ]
+        self.owed = {"type": "user", "content": results} if results else None
+
+
+def _operations(path: Path, report: ImportReport) -> list[tuple[str, dict[str, Any], str]]:
+    """("header" | "set" | "message", object, where) in log order; the older single-JSON session
+    as its header and its messages."""
+    if path.name.endswith((".jsonl", ".jsonl.gz", ".jsonl.xz", ".jsonl.bz2")):
+        ops = []
+        for n, obj in jsonl_objects(path, report):
+            where = f"{path.name}:{n}"
+            if isinstance(obj.get("$set"), dict):
+                ops.append(("set", obj["$set"], where))
+            elif "sessionId" in obj and "type" not in obj:
+                ops.append(("header", obj, where))
+            else:
+                ops.append(("message", obj, where))
+        return ops
+    doc = json_document(path)
+    if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
+        raise ImportFailure(str(path), "not a Gemini CLI session: no 'messages' list")
+    msgs = [
+        ("message", m, f"{path.name}: messages[{i}]")
+        for i, m in enumerate(doc["messages"])
+        if isinstance(m, dict)
+    ]
+    return [("header", doc, path.name), *msgs]
+
+
+def import_gemini_cli(paths: list[Path], report: ImportReport | None = None) -> ImportResult:
+    path = paths[0]
+    report = report or ImportReport(str(path), "gemini-cli")
+    report.cannot_provide = list(CANNOT)
+    ops = _operations(path, report)
+    final = {str(o.get("id")): o for kind, o, _w in ops if kind == "message" and o.get("id") is not None}
+    header = next((o for kind, o, _w in ops if kind == "header"), {})
+    session = _Session(str(header.get("sessionId", path.stem)), report)
+    seen: set[str] = set()
+    for kind, obj, where in ops:
+        if kind == "set":
+            if isinstance(obj.get("messages"), list):
+                session.replace(obj["messages"], parse_time(obj.get("lastUpdated")), where)
+            continue
+        if kind != "message":
+            continue
+        rid = str(obj.get("id", ""))
+        if rid and rid in seen:
+            continue  # a later copy of a logged record: its last copy is used (`final`)
+        seen.add(rid)
+        session.message(obj, final.get(rid, obj), parse_time(obj.get("timestamp")), where)
+    for items in session.convs.values():
+        items += session.pending
+    meta = {"format": "gemini-cli", "session": session.sid, "usage_counts": "whole prompt"}
+    convs = [
+        ("main" if i == 0 else model, items, normalize_model(model), model, dict(meta))
+        for i, (model, items) in enumerate(session.convs.items())
+    ]
+    if not convs:
+        raise ImportFailure(str(path), "no model responses with tokens found (nothing to import)")
+    return build_traces(convs, str(path), "gemini-cli", report)
