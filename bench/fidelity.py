@@ -20,7 +20,7 @@ read. The naive baseline predicts that each request reads everything the previou
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ctxbench.bench.fidelity_auto import auto_prefix_cause
@@ -67,6 +67,8 @@ class RequestCompare:
     # first request of a turn: the paths the previous turn's prompt @-mentioned (Claude Code
     # attachments the log does not show; claude_code_wire.py `at_mentions`)
     dropped_mentions: tuple[str, ...] = ()
+    request_id: str = ""  # the provider's id (a forked session's copies carry the original's)
+    cost_naive: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -100,6 +102,25 @@ class SessionFidelity:
     meta: dict[str, Any] = field(default_factory=dict)
     outside: OutsideEvents = field(default_factory=OutsideEvents)  # replayed as observed
     unconditioned: SessionFidelity | None = None  # the replay without them (None: it is this one)
+    copied: int = 0  # requests left out: copies of requests an earlier session billed
+
+    def without(self, ids: set[str]) -> SessionFidelity:
+        """This session scored without the requests of `ids` (copies a forked or resumed session
+        holds of requests an earlier session billed: replayed, since they build its prompt, but
+        billed once, where they were made; bench/billed.py)."""
+        keep = [r for r in self.requests if not (r.request_id and r.request_id in ids)]
+        if len(keep) == len(self.requests):
+            return self
+        return replace(
+            self,
+            requests=keep,
+            cost_billed=sum(r.cost_billed for r in keep),
+            cost_predicted=sum(r.cost_predicted for r in keep),
+            cost_naive=sum(r.cost_naive for r in keep),
+            outside=self.outside.only({r.index for r in keep}),
+            unconditioned=self.unconditioned.without(ids) if self.unconditioned else None,
+            copied=self.copied + len(self.requests) - len(keep),
+        )
 
     @property
     def baseline(self) -> SessionFidelity:
@@ -269,6 +290,7 @@ def _score(
         naive = min(prev_cached, _cached(b)) if i else 0
         prev_cached = _cached(b)
         rc = RequestCompare(i, t, gap, b, p, naive, rec.miss_cause, turn_start=turn_start, real_user=real)
+        rc.request_id = ev.request_id
         rc.fallback_of = written.get(b.cache_read, -1)
         rc.outside = outside.kind_of(i)
         rc.dropped_mentions = before if real else ()
@@ -297,5 +319,6 @@ def _score(
         sf.cost_predicted += rc.cost_predicted
         nw = _cached(b) - naive
         n5, n1 = (0, nw) if b.cache_write_1h and not b.cache_write_5m else (nw, 0)
-        sf.cost_naive += pr.cost(b.input_tokens, naive, n5, n1, b.output_tokens)
+        rc.cost_naive = pr.cost(b.input_tokens, naive, n5, n1, b.output_tokens)
+        sf.cost_naive += rc.cost_naive
     return sf

@@ -62,6 +62,8 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
         "billed": _sum([billed(r) for r in sf.requests]) if sf.has_usage else None,
         "predicted": _sum([predicted(r) for r in sf.requests]) if sf.has_usage else None,
     }
+    if sf.copied:  # a forked session's copies of earlier requests: scored where they were billed
+        out["copied_requests"] = sf.copied
     if not sf.has_usage:
         out["note"] = "the log has no per-request usage (totals only): nothing to compare"
         return out

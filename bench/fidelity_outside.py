@@ -82,6 +82,10 @@ class OutsideEvents:
             return self.lookup_failures
         return self.outside_warming if kind == OUTSIDE_WARMING else self.unlogged_turn_content
 
+    def only(self, indices: set[int]) -> OutsideEvents:
+        """The events at `indices` only (the requests a session still scores)."""
+        return OutsideEvents(*(tuple(i for i in self.at(k) if i in indices) for k in KINDS))
+
     def kind_of(self, index: int) -> str:
         return next((k for k in KINDS if index in self.at(k)), "")
 

@@ -11,10 +11,12 @@ tokenizer calibration error, and one session replayed under other presets.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
 from ctxbench.bench import fidelity_tables as tables
+from ctxbench.bench.billed import first_time
 from ctxbench.bench.fidelity import compare
 from ctxbench.bench.fidelity_discover import CLAUDE_CODE_FORMATS, Found, Log, discover
 from ctxbench.bench.fidelity_logs import Replayed, replay_log
@@ -25,6 +27,7 @@ from ctxbench.sim.tokens import RateCounter, make_counter, toktok_available
 from ctxbench.traces.importers import import_paths
 from ctxbench.traces.importers.base import ImportReport, canonical
 from ctxbench.traces.importers.claude_trace import requests
+from ctxbench.traces.model import MessageEvent
 
 DEFAULT_DIR = Path(
     os.environ.get("CTXBENCH_REAL", Path(__file__).resolve().parents[2] / "shared" / "traces-real")
@@ -47,7 +50,25 @@ def conversations(found: Found, stream: IO[str] | None = None) -> list[Replayed]
             progress.update()
     finally:
         progress.close()
-    return out
+    return billed_once(out)
+
+
+def billed_once(convs: list[Replayed]) -> list[Replayed]:
+    """The copies a forked or resumed Claude Code session holds of an earlier session's requests
+    (same requestId) scored once, in the session that made them: the log whose first timed line is
+    the earliest, as `billed` counts them (bench/billed.py). Each replay still sends them."""
+    seen: set[str] = set()
+    once: dict[int, Replayed] = {}
+    for log in sorted({r.log for r in convs}, key=lambda lg: (first_time(lg.path), lg.rel)):
+        for k, r in ((k, r) for k, r in enumerate(convs) if r.log == log):
+            evs = r.trace.events
+            ids = {e.request_id for e in evs if isinstance(e, MessageEvent) and e.usage and e.request_id}
+            if ids & seen:
+                fid = r.fidelity.without(seen) if r.fidelity else None
+                r = replace(r, fidelity=fid, keep_warm=r.keep_warm.without(seen) if r.keep_warm else None)
+            once[k] = r
+            seen |= ids
+    return [once[k] for k in range(len(convs))]
 
 
 def label(log: Log, name: str) -> str:

@@ -55,3 +55,18 @@ def test_first_time_is_the_first_timed_line(tmp_path: Path) -> None:
     assert first_time(log) == 0.0
     (tmp_path / "cut.jsonl.xz").write_bytes((FORK / ORIGINAL).read_bytes()[:100])  # truncated stream
     assert first_time(tmp_path / "cut.jsonl.xz") == 0.0
+
+
+def test_fidelity_over_the_folder_scores_the_copies_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """`fidelity --all-real` replays the fork with its copies (they build its prompt) but scores
+    them in the original only: the same requests and cost as `billed`."""
+    assert main(["fidelity", "--all-real", str(FORK), "--json", "-q"]) == 0
+    rows = {str(d["session"]).split()[0]: d for d in json.loads(capsys.readouterr().out)}
+    original, forked = rows[ORIGINAL[:8]], rows[FORKED[:8]]
+    assert (original["requests"], forked["requests"], forked["copied_requests"]) == (5, 1, 5)
+    assert "copied_requests" not in original
+    assert original["within_tolerance"] == forked["within_tolerance"] == 1.0
+    assert main(["billed", str(FORK), "--json"]) == 0
+    billed = {Path(str(d["session"])).name[:8]: d for d in json.loads(capsys.readouterr().out)}
+    for key, row in ((ORIGINAL[:8], original), (FORKED[:8], forked)):
+        assert row["billed"]["cost"] == pytest.approx(billed[key]["totalCost"], abs=1e-6)
