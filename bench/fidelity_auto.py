@@ -62,6 +62,12 @@ def auto_prefix_cause(r: RequestCompare, earlier: list[RequestCompare], meta: di
             f"previous response's output ({prev.billed.output_tokens:,} tokens: reasoning and call "
             "items sent back)"
         )
+    if meta.get("format") == "gemini-cli" and r.real_user and billed > pred:
+        return (
+            f"{UNEXPLAINED}: the first logged request of a history the CLI replaced read "
+            f"{billed - pred:,} tokens the log cannot account for: Gemini CLI does not log the first "
+            "request of a resumed session (traces/importers/gemini_cli.py), which cached its prompt"
+        )
     if prev is not None and billed > _prompt(prev):
         return (
             f"{UNEXPLAINED}: read {billed - _prompt(prev) - prev.billed.output_tokens:,} tokens more "

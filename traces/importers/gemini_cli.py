@@ -10,7 +10,10 @@ before replaces it (a reply is logged again once its tool calls have run: the la
 `<session_context>` message), a later one that does not just extend the history replaced it (the
 CLI compressed the chat, or `--resume` rebuilt it; a resumed process also logs a new header).
 
-Each `gemini` record with `tokens` is one request. Its usage: `input` is the whole prompt
+The history is reconciled with what the trace already holds at each request: what it added is
+sent as new messages; a `$set` that only drops the latest messages and then rebuilds them the same
+(a new process restoring the session) changes nothing. Each `gemini` record with `tokens` is one
+request. Its usage: `input` is the whole prompt
 (`promptTokenCount`, the cached part included), `cached` the part read from the implicit cache,
 `output` + `thoughts` the billed output, `tool` (`toolUsePromptTokenCount`) billed as input. Block
 sizes come from the usage (traces/importers/sizing.py, whole prompts). A replaced history starts a
@@ -126,67 +129,68 @@ def _usage(rec: dict[str, Any], where: str) -> Usage | None:
 
 @dataclass
 class _Session:
+    """The CLI's history (`history`: what it would send next, as `$set` lines and records build it)
+    against what the trace already holds (`sent`); they are reconciled at each request."""
+
     sid: str
     report: ImportReport
     convs: dict[str, list[Item]] = field(default_factory=dict)  # by model
-    history: list[tuple[Any, ...]] = field(default_factory=list)  # what the CLI sends (`_key`)
-    pending: list[Item] = field(default_factory=list)
+    history: list[tuple[tuple[Any, ...], dict[str, Any]]] = field(default_factory=list)  # (key, record)
+    sent: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)  # per model: what its trace holds
     model: str = ""
     owed: dict[str, Any] | None = None  # the last reply's call results, unless a user record holds them
 
     def settle(self) -> None:
         """Older logs keep a call's result only in its `toolCalls[].result`: sent all the same."""
         if self.owed is not None:
-            self.pending.append(Item("user", _contents(self.owed)))
-            self.history.append(_key(self.owed))
+            self.history.append((_key(self.owed), self.owed))
             self.owed = None
 
-    def replace(self, messages: list[Any], t: float | None, where: str) -> None:
-        """A `$set` of the history: the opening messages, an extension, or a replaced history."""
+    def replace(self, messages: list[Any]) -> None:
+        """A `$set` of the history: what the CLI sends from now on (reconciled at the next request)."""
         self.settle()
         recs = [m for m in messages if isinstance(m, dict) and m.get("type") in SENT]
-        keys = [_key(m) for m in recs]
-        if keys[: len(self.history)] == self.history:
-            for m in recs[len(self.history) :]:  # new messages: sent with the next request
-                self.pending.append(Item("user", _contents(m, as_text=m.get("type") != "user"), t=t))
-        elif self.history[: len(keys)] == keys:
-            pass  # the history without its latest messages (a loop-detection notice is not kept)
-        elif self.model in self.convs:
-            self.report.counts["histories replaced (compression or --resume)"] += 1
-            self.pending = []
-            summary = [c for m in recs for c in _contents(m, as_text=True)]
-            items = self.convs[self.model]
-            items += [
-                Item("compact", t=t, where=where),
-                Item("summary", summary or [Content("text", text="")], t=t),
+        self.history = [(_key(m), m) for m in recs]
+
+    def _prompt(self, model: str, t: float | None, where: str) -> list[Item]:
+        """The items that bring the trace to the CLI's history: the messages it added, or, when it
+        replaced what was sent (compression, `--resume` rebuilding it otherwise), a new conversation
+        whose summary holds the whole new history."""
+        keys = [k for k, _r in self.history]
+        sent = self.sent.get(model, [])
+        self.sent[model] = keys
+        if keys[: len(sent)] == sent:  # a model's first request sends the whole history as new
+            return [
+                Item("user", _contents(r, as_text=r.get("type") != "user"), t=t)
+                for _k, r in self.history[len(sent) :]
             ]
-        self.history = keys
+        self.report.counts["histories replaced (compression or --resume)"] += 1
+        summary = [c for _k, r in self.history for c in _contents(r, as_text=True)]
+        opening = Item("summary", summary or [Content("text", text="")], t=t)
+        return [Item("compact", t=t, where=where), opening]
 
     def message(self, rec: dict[str, Any], final: dict[str, Any], t: float | None, where: str) -> None:
         kind = rec.get("type")
         if kind not in SENT:
             self.report.counts[f"{kind} records (the CLI's own, not sent)"] += 1
             return
-        if kind == "user":
-            if any("functionResponse" in p for p in _parts(rec.get("content"))):
-                self.owed = None  # this log records the results as a user record of their own
-            self.settle()
-            self.history.append(_key(final))
-            self.pending.append(Item("user", _contents(rec), t=t))
-            return
+        if kind == "user" and any("functionResponse" in p for p in _parts(rec.get("content"))):
+            self.owed = None  # this log records the results as a user record of their own
         self.settle()
-        self.history.append(_key(final))
-        usage = _usage(rec, where)
+        usage = _usage(rec, where) if kind == "gemini" else None
         if usage is None:
-            self.report.skip("gemini record without tokens (no request of its own)", where)
-            self.pending.append(Item("user", _contents(final, as_text=True), t=t))
+            if kind == "gemini":
+                self.report.skip("gemini record without tokens (no request of its own)", where)
+            self.history.append((_key(final), final if kind == "gemini" else rec))
             return
         self.model = str(rec.get("model", "")) or self.model
         items = self.convs.setdefault(self.model, [])
+        items += self._prompt(self.model, t, where)
         reply = Item("reply", _contents(final) or [Content("text", text="")], t=t, usage=usage)
         reply.where = where
-        items += [*self.pending, reply]
-        self.pending = []
+        items.append(reply)
+        self.history.append((_key(final), final))
+        self.sent[self.model].append(_key(final))
         results = [
             part
             for call in final.get("toolCalls") or []
@@ -234,7 +238,7 @@ def import_gemini_cli(paths: list[Path], report: ImportReport | None = None) -> 
     for kind, obj, where in ops:
         if kind == "set":
             if isinstance(obj.get("messages"), list):
-                session.replace(obj["messages"], parse_time(obj.get("lastUpdated")), where)
+                session.replace(obj["messages"])
             continue
         if kind != "message":
             continue
@@ -243,8 +247,6 @@ def import_gemini_cli(paths: list[Path], report: ImportReport | None = None) -> 
             continue  # a later copy of a logged record: its last copy is used (`final`)
         seen.add(rid)
         session.message(obj, final.get(rid, obj), parse_time(obj.get("timestamp")), where)
-    for items in session.convs.values():
-        items += session.pending
     meta = {"format": "gemini-cli", "session": session.sid, "usage_counts": "whole prompt"}
     convs = [
         ("main" if i == 0 else model, items, normalize_model(model), model, dict(meta))

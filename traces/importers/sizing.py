@@ -171,6 +171,18 @@ def system_size(events: list[Event], counter: RateCounter, size: Any = _cached) 
     return s, min(w, s), how
 
 
+# A text of at least this many bytes sent again (Gemini CLI re-sends its 437-byte session context
+# at the head of a compressed history) keeps the size it was given the first time, so the replay
+# reads the same prefix as the bill (a Gemini CLI 0.61.0 run: the first request after a compression
+# 133 tokens off -> exact). Shorter texts do not: their first size is a byte share of a larger
+# delta, and pinning it moved the error onto their neighbours (cua pgadmin / pycharm, cost exact
+# -> -0.1 % / -0.2 % with every repeated text pinned).
+SAME_TEXT_BYTES = 256
+
+
+def _long(text: str) -> bool:
+    return len(text.encode("utf-8", "surrogatepass")) >= SAME_TEXT_BYTES
+
 def size_events(
     events: list[Event],
     model: str,
@@ -220,16 +232,22 @@ def size_events(
             deficit -= d
         return deficit
 
+    sized_text: dict[tuple[str, str], int] = {}  # (kind, text) -> its first size (SAME_TEXT_BYTES)
+
     def share(total: int, slots: list[tuple[int, int]]) -> None:
         nonlocal shrunk
         fixed = 0
         text_slots = []
         for ev_i, c_i in slots:
             c = _blocks_of(events[ev_i])[c_i]
+            again = sized_text.get((c.kind, c.text)) if c.text and _long(c.text) else None
             if c.kind == "image":
                 n = rule(c.width, c.height)
                 tokens[(ev_i, c_i)] = n
                 fixed += n
+            elif again is not None and fixed + again <= total:
+                tokens[(ev_i, c_i)] = again
+                fixed += again
             else:
                 text_slots.append((ev_i, c_i))
         if total - fixed < 0:
@@ -239,6 +257,9 @@ def size_events(
         weights = [max(1, _blocks_of(events[e])[c].size) for e, c in text_slots]
         for slot, n in zip(text_slots, allocate(total - fixed, weights), strict=True):
             tokens[slot] = n
+            c = _blocks_of(events[slot[0]])[slot[1]]
+            if c.text and _long(c.text) and len(text_slots) > 1:  # sized alone: its message's remainder
+                sized_text.setdefault((c.kind, c.text), n)
         allocated.extend(text_slots)
 
     strip = strips_thinking(model)  # providers.md §1.6, as the provider model does

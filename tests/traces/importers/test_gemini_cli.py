@@ -140,3 +140,17 @@ def test_any_log_shape_imports_or_fails_cleanly(tmp_path: Path, lines: list[Any]
         assert "session-f.jsonl" in str(e)
     else:
         assert res.traces
+
+
+def test_a_compression_in_the_same_folder_reads_the_session_context_as_billed() -> None:
+    """Resumed in an unchanged folder, the CLI's session context (437 bytes) opens the compressed
+    history exactly as it opened the session: sized the same (sizing.py SAME_TEXT_BYTES), the
+    first request after the compression reads what the bill says. The one miss is the first logged
+    request after the resume, which read what the unlogged resumed request had cached (named)."""
+    path = DATA / "gemini-cli-0.61.0-resume-samedir.session.jsonl.xz"
+    sf = compare(import_paths([path]).main)
+    assert [r.index for r in sf.misses] == [4] and sf.n == 9
+    assert "does not log the first request of a resumed session" in sf.misses[0].cause
+    assert sf.request(5).within
+    billed = _billed("gemini-cli-0.61.0-resume-samedir.requests.jsonl.xz")
+    assert all(u in billed for u in _usage(import_paths([path]).main))

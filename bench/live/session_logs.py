@@ -1,0 +1,151 @@
+"""Run opencode or Gemini CLI against `ctxbench serve` and keep the session log the harness itself
+writes, beside the server's ledger: the importers are then checked on what the harness logged
+against what the server billed (tests/serve/test_live_session_logs.py).
+
+    python -m ctxbench.bench.live.session_logs opencode --out runs/opencode
+    python -m ctxbench.bench.live.session_logs gemini-cli --out runs/gemini
+
+Install (local prefix, npm registry): `npm install --prefix PREFIX opencode-ai@1.18.33
+@google/gemini-cli@0.61.0` (research/ecosystem.md §3c, §3d); `--prefix` defaults to
+$CTXBENCH_NPM_PREFIX. Each harness runs under `env -i` with a fresh HOME and a timeout:
+- opencode 1.18.33 on Claude Sonnet 4.5 (Anthropic API, the `anthropic` profile) with a context
+  limit of 22,000 tokens in its config, so that it auto-compacts three times in one `opencode run`;
+  its log is its database (`~/.local/share/opencode/opencode.db`), every session in it;
+- Gemini CLI 0.61.0 on gemini-2.5-pro (`gemini-implicit`), `-p … --yolo`, then `--resume latest`
+  with `model.compressionThreshold` 0.03, so that the resumed run compresses its history; its log
+  is `~/.gemini/tmp/<project>/chats/session-*.jsonl`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from ctxbench.bench.live.run_harness import _run, npm_prefix
+from ctxbench.sim.serve.script import Scripter, load_script
+from ctxbench.sim.serve.server import ServeConfig, start_background, stop
+
+HERE = Path(__file__).parent
+HARNESSES = {
+    # name: (binary under node_modules, serve profile, model, task script)
+    "opencode": ("node_modules/.bin/opencode", "anthropic", "claude-sonnet-4-5", "opencode_task.yaml"),
+    "gemini-cli": (
+        "node_modules/@google/gemini-cli/bundle/gemini.js",
+        "gemini-implicit",
+        "gemini-2.5-pro",
+        "gemini_cli_task.yaml",
+    ),
+}
+INSTALL = "npm install --prefix {prefix} opencode-ai@1.18.33 @google/gemini-cli@0.61.0"
+PROMPT = "Review the build logs: run the shell command I give you each time"
+
+
+def missing(name: str, prefix: Path) -> str | None:
+    """Why the harness cannot run here, or None."""
+    if shutil.which("node") is None:
+        return f"node not installed ({INSTALL.format(prefix=prefix)})"
+    binary = prefix / HARNESSES[name][0]
+    return None if binary.exists() else f"{binary} missing (install: {INSTALL.format(prefix=prefix)})"
+
+
+def _opencode(url: str, home: Path, work: Path, binary: Path, model: str, timeout: float, log: Path) -> Path:
+    config = {
+        "$schema": "https://opencode.ai/config.json",
+        "provider": {
+            "anthropic": {
+                "options": {"baseURL": f"{url}/v1", "apiKey": "dummy"},
+                "models": {model: {"limit": {"context": 22000, "output": 4000}}},
+            }
+        },
+        "model": f"anthropic/{model}",
+        "autoupdate": False,
+        "share": "disabled",
+    }
+    (work / "opencode.json").write_text(json.dumps(config), encoding="utf-8")
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(home),
+        "OPENCODE_DISABLE_AUTOUPDATE": "1",
+        "OPENCODE_DISABLE_MODELS_FETCH": "1",
+        "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+        "OPENCODE_DISABLE_SHARE": "1",
+        "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",  # else one HTTPS connection to npm (ecosystem.md §3c)
+    }
+    rc = _run([str(binary), "run", PROMPT], env, work, timeout, log)
+    if rc != 0:
+        raise RuntimeError(f"opencode exited {rc}: {log.read_text(errors='replace')[-1500:]}")
+    return home / ".local" / "share" / "opencode" / "opencode.db"
+
+
+def _gemini(url: str, home: Path, work: Path, binary: Path, model: str, timeout: float, log: Path) -> Path:
+    auth = {"selectedType": "gemini-api-key"}  # with GOOGLE_GEMINI_BASE_URL alone -p exits 41
+    settings = {"security": {"auth": auth}, "model": {"compressionThreshold": 0.03}}
+    (home / ".gemini").mkdir(parents=True, exist_ok=True)
+    (home / ".gemini" / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(home),
+        "GOOGLE_GEMINI_BASE_URL": url,
+        "GEMINI_API_KEY": "dummy",
+        "GEMINI_CLI_NO_RELAUNCH": "true",
+        "GEMINI_CLI_TRUST_WORKSPACE": "true",  # headless in an untrusted folder exits 55 otherwise
+    }
+    node = shutil.which("node") or "node"
+    for extra, prompt in (([], PROMPT), (["--resume", "latest"], "Review the remaining logs the same way")):
+        rc = _run([node, str(binary), "-m", model, *extra, "-p", prompt, "--yolo"], env, work, timeout, log)
+        if rc != 0:
+            raise RuntimeError(f"gemini exited {rc}: {log.read_text(errors='replace')[-1500:]}")
+    logs = sorted((home / ".gemini" / "tmp").glob("*/chats/session-*.jsonl"))
+    if len(logs) != 1:
+        raise RuntimeError(f"expected one Gemini CLI session log, found {len(logs)}")
+    return logs[0]
+
+
+def run(name: str, out: Path, prefix: Path, timeout: float = 300.0) -> tuple[Path, Path, Scripter]:
+    """Run `name` against a fresh `serve`: (its session log, the server's ledger, the script)."""
+    out, prefix = out.resolve(), prefix.resolve()
+    binary_rel, profile, model, task = HARNESSES[name]
+    home, work = out / "home", out / "work"
+    for d in (home, work):
+        shutil.rmtree(d, ignore_errors=True)
+        d.mkdir(parents=True)
+    ledger = out / "requests.jsonl"
+    ledger.unlink(missing_ok=True)
+    script = load_script(str(HERE / task))
+    srv, _th = start_background(ServeConfig(profile=profile, model=model, ledger=str(ledger)), script)
+    try:
+        runner = _opencode if name == "opencode" else _gemini
+        session_log = runner(srv.url, home, work, prefix / binary_rel, model, timeout, out / "harness.log")
+    finally:
+        stop(srv)
+    return session_log, ledger, script
+
+
+def main(argv: list[str] | None = None) -> int:
+    about = (__doc__ or "").split("\n")[0]
+    ap = argparse.ArgumentParser(prog="python -m ctxbench.bench.live.session_logs", description=about)
+    ap.add_argument("harness", choices=sorted(HARNESSES))
+    ap.add_argument("--out", required=True, help="folder for the run (HOME, work dir, ledger)")
+    ap.add_argument("--prefix", help="npm prefix holding the harness (default $CTXBENCH_NPM_PREFIX)")
+    args = ap.parse_args(argv)
+    prefix = npm_prefix(args.prefix)
+    why = missing(args.harness, prefix)
+    if why:
+        print(f"error: {why}", file=sys.stderr)
+        return 2
+    try:
+        log, ledger, _script = run(args.harness, Path(args.out), prefix)
+    except RuntimeError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(json.dumps({"session_log": str(log), "ledger": str(ledger)}))
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    raise SystemExit(main())

@@ -1,0 +1,67 @@
+"""opencode and Gemini CLI from npm against `ctxbench serve` (bench/live/session_logs.py): the
+importers read the session log each harness writes, and the replay predicts what the server billed.
+
+Needs node and the packages in $CTXBENCH_NPM_PREFIX (.ci/run installs them); skipped with the
+reason when they are absent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctxbench.bench.fidelity import compare
+from ctxbench.bench.live.run_harness import npm_prefix
+from ctxbench.bench.live.session_logs import missing, run
+from ctxbench.bench.prefix_check import find_breaks
+from ctxbench.bench.request_log import read_request_log
+from ctxbench.traces.importers import import_paths
+from ctxbench.traces.model import CompactionEvent, MessageEvent
+
+
+def _run(name: str, tmp_path: Path) -> tuple[Path, Path]:
+    prefix = npm_prefix(None)
+    why = missing(name, prefix)
+    if why:
+        pytest.skip(why)
+    log, ledger, _script = run(name, tmp_path / name, prefix, timeout=240)
+    return log, ledger
+
+
+@pytest.mark.slow
+def test_opencode_database_replays_every_bill(tmp_path: Path) -> None:
+    """Three auto-compactions: the main conversation and each compaction request within
+    tolerance, cost exact; the raw traffic explained by check-prefix."""
+    log, ledger = _run("opencode", tmp_path)
+    res = import_paths([log])
+    assert (
+        res.names[0].endswith("main")
+        and sum(n.split("/")[-1].startswith("compaction-") for n in res.names) == 3
+    )
+    for tr in res.traces:
+        sf = compare(tr)
+        assert sf.share_within == 1.0, tr.header.meta["conversation"]
+        assert sf.cost_predicted == pytest.approx(sf.cost_billed, rel=1e-9)
+    with ledger.open(encoding="utf-8") as f:
+        assert find_breaks(read_request_log(f, str(ledger))).ok
+
+
+@pytest.mark.slow
+def test_gemini_cli_session_log_replays_its_bills(tmp_path: Path) -> None:
+    """The first run (before the resumed one replaced its history) within tolerance request by
+    request; the resume and the compression imported as new conversations; check-prefix names the
+    resume's rewrite of the history (thought signatures dropped, function responses repeated)."""
+    log, ledger = _run("gemini-cli", tmp_path)
+    res = import_paths([log])
+    assert res.report.counts["histories replaced (compression or --resume)"] >= 1
+    tr = res.main
+    first_run = next(i for i, e in enumerate(tr.events) if isinstance(e, CompactionEvent))
+    before = sum(1 for e in tr.events[:first_run] if isinstance(e, MessageEvent) and e.usage is not None)
+    sf = compare(tr)
+    assert before >= 4 and all(r.within for r in sf.requests[:before])
+    # at most the first logged request after the resume misses: it read what the resumed session's
+    # first request, which the CLI does not log, had cached (tests/traces/importers/test_gemini_cli.py)
+    assert len(sf.misses) <= 1
+    with ledger.open(encoding="utf-8") as f:
+        rep = find_breaks(read_request_log(f, str(ledger)))
+    assert {b.cls for b in rep.failing} <= {"mid_conversation_edit"}
