@@ -11,9 +11,10 @@ $CTXBENCH_NPM_PREFIX. Each harness runs under `env -i` with a fresh HOME and a t
 - opencode 1.18.33 on Claude Sonnet 4.5 (Anthropic API, the `anthropic` profile) with a context
   limit of 22,000 tokens in its config, so that it auto-compacts three times in one `opencode run`;
   its log is its database (`~/.local/share/opencode/opencode.db`), every session in it;
-- Gemini CLI 0.61.0 on gemini-2.5-pro (`gemini-implicit`), `-p … --yolo`, then `--resume latest`
-  with `model.compressionThreshold` 0.03, so that the resumed run compresses its history; its log
-  is `~/.gemini/tmp/<project>/chats/session-*.jsonl`.
+- Gemini CLI 0.61.0 on gemini-2.5-pro (`gemini-implicit`), `-p … --yolo`; with `--resume`, then
+  `--resume latest` with `model.compressionThreshold` 0.03, so that the resumed run compresses its
+  history (the CLI usually appends it to the same log, sometimes starts another: the newest log is
+  returned); its log is `~/.gemini/tmp/<project>/chats/session-*.jsonl`.
 """
 
 from __future__ import annotations
@@ -81,7 +82,16 @@ def _opencode(url: str, home: Path, work: Path, binary: Path, model: str, timeou
     return home / ".local" / "share" / "opencode" / "opencode.db"
 
 
-def _gemini(url: str, home: Path, work: Path, binary: Path, model: str, timeout: float, log: Path) -> Path:
+def _gemini(
+    url: str,
+    home: Path,
+    work: Path,
+    binary: Path,
+    model: str,
+    timeout: float,
+    log: Path,
+    resume: bool = False,
+) -> Path:
     auth = {"selectedType": "gemini-api-key"}  # with GOOGLE_GEMINI_BASE_URL alone -p exits 41
     settings = {"security": {"auth": auth}, "model": {"compressionThreshold": 0.03}}
     (home / ".gemini").mkdir(parents=True, exist_ok=True)
@@ -95,17 +105,22 @@ def _gemini(url: str, home: Path, work: Path, binary: Path, model: str, timeout:
         "GEMINI_CLI_TRUST_WORKSPACE": "true",  # headless in an untrusted folder exits 55 otherwise
     }
     node = shutil.which("node") or "node"
-    for extra, prompt in (([], PROMPT), (["--resume", "latest"], "Review the remaining logs the same way")):
+    runs: list[tuple[list[str], str]] = [([], PROMPT)]
+    if resume:
+        runs.append((["--resume", "latest"], "Review the remaining logs the same way"))
+    for extra, prompt in runs:
         rc = _run([node, str(binary), "-m", model, *extra, "-p", prompt, "--yolo"], env, work, timeout, log)
         if rc != 0:
             raise RuntimeError(f"gemini exited {rc}: {log.read_text(errors='replace')[-1500:]}")
-    logs = sorted((home / ".gemini" / "tmp").glob("*/chats/session-*.jsonl"))
-    if len(logs) != 1:
-        raise RuntimeError(f"expected one Gemini CLI session log, found {len(logs)}")
-    return logs[0]
+    logs = sorted((home / ".gemini" / "tmp").glob("*/chats/session-*.jsonl"), key=lambda p: p.stat().st_mtime)
+    if not logs:
+        raise RuntimeError("Gemini CLI wrote no session log")
+    return logs[-1]
 
 
-def run(name: str, out: Path, prefix: Path, timeout: float = 300.0) -> tuple[Path, Path, Scripter]:
+def run(
+    name: str, out: Path, prefix: Path, timeout: float = 300.0, resume: bool = False
+) -> tuple[Path, Path, Scripter]:
     """Run `name` against a fresh `serve`: (its session log, the server's ledger, the script)."""
     out, prefix = out.resolve(), prefix.resolve()
     binary_rel, profile, model, task = HARNESSES[name]
@@ -118,8 +133,11 @@ def run(name: str, out: Path, prefix: Path, timeout: float = 300.0) -> tuple[Pat
     script = load_script(str(HERE / task))
     srv, _th = start_background(ServeConfig(profile=profile, model=model, ledger=str(ledger)), script)
     try:
-        runner = _opencode if name == "opencode" else _gemini
-        session_log = runner(srv.url, home, work, prefix / binary_rel, model, timeout, out / "harness.log")
+        binary, log = prefix / binary_rel, out / "harness.log"
+        if name == "opencode":
+            session_log = _opencode(srv.url, home, work, binary, model, timeout, log)
+        else:
+            session_log = _gemini(srv.url, home, work, binary, model, timeout, log, resume)
     finally:
         stop(srv)
     return session_log, ledger, script
@@ -131,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("harness", choices=sorted(HARNESSES))
     ap.add_argument("--out", required=True, help="folder for the run (HOME, work dir, ledger)")
     ap.add_argument("--prefix", help="npm prefix holding the harness (default $CTXBENCH_NPM_PREFIX)")
+    ap.add_argument("--resume", action="store_true", help="gemini-cli: a second run with --resume latest")
     args = ap.parse_args(argv)
     prefix = npm_prefix(args.prefix)
     why = missing(args.harness, prefix)
@@ -138,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {why}", file=sys.stderr)
         return 2
     try:
-        log, ledger, _script = run(args.harness, Path(args.out), prefix)
+        log, ledger, _script = run(args.harness, Path(args.out), prefix, resume=args.resume)
     except RuntimeError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

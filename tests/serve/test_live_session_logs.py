@@ -16,7 +16,6 @@ from ctxbench.bench.live.session_logs import missing, run
 from ctxbench.bench.prefix_check import find_breaks
 from ctxbench.bench.request_log import read_request_log
 from ctxbench.traces.importers import import_paths
-from ctxbench.traces.model import CompactionEvent, MessageEvent
 
 
 def _run(name: str, tmp_path: Path) -> tuple[Path, Path]:
@@ -48,20 +47,12 @@ def test_opencode_database_replays_every_bill(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_gemini_cli_session_log_replays_its_bills(tmp_path: Path) -> None:
-    """The first run (before the resumed one replaced its history) within tolerance request by
-    request; the resume and the compression imported as new conversations; check-prefix names the
-    resume's rewrite of the history (thought signatures dropped, function responses repeated)."""
+    """`-p … --yolo`: every logged request within tolerance and the cost exact; the raw traffic
+    clean for check-prefix. (A resumed and compressed session, which the CLI does not always log
+    to the same file, is checked on two recorded runs: tests/traces/importers/test_gemini_cli.py.)"""
     log, ledger = _run("gemini-cli", tmp_path)
-    res = import_paths([log])
-    assert res.report.counts["histories replaced (compression or --resume)"] >= 1
-    tr = res.main
-    first_run = next(i for i, e in enumerate(tr.events) if isinstance(e, CompactionEvent))
-    before = sum(1 for e in tr.events[:first_run] if isinstance(e, MessageEvent) and e.usage is not None)
-    sf = compare(tr)
-    assert before >= 4 and all(r.within for r in sf.requests[:before])
-    # at most the first logged request after the resume misses: it read what the resumed session's
-    # first request, which the CLI does not log, had cached (tests/traces/importers/test_gemini_cli.py)
-    assert len(sf.misses) <= 1
+    sf = compare(import_paths([log]).main)
+    assert sf.n >= 4 and sf.share_within == 1.0
+    assert sf.cost_predicted == pytest.approx(sf.cost_billed, rel=1e-6)
     with ledger.open(encoding="utf-8") as f:
-        rep = find_breaks(read_request_log(f, str(ledger)))
-    assert {b.cls for b in rep.failing} <= {"mid_conversation_edit"}
+        assert find_breaks(read_request_log(f, str(ledger))).ok
