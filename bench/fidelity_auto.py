@@ -65,8 +65,8 @@ def auto_prefix_cause(r: RequestCompare, earlier: list[RequestCompare], meta: di
     if meta.get("format") == "gemini-cli" and r.real_user and billed > pred:
         return (
             f"{UNEXPLAINED}: the first logged request of a history the CLI replaced read "
-            f"{billed - pred:,} tokens the log cannot account for: Gemini CLI does not log the first "
-            "request of a resumed session (traces/importers/gemini_cli.py), which cached its prompt"
+            f"{billed - pred:,} tokens more: what a request the CLI did not log had cached (Gemini CLI "
+            "does not log the recovery request after its loop detection, traces/importers/gemini_cli.py)"
         )
     if prev is not None and billed > _prompt(prev):
         return (

@@ -135,11 +135,13 @@ def test_gemini_cli_traffic_is_prefix_stable() -> None:
     assert all(u["cache_read"] > 0 for u in usage[1:])
 
 
-def test_gemini_cli_resume_rewrites_its_history() -> None:
-    """`--resume latest`: the rebuilt history drops the function calls' `thoughtSignature` and
-    repeats a function response, so the first resumed request diverges inside the first model turn
-    (a mid-conversation edit, re-billing ~20k tokens); the compression request (its own system
-    prompt, no tools), its verification pass and the compressed history after them are recognised."""
+def test_gemini_cli_rewrites_its_history_after_loop_detection() -> None:
+    """Four identical tool calls trip the CLI's loop detection; its recovery request (request 5)
+    re-sends the history without the function calls' `thoughtSignature`, so it diverges inside the
+    first model turn (a mid-conversation edit, re-billing ~20k tokens). The resumed run (`--resume
+    latest`, its session context changed with the folder: a new conversation on the same tools and
+    system) sends each function response twice; its compression request (own system prompt, no
+    tools), the verification pass and the compressed history after them are recognised."""
     lines = _ledger("gemini-cli-0.61.0-resume.requests.jsonl.xz")
     rep = find_breaks(read_request_log(lines, "gemini-cli-resume"))
     assert [(b.request, b.cls) for b in rep.failing] == [(5, "mid_conversation_edit")]

@@ -22,8 +22,11 @@ history's messages (the compressed summary, the CLI's "Got it" turn, the message
 the log does not say which of them the provider had cached.
 
 Not in the log: the system instruction and tool declarations (sized from the usage), and requests
-the CLI did not log (the compression request and its verification pass, a request ended by loop
-detection, the first request of a resumed session: on the ledger of the resumed run, 6 of 15).
+the CLI did not log (the compression request and its verification pass, the request whose reply its
+loop detection stopped and the recovery request after it: on the ledger of the resumed run, 6 of
+15). A later request can read what one of them cached: the first request of the resumed run read the
+recovery request's prompt (its history without the calls' thought signatures), which the log
+cannot show.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ from ctxbench.traces.model import Content, Usage
 
 CANNOT = [
     "the system instruction and tool declarations (sized from the usage)",
-    "requests the CLI does not log (compression, loop detection, a resumed session's first request)",
+    "requests the CLI does not log (compression passes, loop detection's stopped and recovery requests)",
 ]
 SENT = ("user", "gemini")  # record types sent to the model (info / error / warning are the CLI's own)
 

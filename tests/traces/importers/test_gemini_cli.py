@@ -2,8 +2,8 @@
 run against `ctxbench serve` (`-m gemini-2.5-pro -p … --yolo`), its `chats/session-*.jsonl` beside
 the server's ledger (tests/serve/data): a plain session, and one resumed with `--resume latest` and
 `model.compressionThreshold` 0.03, whose history the CLI replaced twice (the resume, then a
-compression) and whose ledger holds six requests the log does not (compression passes, a request
-ended by loop detection, the resumed session's first request)."""
+compression) and whose ledger holds six requests the log does not (compression passes, the request
+loop detection stopped and its recovery request)."""
 
 from __future__ import annotations
 
@@ -146,11 +146,11 @@ def test_a_compression_in_the_same_folder_reads_the_session_context_as_billed() 
     """Resumed in an unchanged folder, the CLI's session context (437 bytes) opens the compressed
     history exactly as it opened the session: sized the same (sizing.py SAME_TEXT_BYTES), the
     first request after the compression reads what the bill says. The one miss is the first logged
-    request after the resume, which read what the unlogged resumed request had cached (named)."""
+    request after the resume, which read what the unlogged loop-recovery request had cached (named)."""
     path = DATA / "gemini-cli-0.61.0-resume-samedir.session.jsonl.xz"
     sf = compare(import_paths([path]).main)
     assert [r.index for r in sf.misses] == [4] and sf.n == 9
-    assert "does not log the first request of a resumed session" in sf.misses[0].cause
+    assert "a request the CLI did not log" in sf.misses[0].cause
     assert sf.request(5).within
     billed = _billed("gemini-cli-0.61.0-resume-samedir.requests.jsonl.xz")
     assert all(u in billed for u in _usage(import_paths([path]).main))
