@@ -110,6 +110,10 @@ def handle(args: argparse.Namespace) -> int:
         return 0
     if not args.traces:
         raise ValueError("give trace files or --all-real")
+    for path in args.traces:
+        if Path(path).is_dir():
+            every = f"`--all-real {path}` for every log under it"
+            raise ValueError(f"{path}: a folder; give its log files, or {every}")
     out: list[str] = []
     traces = [t for path in args.traces for t in traces_of(path)]
     for _path, tr in traces:  # every model known before the first request (H-20)

@@ -72,3 +72,19 @@ def test_a_missing_extra_names_the_extra(
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert f"pip install 'ctxbench[{extra}]'" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["import", "{dir}", "-o", "{dir}/t.jsonl"], "a folder; give the session log files in it"),
+        (["fidelity", "{dir}"], "a folder; give its log files, or `--all-real {dir}`"),
+    ],
+)
+def test_a_folder_where_a_log_is_expected_says_what_to_give(
+    tmp_path: object, argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A user pointing at opencode's data folder or Gemini CLI's chats folder gets the way on."""
+    assert main([a.format(dir=tmp_path) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert says.format(dir=tmp_path) in err and "Traceback" not in err
