@@ -57,18 +57,28 @@ def billed_once(convs: list[Replayed]) -> list[Replayed]:
     """The copies a forked or resumed Claude Code session holds of an earlier session's requests
     (same requestId) scored once, in the session that made them: the log whose first timed line is
     the earliest, as `billed` counts them (bench/billed.py). Each replay still sends them."""
+    ids = [
+        {e.request_id for e in r.trace.events if isinstance(e, MessageEvent) and e.usage and e.request_id}
+        for r in convs
+    ]
+    logs_of: dict[str, set[Log]] = {}
+    for r, own in zip(convs, ids, strict=True):
+        for rid in own:
+            logs_of.setdefault(rid, set()).add(r.log)
+    if all(len(logs) == 1 for logs in logs_of.values()):
+        return convs  # no request in two logs: nothing to order (first_time reads each log)
     seen: set[str] = set()
-    once: dict[int, Replayed] = {}
+    once = list(convs)
     for log in sorted({r.log for r in convs}, key=lambda lg: (first_time(lg.path), lg.rel)):
-        for k, r in ((k, r) for k, r in enumerate(convs) if r.log == log):
-            evs = r.trace.events
-            ids = {e.request_id for e in evs if isinstance(e, MessageEvent) and e.usage and e.request_id}
-            if ids & seen:
+        for k in (k for k, r in enumerate(convs) if r.log == log):
+            r = convs[k]
+            if ids[k] & seen:
                 fid = r.fidelity.without(seen) if r.fidelity else None
-                r = replace(r, fidelity=fid, keep_warm=r.keep_warm.without(seen) if r.keep_warm else None)
-            once[k] = r
-            seen |= ids
-    return [once[k] for k in range(len(convs))]
+                once[k] = replace(
+                    r, fidelity=fid, keep_warm=r.keep_warm.without(seen) if r.keep_warm else None
+                )
+            seen |= ids[k]
+    return once
 
 
 def label(log: Log, name: str) -> str:

@@ -43,6 +43,7 @@ MAX_BODY = 32 * 1024 * 1024  # 413 request_too_large above 32 MB (providers.md Â
 _DIGITS = re.compile(r"[0-9]{1,15}")
 _HEX = re.compile(rb"[0-9A-Fa-f]{1,15}")
 METHODS = ("GET", "POST")
+RID_PREFIX = {ANTHROPIC: "req_", CHAT: "chatcmpl-", GEMINI: "gen-"}  # request ids as each API spells them
 
 
 def api_of_path(path: str) -> str:
@@ -196,7 +197,7 @@ class FrontHandler(BaseHTTPRequestHandler, abc.ABC):
         """Answer a refused request in its API's shape and record it (status, reason); the
         connection is closed (its body may be unread), unless `close` is False."""
         api = api_of_path(self.path or "/")
-        rid = self.server.next_id({ANTHROPIC: "req_", CHAT: "chatcmpl-", GEMINI: "gen-"}.get(api, "resp_"))
+        rid = self.server.next_id(RID_PREFIX.get(api, "resp_"))
         if entry is None:
             entry, _ = self.entry(api)
         entry["error"] = r.message if r.status in (405, 500) else f"refused: {r.message}"

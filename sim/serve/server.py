@@ -33,6 +33,7 @@ from ctxbench.sim.providers.registry import make_provider
 from ctxbench.sim.serve import render
 from ctxbench.sim.serve.front import (
     MAX_BODY,
+    RID_PREFIX,
     FrontHandler,
     FrontServer,
     Refusal,
@@ -67,9 +68,6 @@ ROUTES = {
     "/v1/responses": RESPONSES,
     "/responses": RESPONSES,
 }
-
-
-RID_PREFIX = {ANTHROPIC: "req_", CHAT: "chatcmpl-", GEMINI: "gen-"}
 
 
 class Handler(FrontHandler):

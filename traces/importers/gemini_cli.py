@@ -192,8 +192,9 @@ class _Session:
         reply = Item("reply", _contents(final) or [Content("text", text="")], t=t, usage=usage)
         reply.where = where
         items.append(reply)
-        self.history.append((_key(final), final))
-        self.sent[self.model].append(_key(final))
+        key = _key(final)
+        self.history.append((key, final))
+        self.sent[self.model].append(key)
         results = [
             part
             for call in final.get("toolCalls") or []
