@@ -17,11 +17,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctxbench.sim.catalog import CatalogError, Prices, prices
+from ctxbench.sim.catalog import CatalogError, prices
 from ctxbench.traces.compressed import open_log, read_errors
 from ctxbench.traces.importers import import_paths
 from ctxbench.traces.importers.base import parse_time
-from ctxbench.traces.model import MessageEvent, Trace
+from ctxbench.traces.model import MessageEvent, ModelSwitchEvent, Trace
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,8 @@ class BilledTotals:
 def billed_totals(
     traces: list[Trace], model: str | None = None, seen: set[str] | None = None, mode: str = "auto"
 ) -> BilledTotals:
-    """The sums of every billed request of `traces`, priced as each trace's model (or `model`).
+    """The sums of every billed request of `traces`, each priced as the model it ran on (the trace's,
+    then each `model_switch`'s: a `/model` or fast-mode request), or all as `model`.
     The tokens of a conversation on a model without prices are counted; its cost is not guessed:
     the catalog's error (closest known ids, the options that add one) goes to `unpriced`. With
     `seen`, a request whose id is in it is left out (a copy: module docstring) and each id counted
@@ -49,9 +50,13 @@ def billed_totals(
     n = i = o = w = w1 = r = copied = 0
     cost = 0.0
     unpriced: list[str] = []
+    unpriced_models: set[str] = set()
+    logged = mode == "auto" and model is None
     for tr in traces:
-        usages = []
+        current = model or tr.header.model
         for ev in tr.events:
+            if isinstance(ev, ModelSwitchEvent) and model is None:  # `/model`, fast mode: its prices
+                current = ev.model
             if not isinstance(ev, MessageEvent) or ev.usage is None:
                 continue
             if seen is not None and ev.request_id:
@@ -59,27 +64,25 @@ def billed_totals(
                     copied += 1
                     continue
                 seen.add(ev.request_id)
-            usages.append(ev.usage)
-        logged = mode == "auto" and model is None
-        try:  # a conversation without billed requests, or with each one's cost logged, needs no price
-            need = any(u.cost is None for u in usages) if logged else bool(usages)
-            pr: Prices | None = prices(model or tr.header.model) if need else None
-        except CatalogError as e:
-            pr = None
-            unpriced.append(str(e))
-        for u in usages:
+            u = ev.usage
             n += 1
             i += u.input_tokens
             o += u.output_tokens
             w += u.cache_write_5m + u.cache_write_1h
             w1 += u.cache_write_1h
             r += u.cache_read
-            if logged and u.cost is not None:
+            if logged and u.cost is not None:  # the cost the log records needs no price
                 cost += u.cost
-            elif pr is not None:
-                cost += pr.cost(
-                    u.input_tokens, u.cache_read, u.cache_write_5m, u.cache_write_1h, u.output_tokens
-                )
+                continue
+            if current in unpriced_models:
+                continue
+            try:
+                pr = prices(current)
+            except CatalogError as e:
+                unpriced_models.add(current)
+                unpriced.append(str(e))
+                continue
+            cost += pr.cost(u.input_tokens, u.cache_read, u.cache_write_5m, u.cache_write_1h, u.output_tokens)
     return BilledTotals(n, i, o, w, w1, r, cost, tuple(dict.fromkeys(unpriced)), copied)
 
 

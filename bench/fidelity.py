@@ -40,7 +40,7 @@ from ctxbench.sim.providers.registry import profile as profile_config
 from ctxbench.sim.records import RequestRecord
 from ctxbench.traces.importers.claude_code_wire import at_mentions
 from ctxbench.traces.importers.tokens import real_user_content
-from ctxbench.traces.model import CompactionEvent, MessageEvent, Trace, Usage
+from ctxbench.traces.model import CompactionEvent, MessageEvent, ModelSwitchEvent, Trace, Usage
 
 # Outside events are recognised on a replay and replayed again at most this many times (each round
 # can only add events; the real sessions need 1)
@@ -216,6 +216,8 @@ def compare(
         return SessionFidelity(
             name or str(meta.get("conversation", "")), trace.header.model, pol.name, meta=meta
         )
+    if model:  # every request as this model: the log's own switches (`/model`, fast mode) not applied
+        trace = replace(trace, events=tuple(e for e in trace.events if not isinstance(e, ModelSwitchEvent)))
     sv = serving(trace, profile, model)
     plain = _score(trace, name, pol, sv, warm, keep_warm, OutsideEvents())
     if not condition or not is_anthropic(sv.profile):  # the signatures are the Anthropic cache's
@@ -250,7 +252,6 @@ def _score(
     records = replay(trace, pol, sv.profile, warm, keep_warm=keep_warm, model=sv.model, outside=outside)
     records = [r for r in records if r.kind != "warmup"]
     model = records[0].model if records else trace.header.model
-    pr = prices(model)
     label = name or str(meta.get("conversation", ""))
     sf = SessionFidelity(label, model, pol.name, meta=meta, outside=outside)
     prev_t: float | None = None
@@ -309,6 +310,7 @@ def _score(
                 auto_prefix_cause(rc, sf.requests[:-1], meta) if auto else likely_cause(rc, sf.meta, model)
             )
         c, q = charged, p_billed  # priced as billed: writes a gateway did not report included
+        pr = prices(rec.model)  # the model of this request (a `model_switch` changes it)
         rc.cost_billed = pr.cost(
             c.input_tokens, c.cache_read, c.cache_write_5m, c.cache_write_1h, b.output_tokens
         )

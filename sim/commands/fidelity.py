@@ -31,7 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="provider profile (default: the one the log's model is served by, sim/providers/choice.py)",
     )
     p.add_argument(
-        "--model", help="model id (default: the trace's; aliases and dated ids resolve, sim/catalog.py)"
+        "--model",
+        help="run every request as this model id (default: the trace's, and the models it switches to; "
+        "aliases and dated ids resolve, sim/catalog.py)",
     )
     p.add_argument("--prices", metavar="FILE", help="extra price rows (YAML, as sim/data/prices.yaml)")
     p.add_argument("--no-warm", action="store_true", help="start with an empty cache")

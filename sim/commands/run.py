@@ -37,7 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "served by; else the preset's)",
     )
     p.add_argument(
-        "--model", help="model id (default: the trace's; aliases and dated ids resolve, sim/catalog.py)"
+        "--model",
+        help="run every request as this model id (default: the trace's, and the models it switches to; "
+        "aliases and dated ids resolve, sim/catalog.py)",
     )
     p.add_argument("--prices", metavar="FILE", help="extra price rows (YAML, as sim/data/prices.yaml)")
     p.add_argument("--records", help="write every request record to FILE (.jsonl or .csv); '-' for stdout")
@@ -66,6 +68,8 @@ def handle(args: argparse.Namespace) -> int:
         print(f"note: {serving.note}", file=sys.stderr)
     provider, model = serving.profile, serving.model
     prep = for_model(args.trace, pf.prepared, model, opts.tokenizer)  # the profile's, or an alias's name
+    if args.model:  # every request as this model: the trace's own switches are not applied
+        prep = dataclasses.replace(prep, steps=tuple(s for s in prep.steps if s.kind != "switch"))
     result = run_prepared([prep], policy, provider, args.seed, opts.provider_params, tokenizer=opts.tokenizer)
     s = summarize(result.records, result.outcomes)
     if args.records == "-":

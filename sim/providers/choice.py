@@ -1,8 +1,10 @@
 """Which provider profile and model a trace runs on (`run`, `fidelity`, the fidelity report).
 
 In order (nothing is substituted without a note, H-20):
-1. the model: `--model`, else the trace's own (`header.model`); it must be in the catalog with
-   prices (sim/catalog.py), else the run stops before its first request naming the closest ids;
+1. the model: `--model`, else the trace's own (`header.model`); it, and each model the trace
+   switches to (`model_switch`: a `/model` or fast-mode request in a log), must be in the catalog
+   with prices (sim/catalog.py), else the run stops before its first request naming the closest ids;
+   `--model` runs every request as that model (the trace's switches are not applied);
 2. the profile: `--provider`, else, for a trace imported from a real log (`meta.format`), the
    profile its model is served by (`served_profile`: the log's own evidence first), else the
    preset's `provider:`;
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 from ctxbench.sim.catalog import default_profile, model_info, prices
 from ctxbench.sim.providers.registry import default_model, profile, profile_names
 from ctxbench.sim.runner import DEFAULT_MODEL
-from ctxbench.traces.model import MessageEvent, Trace
+from ctxbench.traces.model import MessageEvent, ModelSwitchEvent, Trace
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,10 @@ def choose(
     m = m or DEFAULT_MODEL
     info = model_info(m)
     prices(m)
+    for ev in trace.events if not model else ():  # a recorded switch runs on its model (H-20)
+        if isinstance(ev, ModelSwitchEvent):
+            model_info(ev.model)
+            prices(ev.model)
     if provider:
         prof, why = provider, "--provider"
     elif trace.header.meta.get("format"):

@@ -53,7 +53,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ctxbench.traces.importers.anthropic_blocks import anthropic_usage, assistant_contents, user_contents
+from ctxbench.traces.importers.anthropic_blocks import (
+    anthropic_usage,
+    assistant_contents,
+    billed_model,
+    user_contents,
+)
 from ctxbench.traces.importers.base import (
     ImportReport,
     ImportResult,
@@ -292,6 +297,7 @@ class _Reader:
         if model == "<synthetic>":
             rep.skip("synthetic response (no API call)", where)
             return
+        model = billed_model(model, msg.get("usage"))
         c.fold = False
         rid = str(o.get("requestId") or msg.get("id") or where)
         item = c.replies.get(rid)

@@ -17,7 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ctxbench.traces.importers.anthropic_blocks import anthropic_usage, assistant_contents, user_contents
+from ctxbench.traces.importers.anthropic_blocks import (
+    anthropic_usage,
+    assistant_contents,
+    billed_model,
+    user_contents,
+)
 from ctxbench.traces.importers.base import (
     ImportReport,
     ImportResult,
@@ -44,7 +49,7 @@ class Exchange:
 
     @property
     def model(self) -> str:
-        return str(self.body.get("model", ""))
+        return billed_model(str(self.body.get("model", "")), self.usage, self.body.get("speed"))
 
     @property
     def billed_total(self) -> int:

@@ -93,7 +93,14 @@ class _Reader:
 
     def replied(self, usage: Usage, t: float | None, where: str) -> None:
         self.items.append(
-            Item("reply", self.reply or [Content("text", text="")], t=t, usage=usage, where=where)
+            Item(
+                "reply",
+                self.reply or [Content("text", text="")],
+                t=t,
+                usage=usage,
+                where=where,
+                model=self.model,
+            )
         )
         self.called |= {c.tool_id for c in self.reply if c.kind == "tool_use"}
         self.reply = []
@@ -184,6 +191,14 @@ def import_rollout(path: Path, report: ImportReport, lines: list[tuple[int, dict
         report.skip("reply items after the last usage (no request to attach them to)", path.name)
     system = {"main": SystemEvent((Content("text", text=r.system),))} if r.system else None
     meta = {"format": "codex-rollout"}
-    convs = [("main", r.items, normalize_model(r.model), r.model, meta)]
-    convs += [(name, items, normalize_model(r.model), r.model, meta) for name, items in r.sides]
+    convs = [
+        (name, items, *_first_model(items, r.model), meta) for name, items in [("main", r.items), *r.sides]
+    ]
     return build_traces(convs, str(path), "codex", report, True, system)
+
+
+def _first_model(items: list[Item], default: str) -> tuple[str, str]:
+    """The model a conversation starts on (catalog name, as recorded): its first reply's
+    `turn_context` model; a later `/model` is a `model_switch` (traces/importers/tokens.py)."""
+    recorded = next((i.model for i in items if i.kind == "reply" and i.model), default)
+    return normalize_model(recorded), recorded

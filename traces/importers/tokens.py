@@ -26,7 +26,13 @@ from typing import Any
 
 from ctxbench.sim.catalog import CatalogError, model_info
 from ctxbench.sim.tokens import RateCounter
-from ctxbench.traces.importers.base import ImportFailure, ImportReport, ImportResult, allocate
+from ctxbench.traces.importers.base import (
+    ImportFailure,
+    ImportReport,
+    ImportResult,
+    allocate,
+    normalize_model,
+)
 from ctxbench.traces.importers.sizing import (
     ASSUMED_BYTES_PER_TOKEN,
     real_user_content,
@@ -39,6 +45,7 @@ from ctxbench.traces.model import (
     Event,
     Header,
     MessageEvent,
+    ModelSwitchEvent,
     SystemEvent,
     ToolDef,
     ToolsEvent,
@@ -75,10 +82,13 @@ def _summary_text(c: Content) -> Content:
     return Content("text", text=c.text if c.text is not None else f"[{c.kind}]")
 
 
-def _events(items: list[Item], report: ImportReport, name: str) -> list[Event]:
+def _events(items: list[Item], report: ImportReport, name: str, model: str = "") -> list[Event]:
     """Items → trace events: consecutive user items merge into one message; a compact boundary
     becomes a CompactionEvent carrying the summary message that follows it, and `kept_from` the
-    message holding the first of its `kept` lines when the harness kept the latest messages."""
+    message holding the first of its `kept` lines when the harness kept the latest messages. A reply
+    on another model than the one before (`/model` in Claude Code, a fast-mode request) follows a
+    `model_switch` event: the bill prices it as that model and its cache is that model's own
+    (providers.md §1.6, "Speed setting"; sim/runner.py keeps one provider per model)."""
     events: list[Event] = []
     pending: list[Content] = []
     pending_t: float | None = None
@@ -91,6 +101,7 @@ def _events(items: list[Item], report: ImportReport, name: str) -> list[Event]:
     pending_uuids: list[str] = []
     messages = 0
     t0 = min((i.t for i in items if i.t is not None), default=0.0)
+    current = model  # the model the conversation is on (the trace header's)
 
     def rel(t: float | None) -> float:
         nonlocal last_t
@@ -172,6 +183,11 @@ def _events(items: list[Item], report: ImportReport, name: str) -> list[Event]:
             if it.usage is None:
                 report.skip("response without usage (kept, no ground truth)", it.where)
             t = start if start is not None else rel(it.t)
+            switched = normalize_model(it.model) if it.model else current
+            if switched != current:
+                events.append(ModelSwitchEvent(switched, t=t))
+                report.counts["model switches"] += 1
+                current = switched
             events.append(
                 MessageEvent(
                     "assistant",
@@ -205,7 +221,7 @@ def build_traces(
         if not any(i.kind == "reply" for i in items):
             report.skip("conversation without any model response", name)
             continue
-        events = _events(items, report, name)
+        events = _events(items, report, name, model)
         marks = int(meta.get("marked_messages", 2))  # the recorded harness's message marks per request
         whole_here = whole or meta.get("usage_counts") == "whole prompt"  # per conversation (opencode)
         sized, extra = size_events(events, model, report, name, whole_here, marks)
