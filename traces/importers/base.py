@@ -286,6 +286,23 @@ def file_names(names: list[str]) -> list[str]:
     return out
 
 
+# `service_tier` and `inference_geo` values billed at list prices (Anthropic usage, providers.md
+# §1.9; OpenAI's `default`/`auto`, §2): any other (priority or fast, flex, batch, a US-only
+# `inference_geo`) is counted in the import report as priced at list prices, the catalog having no
+# rates for it, rather than passed over.
+LIST_PRICE_TERMS = {
+    "service_tier": ("", "standard", "default", "auto"),
+    "inference_geo": ("", "not_available", "global"),
+}
+
+
+def other_price_terms(u: Any) -> list[str]:
+    """The billing terms of a usage object that list prices do not cover (`LIST_PRICE_TERMS`)."""
+    if not isinstance(u, dict):
+        return []
+    return [f"{k} {u[k]!r}" for k, ok in LIST_PRICE_TERMS.items() if k in u and str(u[k] or "") not in ok]
+
+
 def normalize_model(name: str) -> str:
     """The catalog name of a recorded model id (sim/catalog.py `resolve`: `claude-sonnet-4-5-20250929`
     → `claude-sonnet-4-5`, `openai/gpt-4o-mini` → `gpt-4o-mini`); an id the catalog does not know

@@ -66,6 +66,7 @@ from ctxbench.traces.importers.base import (
     cost,
     jsonl_objects,
     normalize_model,
+    other_price_terms,
     parse_time,
 )
 from ctxbench.traces.importers.claude_code_wire import (
@@ -316,6 +317,8 @@ class _Reader:
         usage = anthropic_usage(msg.get("usage"), where, "message.usage")
         if usage is not None:
             if item.usage is None:  # with the cost the line records (`costUSD`, Claude Code 1.0.x)
+                for term in other_price_terms(msg.get("usage")):
+                    rep.counts[f"requests billed on {term} (priced at list prices: no rates for it)"] += 1
                 item.usage = replace(usage, cost=cost(o, "costUSD", where))
             else:  # input/cache fields from message_start (all lines); output from the LAST line
                 item.usage = replace(item.usage, output_tokens=usage.output_tokens)

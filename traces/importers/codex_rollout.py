@@ -32,6 +32,7 @@ from ctxbench.traces.importers.base import (
     ImportResult,
     count,
     normalize_model,
+    other_price_terms,
     parse_time,
     tool_use,
 )
@@ -152,12 +153,12 @@ class _Reader:
             ]
             self.report.counts["compactions"] += 1
         elif typ == "token_usage_record" and self.by_record:
-            self.usage(p.get("usage"), t, where)
+            self.usage(p.get("usage"), t, where, p)
         elif typ == "event_msg" and p.get("type") == "token_count" and not self.by_record:
             info = p.get("info")
             if isinstance(info, dict) and info.get("total_token_usage") != self.totals:
                 self.totals = info.get("total_token_usage")
-                self.usage(info.get("last_token_usage"), t, where)
+                self.usage(info.get("last_token_usage"), t, where, {**info, **p})
             else:
                 self.report.counts["token_count events repeating the last totals"] += 1
         else:
@@ -172,11 +173,13 @@ class _Reader:
         prompt = Content("text", text=UNSEEN_HISTORY)
         self.sides.append((f"compaction-{len(self.sides) + 1}", [Item("user", [prompt], t=reply.t), reply]))
 
-    def usage(self, u: Any, t: float | None, where: str) -> None:
+    def usage(self, u: Any, t: float | None, where: str, terms: Any = None) -> None:
         usage = _usage(u, where, self.report)
         if usage is None:
             self.report.skip("usage without input_tokens", where)
             return
+        for term in other_price_terms(terms):  # e.g. `service_tier` "priority" (Codex fast mode)
+            self.report.counts[f"requests billed on {term} (priced at list prices: no rates for it)"] += 1
         self.replied(usage, t, where)
 
 

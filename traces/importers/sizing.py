@@ -91,8 +91,11 @@ def _second_mark(events: list[Event], last: int, last_reply: int) -> tuple[int, 
     @-mentioned file's Read call, sent as a message of its own: bench/claude_code_wire.md §1),
     else the reply's (`_reply_mark`)."""
     prev = events[last - 1] if last > 0 else None
-    if isinstance(prev, MessageEvent) and prev.role == "user" and prev.content and all(
-        c.turn for c in prev.content
+    if (
+        isinstance(prev, MessageEvent)
+        and prev.role == "user"
+        and prev.content
+        and all(c.turn for c in prev.content)
     ):
         return (last - 1, len(prev.content) - 1)
     return _reply_mark(events, last_reply)
@@ -182,6 +185,7 @@ SAME_TEXT_BYTES = 256
 
 def _long(text: str) -> bool:
     return len(text.encode("utf-8", "surrogatepass")) >= SAME_TEXT_BYTES
+
 
 def size_events(
     events: list[Event],

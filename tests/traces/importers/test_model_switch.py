@@ -123,3 +123,20 @@ def test_a_switch_to_an_unknown_model_stops_before_the_first_request(tmp_path: P
         choose(tr, "anthropic")
     totals = billed_totals([tr])  # the other requests are priced; the unknown one is named
     assert totals.requests == 6 and len(totals.unpriced) == 1 and "claude-haiku-9-9" in totals.unpriced[0]
+
+
+def test_billing_terms_list_prices_do_not_cover_are_counted_in_the_report(tmp_path: Path) -> None:
+    """A request on the priority tier or US-only inference is priced at list prices (the catalog
+    has no rates for them), and the import report says how many there were."""
+    out = tmp_path / "geo.jsonl"
+    with out.open("w", encoding="utf-8") as f:
+        for o in _lines():
+            msg = o.get("message")
+            if isinstance(msg, dict) and msg.get("model") == "claude-haiku-4-5":
+                msg["usage"].update(service_tier="priority", inference_geo="us")
+            f.write(json.dumps(o) + "\n")
+    counts = import_paths([out]).report.counts
+    assert counts["requests billed on service_tier 'priority' (priced at list prices: no rates for it)"] == 1
+    assert counts["requests billed on inference_geo 'us' (priced at list prices: no rates for it)"] == 1
+    plain = import_paths([LOG]).report.counts  # standard tier, inference_geo "" / "not_available"
+    assert not [k for k in plain if k.startswith("requests billed on")]
