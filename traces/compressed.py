@@ -1,15 +1,19 @@
-"""Logs and traces kept compressed: `.gz`, `.xz` and `.bz2` files are decompressed as read, by
-every reader (`ctxbench import`, `fidelity`, `check-prefix`, `run`). A raw harness log compresses
+"""Logs and traces kept compressed: `.gz`, `.xz`, `.bz2` and `.zst` files are decompressed as read,
+by every reader (`ctxbench import`, `fidelity`, `check-prefix`, `run`). A raw harness log compresses
 ~100x (the same conversation is re-sent with every request), so this is how logs are shared and
 kept (the test data here are `.jsonl.xz`). The codecs are imported only to read such a file (a
-short `ctxbench run` of a plain trace imports none of them)."""
+short `ctxbench run` of a plain trace imports none of them). Zstandard is also what Inspect AI
+compresses the members of its `.eval` logs with (zip method 93, `zstd_stream`): the standard
+library's `compression.zstd` from Python 3.14, the `zstandard` package before it (a dependency
+there)."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, Any, cast
 
-SUFFIXES = (".gz", ".xz", ".bz2")
+SUFFIXES = (".gz", ".xz", ".bz2", ".zst")
 
 
 def open_log(path: Path) -> IO[bytes]:
@@ -26,7 +30,59 @@ def open_log(path: Path) -> IO[bytes]:
         import bz2
 
         return cast("IO[bytes]", bz2.open(path, "rb"))
+    if path.suffix == ".zst":
+        return zstd_stream(path.open("rb"))
     return path.open("rb")
+
+
+def zstd_stream(raw: IO[bytes]) -> IO[bytes]:
+    """`raw` (zstandard frames, one after another) decompressed as read; a stream cut inside a
+    frame raises EOFError at its end, as lzma and bz2 do (never a silently short file)."""
+    try:
+        from compression import zstd  # type: ignore[import-not-found,unused-ignore]  # Python 3.14+
+
+        return cast("IO[bytes]", zstd.ZstdFile(raw, "rb"))
+    except ImportError:
+        return io.BufferedReader(_ZstdFrames(raw))
+
+
+class _ZstdFrames(io.RawIOBase):
+    """Zstandard frames read one after another with the `zstandard` package (Python < 3.14),
+    checking that the last one ends (its stream reader stops silently at a cut)."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        import zstandard
+
+        super().__init__()
+        self._raw, self._new = raw, zstandard.ZstdDecompressor().decompressobj
+        self._frame: Any = None
+        self._out, self._at = b"", 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        while self._at >= len(self._out):
+            data = self._raw.read(1 << 16)
+            if not data:
+                if self._frame is not None and not self._frame.eof:
+                    raise EOFError("compressed file ended before the end-of-stream marker was reached")
+                return 0
+            parts = []
+            while data:
+                if self._frame is None or self._frame.eof:
+                    self._frame = self._new()
+                parts.append(self._frame.decompress(data))
+                data = self._frame.unused_data if self._frame.eof else b""
+            self._out, self._at = b"".join(parts), 0
+        n = min(len(b), len(self._out) - self._at)
+        b[:n] = self._out[self._at : self._at + n]
+        self._at += n
+        return n
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
 
 
 def read_errors() -> tuple[type[Exception], ...]:
@@ -34,8 +90,17 @@ def read_errors() -> tuple[type[Exception], ...]:
     compressed stream EOFError (truncated) or lzma's own error. Called in an `except` clause, so
     it runs (and imports lzma) only when something was raised."""
     import lzma
+    import sys
 
-    return (OSError, EOFError, lzma.LZMAError)
+    zstd_errors = tuple(
+        getattr(m, name)
+        for m, name in (
+            (sys.modules.get("zstandard"), "ZstdError"),
+            (sys.modules.get("compression.zstd"), "ZstdError"),
+        )
+        if m is not None and hasattr(m, name)
+    )
+    return (OSError, EOFError, lzma.LZMAError, *zstd_errors)
 
 
 def read_failure(e: Exception) -> str:
@@ -51,3 +116,28 @@ def plain(path: Path) -> Path:
 
 def is_compressed(path: Path) -> bool:
     return path.suffix in SUFFIXES
+
+
+def zip_member(path: Path, name: str) -> bytes:
+    """The bytes of member `name` of zip archive `path`, zstandard members (method 93, Inspect AI's
+    `.eval` logs) included, which the standard library's zipfile reads only from Python 3.14."""
+    import struct
+    import zipfile
+
+    with zipfile.ZipFile(path) as zf:
+        info = zf.getinfo(name)
+        if info.compress_type != ZIP_ZSTANDARD:
+            return zf.read(info)
+    with path.open("rb") as f:  # the member's data follows its local header (zip APPNOTE 4.3.7)
+        f.seek(info.header_offset)
+        head = f.read(30)
+        if len(head) < 30 or head[:4] != b"PK\x03\x04":
+            raise zipfile.BadZipFile(f"{name}: no local file header")
+        name_len, extra_len = struct.unpack("<HH", head[26:30])
+        f.seek(info.header_offset + 30 + name_len + extra_len)
+        raw = f.read(info.compress_size)
+    with zstd_stream(io.BytesIO(raw)) as member:
+        return member.read()
+
+
+ZIP_ZSTANDARD = 93  # zip APPNOTE 4.4.5 compression method "Zstandard"

@@ -1,4 +1,4 @@
-"""Compressed logs and traces (traces/compressed.py): a `.gz`, `.xz` or `.bz2` file reads as the
+"""Compressed logs and traces (traces/compressed.py): a `.gz`, `.xz`, `.bz2` or `.zst` file reads as the
 file it holds, by the trace reader, the format detection and the importers; a damaged or truncated
 stream, or any bytes under a compressed name, ends in one clean error (exit 2), never a traceback."""
 
@@ -21,8 +21,21 @@ from ctxbench.traces.importers import ImportFailure, detect, import_paths
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "traces/samples/game-60.jsonl"
 ROLLOUT = ROOT / "tests/traces/importers/data/codex-0.171.0.rollout.jsonl.xz"
+
+
+def _zstd(data: bytes) -> bytes:
+    try:
+        from compression import zstd  # type: ignore[import-not-found,unused-ignore]  # Python 3.14+
+
+        return bytes(zstd.compress(data))
+    except ImportError:
+        import zstandard
+
+        return zstandard.ZstdCompressor().compress(data)
+
+
 CODECS: dict[str, Callable[[bytes], bytes]] = {
-    ".gz": gzip.compress, ".xz": lzma.compress, ".bz2": bz2.compress,
+    ".gz": gzip.compress, ".xz": lzma.compress, ".bz2": bz2.compress, ".zst": _zstd,
 }  # fmt: skip
 
 

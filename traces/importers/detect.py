@@ -27,6 +27,8 @@ def detect(path: Path) -> str:
     name = plain(path)
     if name.suffix == ".traj":
         return "swe-agent"
+    if name.suffix == ".eval":
+        return "inspect-ai"  # Inspect AI's zip log (traces/importers/inspect_ai.py)
     if name.name.endswith(".messages.json") or name.name.endswith(".compaction.json"):
         return "cline"
     try:
