@@ -7,6 +7,7 @@ events (bench/fidelity_outside.py) are set up here.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import simpy
@@ -14,6 +15,7 @@ import simpy
 from ctxbench.bench.fidelity_forks import ForkedRequests, forked_requests
 from ctxbench.bench.fidelity_outside import OutsideEvents, OutsideWarming, static_entry
 from ctxbench.policies.preset import Policy
+from ctxbench.policies.recorded import RecordedMarks
 from ctxbench.sim.names import Ttl, is_ttl
 from ctxbench.sim.prepared import PreparedTrace
 from ctxbench.sim.providers.base import Latency, Provider
@@ -108,6 +110,8 @@ def replay(
     replays events outside the conversation at their requests (bench/fidelity_outside.py;
     lookup failures and unlogged turn content on anthropic profiles only)."""
     prep = prepare_for(trace, model)
+    if trace.header.meta.get("message_mark") == "user prompt" and isinstance(policy.marks, RecordedMarks):
+        policy = replace(policy, marks=replace(policy.marks, prompt_only=True))  # Cline CLI 3.x
     params: dict[str, Any] = {"latency": ZERO_LATENCY} if zero_latency else {}
     anthropic = is_anthropic(profile)
     if observed and anthropic:

@@ -26,7 +26,7 @@ from ctxbench.policies.compaction import Action
 from ctxbench.policies.contracts import CompactionDefaults
 from ctxbench.policies.registry import register
 from ctxbench.policies.view import Edit, View
-from ctxbench.sim.content import Message
+from ctxbench.sim.content import Block, Message
 from ctxbench.sim.names import Breakpoints, Ttl, is_ttl, ttl_of
 
 if TYPE_CHECKING:
@@ -51,12 +51,20 @@ class RecordedMarks:
     messages: int = 2  # FORMATS.md §2.2
     system: bool = True  # FORMATS.md §2.2: "system (list of text blocks, both with cache_control)"
     max_marks: int = 4  # providers.md §1.2
+    # one message mark, on the newest message block that carries a recorded one, and no system or
+    # tools mark: a harness that marks the user's latest prompt only (Cline CLI 3.x on the
+    # Anthropic API, traces/importers/cline.py; trace meta `message_mark` "user prompt")
+    prompt_only: bool = False
 
     def place(self, view: View) -> Breakpoints:
         tr = view.tr
         n = len(tr)
         if n == 0:
             return ()
+        if self.prompt_only:
+            marked = tr.block_index(_has_recorded_mark)
+            last = marked[-1] if marked else -1
+            return ((last, ttl_of(tr.blocks[last].cache, self.ttl)),) if last >= tr.system_end else ()
         msg_marks: list[tuple[int, Ttl | Literal[""]]] = []
         last = _marked_from(tr)
         newest_ttl: Ttl | Literal[""] = ""
@@ -163,3 +171,8 @@ def drop_turn_blocks(messages: list[Message], keep: int = 0) -> Edit | None:
         if blocks:
             out.append(Message.of(msg.role, blocks, msg.tag, msg.pinned))
     return Edit(first, tuple(out), "turn_scoped", detail=dropped)
+
+
+def _has_recorded_mark(b: Block) -> bool:
+    """A block that carries the cache mark its recorded request put there (`RecordedMarks`)."""
+    return is_ttl(b.cache)

@@ -35,7 +35,10 @@ from ctxbench.sim.serve.wire import Parsed
 from ctxbench.sim.yamltext import load_yaml
 from ctxbench.traces.model import MessageEvent, Trace
 
-SHELL_TOOLS = ("Bash", "exec_command", "shell", "bash", "run_shell_command", "local_shell", "shell_command")
+SHELL_TOOLS = (
+    "Bash", "exec_command", "shell", "bash", "run_shell_command", "local_shell", "shell_command",
+    "run_commands",  # Cline CLI 3.x: `commands`, an array of command strings
+)  # fmt: skip
 SUMMARY_MARKERS = (
     "Respond with TEXT ONLY",  # Claude Code's compaction prompt (ecosystem.md §3a)
     "CONTEXT CHECKPOINT COMPACTION",  # Codex (§3b)
@@ -76,6 +79,8 @@ def shell_input(p: Parsed, name: str, cmd: str) -> dict[str, Any]:
         return {"cmd": cmd}
     if params.get("command") == "array":
         return {"command": ["bash", "-lc", cmd]}
+    if params.get("commands") == "array":
+        return {"commands": [cmd]}
     return {"command": cmd}
 
 

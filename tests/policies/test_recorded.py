@@ -81,3 +81,15 @@ def test_an_unmarked_summariser_instruction_is_marked_one_api_message_back() -> 
     assert _message_marks(_marked(tags, ["5m", "", "5m", "", "5m", "5m"])) == [4, 5]
     # a trace that records no marks: the last two messages, as before
     assert _message_marks(_marked(tags, [""] * 6)) == [4, 5]
+
+
+def test_prompt_only_marks_the_newest_recorded_mark_alone() -> None:
+    """Cline CLI 3.x (`prompt_only`): one mark, on the newest block that carries a recorded one
+    (the user's latest prompt), none on the tool loop after it nor on the system prompt."""
+    tags = ["prompt", "reply", "tool_results", "reply", "prompt", "reply", "tool_results"]
+    view = _marked(tags, ["5m", "", "", "", "1h", "", ""])
+    marks = RecordedMarks(prompt_only=True).place(view)
+    assert marks == ((view.tr.msg_starts[4], "1h"),)
+    assert RecordedMarks(prompt_only=True).place(_marked(tags, [""] * 7)) == ()  # nothing recorded
+    view.tr.truncate_messages(4)  # the index follows edits: the older prompt again
+    assert RecordedMarks(prompt_only=True).place(view) == ((view.tr.msg_starts[0], "5m"),)

@@ -130,6 +130,31 @@ def test_tool_use_round_trip_streams(server: CtxServer) -> None:
         server.state.scripter = S()
 
 
+def test_a_shell_tool_that_takes_a_list_of_commands(server: CtxServer) -> None:
+    """Cline CLI 3.x's `run_commands` (`commands`: an array of strings), listed after a server tool:
+    the task's shell step calls it with the one command in the list."""
+    from ctxbench.sim.serve.script import Scripter
+
+    server.state.scripter = Scripter("task", [{"shell": "echo hi"}])
+    try:
+        schema = {
+            "type": "object",
+            "properties": {"commands": {"type": "array", "items": {"type": "string"}}},
+        }
+        tools = [
+            {"type": "web_search_20250305", "name": "web_search"},
+            {"name": "run_commands", "description": "run", "input_schema": schema},
+        ]
+        m = _a(server).messages.create(
+            model=MODEL, max_tokens=50, tools=tools, messages=[{"role": "user", "content": "go"}]
+        )
+        assert (m.content[-1].name, m.content[-1].input) == ("run_commands", {"commands": ["echo hi"]})
+    finally:
+        from ctxbench.sim.serve.script import Scripter as S
+
+        server.state.scripter = S()
+
+
 def _post(srv: CtxServer, path: str, body: bytes) -> tuple[int, dict]:
     host, port = srv.server_address[:2]
     conn = http.client.HTTPConnection(str(host), int(port), timeout=10)

@@ -1,7 +1,16 @@
-"""Cline SDK sessions (`*.messages.json`, FORMATS.md §2.4): system prompt and messages with per-reply
-metrics (`inputTokens` = the whole prompt, `cacheReadTokens`; the gateway reports no cache writes).
+"""Cline SDK sessions (`*.messages.json`, FORMATS.md §2.4; what Cline CLI 3.x writes under
+`~/.cline/data/sessions/<id>/`): system prompt and messages with per-reply metrics (`inputTokens` =
+the whole prompt, cache reads and writes inside it; the Cline gateway reports no cache writes).
 Compacted variants are imported as they are (already compacted); their compaction messages are
-counted and noted."""
+counted and noted.
+
+On the Anthropic API (`modelInfo.provider` "anthropic") Cline CLI 3.0.65 sends one cache mark: on the
+last text block of the latest user message of the ai-sdk conversation, i.e. the user's latest
+prompt (tool results are `tool` messages there), none on the system prompt, the tools or the tool
+loop after the prompt (its bundle: the prompt-cache step marks the last `user` message's last text
+part; checked against `ctxbench serve`, tests/traces/importers/test_cline_cli.py), so every request
+of a tool loop reads the prefix up to the prompt and pays the rest as uncached input. The importer
+records that mark (`meta.message_mark` "user prompt", traces/importers/sizing.py)."""
 
 from __future__ import annotations
 
@@ -100,7 +109,10 @@ def import_cline(paths: list[Path], report: ImportReport | None = None) -> Impor
                 # the gateway the usage comes from (modelInfo.provider "cline"): sim/providers/
                 # choice.py serves the log on its profile (sim/data/profiles/cline.yaml)
                 gateway = str(info.get("provider", ""))
-                conv = convs[model] = _Conversation(name, model, {"format": "cline", "gateway": gateway})
+                about: dict[str, Any] = {"format": "cline", "gateway": gateway}
+                if gateway == "anthropic":  # the module docstring: one mark, on the user's prompt
+                    about["message_mark"] = "user prompt"
+                conv = convs[model] = _Conversation(name, model, about)
                 conv.pending = list(since_reply)
             elif model != last:
                 report.note(
@@ -140,10 +152,11 @@ def _usage(m: dict[str, Any], i: int, path: Path) -> Usage | None:
         return None
     at = f"messages[{i}].metrics"
     total, read = count(met, "inputTokens", str(path), at), count(met, "cacheReadTokens", str(path), at)
+    write = count(met, "cacheWriteTokens", str(path), at)
     return Usage(
-        max(0, total - read),
+        max(0, total - read - write),
         min(read, total),
-        count(met, "cacheWriteTokens", str(path), at),
+        write,
         0,
         count(met, "outputTokens", str(path), at),
         cost(met, "cost", str(path), at),

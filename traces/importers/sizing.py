@@ -101,6 +101,17 @@ def _second_mark(events: list[Event], last: int, last_reply: int) -> tuple[int, 
     return _reply_mark(events, last_reply)
 
 
+def _user_prompt_mark(events: list[Event], before: int) -> tuple[int, int] | None:
+    """The last text block of the latest user message with real content before event `before`:
+    where Cline CLI 3.x puts its only cache mark (traces/importers/cline.py)."""
+    for e in range(before - 1, -1, -1):
+        ev = events[e]
+        if isinstance(ev, MessageEvent) and ev.role == "user" and real_user_content(ev.content):
+            texts = [j for j, c in enumerate(ev.content) if c.kind == "text"]
+            return (e, texts[-1]) if texts else None
+    return None
+
+
 def _size_turn_blocks(
     events: list[Event],
     scoped: list[tuple[int, int]],
@@ -194,12 +205,14 @@ def size_events(
     name: str,
     whole: bool = False,
     marked_messages: int = 2,
+    user_prompt_mark: bool = False,
 ) -> tuple[list[Event], dict[str, Any]]:
     """Set `tokens` on every block so each request's cached part equals its billed C_k, and put
     the recorded cache ttl where the recorded harness put its message marks: the last block before
     each request and, when it marks the last two messages (`marked_messages` 2), the last block of
     the reply before it unless that block is thinking (Claude Code, FORMATS.md §2.2; cli.js: no
-    cache_control on a trailing thinking block). Returns events (system first)."""
+    cache_control on a trailing thinking block); with `user_prompt_mark`, only the last text block
+    of the latest real user message (Cline CLI 3.x). Returns events (system first)."""
     counter = RateCounter()
     rule = IMAGE_RULES[_image_rule(model)]
     size = _whole if whole else _cached
@@ -297,7 +310,11 @@ def size_events(
             u = ev.usage
             ttl = "1h" if u.cache_write_1h > 0 else ("5m" if u.cache_write_5m > 0 else (ttl or "5m"))
             first_ttl = first_ttl or ttl
-            if pending:
+            if user_prompt_mark:
+                at = _user_prompt_mark(events, i)
+                if at is not None:
+                    ttl_at[at] = ttl
+            elif pending:
                 ttl_at[pending[-1]] = ttl
                 two = marked_messages >= 2
                 reply_mark = _second_mark(events, pending[-1][0], last_reply) if two else None

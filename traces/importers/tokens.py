@@ -224,7 +224,8 @@ def build_traces(
         events = _events(items, report, name, model)
         marks = int(meta.get("marked_messages", 2))  # the recorded harness's message marks per request
         whole_here = whole or meta.get("usage_counts") == "whole prompt"  # per conversation (opencode)
-        sized, extra = size_events(events, model, report, name, whole_here, marks)
+        user_prompt = meta.get("message_mark") == "user prompt"  # Cline CLI 3.x on the Anthropic API
+        sized, extra = size_events(events, model, report, name, whole_here, marks, user_prompt)
         if system and name in system:  # the format records the system prompt: it gets the size S
             rec = system[name].content
             s = int(extra.get("system_tokens", 0))
