@@ -50,13 +50,19 @@ OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_
 
 
 def is_rollout(first: dict[str, Any] | None) -> bool:
-    """Whether a file whose first object is `first` is a rollout file (module docstring)."""
-    return isinstance(first, dict) and first.get("type") in (
-        "session_meta",
-        "turn_context",
-        "response_item",
-        "event_msg",
+    """Whether a file whose first object is `first` is a rollout file (module docstring), or one
+    of the first versions' (`is_early_rollout`)."""
+    return is_early_rollout(first) or (
+        isinstance(first, dict)
+        and first.get("type") in ("session_meta", "turn_context", "response_item", "event_msg")
     )
+
+
+def is_early_rollout(first: dict[str, Any] | None) -> bool:
+    """The rollout of the first Codex CLI versions (0.22.0, run against `ctxbench serve`): a first
+    line `{id, timestamp, instructions}`, then the bare response items between `{"record_type":
+    "state"}` lines; no token counts and no model name."""
+    return isinstance(first, dict) and "instructions" in first and "id" in first and "type" not in first
 
 
 def _text(content: Any) -> str:
@@ -92,7 +98,7 @@ class _Reader:
         self.totals: Any = None
         self.sides: list[tuple[str, list[Item]]] = []  # compaction requests (module docstring)
 
-    def replied(self, usage: Usage, t: float | None, where: str) -> None:
+    def replied(self, usage: Usage | None, t: float | None, where: str) -> None:
         self.items.append(
             Item(
                 "reply",
@@ -187,6 +193,8 @@ def import_rollout(path: Path, report: ImportReport, lines: list[tuple[int, dict
     """One rollout file, its lines already read: the main conversation and each compaction
     request (module docstring)."""
     report.cannot_provide = list(CANNOT)
+    if lines and is_early_rollout(lines[0][1]):
+        return _import_early(path, report, lines)
     r = _Reader(report, any(o.get("type") == "token_usage_record" for _, o in lines))
     for n, o in lines:
         r.line(o, f"{path.name}:{n}")
@@ -205,3 +213,34 @@ def _first_model(items: list[Item], default: str) -> tuple[str, str]:
     `turn_context` model; a later `/model` is a `model_switch` (traces/importers/tokens.py)."""
     recorded = next((i.model for i in items if i.kind == "reply" and i.model), default)
     return normalize_model(recorded), recorded
+
+
+def _import_early(path: Path, report: ImportReport, lines: list[tuple[int, dict[str, Any]]]) -> ImportResult:
+    """An early rollout (`is_early_rollout`): the conversation, one request per run of assistant
+    items, none with usage (the format records none), on the model `--model` names."""
+    report.cannot_provide = [
+        "token usage and the model: the first Codex versions' rollouts record neither "
+        "(fidelity has nothing to compare; run and context take --model)",
+        *CANNOT[:1],
+    ]
+    r = _Reader(report, False)
+    for n, o in lines[1:]:
+        if "record_type" in o:
+            report.counts["state lines"] += 1
+            continue
+        kind = o.get("type")
+        assistant = (
+            kind in CALLS or kind == "reasoning" or (kind == "message" and o.get("role") == "assistant")
+        )
+        if r.reply and not assistant:  # the reply is complete: its request has ended
+            r.replied(None, None, f"{path.name}:{n}")
+        r.item(o, None)
+    if r.reply:
+        r.replied(None, None, path.name)
+    instr = lines[0][1].get("instructions")
+    system = (
+        {"main": SystemEvent((Content("text", text=instr),))} if isinstance(instr, str) and instr else None
+    )
+    return build_traces(
+        [("main", r.items, "", "", {"format": "codex-rollout"})], str(path), "codex", report, True, system
+    )

@@ -47,6 +47,8 @@ def detect(path: Path) -> str:
             return "codex"
         if obj.get("type") in ("session_meta", "turn_context", "response_item", "event_msg"):
             return "codex"
+        if "instructions" in obj and "id" in obj and "timestamp" in obj and "type" not in obj:
+            return "codex"  # the first Codex versions' rollout (traces/importers/codex_rollout.py)
         if "instance_id" in obj and "history" in obj:
             return "openhands"
         if "projectHash" in obj and "sessionId" in obj:

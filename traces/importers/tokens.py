@@ -240,7 +240,8 @@ def build_traces(
             window = model_info(model).window
         except CatalogError:
             window = 200_000  # policies.md §1: Claude Code MODEL_CONTEXT_WINDOW_DEFAULT
-            report.note(f"model {recorded!r} is not in sim/data/models.yaml: window assumed 200,000")
+            unknown = f"model {recorded!r} is not in sim/data/models.yaml"
+            report.note(f"{unknown if recorded else 'the log names no model'}: window assumed 200,000")
         replies = sum(1 for e in sized if isinstance(e, MessageEvent) and e.role == "assistant")
         report.counts[f"requests ({name})"] = replies
         header = Header(
