@@ -14,6 +14,10 @@ byte offset, a short diff) and classified:
   over the older part); a later request returning to the main line after a side request that
   appended a single user message (a summary instruction) is clean;
 - `reset_after_compaction`: the conversation restarts shorter after a compaction;
+- `new_conversation`: a new task on the same static prefix, after a request the conversation never
+  went on from (its final answer) and with no compaction between: none of its parent's messages,
+  a different first message (an eval's next sample, a proxy serving task after task without a
+  session id: Inspect 0.3.285 against `ctxbench serve`);
 - `tail_edit`: only the parent's newest message changed (cheap: the tail is re-billed);
 - `mid_conversation_edit`: an earlier message changed (the costly kind);
 - `static_prefix_edit`: tools or system prompt changed and the conversation kept the change.
@@ -46,12 +50,13 @@ from ctxbench.bench.request_log import LBlock, LoggedRequest
 
 CLASSES = (
     "side_request",
+    "new_conversation",
     "reset_after_compaction",
     "tail_edit",
     "mid_conversation_edit",
     "static_prefix_edit",
 )
-DEFAULT_ALLOWED = ("side_request",)
+DEFAULT_ALLOWED = ("side_request", "new_conversation")
 DIFF_CONTEXT = 24  # bytes of context shown on each side of a divergence
 
 
@@ -303,6 +308,15 @@ def _describe(
             cls, explained, declared = "reset_after_compaction", True, f"compaction (recognised: request {c})"
             fields = changed_system_fields(r, par)
             note = f"changed with the new conversation: {', '.join(fields)}" if fields else ""
+    if (
+        cls == "reset_after_compaction"
+        and not explained
+        and msg == 0
+        and not extends.get(p)  # the parent's conversation ended there
+        and _carries_nothing_of(r, par)
+        and (seen is None or seen.compaction_between(r.session, p, i) is None)
+    ):
+        cls = "new_conversation"
     tokens = break_tokens(r, k)
     return Break(
         i,
@@ -322,6 +336,13 @@ def _describe(
         tokens,
         note,
     )
+
+
+def _carries_nothing_of(r: LoggedRequest, par: LoggedRequest) -> bool:
+    """No message block of `par` is anywhere among r's messages (a rewritten first message with
+    the rest kept is an edit, not a new conversation)."""
+    theirs = {(b.role, b.payload) for b in par.blocks if b.segment == "messages"}
+    return not any((b.role, b.payload) in theirs for b in r.blocks if b.segment == "messages")
 
 
 def _shared_messages(r: LoggedRequest, par: LoggedRequest) -> int:

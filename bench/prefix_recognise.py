@@ -11,7 +11,8 @@ the harness's compaction requests, and the new conversation that follows one.
   tools, at least half its message bytes (a tool-less summarizer that gets the conversation as
   text), or the whole main-line request before it plus a trailing user text (Claude Code 2.1.197's
   auto-compaction: the previous request's exact messages with the instruction appended as a text
-  block to the last user message, research/ecosystem.md §3a; it re-reads the cache, no break),
+  block to the last user message, research/ecosystem.md §3a; it re-reads the cache, no break; in
+  2.1.120 the request it would have sent next, the instruction appended after the tool results),
   and that request sent again with only its last message changed (Claude Code 2.1.332's retry
   of a compaction whose reply had no summary tags, bench/claude_code_wire.md §3); or a helper
   sent just before the conversation restarts (diverges at its first message, or goes on shorter)
@@ -87,14 +88,27 @@ def _in_conversation(j: LoggedRequest, r: LoggedRequest) -> bool:
     return j.session == r.session and has_tools(j)
 
 
-def _instruction_appended(r: LoggedRequest, par: LoggedRequest) -> bool:
-    """`r` = its parent whole + user text in the parent's last message or in one new message."""
+def _instruction_appended(r: LoggedRequest, par: LoggedRequest, restarted: bool) -> bool:
+    """`r` = its parent whole + user text in the parent's last message or in one new message; or,
+    when the conversation `restarted` shorter right after it, + the next turn (the reply, then the
+    user message of its tool results) with the text appended after those results (Claude Code
+    2.1.120's auto-compaction: the request it would have sent next, the instruction as its last
+    text block; against `ctxbench serve`)."""
     added = r.blocks[len(par.blocks) :]
+    if not added or not added[-1].is_text or added[-1].role != "user":
+        return False
+    if not all(b.segment == "messages" and (b.message or 0) >= par.n_messages - 1 for b in added):
+        return False
+    if r.n_messages <= par.n_messages + 1:
+        return True
+    reply = [b for b in added if b.message == par.n_messages]
+    last = [b for b in added if b.message == par.n_messages + 1]
     return (
-        bool(added)
-        and all(b.segment == "messages" and (b.message or 0) >= par.n_messages - 1 for b in added)
-        and added[-1].is_text
-        and r.n_messages <= par.n_messages + 1
+        restarted
+        and r.n_messages == par.n_messages + 2
+        and bool(reply)
+        and all(b.role == "assistant" for b in reply)
+        and any(not b.is_text for b in last)  # the tool results, the instruction after them
     )
 
 
@@ -131,7 +145,9 @@ def recognise(
         if (r.session, p) in out.compactions and _retried(r, par, shared.get((i, p))):
             carries = True
         elif (i, p) in whole:  # never contained whole by a later request: the conversation left it
-            carries = not ext.get(i) and i not in lasts and _instruction_appended(r, par)
+            nxt = next((reqs[j] for j in range(i + 1, len(reqs)) if reqs[j].session == r.session), None)
+            restarted = nxt is not None and nxt.n_messages < par.n_messages
+            carries = not ext.get(i) and i not in lasts and _instruction_appended(r, par, restarted)
         elif i in main:
             continue
         else:  # measured against the conversation: the session's latest tool-carrying request

@@ -14,11 +14,12 @@ Session ids, where present, as the server reads them (`sim/serve/wire.session_of
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxbench.sim.content import IMAGE, THINKING, TOOL_DEF, TOOL_RESULT, TOOL_USE, Block
+from ctxbench.sim.content import BILLING_HEADER, IMAGE, THINKING, TOOL_DEF, TOOL_RESULT, TOOL_USE, Block
 from ctxbench.sim.providers.base import Request
 from ctxbench.sim.serve.wire import session_of
 
@@ -49,6 +50,14 @@ class LoggedRequest:
     kind: str = ""  # what the producer made it for, when known (gameplay, summary, ...)
     label: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
+
+
+# Claude Code's billing-header system block (sim/content.py BILLING_HEADER) is no part of the cache
+# key (AnthropicConfig.skip_billing_header cites the evidence). Its `cch=<hash>;` changes with every
+# request (2.1.120 against `ctxbench serve`): compared without it, so that it is no prefix break;
+# its `cc_version` fingerprint, which changes with a new conversation, is kept (and named there).
+_BILLING_HEADER = BILLING_HEADER.encode()
+_CCH = re.compile(rb"cch=[0-9A-Za-z]*;?")
 
 
 def _strip(obj: Any) -> Any:
@@ -173,6 +182,8 @@ def normalize(body: dict[str, Any], where: str = "<body>") -> tuple[list[LBlock]
             role = f"tool:{m.get('tool_call_id', '')}"
         msgs.append((str(role), parts))
     for i, (p, is_text) in enumerate(sys_parts):
+        if is_text and p.startswith(_BILLING_HEADER):
+            p = _CCH.sub(b"cch=*;", p)
         blocks.append(LBlock("system", None, i, "system", p, is_text))
     for mi, (role, parts) in enumerate(msgs):
         for bi, (p, is_text) in enumerate(parts):

@@ -1,6 +1,7 @@
 """check-prefix, with no declarations, on request logs real harnesses sent to `ctxbench serve`
 (tests/bench/data/live/, made by bench/live/run_harness.py and shrunk by bench/live/fixtures.py):
-Claude Code 2.1.197 auto-compacting three times, Claude Code 2.1.332 auto-compacting twice and
+Claude Code 2.1.197 auto-compacting three times, 2.1.120 twice (a billing-header hash per request),
+Claude Code 2.1.332 auto-compacting twice and
 compacting once by `/compact` (each compaction request sent again with an amended instruction,
 bench/claude_code_wire.md §3), Codex CLI 0.171.0 compacting once with its reasoning items sent
 back. Every break is explained; taking the compaction request out, or rewriting a message of the
@@ -24,6 +25,7 @@ CLAUDE = DATA / "claude-code-2.1.197.requests.jsonl.xz"
 CODEX = DATA / "codex-0.171.0.requests.jsonl.xz"
 CLAUDE_LATEST = DATA / "claude-code-2.1.332.requests.jsonl.xz"  # the task of bench/live/run_harness.py
 CLAUDE_COMPACT = DATA / "claude-code-2.1.332-compact.requests.jsonl.xz"  # reads, an edit, /compact
+CLAUDE_120 = DATA / "claude-code-2.1.120-compact.requests.jsonl.xz"  # the same task, 2.1.120
 
 
 def _lines(path: Path) -> list[dict]:
@@ -54,6 +56,31 @@ def test_claude_code_auto_compactions_are_explained() -> None:
         first.note
         == "changed with the new conversation: system block 0 (cc_version 2.1.197.4fb -> 2.1.197.f9d)"
     )
+
+
+def test_claude_code_2_1_120_per_request_hash_and_compactions_are_explained() -> None:
+    """2.1.120 changes its billing header's `cch=` with every request (no break: the API keys the
+    header as one block) and sends each auto-compaction as the request it would have sent next
+    with the instruction after the tool results; the new conversation after it is explained, with
+    the header's `cc_version` fingerprint named as changed with it. The second summary equals the
+    first (the server's scripted text), so the second new conversation's opening is a prefix of
+    the first one's: an allowed side request. Without the compaction request, the reset fails."""
+    rep, _ = _check(CLAUDE_120)
+    assert rep.ok and rep.requests == 27
+    assert [(b.request, b.cls, b.explained) for b in rep.breaks] == [
+        (10, "reset_after_compaction", True),
+        (20, "side_request", False),
+        (21, "reset_after_compaction", True),
+    ]
+    assert [b.declared for b in rep.breaks if b.explained] == [
+        "compaction (recognised: request 9)",
+        "compaction (recognised: request 19)",
+    ]
+    assert "cc_version 2.1.120.598 -> 2.1.120.8c6" in rep.breaks[0].note
+    lines = [x for x in _lines(CLAUDE_120) if x.get("status") == 200]
+    del lines[9]  # the first compaction request
+    rep = find_breaks([parse_line(x, n + 1, f"l{n}") for n, x in enumerate(lines)])
+    assert [(b.request, b.cls) for b in rep.failing] == [(9, "static_prefix_edit")]  # its new fingerprint
 
 
 def test_codex_compaction_with_reasoning_items_is_explained() -> None:
@@ -112,8 +139,8 @@ def test_an_amended_instruction_on_a_main_line_request_still_fails() -> None:
 
 @pytest.mark.parametrize(
     "path",
-    [CLAUDE, CLAUDE_LATEST, CLAUDE_COMPACT, CODEX],
-    ids=["claude-code", "2.1.332", "2.1.332-compact", "codex"],
+    [CLAUDE, CLAUDE_LATEST, CLAUDE_COMPACT, CLAUDE_120, CODEX],
+    ids=["claude-code", "2.1.332", "2.1.332-compact", "2.1.120-compact", "codex"],
 )
 def test_cli_exits_0_on_the_compressed_real_log(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check-prefix", str(path)]) == 0

@@ -13,6 +13,7 @@ import pytest
 from ctxbench.bench.prefix_check import Report, find_breaks
 from ctxbench.bench.request_log import parse_line, read_request_log
 from ctxbench.sim.cli import main
+from ctxbench.traces.compressed import open_log
 
 REAL = Path(os.environ.get("CTXBENCH_REAL") or Path(__file__).resolve().parents[3] / "shared" / "traces-real")
 TOOLS = [{"name": "Read", "description": "read a file", "input_schema": {"type": "object"}}]
@@ -93,6 +94,39 @@ def test_aider_style_tail_edit_and_opencode_style_rewrite_still_fail_beside_help
         ]
     )
     assert [b.cls for b in rep.failing] == ["mid_conversation_edit"]
+
+
+def test_a_new_task_after_a_final_answer_is_a_new_conversation_and_lost_history_still_fails() -> None:
+    """An eval's next sample (no session id, same static prefix): allowed by default. A restart
+    that keeps any message of the conversation before (its history dropped but for the task, or
+    the old messages kept after a rewritten first one) still fails."""
+    other = _msgs(1, "another task")
+    rep = _report([_req(_msgs(1)), _req(_msgs(2)), _req(_msgs(0, "another task")), _req(other)])
+    assert [(b.request, b.cls) for b in rep.breaks] == [(2, "new_conversation")] and rep.ok
+    lost = [_msgs(2)[0], {"role": "assistant", "content": "starting over"}, {"role": "user", "content": "go"}]
+    rep = _report([_req(_msgs(1)), _req(_msgs(2)), _req(lost), _req([*lost, *_msgs(1)[1:]])])
+    assert [(b.request, b.cls) for b in rep.failing] == [(2, "reset_after_compaction")]
+    rewritten = [{"role": "user", "content": "start, reworded"}, *_msgs(2)[1:]]
+    rep = _report([_req(_msgs(1)), _req(_msgs(2)), _req(rewritten), _req([*rewritten, *_msgs(1)[1:]])])
+    assert [b.cls for b in rep.failing] == ["reset_after_compaction"]
+
+
+def test_an_inspect_eval_ledger_passes_with_its_second_sample_a_new_conversation() -> None:
+    """Inspect 0.3.285 against `ctxbench serve`, two samples one after the other (tests/traces/
+    importers/test_inspect_ai.py): the second sample's first request is a new conversation."""
+    data = Path(__file__).resolve().parents[1] / "traces/importers/data"
+    for run in ("anthropic", "openai"):
+        path = data / f"inspect-0.3.285-{run}.requests.jsonl.xz"
+        with open_log(path) as f:
+            rep = find_breaks(read_request_log(f, str(path)))
+        assert rep.ok and [b.cls for b in rep.breaks] == ["new_conversation"], run
+
+
+def test_the_plugins_default_allowed_classes_are_check_prefixs() -> None:
+    from ctxbench.bench import pytest_plugin
+    from ctxbench.bench.prefix_check import DEFAULT_ALLOWED
+
+    assert pytest_plugin.DEFAULT_ALLOWED == DEFAULT_ALLOWED
 
 
 @pytest.mark.skipif(not REAL.is_dir(), reason="traces-real not present")
