@@ -61,6 +61,7 @@ def _message_bytes(r: LoggedRequest) -> int:
 class Recognised:
     helpers: set[int] = field(default_factory=set)
     compactions: list[tuple[str | None, int]] = field(default_factory=list)  # (session, request)
+    pasted: dict[int, int] = field(default_factory=dict)  # request -> the helper whose summary it holds
 
     def compaction_between(self, session: str | None, p: int, i: int) -> int | None:
         """The latest compaction request of `session` sent before request i, at or after its parent
@@ -170,8 +171,31 @@ def recognise(
         if h is not None and _carries_turns(reqs[h], reqs[p]):
             out.compactions.append((r.session, h))
             out.helpers.discard(h)
+    for i, p, k in sorted(found):  # a summary a helper wrote, pasted into the conversation
+        h = _summariser_of(reqs, i, p, k, out.helpers)
+        if h is not None:
+            out.pasted[i] = h
+            if out.compaction_between(reqs[i].session, p, i) is None:
+                out.compactions.append((reqs[i].session, h))
+            out.helpers.discard(h)
     out.compactions.sort(key=lambda sc: sc[1])
     return out
+
+
+def _summariser_of(reqs: list[LoggedRequest], i: int, p: int, k: int, helper: set[int]) -> int | None:
+    """The first of the helper calls between parent p and request i when the text i inserts where
+    it leaves p is one a helper call sent back (Gemini CLI 0.51: its compression request, then a
+    verification probe that carries the summary as the model's turn; the summary is then put after
+    the session context with the rest of the history kept, a new conversation that is no shorter;
+    against `ctxbench serve`)."""
+    r = reqs[i]
+    if not has_tools(r) or k >= len(r.blocks) or r.blocks[k].segment != "messages" or not r.blocks[k].is_text:
+        return None
+    text = r.blocks[k].payload
+    calls = [h for h in range(p + 1, i) if h in helper and reqs[h].session == r.session]
+    if len(text) < SNIPPET or not any(b.payload == text for h in calls for b in reqs[h].blocks):
+        return None
+    return calls[0]
 
 
 SNIPPET = 48  # bytes of a message's text looked for in a summariser's prompt

@@ -149,6 +149,26 @@ def test_gemini_cli_rewrites_its_history_after_loop_detection() -> None:
     assert explained == {"reset_after_compaction", "side_request", "tail_edit"}
 
 
+def test_gemini_cli_0_51_compression_that_keeps_the_history_is_explained() -> None:
+    """Gemini CLI 0.51.0 (the ten-step task with `model.compressionThreshold` 0.03, from npm against
+    `ctxbench serve`): its compression request (own system prompt, no tools) summarises only the
+    session context, the verification probe echoes the summary as the model's turn, and the next
+    request puts the summary after the session context with the whole history kept: no shorter
+    than before, diverging at message 1. The pasted summary, found in the probe, explains it; its
+    session log replays within tolerance."""
+    from ctxbench.bench.fidelity import compare
+    from ctxbench.traces.importers import import_paths
+
+    lines = _ledger("gemini-cli-0.51.0-compress.requests.jsonl.xz")
+    rep = find_breaks(read_request_log(lines, "gemini-cli-0.51"))
+    assert rep.ok
+    reset = next(b for b in rep.breaks if b.cls == "reset_after_compaction")
+    assert (reset.request, reset.message, reset.explained) == (7, 1, True)
+    assert reset.declared == "compaction (recognised: request 5)"
+    sf = compare(import_paths([DATA / "gemini-cli-0.51.0-compress.session.jsonl.xz"]).traces[0])
+    assert sf.n == 11 and all(r.within for r in sf.requests)
+
+
 def test_proxy_records_gemini_traffic(server: CtxServer, tmp_path: Path) -> None:
     """`proxy` in front of a Gemini endpoint (here `serve`): answers relayed, the ledger line holds
     the model of the path and the usage of `usageMetadata`, and the conversation is traced."""
