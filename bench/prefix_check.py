@@ -298,9 +298,9 @@ def _describe(
     if seen is not None and i in seen.helpers:
         cls, explained, declared = "side_request", False, own  # a helper call (prefix_recognise.py)
     elif seen is not None and i in seen.pasted and not explained:
-        c = seen.pasted[i]
-        cls, explained, declared = "reset_after_compaction", True, f"compaction (recognised: request {c})"
-        note = f"the summary request {c} wrote, put in the conversation"
+        h = seen.pasted[i]
+        cls, explained, declared = "reset_after_compaction", True, f"compaction (recognised: request {h})"
+        note = f"the summary request {h} wrote, put in the conversation"
     elif seen is not None and not explained and cls in ("reset_after_compaction", "static_prefix_edit"):
         c = seen.compaction_between(r.session, p, i)
         shared_msgs = _shared_messages(r, par)
