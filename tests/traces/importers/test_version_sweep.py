@@ -4,8 +4,10 @@ claude-sonnet-4-5`, `codex exec …` on gpt-5.1-codex through the Responses API)
 log records has the usage the server billed, and the replay of the log matches every bill.
 
 Claude Code 1.0.128, 2.0.36, 2.1.20, 2.1.69 (the first to mark the last message only) and 2.1.250;
-Codex CLI 0.40.0 and 0.92.0 (0.171.0: test_codex_rollout.py, test_model_switch.py). The ledgers
-also hold requests the logs do not (Claude Code's title and warm-up requests on Haiku). Codex 0.22.0
+Codex CLI 0.40.0 and 0.92.0 (0.171.0: test_codex_rollout.py, test_model_switch.py); opencode
+1.3.0 and 1.15.0 (`python -m ctxbench.bench.live.session_logs opencode --prefix …`, its own task;
+the log is its database; 1.18.33: test_opencode.py). The ledgers also hold
+requests the logs do not (Claude Code's title and warm-up requests on Haiku, opencode's title). Codex 0.22.0
 wrote the first rollout format, with neither token counts nor the model: it imports as a
 conversation without bills (fidelity has nothing to compare, `run` asks for --model)."""
 
@@ -25,23 +27,26 @@ from ctxbench.traces.importers.detect import detect
 from ctxbench.traces.model import MessageEvent, Usage
 
 DATA = Path(__file__).parent / "data"
-LOGS = [
-    *(f"claude-code-{v}.jsonl.xz" for v in ("1.0.128", "2.0.36", "2.1.20", "2.1.69", "2.1.250")),
-    *(f"codex-{v}.rollout.jsonl.xz" for v in ("0.40.0", "0.92.0")),
-]
+LOGS = {  # a harness's own log -> the ledger of the server it ran against
+    **{
+        f"claude-code-{v}.jsonl.xz": f"claude-code-{v}"
+        for v in ("1.0.128", "2.0.36", "2.1.20", "2.1.69", "2.1.250")
+    },
+    **{f"codex-{v}.rollout.jsonl.xz": f"codex-{v}" for v in ("0.40.0", "0.92.0")},
+    **{f"opencode-{v}.db.xz": f"opencode-{v}" for v in ("1.3.0", "1.15.0")},
+}
 
 
 def _billed(log: str) -> Counter[Usage]:
     """The usage (output aside) of every request the server billed."""
-    name = log.replace(".rollout", "").replace(".jsonl.xz", ".requests.jsonl.xz")
-    with lzma.open(DATA / name, "rt", encoding="utf-8") as f:
+    with lzma.open(DATA / f"{LOGS[log]}.requests.jsonl.xz", "rt", encoding="utf-8") as f:
         rows = [json.loads(x)["usage"] for x in f if '"usage"' in x]
     return Counter(
         Usage(u["uncached"], u["cache_read"], u["cache_write_5m"], u["cache_write_1h"], 0) for u in rows
     )
 
 
-@pytest.mark.parametrize("log", LOGS)
+@pytest.mark.parametrize("log", sorted(LOGS))
 def test_every_logged_request_was_billed_so_and_the_replay_matches(log: str) -> None:
     tr = import_paths([DATA / log]).traces[0]
     usages = [
