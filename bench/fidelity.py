@@ -69,6 +69,7 @@ class RequestCompare:
     dropped_mentions: tuple[str, ...] = ()
     request_id: str = ""  # the provider's id (a forked session's copies carry the original's)
     cost_naive: float = 0.0
+    model: str = ""  # the model it ran on and is priced as (a `model_switch` changes it)
 
     @property
     def ok(self) -> bool:
@@ -292,6 +293,7 @@ def _score(
         prev_cached = _cached(b)
         rc = RequestCompare(i, t, gap, b, p, naive, rec.miss_cause, turn_start=turn_start, real_user=real)
         rc.request_id = ev.request_id
+        rc.model = rec.model
         rc.fallback_of = written.get(b.cache_read, -1)
         rc.outside = outside.kind_of(i)
         rc.dropped_mentions = before if real else ()

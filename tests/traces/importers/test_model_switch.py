@@ -26,6 +26,7 @@ import pytest
 
 from ctxbench.bench.billed import billed_totals
 from ctxbench.bench.fidelity import compare
+from ctxbench.bench.fidelity_fields import session_json
 from ctxbench.sim.catalog import CatalogError, canonical
 from ctxbench.sim.providers.choice import choose
 from ctxbench.traces.importers import import_paths
@@ -90,6 +91,8 @@ def test_each_request_runs_and_is_priced_on_the_model_it_ran_on(log: Path) -> No
     assert [r.within for r in sf.requests] == [True] * len(expected)
     assert sf.cost_billed == pytest.approx(cost, abs=1e-8)
     assert sf.cost_predicted == pytest.approx(cost, abs=1e-8)
+    assert [r.model for r in sf.requests] == expected
+    assert session_json(sf)["models"] == list(dict.fromkeys(expected))  # `fidelity --json`
     switched = sf.requests[4]  # the first request on the other model
     assert switched.billed.cache_read == switched.predicted.cache_read == 0  # a cache of its own
 
