@@ -209,8 +209,9 @@ class TraceRecorder:
         if old is None:
             c.model = p.model
         if old is None or old[0] != head[0]:
-            tools = tuple(ToolDef(b.name or f"tool{i}", nbytes=max(1, b.nbytes))
-                          for i, b in enumerate(tool_blocks))
+            tools = tuple(
+                ToolDef(b.name or f"tool{i}", nbytes=max(1, b.nbytes)) for i, b in enumerate(tool_blocks)
+            )
             if tools or old is not None:
                 c.events.append(ToolsEvent(tools, t))
         if old is None or old[1] != head[1]:

@@ -56,7 +56,11 @@ def sse(event: str | None, data: dict[str, Any] | str) -> bytes:
 
 
 # ---------------------------------------------------------------- Anthropic
-def anthropic_message(rid: str, model: str, reply: Reply, u: Usage) -> dict[str, Any]:
+def anthropic_message(
+    rid: str, model: str, reply: Reply, u: Usage, speed: str = "standard"
+) -> dict[str, Any]:
+    """A Messages reply; `usage` carries `service_tier` and the `speed` the request ran at (providers.md
+    §1.9; a fast-mode request, `speed: "fast"`, is billed as the model's `-fast` row)."""
     return {
         "id": rid,
         "type": "message",
@@ -65,15 +69,15 @@ def anthropic_message(rid: str, model: str, reply: Reply, u: Usage) -> dict[str,
         "content": list(reply.blocks),
         "stop_reason": reply.stop_reason,
         "stop_sequence": None,
-        "usage": {**anthropic_wire_usage(u), "service_tier": "standard"},
+        "usage": {**anthropic_wire_usage(u), "service_tier": "standard", "speed": speed},
     }
 
 
 def anthropic_stream(
-    rid: str, model: str, reply: Reply, u: Usage, cut: ProviderError | None = None
+    rid: str, model: str, reply: Reply, u: Usage, cut: ProviderError | None = None, speed: str = "standard"
 ) -> Iterator[bytes]:
-    usage = {**anthropic_wire_usage(u), "service_tier": "standard"}
-    start = {**anthropic_message(rid, model, Reply((), 0), u), "content": [], "stop_reason": None}
+    usage = {**anthropic_wire_usage(u), "service_tier": "standard", "speed": speed}
+    start = {**anthropic_message(rid, model, Reply((), 0), u, speed), "content": [], "stop_reason": None}
     start["usage"] = {**usage, "output_tokens": min(1, u.output)}
     yield sse("message_start", {"type": "message_start", "message": start})
     yield sse("ping", {"type": "ping"})

@@ -57,6 +57,7 @@ from ctxbench.sim.serve.wire import (
     parse_json_body,
     unknown_model,
 )
+from ctxbench.sim.serve.wire_anthropic import fast_mode
 from ctxbench.sim.serve.wire_gemini import not_found as gemini_not_found
 from ctxbench.sim.serve.wire_gemini import route as gemini_route
 
@@ -170,6 +171,9 @@ class Handler(FrontHandler):
             except CatalogError:
                 missing = gemini_not_found(requested, method) if named else unknown_model(api, requested)
                 raise missing from None
+        speed = fast_mode(body, requested) if api == ANTHROPIC and isinstance(requested, str) else "standard"
+        if speed == "fast":
+            model = st.model_for(f"{model}-fast")
         p = parse(api, body, headers, st.factory(model), model)
         if named is not None:
             p.stream = method == "streamGenerateContent"
@@ -248,8 +252,8 @@ class Handler(FrontHandler):
         sse = {"content-type": "text/event-stream", "cache-control": "no-cache", **extra}
         if api == ANTHROPIC:
             if p.stream:
-                return Reply(200, sse, chunks=render.anthropic_stream(rid, name, reply, u, err))
-            return json_reply(200, render.anthropic_message(rid, name, reply, u), extra)
+                return Reply(200, sse, chunks=render.anthropic_stream(rid, name, reply, u, err, speed))
+            return json_reply(200, render.anthropic_message(rid, name, reply, u, speed), extra)
         if api == GEMINI:
             if p.stream:
                 alt_sse = "alt=sse" in self.path.split("?", 1)[-1].split("&")

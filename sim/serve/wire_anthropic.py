@@ -187,3 +187,21 @@ def parse_anthropic(body: dict[str, Any], headers: dict[str, str], factory: Bloc
 
 
 __all__ = ["IMAGE", "parse_anthropic"]
+
+
+def fast_mode(body: Any, requested: Any) -> str:
+    """The `speed` a Messages request asks for: "standard" (the default) or "fast", which runs and
+    bills the model as its `-fast` row with a cache of its own (providers.md §1.6 "Speed setting";
+    sim/catalog.py `resolve` rule 6). Another value, or fast mode on a model without fast prices, is
+    the API's 400 invalid_request_error."""
+    speed = body.get("speed", "standard") if isinstance(body, dict) else "standard"
+    if speed not in ("standard", "fast"):
+        raise bad("speed: Input should be 'standard' or 'fast'", "speed")
+    if speed == "fast":
+        from ctxbench.sim.catalog import CatalogError, prices
+
+        try:
+            prices(f"{requested}-fast")
+        except CatalogError:
+            raise bad(f"speed: fast mode is not available for model {requested}", "speed") from None
+    return str(speed)

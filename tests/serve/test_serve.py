@@ -155,6 +155,34 @@ def test_a_shell_tool_that_takes_a_list_of_commands(server: CtxServer) -> None:
         server.state.scripter = S()
 
 
+def test_fast_mode_is_its_own_model_for_price_and_cache(server: CtxServer) -> None:
+    """`speed: "fast"` (Opus 4.6): billed at the model's `-fast` row, with a cache of its own
+    (providers.md §1.6), the reply's model unchanged and its usage saying the speed; fast mode on a
+    model without fast prices, or another speed, is a 400 invalid_request_error."""
+    system = [{"type": "text", "text": "You are helpful. " * 2000, "cache_control": {"type": "ephemeral"}}]
+    seen = []
+    for speed in ("standard", "fast", "fast", "standard"):
+        m = _a(server).messages.create(
+            model="claude-opus-4-6",
+            max_tokens=5,
+            system=system,  # type: ignore[arg-type]
+            messages=[{"role": "user", "content": "hi"}],
+            extra_body={"speed": speed},
+        )
+        assert m.model == "claude-opus-4-6" and m.usage.model_dump()["speed"] == speed
+        seen.append((m.usage.cache_creation_input_tokens > 0, m.usage.cache_read_input_tokens > 0))
+    assert seen == [(True, False), (True, False), (False, True), (False, True)]
+    for model, speed in (("claude-sonnet-4-5", "fast"), ("claude-opus-4-6", "turbo")):
+        with pytest.raises(anthropic.BadRequestError) as e:
+            _a(server).messages.create(
+                model=model,
+                max_tokens=5,
+                messages=[{"role": "user", "content": "hi"}],
+                extra_body={"speed": speed},
+            )
+        assert e.value.body["error"]["type"] == "invalid_request_error"  # type: ignore[index]
+
+
 def _post(srv: CtxServer, path: str, body: bytes) -> tuple[int, dict]:
     host, port = srv.server_address[:2]
     conn = http.client.HTTPConnection(str(host), int(port), timeout=10)
