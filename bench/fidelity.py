@@ -124,6 +124,11 @@ class SessionFidelity:
         )
 
     @property
+    def models(self) -> list[str]:
+        """The models its requests ran on, in order of first use (several after a `model_switch`)."""
+        return list(dict.fromkeys(r.model for r in self.requests if r.model)) or [self.model]
+
+    @property
     def baseline(self) -> SessionFidelity:
         """The replay without the outside events (this one when there are none)."""
         return self.unconditioned or self

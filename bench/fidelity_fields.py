@@ -62,9 +62,8 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
         "billed": _sum([billed(r) for r in sf.requests]) if sf.has_usage else None,
         "predicted": _sum([predicted(r) for r in sf.requests]) if sf.has_usage else None,
     }
-    models = list(dict.fromkeys(r.model for r in sf.requests if r.model))
-    if len(models) > 1:  # a session on several models (`model_switch`): each request priced as its own
-        out["models"] = models
+    if len(sf.models) > 1:  # a session on several models (`model_switch`): each request priced as its own
+        out["models"] = sf.models
     if sf.copied:  # a forked session's copies of earlier requests: scored where they were billed
         out["copied_requests"] = sf.copied
     if not sf.has_usage:

@@ -141,8 +141,9 @@ def handle(args: argparse.Namespace) -> int:
             out.append(f"{path}: no per-request usage in the log (totals only): nothing to compare")
             continue
         out.append(
-            f"{path}: {sf.n} requests · model {sf.model} · policy {sf.policy} · within tolerance "
-            f"{sf.share_within:.1%} · read match {sf.share_ok:.1%} (naive {sf.share_naive_ok:.1%})"
+            f"{path}: {sf.n} requests · model {' -> '.join(sf.models)} · policy {sf.policy} · "
+            f"within tolerance {sf.share_within:.1%} · read match {sf.share_ok:.1%} "
+            f"(naive {sf.share_naive_ok:.1%})"
         )
         out.append(
             f"  cache read billed {sf.total('billed'):,} predicted {sf.total('predicted'):,} · "
