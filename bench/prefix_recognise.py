@@ -113,6 +113,12 @@ def _instruction_appended(r: LoggedRequest, par: LoggedRequest, restarted: bool)
     )
 
 
+def _restarts(reqs: list[LoggedRequest], i: int, par: LoggedRequest) -> bool:
+    """The session's next request after i has fewer messages than `par`: the conversation restarted."""
+    nxt = next((reqs[j] for j in range(i + 1, len(reqs)) if reqs[j].session == reqs[i].session), None)
+    return nxt is not None and nxt.n_messages < par.n_messages
+
+
 def _retried(r: LoggedRequest, par: LoggedRequest, k: int | None) -> bool:
     """`r` = the compaction request `par` sent again with its instruction changed: the same
     messages up to the last one, which diverges and still ends in user text (Claude Code 2.1.332
@@ -146,9 +152,9 @@ def recognise(
         if (r.session, p) in out.compactions and _retried(r, par, shared.get((i, p))):
             carries = True
         elif (i, p) in whole:  # never contained whole by a later request: the conversation left it
-            nxt = next((reqs[j] for j in range(i + 1, len(reqs)) if reqs[j].session == r.session), None)
-            restarted = nxt is not None and nxt.n_messages < par.n_messages
-            carries = not ext.get(i) and i not in lasts and _instruction_appended(r, par, restarted)
+            carries = (
+                not ext.get(i) and i not in lasts and _instruction_appended(r, par, _restarts(reqs, i, par))
+            )
         elif i in main:
             continue
         else:  # measured against the conversation: the session's latest tool-carrying request
