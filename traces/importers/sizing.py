@@ -17,6 +17,7 @@ from ctxbench.sim.catalog import CatalogError, model_info
 from ctxbench.sim.providers.thinking import strips_thinking
 from ctxbench.sim.tokens import IMAGE_RULES, RateCounter
 from ctxbench.traces.importers.base import ImportReport, allocate
+from ctxbench.traces.importers.sizing_marks import blocks_of, second_mark, text_mark
 from ctxbench.traces.importers.system_tail import system_tails
 from ctxbench.traces.model import CompactionEvent, Content, Event, MessageEvent, SystemEvent, Usage
 
@@ -50,14 +51,6 @@ def _image_rule(model: str) -> str:
         return "anthropic"
 
 
-def _blocks_of(ev: Event) -> tuple[Content, ...]:
-    if isinstance(ev, MessageEvent):
-        return ev.content
-    if isinstance(ev, CompactionEvent):
-        return ev.summary
-    return ()
-
-
 def _tag(ev: Event) -> str:
     return ev.tag if isinstance(ev, MessageEvent) else ""
 
@@ -72,44 +65,6 @@ def _with_contents(ev: Event, contents: tuple[Content, ...]) -> Event:
     if isinstance(ev, CompactionEvent):
         return replace(ev, summary=contents)
     return ev
-
-
-def _reply_mark(events: list[Event], i: int) -> tuple[int, int] | None:
-    """The block of reply `i` that carries the second message mark: its last block, unless that
-    is a thinking block (which cannot carry cache_control, providers.md §1.2)."""
-    if i < 0:
-        return None
-    blocks = _blocks_of(events[i])
-    if not blocks or blocks[-1].kind == "thinking":
-        return None
-    return (i, len(blocks) - 1)
-
-
-def _second_mark(events: list[Event], last: int, last_reply: int) -> tuple[int, int] | None:
-    """The block carrying the second message mark of a request whose prompt ends in event `last`:
-    the last block of the message before it when that is a user message of `turn` blocks (an
-    @-mentioned file's Read call, sent as a message of its own: bench/claude_code_wire.md §1),
-    else the reply's (`_reply_mark`)."""
-    prev = events[last - 1] if last > 0 else None
-    if (
-        isinstance(prev, MessageEvent)
-        and prev.role == "user"
-        and prev.content
-        and all(c.turn for c in prev.content)
-    ):
-        return (last - 1, len(prev.content) - 1)
-    return _reply_mark(events, last_reply)
-
-
-def _user_prompt_mark(events: list[Event], before: int) -> tuple[int, int] | None:
-    """The last text block of the latest user message with real content before event `before`:
-    where Cline CLI 3.x puts its only cache mark (traces/importers/cline.py)."""
-    for e in range(before - 1, -1, -1):
-        ev = events[e]
-        if isinstance(ev, MessageEvent) and ev.role == "user" and real_user_content(ev.content):
-            texts = [j for j, c in enumerate(ev.content) if c.kind == "text"]
-            return (e, texts[-1]) if texts else None
-    return None
 
 
 def _size_turn_blocks(
@@ -127,10 +82,10 @@ def _size_turn_blocks(
     call gets its own text's count, the results share the rest. Returns their tokens."""
     est = 0
     for ev_i, c_i in others:
-        c = _blocks_of(events[ev_i])[c_i]
+        c = blocks_of(events[ev_i])[c_i]
         est += rule(c.width, c.height) if c.kind == "image" else counter.count_bytes(c.size, c.lang)
     att = max(0, total - est)
-    blocks = [_blocks_of(events[e])[c] for e, c in scoped]
+    blocks = [blocks_of(events[e])[c] for e, c in scoped]
     calls = [i for i, c in enumerate(blocks) if c.text is not None]
     results = [i for i, c in enumerate(blocks) if c.text is None]
     want = [counter.count_bytes(blocks[i].size, blocks[i].lang) for i in calls]
@@ -178,7 +133,7 @@ def system_size(events: list[Event], counter: RateCounter, size: Any = _cached) 
         else:
             est = 0
             for ev in events[:first_i]:
-                for c in _blocks_of(ev):
+                for c in blocks_of(ev):
                     est += counter.count_bytes(c.size, c.lang) if c.kind != "image" else 0
             s, how = max(0, c1 - est), "first request total minus its messages at the calibrated byte rate"
     s = max(0, min(s, c1))
@@ -256,7 +211,7 @@ def size_events(
         fixed = 0
         text_slots = []
         for ev_i, c_i in slots:
-            c = _blocks_of(events[ev_i])[c_i]
+            c = blocks_of(events[ev_i])[c_i]
             again = sized_text.get((c.kind, c.text)) if c.text and _long(c.text) else None
             if c.kind == "image":
                 n = rule(c.width, c.height)
@@ -271,10 +226,10 @@ def size_events(
             shrunk += 1
             left = take_back(fixed - total)
             total = fixed - left
-        weights = [max(1, _blocks_of(events[e])[c].size) for e, c in text_slots]
+        weights = [max(1, blocks_of(events[e])[c].size) for e, c in text_slots]
         for slot, n in zip(text_slots, allocate(total - fixed, weights), strict=True):
             tokens[slot] = n
-            c = _blocks_of(events[slot[0]])[slot[1]]
+            c = blocks_of(events[slot[0]])[slot[1]]
             if c.text and _long(c.text) and len(text_slots) > 1:  # sized alone: its message's remainder
                 sized_text.setdefault((c.kind, c.text), n)
         allocated.extend(text_slots)
@@ -288,14 +243,15 @@ def size_events(
     turn_next = False  # a turn started since the last request: the `live_turn` blocks are gone
     last_role = ""
     message_events: list[int] = []  # event index of each message, in order (what `kept_from` counts)
+    prompt_at: tuple[int, int] | None = None  # the latest real user prompt's last text block
     for i, ev in enumerate(events):
-        blocks = [(i, j) for j in range(len(_blocks_of(ev)))]
+        blocks = [(i, j) for j in range(len(blocks_of(ev)))]
         if isinstance(ev, CompactionEvent):
             # the new prompt: the system, the summary, then the messages the harness kept (not the
             # summariser's own request, as policies/recorded.py); those sized already add to the anchor
             since = message_events[ev.kept_from :] if ev.kept_from is not None else []
             held = [e for e in since if _tag(events[e]) != "summary"]
-            slots = [(e, j) for e in held for j in range(len(_blocks_of(events[e])))]
+            slots = [(e, j) for e in held for j in range(len(blocks_of(events[e])))]
             anchor = s + sum(tokens[slot] for slot in slots if slot in tokens)
             pending = blocks + [slot for slot in slots if slot not in tokens]
             allocated.clear()
@@ -311,13 +267,12 @@ def size_events(
             ttl = "1h" if u.cache_write_1h > 0 else ("5m" if u.cache_write_5m > 0 else (ttl or "5m"))
             first_ttl = first_ttl or ttl
             if user_prompt_mark:
-                at = _user_prompt_mark(events, i)
-                if at is not None:
-                    ttl_at[at] = ttl
+                if prompt_at is not None:
+                    ttl_at[prompt_at] = ttl
             elif pending:
                 ttl_at[pending[-1]] = ttl
                 two = marked_messages >= 2
-                reply_mark = _second_mark(events, pending[-1][0], last_reply) if two else None
+                reply_mark = second_mark(events, pending[-1][0], last_reply) if two else None
                 if reply_mark is not None and reply_mark[0] != pending[-1][0]:
                     ttl_at[reply_mark] = ttl
             if requests in restarts:  # a restarted CLI: its new tail replaces the old one
@@ -332,12 +287,8 @@ def size_events(
                 gone = sum(tokens.get(slot, 0) for slot in kept)
                 dropped = set(kept)
                 allocated[:] = [slot for slot in allocated if slot not in dropped]
-                unseen += [
-                    slot for slot in pending if _blocks_of(events[slot[0]])[slot[1]].kind == "thinking"
-                ]
-                pending = [
-                    slot for slot in pending if _blocks_of(events[slot[0]])[slot[1]].kind != "thinking"
-                ]
+                unseen += [slot for slot in pending if blocks_of(events[slot[0]])[slot[1]].kind == "thinking"]
+                pending = [slot for slot in pending if blocks_of(events[slot[0]])[slot[1]].kind != "thinking"]
                 kept = []
             vanished = 0
             if turn_next and live_turn:  # the previous turn's own blocks left the prompt
@@ -345,7 +296,7 @@ def size_events(
                 live_turn = []
             turn_next = False
             total = size(u) - anchor + gone + vanished
-            scoped = [slot for slot in pending if _blocks_of(events[slot[0]])[slot[1]].turn]
+            scoped = [slot for slot in pending if blocks_of(events[slot[0]])[slot[1]].turn]
             if scoped:
                 turn_slots = set(scoped)  # made once: the test below runs for every pending block
                 others = [slot for slot in pending if slot not in turn_slots]
@@ -355,7 +306,7 @@ def size_events(
             else:
                 share(total, pending)
             if strip:
-                kept += [slot for slot in pending if _blocks_of(events[slot[0]])[slot[1]].kind == "thinking"]
+                kept += [slot for slot in pending if blocks_of(events[slot[0]])[slot[1]].kind == "thinking"]
             strip_next = False
             last_role = "assistant"
             anchor, pending = size(u), blocks
@@ -363,17 +314,18 @@ def size_events(
         if isinstance(ev, MessageEvent) and ev.role == "user" and real_user_content(ev.content):
             strip_next = True
             turn_next = turn_next or last_role == "assistant"
+            prompt_at = text_mark(i, ev)
         if isinstance(ev, MessageEvent) and ev.role == "assistant":
             last_reply = i
         if isinstance(ev, MessageEvent):
             last_role = ev.role
         pending += blocks
     for ev_i, c_i in unseen:  # never in any billed prompt: sized at the calibrated byte rate
-        c = _blocks_of(events[ev_i])[c_i]
+        c = blocks_of(events[ev_i])[c_i]
         tokens[(ev_i, c_i)] = counter.count_bytes(c.size, c.lang)
     for ev_i, c_i in pending:  # after the last request: the last reply at its output, the rest by rate
         ev = events[ev_i]
-        c = _blocks_of(ev)[c_i]
+        c = blocks_of(ev)[c_i]
         if c.kind == "image":
             tokens[(ev_i, c_i)] = rule(c.width, c.height)
         elif isinstance(ev, MessageEvent) and ev.role == "assistant" and ev.output_tokens is not None:
@@ -398,7 +350,7 @@ def size_events(
             replace(
                 c, tokens=tokens.get((i, j), 0) if c.kind != "image" else None, cache=ttl_at.get((i, j), "")
             )
-            for j, c in enumerate(_blocks_of(ev))
+            for j, c in enumerate(blocks_of(ev))
         )
         cs = tuple(  # a turn block given as a size: its bytes for byte-based estimators
             replace(c, nbytes=(c.tokens or 0) * ASSUMED_BYTES_PER_TOKEN) if c.turn and c.text is None else c
