@@ -111,57 +111,61 @@ def _usage(u: dict[str, Any], where: str, at: str) -> Usage:
 
 
 def import_inspect_ai(paths: list[Path], report: ImportReport | None = None) -> ImportResult:
+    """One trace per sample (and epoch, when the eval ran several) and model: a scorer's or other
+    role's model events (a grader on another model) are a conversation of their own, with a cache of
+    their own, named after the sample and the model."""
     path = paths[0]
     report = report or ImportReport(str(path), "inspect-ai")
     report.cannot_provide = list(CANNOT)
     doc = _document(path)
-    convs = []
-    for s_i, sample in enumerate(doc["samples"]):
-        if not isinstance(sample, dict):
+    for s_i, x in enumerate(doc["samples"]):
+        if not isinstance(x, dict):
             report.skip("sample that is not an object", f"samples[{s_i}]")
-            continue
-        att = sample.get("attachments")
-        att = att if isinstance(att, dict) else {}
-        data = sample.get("events_data")
-        pool = data.get("messages") if isinstance(data, dict) else None
-        pool = pool if isinstance(pool, list) else []
-        items: list[Item] = []
-        seen = 0
-        model = ""
-        where = f"samples[{s_i}]"
-        for ev in sample.get("events") or []:
-            if not isinstance(ev, dict) or ev.get("event") != "model":
-                continue
-            model = str(ev.get("model", model))
-            msgs = _prompt(ev, pool, where, report)
-            for m in msgs[seen:]:
-                if m.get("role") == "system":
-                    continue
-                role, cs = _message(m, att)
-                if role == "user":
-                    items.append(Item("user", cs, t=parse_time(ev.get("timestamp"))))
-                elif items and items[-1].kind == "reply":
-                    pass  # already recorded as the previous output
-                else:
-                    items.append(Item("reply", cs))
-            out = ev.get("output") or {}
-            u = out.get("usage") or {}
-            usage = None
-            if "input_tokens" not in u:
-                report.skip("model event without usage", where)
-            else:
-                usage = _usage(u, str(path), f"{where}.events[].output.usage")
-            choice = (out.get("choices") or [{}])[0].get("message") or {}
-            _, cs = _message({**choice, "role": "assistant"}, att)
-            items.append(Item("reply", cs, t=parse_time(ev.get("timestamp")), usage=usage, model=model))
-            seen = len(msgs) + 1
-        convs.append(
-            (
-                f"sample-{sample.get('id', s_i)}",
-                items,
-                normalize_model(model),
-                model,
-                {"format": "inspect-ai"},
-            )
-        )
+    samples = [x for x in doc["samples"] if isinstance(x, dict)]
+    epochs = len({str(x.get("epoch", 1)) for x in samples}) > 1
+    convs = []
+    for s_i, sample in enumerate(samples):
+        name = f"sample-{sample.get('id', s_i)}" + (f"-epoch-{sample.get('epoch', 1)}" if epochs else "")
+        for k, (model, items) in enumerate(_conversations(sample, f"samples[{s_i}]", path, report).items()):
+            conv = f"{name}-{model.rsplit('/', 1)[-1]}" if k else name
+            convs.append((conv, items, normalize_model(model), model, {"format": "inspect-ai"}))
     return build_traces(convs, str(path), "inspect-ai", report, whole=True)
+
+
+def _conversations(
+    sample: dict[str, Any], where: str, path: Path, report: ImportReport
+) -> dict[str, list[Item]]:
+    """The items of one sample's model events, per model, in order of first use."""
+    att = sample.get("attachments")
+    att = att if isinstance(att, dict) else {}
+    data = sample.get("events_data")
+    pool = data.get("messages") if isinstance(data, dict) else None
+    pool = pool if isinstance(pool, list) else []
+    out: dict[str, list[Item]] = {}
+    seen: dict[str, int] = {}  # per model: the messages its conversation holds already
+    for ev in sample.get("events") or []:
+        if not isinstance(ev, dict) or ev.get("event") != "model":
+            continue
+        model = str(ev.get("model", ""))
+        items = out.setdefault(model, [])
+        msgs = _prompt(ev, pool, where, report)
+        for m in msgs[seen.get(model, 0) :]:
+            if m.get("role") == "system":
+                continue
+            role, cs = _message(m, att)
+            if role == "user":
+                items.append(Item("user", cs, t=parse_time(ev.get("timestamp"))))
+            elif not (items and items[-1].kind == "reply"):  # else: the previous output, recorded
+                items.append(Item("reply", cs))
+        output = ev.get("output") or {}
+        u = output.get("usage") or {}
+        usage = None
+        if "input_tokens" not in u:
+            report.skip("model event without usage", where)
+        else:
+            usage = _usage(u, str(path), f"{where}.events[].output.usage")
+        choice = (output.get("choices") or [{}])[0].get("message") or {}
+        _, cs = _message({**choice, "role": "assistant"}, att)
+        items.append(Item("reply", cs, t=parse_time(ev.get("timestamp")), usage=usage, model=model))
+        seen[model] = len(msgs) + 1
+    return out

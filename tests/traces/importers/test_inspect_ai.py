@@ -130,3 +130,24 @@ def test_fuzzed_eval_logs_fail_cleanly(tmp_path: Path, seed: int) -> None:
         log.write_bytes(bytes(data))
     out = run_cli(["import", str(log), "-o", str(tmp_path / "out.jsonl")])
     assert out.clean, out.traceback or out.stderr
+
+
+def test_a_grader_on_another_model_and_each_epoch_are_conversations_of_their_own() -> None:
+    """The same task with `model_graded_qa(model="anthropic/claude-haiku-4-5")` as scorer and
+    `--epochs 2`: every sample and epoch is a conversation, and the grader's model events one of
+    their own (its own model, its own cache). Before, the grader's request joined the sample's
+    conversation (a model switch inside it: 1/11 requests within) and the epochs shared names."""
+    log = DATA / "inspect-0.3.285-grader-epochs.eval"
+    traces = import_paths([log]).traces
+    names = [t.header.meta["conversation"] for t in traces]
+    assert len(set(names)) == len(names) == 8
+    assert {t.header.model for t in traces} == {"claude-sonnet-4-5", "claude-haiku-4-5"}
+    assert all(
+        n.endswith("claude-haiku-4-5") == (t.header.model == "claude-haiku-4-5")
+        for n, t in zip(names, traces, strict=True)
+    )
+    sessions = [compare(t) for t in traces]
+    assert sum(sf.n for sf in sessions) == len(_ledger("grader-epochs")) == 11
+    assert all(r.within for sf in sessions for r in sf.requests)
+    cost = sum(c for _, c in _ledger("grader-epochs"))
+    assert sum(sf.cost_billed for sf in sessions) == pytest.approx(cost, abs=1e-8)
