@@ -102,6 +102,7 @@ def _events(items: list[Item], report: ImportReport, name: str, model: str = "")
     messages = 0
     t0 = min((i.t for i in items if i.t is not None), default=0.0)
     current = model  # the model the conversation is on (the trace header's)
+    last_id = ""  # the id the last reply recorded (resolved through the catalog only when it changes)
 
     def rel(t: float | None) -> float:
         nonlocal last_t
@@ -183,11 +184,12 @@ def _events(items: list[Item], report: ImportReport, name: str, model: str = "")
             if it.usage is None:
                 report.skip("response without usage (kept, no ground truth)", it.where)
             t = start if start is not None else rel(it.t)
-            switched = normalize_model(it.model) if it.model else current
-            if switched != current:
-                events.append(ModelSwitchEvent(switched, t=t))
-                report.counts["model switches"] += 1
-                current = switched
+            if it.model and it.model != last_id:
+                last_id, switched = it.model, normalize_model(it.model)
+                if switched != current:
+                    events.append(ModelSwitchEvent(switched, t=t))
+                    report.counts["model switches"] += 1
+                    current = switched
             events.append(
                 MessageEvent(
                     "assistant",

@@ -25,8 +25,13 @@ def _line(n: int, version: str, **kw: object) -> str:
 def _session(tmp_path: Path, version: str) -> Path:
     def reply(n: int, rid: str, read: int, write: int) -> str:
         usage = {"input_tokens": 1, "cache_read_input_tokens": read, "cache_creation_input_tokens": write}
-        msg = {"id": rid, "model": "claude-sonnet-4-5-20250929", "content": [{"type": "text", "text": "ok"}],
-               "usage": usage, "role": "assistant"}
+        msg = {
+            "id": rid,
+            "model": "claude-sonnet-4-5-20250929",
+            "content": [{"type": "text", "text": "ok"}],
+            "usage": usage,
+            "role": "assistant",
+        }
         return _line(n, version, type="assistant", requestId=rid, message=msg)
 
     lines = [

@@ -11,8 +11,6 @@ $0.0573)."""
 
 from __future__ import annotations
 
-import json
-import lzma
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,6 +20,7 @@ from ctxbench.bench.billed import billed_totals
 from ctxbench.bench.fidelity import compare
 from ctxbench.traces.importers import import_paths
 from ctxbench.traces.model import MessageEvent, Usage
+from tests.traces.importers.ledgers import billed_rows, usage_of
 
 DATA = Path(__file__).parent / "data"
 LOG = DATA / "cline-cli-3.0.65.messages.json.xz"
@@ -31,21 +30,14 @@ LEDGER = DATA / "cline-cli-3.0.65.requests.jsonl.xz"
 def _ledger() -> list[tuple[Usage, float, list[str]]]:
     """Each request's usage, cost, and where its body put cache_control."""
     out = []
-    with lzma.open(LEDGER, "rt", encoding="utf-8") as f:
-        for line in f:
-            r = json.loads(line)
-            if "usage" not in r:
-                continue
-            u, body = r["usage"], r["body"]
-            marks = [f"system.{i}" for i, b in enumerate(body.get("system") or []) if "cache_control" in b]
-            marks += [f"tools.{i}" for i, t in enumerate(body.get("tools") or []) if "cache_control" in t]
-            for i, m in enumerate(body["messages"]):
-                blocks = m["content"] if isinstance(m["content"], list) else []
-                marks += [f"messages.{i}.{j}" for j, b in enumerate(blocks) if "cache_control" in b]
-            usage = Usage(
-                u["uncached"], u["cache_read"], u["cache_write_5m"], u["cache_write_1h"], u["output"]
-            )
-            out.append((usage, float(r["cost"]), marks))
+    for r in billed_rows(LEDGER):
+        body = r["body"]
+        marks = [f"system.{i}" for i, b in enumerate(body.get("system") or []) if "cache_control" in b]
+        marks += [f"tools.{i}" for i, t in enumerate(body.get("tools") or []) if "cache_control" in t]
+        for i, m in enumerate(body["messages"]):
+            blocks = m["content"] if isinstance(m["content"], list) else []
+            marks += [f"messages.{i}.{j}" for j, b in enumerate(blocks) if "cache_control" in b]
+        out.append((usage_of(r), float(r["cost"]), marks))
     return out
 
 

@@ -12,7 +12,6 @@ Anthropic request had its cache read taken out of an `input_tokens` of 0 (read 0
 from __future__ import annotations
 
 import json
-import lzma
 import random
 import zipfile
 from pathlib import Path
@@ -28,6 +27,7 @@ from ctxbench.traces.importers.base import ImportFailure
 from ctxbench.traces.importers.detect import detect
 from ctxbench.traces.importers.inspect_ai import _usage
 from ctxbench.traces.model import MessageEvent, Usage
+from tests.traces.importers.ledgers import billed_rows, usage_of
 
 DATA = Path(__file__).parent / "data"
 RUNS = ["anthropic", "openai"]
@@ -36,18 +36,8 @@ RUNS = ["anthropic", "openai"]
 def _ledger(run: str) -> list[tuple[Usage, float]]:
     """The usage and cost of every request of the samples (not Inspect's own probe of the OpenAI
     model, "Please say 'hello, world'", which no sample holds)."""
-    out = []
-    with lzma.open(DATA / f"inspect-0.3.285-{run}.requests.jsonl.xz", "rt", encoding="utf-8") as f:
-        for line in f:
-            r = json.loads(line)
-            if "usage" not in r or isinstance(r["body"].get("input"), str):
-                continue
-            u = r["usage"]
-            usage = Usage(
-                u["uncached"], u["cache_read"], u["cache_write_5m"], u["cache_write_1h"], u["output"]
-            )
-            out.append((usage, float(r["cost"])))
-    return out
+    rows = billed_rows(DATA / f"inspect-0.3.285-{run}.requests.jsonl.xz")
+    return [(usage_of(r), float(r["cost"])) for r in rows if not isinstance(r["body"].get("input"), str)]
 
 
 @pytest.mark.parametrize("run", RUNS)

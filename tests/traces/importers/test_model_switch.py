@@ -31,6 +31,7 @@ from ctxbench.sim.catalog import CatalogError, canonical
 from ctxbench.sim.providers.choice import choose
 from ctxbench.traces.importers import import_paths
 from ctxbench.traces.model import MessageEvent, ModelSwitchEvent, Trace
+from tests.traces.importers.ledgers import billed_rows
 
 DATA = Path(__file__).parent / "data"
 LOG = DATA / "claude-code-2.1.197-model-switch.jsonl.xz"
@@ -69,8 +70,7 @@ def _models_per_request(tr: Trace) -> list[str]:
 
 
 def _ledger(path: Path) -> tuple[list[str], float]:
-    with lzma.open(path, "rt", encoding="utf-8") as f:
-        billed = [json.loads(x) for x in f if '"usage"' in x]
+    billed = billed_rows(path)
     return [canonical(str(r["model"])) for r in billed], sum(float(r["cost"]) for r in billed)
 
 

@@ -33,8 +33,13 @@ def _session(tmp_path: Path, restart_read: int) -> Path:
 
     def reply(rid: str, read: int, write: int) -> str:
         usage = {"input_tokens": 1, "cache_read_input_tokens": read, "cache_creation_input_tokens": write}
-        msg = {"id": rid, "model": "claude-sonnet-4-5-20250929", "content": [{"type": "text", "text": "ok"}],
-               "usage": usage, "role": "assistant"}
+        msg = {
+            "id": rid,
+            "model": "claude-sonnet-4-5-20250929",
+            "content": [{"type": "text", "text": "ok"}],
+            "usage": usage,
+            "role": "assistant",
+        }
         return line(type="assistant", requestId=rid, message=msg)
 
     lines = [

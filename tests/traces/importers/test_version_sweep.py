@@ -13,8 +13,6 @@ conversation without bills (fidelity has nothing to compare, `run` asks for --mo
 
 from __future__ import annotations
 
-import json
-import lzma
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -25,6 +23,7 @@ from ctxbench.bench.fidelity import compare
 from ctxbench.traces.importers import import_paths
 from ctxbench.traces.importers.detect import detect
 from ctxbench.traces.model import MessageEvent, Usage
+from tests.traces.importers.ledgers import billed_rows, usage_of
 
 DATA = Path(__file__).parent / "data"
 LOGS = {  # a harness's own log -> the ledger of the server it ran against
@@ -39,11 +38,7 @@ LOGS = {  # a harness's own log -> the ledger of the server it ran against
 
 def _billed(log: str) -> Counter[Usage]:
     """The usage (output aside) of every request the server billed."""
-    with lzma.open(DATA / f"{LOGS[log]}.requests.jsonl.xz", "rt", encoding="utf-8") as f:
-        rows = [json.loads(x)["usage"] for x in f if '"usage"' in x]
-    return Counter(
-        Usage(u["uncached"], u["cache_read"], u["cache_write_5m"], u["cache_write_1h"], 0) for u in rows
-    )
+    return Counter(usage_of(r, output=False) for r in billed_rows(DATA / f"{LOGS[log]}.requests.jsonl.xz"))
 
 
 @pytest.mark.parametrize("log", sorted(LOGS))
