@@ -1,7 +1,7 @@
 """What the provider billed, summed from the recorded usage of an imported log: per session (a
 main conversation and its sub-agents, as ccusage's `session` view groups them) the uncached
 input, output, cache writes (5m + 1h), cache reads and their cost at the catalog's prices
-(sim/catalog.py; per request, so long-context tiers apply where a prompt exceeds them).
+(sim/core/catalog.py; per request, so long-context tiers apply where a prompt exceeds them).
 
 A request is counted once however many logs hold it: Claude Code copies the earlier turns of a
 session it forks or resumes into the new session's file, with their `requestId` and timestamps, only
@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctxbench.sim.catalog import CatalogError, prices
+from ctxbench.sim.core.catalog import CatalogError, prices
 from ctxbench.traces.compressed import open_log, read_errors
 from ctxbench.traces.importers import import_paths
 from ctxbench.traces.importers.base import parse_time

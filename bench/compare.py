@@ -16,7 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxbench.sim.records import MISS_CAUSES
+from ctxbench.sim.core.records import MISS_CAUSES
 
 # two-sided 95 % Student t quantiles by degrees of freedom (standard table); 1.96 beyond 30
 _T95 = (

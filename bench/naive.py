@@ -12,9 +12,9 @@ from __future__ import annotations
 import hashlib
 
 from ctxbench.policies.preset import Policy
-from ctxbench.sim.content import Block
+from ctxbench.sim.core.content import Block
+from ctxbench.sim.core.provider import Outcome, Request
 from ctxbench.sim.prepared import PreparedTrace
-from ctxbench.sim.providers.base import Outcome, Request
 from ctxbench.sim.runner import RunResult, run_prepared
 
 BLOCK_TOKENS = 16  # vLLM's default block size (performance.md B3)

@@ -1,7 +1,7 @@
 """How far the calibrated byte rate is from exact token counts, measured on real text
 (`ctxbench tokenizers --measure`).
 
-The rate (sim/tokens.py `RateCounter`, research/ecosystem.md §1.6: o200k's 4.48 bytes per token
+The rate (sim/core/tokens.py `RateCounter`, research/ecosystem.md §1.6: o200k's 4.48 bytes per token
 for prose, 4.16 code, 3.10 JSON) counts each text block at the rate of the kind its trace gives
 it (`lang`). Here every text of the shared real recorded sessions (`$CTXBENCH_REAL`: the files
 the fidelity report reads) and of the bundled samples that carry text is cut, per source and
@@ -12,7 +12,7 @@ by o200k_base and cl100k_base (toktok-rs, byte-identical to tiktoken, ecosystem.
 
 Claude has no offline tokenizer (ecosystem.md §1.5): its only ground truth is what was billed,
 so the claude-trace log's billed input per request is compared with the rate's count of the same
-request body (bench/fidelity_report.py `calibration`, the table of the fidelity report).
+request body (bench/fidelity/report.py `calibration`, the table of the fidelity report).
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctxbench.sim.tokens import TOKENIZERS, RateCounter, toktok_available
+from ctxbench.sim.core.tokens import TOKENIZERS, RateCounter, toktok_available
 from ctxbench.traces.model import CompactionEvent, MessageEvent, SystemEvent, ToolsEvent, Trace
 
 if TYPE_CHECKING:
-    from ctxbench.bench.fidelity_discover import Found
+    from ctxbench.bench.fidelity.discover import Found
 
 CHUNK_BYTES = 2048
 EXACT = ("o200k", "cl100k")  # `--tokenizer` names of the exact offline encodings
@@ -108,7 +108,7 @@ def spreads(source: str, by_kind: dict[str, list[str]], encoding: str) -> list[S
 
 def real_traces(found: Found) -> list[Trace]:
     """The recorded sessions the fidelity report reads (every log found under a folder,
-    bench/fidelity_discover.py), imported (every conversation of each)."""
+    bench/fidelity/discover.py), imported (every conversation of each)."""
     from ctxbench.traces.importers import import_paths
 
     out: list[Trace] = []
@@ -129,8 +129,8 @@ def measure(root: Path | None) -> dict[str, Any]:
     """Spreads on the real sessions under `root` (None or missing: skipped, said so) and the
     samples, for each exact encoding when toktok-rs is installed; Claude's calibration against
     the billed counts of the claude-trace logs."""
-    from ctxbench.bench.fidelity_discover import discover
-    from ctxbench.bench.fidelity_report import calibration, calibration_summary
+    from ctxbench.bench.fidelity.discover import discover
+    from ctxbench.bench.fidelity.report import calibration, calibration_summary
 
     sources: dict[str, dict[str, list[str]]] = {"samples": texts_by_kind(sample_traces())}
     notes = []

@@ -27,7 +27,7 @@ from typing import Any
 from ctxbench.bench.compare import compare_rows, render
 from ctxbench.bench.runs import make_tasks
 from ctxbench.bench.sweep import execute
-from ctxbench.sim.values import parse_sizes
+from ctxbench.sim.core.values import parse_sizes
 from ctxbench.traces.generators.samples import SAMPLES_DIR
 
 GAME = str(SAMPLES_DIR / "game-300.jsonl")
@@ -87,9 +87,9 @@ class Figures:
 def measured_quotes(root: Path) -> list[str] | None:
     """The README's measured rate error (`ctxbench tokenizers --measure` on the shared real
     sessions against o200k); None where toktok-rs or the sessions are absent (nothing to check)."""
-    from ctxbench.bench.fidelity_report import CLAUDE_TRACE
+    from ctxbench.bench.fidelity.report import CLAUDE_TRACE
     from ctxbench.bench.rate_error import measure
-    from ctxbench.sim.tokens import toktok_available
+    from ctxbench.sim.core.tokens import toktok_available
 
     if not toktok_available() or not (root / CLAUDE_TRACE).is_file():
         return None
@@ -123,7 +123,7 @@ def compute(full_sweep: bool = True, jobs: int = 1) -> Figures:
         f.window_costs[int(r["budget"]) or None] = float(r["cost"])  # 0: the preset's own, the window
     (masking,) = _rows([CODING], ("masking-10",), [None], 1, jobs)
     f.masking_status = str(masking["status"])
-    from ctxbench.bench.fidelity_report import DEFAULT_DIR
+    from ctxbench.bench.fidelity.report import DEFAULT_DIR
 
     f.measured = measured_quotes(DEFAULT_DIR)
     return f

@@ -19,9 +19,9 @@ from typing import Any
 
 from ctxbench.policies.preset import Policy, load_policy, policy_assignments
 from ctxbench.sim import __version__
+from ctxbench.sim.core.records import MISS_CAUSES
 from ctxbench.sim.prepared import PreparedTrace
 from ctxbench.sim.prepared_cache import open_prepared
-from ctxbench.sim.records import MISS_CAUSES
 from ctxbench.sim.runner import prepare_for, run_prepared
 from ctxbench.sim.summary import summarize
 from ctxbench.traces.generators.spec import GEN_PREFIX, GenSpec, is_spec_file, parse_gen_spec
@@ -155,7 +155,7 @@ def cached_policy(spec: str, policy_set: tuple[str, ...] = ()) -> Policy:
 @dataclass(frozen=True)
 class RunOptions:
     """What `--policy-set`, `--provider-set` and `--tokenizer` change in every run of a batch
-    (`run`, `compare`, `sweep` share them: sim/commands/_run_options.py)."""
+    (`run`, `compare`, `sweep` share them: bench/cli/_run_options.py)."""
 
     policy_set: tuple[str, ...] = ()
     provider_params: dict[str, Any] = dataclasses.field(default_factory=dict)

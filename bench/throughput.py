@@ -25,7 +25,7 @@ from typing import Any
 
 from ctxbench.bench.naive import naive_run
 from ctxbench.policies.preset import Policy, load_policy, preset_names
-from ctxbench.sim.native import compiled_modules
+from ctxbench.sim.core.native import compiled_modules
 from ctxbench.sim.prepared import PreparedTrace
 from ctxbench.sim.runner import RunResult, prepare_for, run_prepared
 from ctxbench.traces.format import read_trace
@@ -53,7 +53,7 @@ class SpeedReport:
     same_run_requests_per_cpu_second: float  # NAIVE_PRESET on that trace without the re-hash
     reference_trace: str
     rounds: int
-    compiled_modules: tuple[str, ...] = ()  # loaded from the mypyc build (sim/native.py), if any
+    compiled_modules: tuple[str, ...] = ()  # loaded from the mypyc build (sim/core/native.py), if any
 
     @property
     def headline(self) -> PresetSpeed:
@@ -201,6 +201,6 @@ def format_report(report: SpeedReport) -> str:
         f"{report.same_run_requests_per_cpu_second:,.0f}: {report.ratio_vs_naive:,.1f}x",
         f"hot path: compiled ({len(report.compiled_modules)} modules, `ctxbench compile`)"
         if report.compiled_modules
-        else "hot path: pure Python (`ctxbench compile` builds the compiled one, sim/native.py)",
+        else "hot path: pure Python (`ctxbench compile` builds the compiled one, sim/core/native.py)",
     ]
     return "\n".join(rows)

@@ -22,7 +22,7 @@ BUDGET_MEANINGS = ("working", "window", "none")
 
 
 class HasWindow(Protocol):
-    """A model profile: its real context window in tokens (sim/catalog.py ModelInfo)."""
+    """A model profile: its real context window in tokens (sim/core/catalog.py ModelInfo)."""
 
     @property
     def window(self) -> int: ...

@@ -10,24 +10,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ctxbench.policies.contracts import CompactionDefaults, CompactionRules, HandoffRequest
-from ctxbench.policies.registry import register
+from ctxbench.policies.contracts import Action, CompactionDefaults, CompactionRules, HandoffRequest, Summarize
 from ctxbench.policies.view import Edit, View
-from ctxbench.sim.content import Message
-from ctxbench.sim.values import Fraction, Tokens
-
-
-@dataclass(frozen=True, slots=True)
-class Trim:
-    edit: Edit
-
-
-@dataclass(frozen=True, slots=True)
-class Summarize:
-    reason: str = "auto"
-
-
-Action = Trim | Summarize
+from ctxbench.sim.core.content import Message
+from ctxbench.sim.core.registry import register
+from ctxbench.sim.core.values import Fraction, Tokens
 
 
 @register("compaction", "h-handoff")

@@ -15,12 +15,16 @@ import math
 from bisect import bisect_left
 from dataclasses import dataclass
 
-from ctxbench.policies.compaction import Action, Summarize
-from ctxbench.policies.contracts import CompactionDefaults, CompactionRules, SummaryRequest
-from ctxbench.policies.estimators import AnchoredEstimator
-from ctxbench.policies.registry import register
-from ctxbench.policies.tiers import (
+from ctxbench.policies.contracts import (
+    Action,
+    CompactionDefaults,
+    CompactionRules,
+    Summarize,
     SummaryPlan,
+    SummaryRequest,
+)
+from ctxbench.policies.estimators import AnchoredEstimator
+from ctxbench.policies.tiers import (
     carry_skills,
     clean_boundary,
     is_reply,
@@ -31,9 +35,10 @@ from ctxbench.policies.tiers import (
     trim_to_last,
 )
 from ctxbench.policies.view import Edit, View
-from ctxbench.sim.content import TOOL_RESULT, TOOL_USE, Block, Message, digest64
-from ctxbench.sim.names import Breakpoints, Ttl
-from ctxbench.sim.values import Fraction, Tokens
+from ctxbench.sim.core.content import TOOL_RESULT, TOOL_USE, Block, Message, digest64
+from ctxbench.sim.core.names import Breakpoints, Ttl
+from ctxbench.sim.core.registry import register
+from ctxbench.sim.core.values import Fraction, Tokens
 
 KEEPS = (
     "none",

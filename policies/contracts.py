@@ -10,7 +10,7 @@ compaction hands it, so the engine never probes a component for attributes (issu
   C process's behaviours apply, `CompactionRules`); H's handoff compaction answers `handoff`
   (`HandoffRequest`) and `rebuild_handoff`. `CompactionDefaults` gives every method its
   "does not apply" answer, so a component states only what it does.
-- `ProviderBuilder(model, seed, **params)` → a `Provider` (sim/providers/base.py);
+- `ProviderBuilder(model, seed, **params)` → a `Provider` (sim/core/provider.py);
 - `Importer(paths)` → an ImportResult; `Generator.generate(params)` → a Trace.
 """
 
@@ -22,14 +22,39 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ctxbench.policies.view import Edit, View
-from ctxbench.sim.content import Block, Message
-from ctxbench.sim.names import Breakpoints
+from ctxbench.sim.core.content import Block, Message
+from ctxbench.sim.core.names import Breakpoints
 
 if TYPE_CHECKING:
-    from ctxbench.policies.compaction import Action
-    from ctxbench.policies.tiers import SummaryPlan
-    from ctxbench.sim.providers.base import Provider
+    from ctxbench.sim.core.provider import Provider
     from ctxbench.traces.model import Trace
+
+
+@dataclass(frozen=True, slots=True)
+class Trim:
+    edit: Edit
+
+
+@dataclass(frozen=True, slots=True)
+class Summarize:
+    reason: str = "auto"
+
+
+Action = Trim | Summarize
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryPlan:
+    """What a summarization replaces: messages [first, end) become one summary; `carried` are
+    messages kept verbatim in front of the tail (skills, C-8); `older` the messages summarized."""
+
+    first: int
+    end: int
+    older: tuple[Message, ...]
+    carried: tuple[Message, ...] = ()
+    manifest_files: int = 0  # C-13
+    reason: str = "auto"
+    shown: tuple[Message, ...] = ()  # what the summarizer request carries, when not `older` (C-9)
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ctxbench.policies.registry import register
 from ctxbench.policies.view import View
-from ctxbench.sim.values import Tokens
+from ctxbench.sim.core.registry import register
+from ctxbench.sim.core.values import Tokens
 
 
 @register("estimator", "anchored")

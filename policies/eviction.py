@@ -5,9 +5,9 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from ctxbench.policies.registry import register
 from ctxbench.policies.view import Edit, View, rewrite_blocks, text_block
-from ctxbench.sim.content import Block
+from ctxbench.sim.core.content import Block
+from ctxbench.sim.core.registry import register
 
 PLACEHOLDER_TEXT = "[screenshot removed to save context]"
 

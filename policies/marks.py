@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ctxbench.policies.registry import register
 from ctxbench.policies.view import View
-from ctxbench.sim.names import Breakpoints, Ttl
+from ctxbench.sim.core.names import Breakpoints, Ttl
+from ctxbench.sim.core.registry import register
 
 
 def _dedupe(positions: list[int], ttl: Ttl, n: int) -> Breakpoints:

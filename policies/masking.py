@@ -15,11 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ctxbench.policies.condensers import events_of
-from ctxbench.policies.registry import register
 from ctxbench.policies.tiers import clean_boundary, is_reply, is_user_turn, nth_last
 from ctxbench.policies.view import Edit, View, rewrite_blocks, text_block
-from ctxbench.sim.content import TOOL_RESULT, TOOL_USE, Block, Message
-from ctxbench.sim.values import Tokens
+from ctxbench.sim.core.content import TOOL_RESULT, TOOL_USE, Block, Message
+from ctxbench.sim.core.registry import register
+from ctxbench.sim.core.values import Tokens
 
 
 # ---------------------------------------------------------------- masking

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ctxbench.policies.contracts import Compaction, Estimator, Eviction, Marks
-from ctxbench.policies.registry import RegistryError, create, lookup
-from ctxbench.sim import yamltext
-from ctxbench.sim.values import Tokens, ValueProblem, check_params, unknown
+from ctxbench.sim.core import yamltext
+from ctxbench.sim.core.registry import RegistryError, create, lookup
+from ctxbench.sim.core.values import Tokens, ValueProblem, check_params, unknown
 
 TOP_KEYS = (
     "name",
@@ -101,7 +101,7 @@ COMPONENT_KINDS = ("estimator", "eviction", "compaction", "marks")
 
 def policy_from_dict(data: dict[str, Any], where: str = "<preset>") -> Policy:
     """A Policy from a preset mapping. Every key and value is checked against `Policy`'s and
-    each component's type hints (`ctxbench.sim.values`): errors name `where`, the key path, the
+    each component's type hints (`ctxbench.sim.core.values`): errors name `where`, the key path, the
     expected type or range and the value given; unknown keys come with the closest valid ones."""
     if not isinstance(data, dict):
         raise PresetError(f"{where}: a preset must be a mapping")
@@ -145,7 +145,7 @@ def _known(kind: str, name: str, where: str) -> None:
         except RegistryError as exc:
             raise PresetError(f"{where}: harness: {exc}") from exc
         return
-    from ctxbench.sim.providers.registry import ProfileError, profile
+    from ctxbench.sim.core.profiles import ProfileError, profile
 
     try:
         profile(name)
@@ -168,7 +168,7 @@ SCALAR_KEYS = (
 def policy_assignments(items: list[str]) -> dict[str, Any]:
     """`["retries=3", "backoff=2"]` -> typed values for a Policy's scalar fields (`--policy-set`),
     checked against its type hints like a preset's YAML."""
-    from ctxbench.sim.values import parse_assignments
+    from ctxbench.sim.core.values import parse_assignments
 
     bad = [i for i in items if i.partition("=")[0].strip() not in SCALAR_KEYS]
     if bad:

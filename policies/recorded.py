@@ -11,7 +11,7 @@
   `compact_boundary` + `isCompactSummary`, policies.md §1 "/compact and the summary prompt"), but
   for the messages it kept (`kept_from`: Claude Code 2.1.x "Recent messages are preserved
   verbatim", its boundary's `compactMetadata.preservedMessages`), which follow the summary.
-- `drop_turn_blocks`: the edit with which the recorded harness (sim/harness_recorded.py
+- `drop_turn_blocks`: the edit with which the recorded harness (sim/harness/recorded.py
   `RecordedConversation`) drops the blocks a trace marks `turn` when a new turn starts
   (`starts_turn`): Claude Code <= 2.0.29 sends a turn's attachments with that turn only
   (bench/claude_code_wire.md §1).
@@ -22,15 +22,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from ctxbench.policies.compaction import Action
-from ctxbench.policies.contracts import CompactionDefaults
-from ctxbench.policies.registry import register
+from ctxbench.policies.contracts import Action, CompactionDefaults
 from ctxbench.policies.view import Edit, View
-from ctxbench.sim.content import Block, Message
-from ctxbench.sim.names import Breakpoints, Ttl, is_ttl, ttl_of
+from ctxbench.sim.core.content import Block, Message
+from ctxbench.sim.core.names import Breakpoints, Ttl, is_ttl, ttl_of
+from ctxbench.sim.core.registry import register
 
 if TYPE_CHECKING:
-    from ctxbench.sim.transcript import Transcript
+    from ctxbench.sim.core.transcript import Transcript
 
 
 @register("marks", "recorded")

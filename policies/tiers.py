@@ -1,6 +1,6 @@
 """Harness C's context components: the C-4 estimator and the tiered compaction (C-5..C-13, C-17).
 
-Components read a `View` and return plans or edits; the harness (`sim/harness_c.py`) makes the
+Components read a `View` and return plans or edits; the harness (`sim/harness/coding.py`) makes the
 model calls, applies the edits and keeps the state that lives across checks (back-off C-12,
 savings C-15, the live compact mode C-17). Shared helpers here (tool-pair trims, the tail
 boundary, per-message estimates, the summarize plan) are also used by the presets of other
@@ -14,14 +14,21 @@ from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ctxbench.policies.compaction import Action, Summarize, Trim
-from ctxbench.policies.contracts import CompactionDefaults, CompactionRules, SummaryRequest
+from ctxbench.policies.contracts import (
+    Action,
+    CompactionDefaults,
+    CompactionRules,
+    Summarize,
+    SummaryPlan,
+    SummaryRequest,
+    Trim,
+)
 from ctxbench.policies.estimators import AnchoredEstimator
-from ctxbench.policies.registry import register
 from ctxbench.policies.view import Edit, View
-from ctxbench.sim.content import TOOL_RESULT, TOOL_USE, Block, Message
-from ctxbench.sim.transcript import Transcript
-from ctxbench.sim.values import Fraction, Tokens
+from ctxbench.sim.core.content import TOOL_RESULT, TOOL_USE, Block, Message
+from ctxbench.sim.core.registry import register
+from ctxbench.sim.core.transcript import Transcript
+from ctxbench.sim.core.values import Fraction, Tokens
 
 MODES = ("default", "fast")  # C-17
 
@@ -155,20 +162,6 @@ def clean_boundary(msgs: list[Message], k: int, floor: int) -> int:
     while floor < k < len(msgs) and msgs[k].has_tool_result:
         k -= 1
     return k
-
-
-@dataclass(frozen=True, slots=True)
-class SummaryPlan:
-    """What a summarization replaces: messages [first, end) become one summary; `carried` are
-    messages kept verbatim in front of the tail (skills, C-8); `older` the messages summarized."""
-
-    first: int
-    end: int
-    older: tuple[Message, ...]
-    carried: tuple[Message, ...] = ()
-    manifest_files: int = 0  # C-13
-    reason: str = "auto"
-    shown: tuple[Message, ...] = ()  # what the summarizer request carries, when not `older` (C-9)
 
 
 def carry_skills(older: list[Message]) -> tuple[list[Message], tuple[Message, ...]]:

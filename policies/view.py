@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ctxbench.sim.content import Block, Message
-from ctxbench.sim.makers import slots_maker
-from ctxbench.sim.tokens import BlockFactory
-from ctxbench.sim.transcript import Transcript
+from ctxbench.sim.core.content import Block, Message
+from ctxbench.sim.core.makers import slots_maker
+from ctxbench.sim.core.tokens import BlockFactory
+from ctxbench.sim.core.transcript import Transcript
 
 _DEFAULT_FACTORY = BlockFactory()
 
@@ -109,4 +109,4 @@ def rewrite_blocks(view: View, replace: dict[tuple[int, int], Block], cause: str
     return _edit(first, tuple(out), cause, detail=len(replace), swapped=tuple(sorted(by_msg)))
 
 
-_edit = slots_maker(Edit)  # Edit's constructor without a frozen __init__'s cost (sim/makers.py)
+_edit = slots_maker(Edit)  # Edit's constructor without a frozen __init__'s cost (sim/core/makers.py)

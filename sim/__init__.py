@@ -2,6 +2,6 @@
 
 __version__ = "0.1.0"
 
-from ctxbench.sim.native import activate as _activate_native
+from ctxbench.sim.core.native import activate as _activate_native
 
-_activate_native(__path__)  # the compiled hot path, when `ctxbench compile` built it (sim/native.py)
+_activate_native(__path__)  # the compiled hot path, when `ctxbench compile` built it (sim/core/native.py)

@@ -20,8 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from ctxbench.sim.content import IMAGE, Block, Message, digest_of, make_block, text_digest
-from ctxbench.sim.tokens import BlockFactory, RateCounter, image_tokens
+from ctxbench.sim.core.content import IMAGE, Block, Message, digest_of, make_block, text_digest
+from ctxbench.sim.core.tokens import BlockFactory, RateCounter, image_tokens
 from ctxbench.traces.model import Content, MessageEvent, ToolDef
 
 _message_of = Message.of

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ctxbench.sim.build import builder, tool_block
-from ctxbench.sim.content import Block, Message
-from ctxbench.sim.makers import slots_maker
-from ctxbench.sim.tokens import BlockFactory
+from ctxbench.sim.core.content import Block, Message
+from ctxbench.sim.core.makers import slots_maker
+from ctxbench.sim.core.tokens import BlockFactory
 from ctxbench.traces.gcpause import gc_paused
 from ctxbench.traces.model import (
     PLAYBOOK_KEY,
@@ -39,7 +39,7 @@ class Step:
     event: object | None = None
 
 
-_step = slots_maker(Step)  # the Step(...) of each message, made as cheaply as a block (sim/makers.py)
+_step = slots_maker(Step)  # the Step(...) of each message, made as cheaply as a block (sim/core/makers.py)
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ def _prepare(trace: Trace, factory: BlockFactory, name: str) -> PreparedTrace:
             contents = (*contents, *ev.content)
         elif isinstance(ev, ModelSwitchEvent):
             steps.append(Step("switch", None, ev.t, None, model=ev.model, window=ev.window))
-        elif isinstance(ev, ResumeEvent):  # C-4, C-15: the harness restarts (sim/harness.py _resume)
+        elif isinstance(ev, ResumeEvent):  # C-4, C-15: the harness restarts (harness/conversation.py _resume)
             steps.append(Step("resume", None, ev.t, event=ev))
         elif isinstance(ev, CompactionEvent):
             # The recorded summary as the user message that opens the new context (replayed only by

@@ -12,7 +12,7 @@ file raises its file/line/field error and is never kept) and prepared (`prepare_
 result written as a new entry (atomically: a temporary file renamed over it).
 
 The entry is a compact tuple form in `marshal` (each distinct block and message once, referenced by
-index; events as their field dicts), rebuilt through the slots makers (sim/makers.py): on the
+index; events as their field dicts), rebuilt through the slots makers (sim/core/makers.py): on the
 10,000-turn game trace a pickle of the prepared trace loads in ~1.3 CPU-s (a frozen slots
 dataclass's `__setstate__` sets each field through `object.__setattr__`), more than reading and
 preparing it (~0.4), where this form loads in ~0.2 (bench/speed/test_bench_read.py); writing an
@@ -40,10 +40,10 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench.sim import __version__
-from ctxbench.sim.content import Block, Message, make_block
-from ctxbench.sim.makers import dict_maker, slots_maker
+from ctxbench.sim.core.content import Block, Message, make_block
+from ctxbench.sim.core.makers import dict_maker, slots_maker
+from ctxbench.sim.core.yamltext import cache_dir, store_entry
 from ctxbench.sim.prepared import PreparedTrace, Step
-from ctxbench.sim.yamltext import cache_dir, store_entry
 from ctxbench.traces.gcpause import gc_paused
 from ctxbench.traces.model import (
     CompactionEvent,
@@ -67,8 +67,8 @@ PREPARED_FORMAT = 1
 # (sim/), `prepare_for` (sim/runner.py) and this form. tests/sim/test_prepared_cache.py checks that
 # every ctxbench module reading and preparing imports is listed.
 SOURCES = (
-    "sim/build.py", "sim/content.py", "sim/makers.py", "sim/names.py", "sim/prepared.py",
-    "sim/prepared_cache.py", "sim/runner.py", "sim/tokens.py",
+    "sim/build.py", "sim/core/content.py", "sim/core/makers.py", "sim/core/names.py", "sim/prepared.py",
+    "sim/prepared_cache.py", "sim/runner.py", "sim/core/tokens.py",
     "traces/codec.py", "traces/compressed.py", "traces/fastread.py", "traces/fields.py", "traces/format.py",
     "traces/gcpause.py", "traces/model.py",
 )  # fmt: skip
@@ -128,7 +128,7 @@ def _tokenizer_key(tokenizer: str) -> str:
 
 def _factory_facts(model: str) -> tuple[float, str]:
     """What a model changes in the blocks prepared for it (sim/runner.py `factory_for`)."""
-    from ctxbench.sim.catalog import model_info
+    from ctxbench.sim.core.catalog import model_info
 
     info = model_info(model)
     return info.tokenizer_scale, info.image_rule

@@ -11,14 +11,14 @@ from typing import Any
 import simpy
 
 from ctxbench.policies.preset import Policy
-from ctxbench.policies.registry import lookup
-from ctxbench.sim.catalog import model_info
-from ctxbench.sim.harness import Conversation, RunOutcome
+from ctxbench.sim.core.catalog import model_info
+from ctxbench.sim.core.provider import Outcome, Provider, Request
+from ctxbench.sim.core.records import RequestRecord
+from ctxbench.sim.core.registry import lookup
+from ctxbench.sim.core.tokens import BlockFactory, make_counter
+from ctxbench.sim.harness.conversation import Conversation, RunOutcome
 from ctxbench.sim.prepared import PreparedTrace, prepare
-from ctxbench.sim.providers.base import Outcome, Provider, Request
 from ctxbench.sim.providers.registry import make_provider
-from ctxbench.sim.records import RequestRecord
-from ctxbench.sim.tokens import BlockFactory, make_counter
 from ctxbench.traces.model import Trace
 
 DEFAULT_MODEL = "claude-sonnet-4-6"

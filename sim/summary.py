@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ctxbench.sim.harness import RunOutcome
-from ctxbench.sim.records import RequestRecord
+from ctxbench.sim.core.records import RequestRecord
+from ctxbench.sim.harness.conversation import RunOutcome
 
 
 @dataclass

@@ -9,13 +9,13 @@ import tempfile
 
 from hypothesis import settings
 
-from ctxbench.sim.native import NATIVE_DIR_ENV, builds_folder
+from ctxbench.sim.core.native import NATIVE_DIR_ENV, builds_folder
 
-# The compiled hot path, if the user built it (sim/native.py), stays where it is for the tests and the
+# The compiled hot path, if the user built it (sim/core/native.py), stays where it is for the tests and the
 # CLI subprocesses they start; the other caches move to a folder of this session's.
 os.environ.setdefault(NATIVE_DIR_ENV, str(builds_folder() or ""))
 
-# The parsed-YAML cache (sim/yamltext.py) of this test session in a folder of its own (inherited by
+# The parsed-YAML cache (sim/core/yamltext.py) of this test session in a folder of its own (inherited by
 # the CLI subprocesses tests start), so a run of the tests neither reads nor writes the user's.
 os.environ["CTXBENCH_CACHE_DIR"] = tempfile.mkdtemp(prefix="ctxbench-test-cache-")
 

@@ -112,4 +112,4 @@ def test_non_editable_install_next_to_pypi_traces(tmp_path: Path) -> None:
     run = _run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--trace-config"], cwd=project)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     assert "1 passed" in run.stdout
-    assert "ctxbench.bench.pytest_plugin" in run.stdout  # the plugin was loaded, and was harmless
+    assert "ctxbench.bench.prefix.pytest_plugin" in run.stdout  # the plugin was loaded, and was harmless

@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal, TypeAlias, Union
 import msgspec
 from msgspec import Meta, Struct
 
-from ctxbench.sim.makers import dict_maker, field_defaults
+from ctxbench.sim.core.makers import dict_maker, field_defaults
 from ctxbench.traces.fields import (
     CACHE_TTLS,
     CONTENT_FIELDS,

@@ -11,7 +11,7 @@ import json
 import math
 from typing import Any
 
-from ctxbench.sim.names import TTLS
+from ctxbench.sim.core.names import TTLS
 
 # Field tables, in the order the writer emits them.
 HEADER_FIELDS = ("type", "format", "version", "source", "harness", "model", "window", "meta")
@@ -40,7 +40,7 @@ USAGE_FIELDS = ("input_tokens", "cache_read", "cache_write_5m", "cache_write_1h"
 ROLES = ("user", "assistant")
 TAGS = ("", "prep", "reply", "observation", "host", "tool_results", "user", "summary", "handoff")
 LANGS = ("prose", "code", "json")
-CACHE_TTLS = TTLS  # recorded cache_control ttl of a block (providers.md §1.5; sim/names.py)
+CACHE_TTLS = TTLS  # recorded cache_control ttl of a block (providers.md §1.5; sim/core/names.py)
 TRIGGERS = ("auto", "manual", "model_switch", "prompt_too_long")
 # Upper bounds of numbers (FORMAT.md "Bounds", schema.json `maximum`): a value past them is a typo or
 # an overflow, never a real session, and refusing it keeps every later sum finite and exact.

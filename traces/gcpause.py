@@ -1,5 +1,5 @@
 """A pause of Python's cyclic garbage collector while many long-lived objects are made: a trace read
-or prepared (here), the command line's imports (`sim/cli.py`).
+or prepared (here), the command line's imports (`bench/cli/__init__.py`).
 
 Reading a 10,000-turn trace makes ~70,000 content objects and preparing it as many blocks, all kept:
 no garbage, no reference cycles. The collector still runs every 700 allocations and walks the
@@ -11,7 +11,7 @@ Even one collection after the pause walks every object made in it (~0.07 CPU-s a
 trace, ~0.05 after preparing it: cache misses on ~300,000 objects). So the objects are moved out of
 the young generations without a walk (`gc.freeze`, a list splice): back into the oldest generation
 (`gc.unfreeze`), where only a full collection looks at them, or, in a process that keeps objects
-frozen already (the `ctxbench` command freezes its imports: `sim/cli.py`; the sweep workers it
+frozen already (the `ctxbench` command freezes its imports: `bench/cli/__init__.py`; the sweep workers it
 forks inherit them), frozen with them.
 """
 

@@ -11,7 +11,7 @@ from itertools import zip_longest
 from typing import Any
 
 from ctxbench.bench.live.ledger import MAIN, SUMMARY, LiveRequest
-from ctxbench.sim.records import RequestRecord
+from ctxbench.sim.core.records import RequestRecord
 
 # Cache-read tolerance of the verdict (predicted vs billed totals). The simulator keeps the system
 # prompt fixed while Claude Code's billing-header block changes at the first compaction

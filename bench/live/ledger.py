@@ -17,16 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxbench.sim.catalog import model_info
-from ctxbench.sim.content import BILLING_HEADER, TOOL_USE, Message
+from ctxbench.sim.core.catalog import model_info
+from ctxbench.sim.core.content import BILLING_HEADER, TOOL_USE, Message
+from ctxbench.sim.core.provider import Provider, Request
+from ctxbench.sim.core.tokens import BlockFactory
 from ctxbench.sim.prepared import PreparedTrace, Step
-from ctxbench.sim.providers.base import Provider, Request
 from ctxbench.sim.providers.registry import make_provider
 from ctxbench.sim.runner import factory_for
 from ctxbench.sim.serve.script import SUMMARY_MARKERS
 from ctxbench.sim.serve.server import ZERO_LATENCY
 from ctxbench.sim.serve.wire import Parsed, WireError, parse
-from ctxbench.sim.tokens import BlockFactory
 
 # The message a harness puts at the head of the new context after compacting: Claude Code's
 # continuation message (research/policies.md §1 "/compact and the summary prompt"; ecosystem.md

@@ -43,12 +43,12 @@ from ctxbench.bench.live.table import as_json, format_table, verdict
 from ctxbench.policies.budget import budget_for
 from ctxbench.policies.preset import Policy, PresetError, load_policy
 from ctxbench.policies.view import View
-from ctxbench.sim.catalog import model_info, prices
+from ctxbench.sim.core.catalog import model_info, prices
+from ctxbench.sim.core.records import RequestRecord
+from ctxbench.sim.core.transcript import Transcript
 from ctxbench.sim.providers.registry import make_provider
-from ctxbench.sim.records import RequestRecord
 from ctxbench.sim.runner import run_prepared
 from ctxbench.sim.serve.server import ZERO_LATENCY
-from ctxbench.sim.transcript import Transcript
 
 # The provider profile each harness was billed by in the live run.
 PROFILES = {name: profile for name, (profile, _model) in RUN_PROFILES.items()}

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench.bench.live.ledger import per_model
-from ctxbench.sim.providers.base import Request
+from ctxbench.sim.core.provider import Request
 from ctxbench.sim.serve.script import SUMMARY_MARKERS, load_script
 from ctxbench.sim.serve.server import ServeConfig, start_background, stop
 from ctxbench.sim.serve.wire import parse
@@ -209,9 +209,9 @@ def analyze(out: Path, harness: str = "claude-code") -> dict[str, Any]:
     findings: list[str] = []
     prefix_ok: bool | None = None
     try:
-        from ctxbench.bench.prefix_check import find_breaks
-        from ctxbench.bench.prefix_report import format_text
-        from ctxbench.bench.request_log import read_request_log
+        from ctxbench.bench.prefix.check import find_breaks
+        from ctxbench.bench.prefix.report import format_text
+        from ctxbench.bench.prefix.request_log import read_request_log
 
         reqs = read_request_log([json.dumps(x) for x in served], str(out / "requests.jsonl"))
         report = find_breaks(reqs)  # no declarations: every break must be recognised (prefix_recognise.py)

@@ -6,7 +6,7 @@ from typing import Any
 
 from ctxbench.bench.live.alignment import READ_TOLERANCE, Comparison
 from ctxbench.bench.live.ledger import MAIN, SUMMARY, LiveRequest
-from ctxbench.sim.records import RequestRecord
+from ctxbench.sim.core.records import RequestRecord
 
 
 def _cells_real(r: LiveRequest | None) -> list[str]:

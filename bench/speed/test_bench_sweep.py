@@ -19,7 +19,7 @@ import pytest
 
 from ctxbench.bench.runs import make_tasks, prepared
 from ctxbench.bench.sweep import run_sweep
-from ctxbench.sim.values import parse_sizes
+from ctxbench.sim.core.values import parse_sizes
 
 TRACE = "gen:game?turns=500&seed=11"  # ~500 requests per run at budgets >= 48k
 POLICIES = ["h-direct", "h-openrouter"]

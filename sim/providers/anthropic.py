@@ -32,20 +32,20 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ctxbench.sim.catalog import ModelInfo, Prices
-from ctxbench.sim.chain import chain
-from ctxbench.sim.content import IMAGE, TOOL_RESULT, TOOL_USE, Block
-from ctxbench.sim.names import TTL_SECONDS, Breakpoints, Ttl
-from ctxbench.sim.providers.anthropic_config import AnthropicConfig
-from ctxbench.sim.providers.base import (
+from ctxbench.sim.core.catalog import ModelInfo, Prices, strips_thinking
+from ctxbench.sim.core.chain import chain
+from ctxbench.sim.core.content import IMAGE, TOOL_RESULT, TOOL_USE, Block
+from ctxbench.sim.core.names import TTL_SECONDS, Breakpoints, Ttl
+from ctxbench.sim.core.provider import (
     Outcome,
     ProviderError,
     Request,
     Usage,
     price,
 )
+from ctxbench.sim.providers.anthropic_config import AnthropicConfig
 from ctxbench.sim.providers.dialects import ANTHROPIC, anthropic_wire_usage, fault_error, too_long
-from ctxbench.sim.providers.thinking import ThinkingStripper, real_user, strips_thinking
+from ctxbench.sim.providers.thinking import ThinkingStripper, real_user
 
 # The rendered prefix of a request that sends deferred tools, under `deferred_tools_prefix`
 # "first": every position from the first deferred tool on is keyed apart (one fixed digest).

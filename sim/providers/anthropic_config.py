@@ -1,13 +1,13 @@
 """The Anthropic prompt cache's options (`sim/providers/anthropic.py`), apart from the cache itself:
 a config dataclass keeps its annotations (`Literal`, `tuple[...]`) for the preset and profile
-checks (`sim/values.py`), which a compiled module would erase (`sim/native.py`)."""
+checks (`sim/core/values.py`), which a compiled module would erase (`sim/core/native.py`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ctxbench.sim.providers.base import Faults, Latency
+from ctxbench.sim.core.provider import Faults, Latency
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class AnthropicConfig:
     strip_thinking_on_user_content: bool | None = None
     # §1.3 "Block counting granularity ... UNCONFIRMED": an image that belongs to a tool result
     # (traces/FORMAT.md: it follows the tool_result) is nested in it on the wire, so it is not a
-    # lookback position of its own (assumed; seen in traces-real cua sessions, bench/fidelity_replay.py)
+    # lookback position of its own (assumed; seen in traces-real cua sessions, bench/fidelity/replay.py)
     tool_result_images_nested: bool = False
     # §1.5 "refreshed ... each time the cached content is used": a read also refreshes the
     # entries at this request's breakpoints inside the read prefix (assumed reading of the doc;
@@ -39,7 +39,7 @@ class AnthropicConfig:
     # in a request changes the rendered prefix from the tools on, further deferred tools do not
     # (observed in Claude Code 2.1.114 bills, traces-real ef958aa1: the request that first sends
     # deferred tools re-wrote its prompt in all three conversations, later loads kept the prefix;
-    # bench/fidelity_replay.py OBSERVED)
+    # bench/fidelity/replay.py OBSERVED)
     deferred_tools_prefix: Literal["append", "first"] = "append"
     # Server-side lookup failures: a request reads only the system + tools prefix though a longer
     # entry is live and its prompt unchanged (intermittent, self-healing; the API's diagnostics
@@ -51,19 +51,19 @@ class AnthropicConfig:
     lookup_failure_at: tuple[tuple[str, int], ...] = ()  # conversation "" = any conversation
     # Requests (conversation, index; "" = any) whose turn carried non-tool-result user content the
     # recorded log does not show (the IDE diagnostics Claude Code <= 2.0.x sends after an edit
-    # without logging them, bench/fidelity_causes.py): on a model that strips thinking (§1.6) the
+    # without logging them, bench/fidelity/causes.py): on a model that strips thinking (§1.6) the
     # turn's earlier thinking is stripped, so the read stops at the turn's start (the end of the
-    # last message with non-tool-result content). Taken from a bill by bench/fidelity_outside.py.
+    # last message with non-tool-result content). Taken from a bill by bench/fidelity/outside.py.
     read_to_turn_start_at: tuple[tuple[str, int], ...] = ()
     # §1.5 says a read refreshes an entry, not for how long when the reading mark's ttl differs
     # from the entry's: "entry" keeps the entry's own ttl (default), "reader" re-times it to the
     # ttl of the mark that found it (observed once: traces-real ef958aa1 main #10, a 1h entry a 5m
     # forked query of Claude Code 2.1.114 read was gone 432 s later, while the 1h entry before it,
-    # not read by the fork, was live; bench/fidelity_replay.py OBSERVED)
+    # not read by the fork, was live; bench/fidelity/replay.py OBSERVED)
     refresh_ttl: Literal["entry", "reader"] = "entry"
     # §1.5: "available once the first response begins" (0: readable at the writing request's first
     # token). > 0: an entry written by a request that read a cached prefix is readable only this
-    # many seconds after that request started (observed for Opus 4.7 only, bench/fidelity_replay.py
+    # many seconds after that request started (observed for Opus 4.7 only, bench/fidelity/replay.py
     # OBSERVED_BY_MODEL)
     extension_readable_after: float = 0.0
     # Claude Code's billing-header system block (`x-anthropic-billing-header: cc_version=<v>.<fp>;

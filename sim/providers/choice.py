@@ -3,7 +3,7 @@
 In order (nothing is substituted without a note, H-20):
 1. the model: `--model`, else the trace's own (`header.model`); it, and each model the trace
    switches to (`model_switch`: a `/model` or fast-mode request in a log), must be in the catalog
-   with prices (sim/catalog.py), else the run stops before its first request naming the closest ids;
+   with prices (sim/core/catalog.py), else the run stops before its first request naming the closest ids;
    `--model` runs every request as that model (the trace's switches are not applied);
 2. the profile: `--provider`, else, for a trace imported from a real log (`meta.format`), the
    profile its model is served by (`served_profile`: the log's own evidence first), else the
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ctxbench.sim.catalog import default_profile, model_info, prices
-from ctxbench.sim.providers.registry import default_model, profile, profile_names
+from ctxbench.sim.core.catalog import default_profile, model_info, prices
+from ctxbench.sim.core.profiles import default_model, profile, profile_names
 from ctxbench.sim.runner import DEFAULT_MODEL
 from ctxbench.traces.model import MessageEvent, ModelSwitchEvent, Trace
 
@@ -42,7 +42,7 @@ def served_profile(trace: Trace, model: str) -> str:
     """The profile that bills like the log's provider: no cache when the log shows none, else
     the profile of the gateway the log names (`meta.gateway`, e.g. Cline's: sim/data/profiles/
     cline.yaml) when it serves the model's provider family, else the profile that serves the
-    model's provider (sim/catalog.py `default_profile`)."""
+    model's provider (sim/core/catalog.py `default_profile`)."""
     if log_shows_no_caching(trace):
         return "no-cache"
     gateway = str(trace.header.meta.get("gateway", ""))

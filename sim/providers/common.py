@@ -6,9 +6,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ctxbench.sim.catalog import ModelInfo, Prices
-from ctxbench.sim.names import FaultKind
-from ctxbench.sim.providers.base import Outcome, ProviderError, Request, Usage
+from ctxbench.sim.core.catalog import ModelInfo, Prices
+from ctxbench.sim.core.names import FaultKind
+from ctxbench.sim.core.provider import Outcome, ProviderError, Request, Usage
 from ctxbench.sim.providers.dialects import fault_error, too_long, wire_renderer
 
 

@@ -6,14 +6,11 @@ from collections.abc import Hashable
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from ctxbench.sim.providers.base import Faults, Latency
-from ctxbench.sim.values import ValueProblem, build, check_params, unknown
+from ctxbench.sim.core.profiles import ProfileError
+from ctxbench.sim.core.provider import Faults, Latency
+from ctxbench.sim.core.values import ValueProblem, build, check_params, unknown
 
 C = TypeVar("C")
-
-
-class ProfileError(ValueError):
-    """An unknown profile or a bad key in a profile file."""
 
 
 def latency_from(v: Any, where: str) -> Latency:
@@ -37,7 +34,7 @@ def faults_from(v: Any, where: str) -> Faults:
     retry_after (seconds); kinds are checked against FAULT_KINDS with close matches."""
     if isinstance(v, Faults):
         return v
-    from ctxbench.sim.names import FAULT_KINDS
+    from ctxbench.sim.core.names import FAULT_KINDS
 
     try:
         faults = build(Faults, _mapping(v, where, "faults"), f"{where}: faults")
@@ -66,7 +63,7 @@ _CONFIGS: dict[Hashable, Any] = {}  # (class, provider, parameters) -> config: b
 
 def config_from(cls: type[C], provider: str, params: dict[str, Any]) -> C:
     """`cls()` with `params` applied, every key and value checked against `cls`'s type hints
-    (`ctxbench.sim.values`); unknown keys list the closest valid ones. A config is immutable, so
+    (`ctxbench.sim.core.values`); unknown keys list the closest valid ones. A config is immutable, so
     the same parameters give the same (shared) config: every run builds its providers anew."""
     key = (cls, provider, _frozen(params))
     try:

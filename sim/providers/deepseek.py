@@ -22,8 +22,8 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
-from ctxbench.sim.catalog import ModelInfo, Prices
-from ctxbench.sim.providers.base import Faults, Latency, Outcome, Request, Usage, price
+from ctxbench.sim.core.catalog import ModelInfo, Prices
+from ctxbench.sim.core.provider import Faults, Latency, Outcome, Request, Usage, price
 from ctxbench.sim.providers.chain_store import ChainStore
 from ctxbench.sim.providers.common import DialectProvider
 from ctxbench.sim.providers.dialects import fault_error

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, Final
 
-from ctxbench.sim.names import FaultKind, is_fault
-from ctxbench.sim.providers.base import ProviderError, Usage
+from ctxbench.sim.core.names import FaultKind, is_fault
+from ctxbench.sim.core.provider import ProviderError, Usage
 
 DIALECTS = ("anthropic", "openai-chat", "openai-responses", "gemini", "deepseek", "openrouter", "meta")
 ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES = "anthropic", "openai-chat", "openai-responses"

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ctxbench.sim.catalog import ModelInfo, Prices
-from ctxbench.sim.providers.base import Faults, Latency, Outcome, Request, Usage, price
+from ctxbench.sim.core.catalog import ModelInfo, Prices
+from ctxbench.sim.core.profiles import ProfileError
+from ctxbench.sim.core.provider import Faults, Latency, Outcome, Request, Usage, price
 from ctxbench.sim.providers.common import DialectProvider
-from ctxbench.sim.providers.config import ProfileError
 from ctxbench.sim.providers.dialects import fault_error
 
 

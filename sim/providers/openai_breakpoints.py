@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 
-from ctxbench.sim.catalog import ModelInfo, Prices
-from ctxbench.sim.providers.base import Faults, Latency, Outcome, Request, Usage, price
+from ctxbench.sim.core.catalog import ModelInfo, Prices
+from ctxbench.sim.core.provider import Faults, Latency, Outcome, Request, Usage, price
 from ctxbench.sim.providers.common import DialectProvider
 from ctxbench.sim.providers.dialects import fault_error
 

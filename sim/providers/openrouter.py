@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from ctxbench.sim.catalog import ModelInfo, Prices
-from ctxbench.sim.names import is_fault
-from ctxbench.sim.providers.base import Faults, Latency, Outcome, Provider, ProviderError, Request, Usage
+from ctxbench.sim.core.catalog import ModelInfo, Prices
+from ctxbench.sim.core.names import is_fault
+from ctxbench.sim.core.provider import Faults, Latency, Outcome, Provider, ProviderError, Request, Usage
 from ctxbench.sim.providers.dialects import fault_error, too_long, wire_usage
 
 

@@ -22,8 +22,8 @@ import random
 from collections import deque
 from dataclasses import dataclass
 
-from ctxbench.sim.chain import CHAIN_SEED, splitmix_chain
-from ctxbench.sim.providers.base import Request
+from ctxbench.sim.core.chain import CHAIN_SEED, splitmix_chain
+from ctxbench.sim.core.provider import Request
 
 ROUTING_MODES = ("prefix", "key", "single")
 

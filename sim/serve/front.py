@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from ctxbench.sim.providers.base import ProviderError
+from ctxbench.sim.core.provider import ProviderError
 from ctxbench.sim.serve import render
 from ctxbench.sim.serve.record import Ledger, Redactor
 from ctxbench.sim.serve.wire import ANTHROPIC, CHAT, GEMINI, RESPONSES, WireError

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxbench.sim.content import IMAGE, TOOL_DEF, TOOL_USE, Block, Message
-from ctxbench.sim.providers.base import Usage
+from ctxbench.sim.core.content import IMAGE, TOOL_DEF, TOOL_USE, Block, Message
+from ctxbench.sim.core.provider import Usage
 from ctxbench.sim.serve.record import Redactor
 from ctxbench.sim.serve.wire import Parsed, lang_of
 from ctxbench.traces.format import TraceError, write_trace
@@ -309,7 +309,7 @@ class TraceRecorder:
             for i, (name, c) in enumerate(sorted(self.convs.items())):
                 shown = name.encode("utf-8", "backslashreplace").decode("utf-8")
                 # a recording of real traffic: replayed on the profile that serves its model, as an
-                # imported log is (sim/providers/choice.py), its blocks whole prompts (bench/fidelity.py)
+                # imported log is (sim/providers/choice.py), its blocks whole prompts (bench/fidelity/)
                 meta = {"conversation": shown, "format": "live", "sized_on": "prompt"}
                 header = Header(source, "live", c.model, 0, meta=meta)
                 path = folder / f"conv-{i:03d}.jsonl"

@@ -19,16 +19,16 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from ctxbench.sim.catalog import CatalogError, canonical
-from ctxbench.sim.providers.base import Usage
+from ctxbench.sim.core.catalog import CatalogError, canonical
+from ctxbench.sim.core.provider import Usage
+from ctxbench.sim.core.tokens import BlockFactory
 from ctxbench.sim.runner import factory_for
 from ctxbench.sim.serve.front import FrontHandler, FrontServer, Refusal, Reply, api_of_path, stop_front
 from ctxbench.sim.serve.linearize import TraceRecorder
 from ctxbench.sim.serve.record import Ledger, Redactor, usage_dict
 from ctxbench.sim.serve.server import ROUTES
 from ctxbench.sim.serve.wire import ANTHROPIC, GEMINI, WireError, parse, parse_json_body
-from ctxbench.sim.serve.wire_gemini import route as gemini_route
-from ctxbench.sim.tokens import BlockFactory
+from ctxbench.sim.serve.wire.gemini import route as gemini_route
 
 HOP = frozenset(
     {

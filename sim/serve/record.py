@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
-from ctxbench.sim.providers.base import Usage
+from ctxbench.sim.core.provider import Usage
 
 REDACTED = "[redacted]"
 SECRET_HEADERS = frozenset(

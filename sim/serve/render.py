@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ctxbench.sim.providers.base import ProviderError, Usage
+from ctxbench.sim.core.provider import ProviderError, Usage
 from ctxbench.sim.providers.dialects import ANTHROPIC as DIALECT_ANTHROPIC
 from ctxbench.sim.providers.dialects import (
     OPENAI_CHAT,

@@ -30,9 +30,9 @@ from typing import Any
 
 import yaml
 
+from ctxbench.sim.core.yamltext import load_yaml
 from ctxbench.sim.serve.render import Reply
 from ctxbench.sim.serve.wire import Parsed
-from ctxbench.sim.yamltext import load_yaml
 from ctxbench.traces.model import MessageEvent, Trace
 
 SHELL_TOOLS = (

@@ -4,7 +4,7 @@ Endpoints: `POST /v1/messages` (+ SSE, `?beta=true` accepted), `/v1/messages/cou
 `/v1/chat/completions` (+ SSE with `stream_options.include_usage`), `/v1/responses` (+ SSE),
 `/v1/responses/input_tokens`, `GET /v1/models`, and the Gemini API's
 `/v1beta/models/{model}:generateContent`, `:streamGenerateContent` (+ SSE with `alt=sse`) and
-`:countTokens` (sim/serve/wire_gemini.py). Each request is parsed into a Transcript
+`:countTokens` (sim/serve/wire/gemini.py). Each request is parsed into a Transcript
 (`ctxbench.sim.serve.wire`), billed by `provider.call(Request, now)` of the same provider model the simulator
 uses (`make_provider(profile, model, seed)`), answered with a scripted reply (`ctxbench.sim.serve.script`),
 and recorded with credentials redacted (`ctxbench.sim.serve.record`).
@@ -27,8 +27,8 @@ import threading
 import time
 from typing import Any
 
-from ctxbench.sim.catalog import CatalogError
-from ctxbench.sim.providers.base import Request
+from ctxbench.sim.core.catalog import CatalogError
+from ctxbench.sim.core.provider import Request
 from ctxbench.sim.providers.registry import make_provider
 from ctxbench.sim.serve import render
 from ctxbench.sim.serve.front import (
@@ -57,9 +57,9 @@ from ctxbench.sim.serve.wire import (
     parse_json_body,
     unknown_model,
 )
-from ctxbench.sim.serve.wire_anthropic import fast_mode
-from ctxbench.sim.serve.wire_gemini import not_found as gemini_not_found
-from ctxbench.sim.serve.wire_gemini import route as gemini_route
+from ctxbench.sim.serve.wire.anthropic import fast_mode
+from ctxbench.sim.serve.wire.gemini import not_found as gemini_not_found
+from ctxbench.sim.serve.wire.gemini import route as gemini_route
 
 _SECONDS = re.compile(r"[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]{1,3})?")
 ROUTES = {

@@ -12,15 +12,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxbench.sim.catalog import canonical, prices
-from ctxbench.sim.names import Breakpoints
-from ctxbench.sim.providers.base import Provider, Usage
+from ctxbench.sim.core.catalog import canonical, prices
+from ctxbench.sim.core.names import Breakpoints
+from ctxbench.sim.core.provider import Provider, Usage
+from ctxbench.sim.core.tokens import BlockFactory
 from ctxbench.sim.providers.registry import make_provider
 from ctxbench.sim.runner import factory_for
 from ctxbench.sim.serve.linearize import TraceRecorder
 from ctxbench.sim.serve.record import Ledger
 from ctxbench.sim.serve.script import Scripter
-from ctxbench.sim.tokens import BlockFactory
 
 ZERO_LATENCY = {"base_ttft": 0.0, "prefill_tps": 1e30, "output_tps": 1e30}
 
@@ -74,7 +74,7 @@ class ServeState:
 
     def model_for(self, requested: str) -> str:
         """The catalog model a request's model id stands for (dated ids, aliases, `-fast`, `[1m]`
-        resolve as everywhere, sim/catalog.py); CatalogError when the catalog has no such model or
+        resolve as everywhere, sim/core/catalog.py); CatalogError when the catalog has no such model or
         no prices for it: the server answers that request 404, as the real API does."""
         name = canonical(requested)
         prices(name)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ctxbench.bench.billed import first_time
-from ctxbench.sim.cli import main
+from ctxbench.bench.cli import main
 
 FORK = Path(__file__).parent / "data" / "claude-code-fork"
 ORIGINAL = "46cf19a5-266d-40f5-9c4f-8af3d7f9b417.jsonl.xz"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.sim.catalog import prices
-from ctxbench.sim.cli import main
+from ctxbench.bench.cli import main
+from ctxbench.sim.core.catalog import prices
 
 
 def _log(tmp_path: Path, costs: list[float | None]) -> Path:

@@ -75,7 +75,7 @@ def test_billed_totals_equal_ccusage_session_totals(rel: str) -> None:
 
 def test_ctxbench_billed_prints_ccusage_figures(capsys: pytest.CaptureFixture[str]) -> None:
     """`ctxbench billed LOG... --json`: the same totals under ccusage's field names, per session."""
-    from ctxbench.sim.cli import main
+    from ctxbench.bench.cli import main
 
     rels = sorted(CCUSAGE)
     assert main(["billed", *(str(REAL / r) for r in rels), "--json"]) == 0
@@ -91,7 +91,7 @@ def test_ctxbench_billed_prints_ccusage_figures(capsys: pytest.CaptureFixture[st
 def test_ctxbench_billed_takes_the_cost_a_log_records(capsys: pytest.CaptureFixture[str]) -> None:
     """Cline records each request's cost (its `metrics.cost`): by default (`--mode auto`, ccusage's
     default) that is the cost, for the conversation on a model the catalog does not know too."""
-    from ctxbench.sim.cli import main
+    from ctxbench.bench.cli import main
 
     assert main(["billed", str(REAL / "cline-sdk"), "--json"]) == 0
     docs = {d["session"].rsplit("/", 1)[1]: d for d in json.loads(capsys.readouterr().out)}
@@ -122,7 +122,7 @@ def test_ctxbench_billed_leaves_an_unknown_models_cost_out(capsys: pytest.Captur
     """A folder with a conversation on a model without prices, priced from the catalog (`--mode
     calculate`): every session's tokens are printed, that one's cost is null (never a substitute's,
     H-20), the error names the options, exit 2; `--model` prices it as a known model."""
-    from ctxbench.sim.cli import main
+    from ctxbench.bench.cli import main
 
     assert main(["billed", str(REAL / "cline-sdk"), "--json", "--mode", "calculate"]) == 2
     captured = capsys.readouterr()

@@ -6,7 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from ctxbench.bench.fidelity import compare, tolerance
+from ctxbench.bench.fidelity.compare import compare
+from ctxbench.bench.fidelity.results import tolerance
 from ctxbench.traces.importers import import_paths
 from ctxbench.traces.model import MessageEvent, ToolsEvent
 from tests.real import REAL, needs_real
@@ -111,7 +112,7 @@ def test_a_fallback_to_the_turn_start_starts_a_new_turn() -> None:
     """cb2e607c (Claude Code 2.0.37, Sonnet 4.5, thinking logged): #22, #29 and #34 follow Edit
     results whose unlogged IDE diagnostics made the API strip the turn's thinking (§1.6); #34 falls
     back to #29's prompt, the turn start that #29's own hidden content opened. Without the events
-    the three are named by that cause; replayed from the bill (bench/fidelity_outside.py) each
+    the three are named by that cause; replayed from the bill (bench/fidelity/outside.py) each
     reads exactly the billed turn start, #34 included, and the session's cost is the billed one."""
     tr = import_paths(
         [CC_LOG / "-Users-dain-workspace-coderabbit-review-helper/cb2e607c-c758-415a-8b45-c49e4631906a.jsonl"]
@@ -144,7 +145,7 @@ def test_the_away_summary_fork_explains_main_10() -> None:
 
 
 def test_a_fork_marks_the_last_conversation_message_and_the_system_with_its_ttl() -> None:
-    from ctxbench.bench.fidelity_forks import fork_of
+    from ctxbench.bench.fidelity.forks import fork_of
     from tests.sim.providers.conftest import request, say, transcript
 
     tr = transcript()

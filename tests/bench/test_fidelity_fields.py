@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.sim.cli import main
+from ctxbench.bench.cli import main
 from tests.real import REAL, needs_real
 
 pytestmark = needs_real

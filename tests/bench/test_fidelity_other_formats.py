@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from ctxbench.bench.fidelity import RequestCompare, SessionFidelity, compare
-from ctxbench.bench.fidelity_auto import OUTPUT, ROUTING, auto_prefix_cause, evidence
-from ctxbench.bench.fidelity_discover import discover
-from ctxbench.bench.fidelity_gateway import as_charged, reports_cache_writes
-from ctxbench.bench.fidelity_other import other_formats, recorded_cost
-from ctxbench.bench.fidelity_replay import serving
+from ctxbench.bench.fidelity.auto import OUTPUT, ROUTING, auto_prefix_cause, evidence
+from ctxbench.bench.fidelity.compare import compare
+from ctxbench.bench.fidelity.discover import discover
+from ctxbench.bench.fidelity.gateway import as_charged, reports_cache_writes
+from ctxbench.bench.fidelity.other import other_formats, recorded_cost
+from ctxbench.bench.fidelity.replay import serving
+from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity
+from ctxbench.sim.core.provider import Usage as SimUsage
 from ctxbench.sim.providers.anthropic import reported_usage
-from ctxbench.sim.providers.base import Usage as SimUsage
 from ctxbench.traces.importers import import_paths
 from ctxbench.traces.model import MessageEvent, Trace, Usage
 from tests.real import REAL, needs_real

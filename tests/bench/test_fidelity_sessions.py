@@ -2,7 +2,7 @@
 request or widens a session's cost error fails: requests, requests within tolerance (cache read,
 cache write and uncached input each within max(1 %, 128) tokens) and the cost error bound, with
 the outside events taken from the bill replayed as observed (conditioned) and without them
-(unconditioned), and the number of each kind of outside event (bench/fidelity_outside.py). Issue
+(unconditioned), and the number of each kind of outside event (bench/fidelity/outside.py). Issue
 #11's targets are >= 99 % within and |cost error| <= 1 % on every session; the sessions below that
 miss them carry causes the logs cannot show (the report names each, with its cost)."""
 
@@ -13,7 +13,8 @@ from typing import NamedTuple
 
 import pytest
 
-from ctxbench.bench.fidelity import SessionFidelity, compare
+from ctxbench.bench.fidelity.compare import compare
+from ctxbench.bench.fidelity.results import SessionFidelity
 from ctxbench.traces.importers import import_paths
 from tests.real import REAL, needs_real
 

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxbench.bench.prefix_check import find_breaks, record_breaks
-from ctxbench.bench.prefix_report import apply_baseline, baseline_dict
-from ctxbench.bench.request_log import normalize, parse_line, read_request_log
-from ctxbench.sim.records import RequestRecord
+from ctxbench.bench.prefix.check import find_breaks, record_breaks
+from ctxbench.bench.prefix.report import apply_baseline, baseline_dict
+from ctxbench.bench.prefix.request_log import normalize, parse_line, read_request_log
+from ctxbench.sim.core.records import RequestRecord
 from tests.bench.prefix_logs import Conv, bodies, conversations
 from tests.bench.test_compare_plots import Result, cli
 
@@ -381,7 +381,7 @@ def test_kept_changes_and_undeclared_edits_still_fail() -> None:
 def test_simulated_compacting_presets_have_no_unexplained_breaks(name: str) -> None:
     # the breaks the old checker reported as unexplained on the coding sample (codex 7,
     # gemini-cli 17, c-default 1) are side requests or declared resets
-    from ctxbench.bench.request_log import simulated_log
+    from ctxbench.bench.prefix.request_log import simulated_log
     from ctxbench.policies.preset import load_policy
     from ctxbench.traces.format import read_trace
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.bench.prefix_check import Report, find_breaks
-from ctxbench.bench.request_log import parse_line, read_request_log
-from ctxbench.sim.cli import main
+from ctxbench.bench.cli import main
+from ctxbench.bench.prefix.check import Report, find_breaks
+from ctxbench.bench.prefix.request_log import parse_line, read_request_log
 from ctxbench.traces.compressed import open_log
 
 DATA = Path(__file__).parent / "data" / "live"

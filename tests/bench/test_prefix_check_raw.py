@@ -1,4 +1,4 @@
-"""check-prefix on raw harness logs without any declaration (bench/prefix_recognise.py): helper
+"""check-prefix on raw harness logs without any declaration (bench/prefix/recognise.py): helper
 calls, the harness's compaction request and the new conversation after it are recognised; real
 rewrites and tail edits (aider-style, opencode-style) still fail."""
 
@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from ctxbench.bench.prefix_check import Report, find_breaks
-from ctxbench.bench.request_log import parse_line, read_request_log
-from ctxbench.sim.cli import main
+from ctxbench.bench.cli import main
+from ctxbench.bench.prefix.check import Report, find_breaks
+from ctxbench.bench.prefix.request_log import parse_line, read_request_log
 from ctxbench.traces.compressed import open_log
 
 REAL = Path(os.environ.get("CTXBENCH_REAL") or Path(__file__).resolve().parents[3] / "shared" / "traces-real")
@@ -123,8 +123,8 @@ def test_an_inspect_eval_ledger_passes_with_its_second_sample_a_new_conversation
 
 
 def test_the_plugins_default_allowed_classes_are_check_prefixs() -> None:
-    from ctxbench.bench import pytest_plugin
-    from ctxbench.bench.prefix_check import DEFAULT_ALLOWED
+    from ctxbench.bench.prefix import pytest_plugin
+    from ctxbench.bench.prefix.check import DEFAULT_ALLOWED
 
     assert pytest_plugin.DEFAULT_ALLOWED == DEFAULT_ALLOWED
 

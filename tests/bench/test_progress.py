@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.bench.fuzz_inputs import IMPORTER_SEEDS
+from ctxbench.bench.cli import main
 from ctxbench.bench.progress import Progress, terminal_stderr
-from ctxbench.sim.cli import main
+from ctxbench.bench.robustness.fuzz_inputs import IMPORTER_SEEDS
 from ctxbench.traces.importers import import_paths
 from ctxbench.traces.importers.base import PROGRESS_EVERY, parsed_bytes
 

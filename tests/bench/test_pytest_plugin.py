@@ -6,7 +6,7 @@ from importlib.metadata import entry_points
 
 import pytest
 
-from ctxbench.bench.pytest_plugin import PrefixBreakError, PrefixLog, assert_prefix_stable
+from ctxbench.bench.prefix.pytest_plugin import PrefixBreakError, PrefixLog, assert_prefix_stable
 
 pytest_plugins = ["pytester"]
 
@@ -30,8 +30,9 @@ def test_plugin_fixture_fails_on_a_break_and_passes_otherwise(
 ) -> None:
     pytester.makepyfile(f"BREAK = {broken}\n" + TEST_FILE)
     # Installed, the plugin loads through its pytest11 entry point; from a bare checkout, by name.
-    installed = any(ep.value == "ctxbench.bench.pytest_plugin" for ep in entry_points(group="pytest11"))
-    load = [] if installed else ["-p", "ctxbench.bench.pytest_plugin"]
+    plugin = "ctxbench.bench.prefix.pytest_plugin"
+    installed = any(ep.value == plugin for ep in entry_points(group="pytest11"))
+    load = [] if installed else ["-p", "ctxbench.bench.prefix.pytest_plugin"]
     result = pytester.runpytest(*load, "-p", "no:cacheprovider")
     if broken:
         result.assert_outcomes(failed=1)

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ctxbench.bench.cli import main
 from ctxbench.bench.rate_error import CHUNK_BYTES, chunks, measure, spreads, texts_by_kind
-from ctxbench.sim.cli import main
-from ctxbench.sim.tokens import RateCounter, toktok_available
+from ctxbench.sim.core.tokens import RateCounter, toktok_available
 from ctxbench.traces.generators import generate
 from tests.real import REAL, needs_real
 
@@ -63,7 +63,7 @@ def test_measure_without_real_sessions_says_so(tmp_path: Path, capsys: pytest.Ca
 def test_measure_on_the_real_sessions(capsys: pytest.CaptureFixture[str]) -> None:
     """Both exact encodings on the real sessions' prose and JSON; Claude's calibration rows are the
     fidelity report's (bench/fidelity_report.calibration_summary)."""
-    from ctxbench.bench.fidelity_report import CLAUDE_TRACE, calibration, calibration_summary
+    from ctxbench.bench.fidelity.report import CLAUDE_TRACE, calibration, calibration_summary
 
     data = measure(REAL)
     real = {(r["kind"], r["encoding"]): r for r in data["spreads"] if r["source"] == "real sessions"}

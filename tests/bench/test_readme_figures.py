@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ctxbench.bench.readme_figures import FIGURE, Figures, compute, problems, write_figure
-from ctxbench.sim.tokens import toktok_available
+from ctxbench.sim.core.tokens import toktok_available
 from tests.real import REAL
 
 ROOT = Path(__file__).resolve().parents[2]

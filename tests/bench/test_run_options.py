@@ -1,5 +1,5 @@
 """`--policy-set`, `--provider-set` and `--tokenizer` on `compare` and `sweep` (shared with `run`,
-sim/commands/_run_options.py): each run of a batch gives exactly what `run` gives with the same
+bench/cli/_run_options.py): each run of a batch gives exactly what `run` gives with the same
 options, the options are part of a sweep's run key, and a bad value is one line before any run."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.sim.cli import main
-from ctxbench.sim.tokens import toktok_available
+from ctxbench.bench.cli import main
+from ctxbench.sim.core.tokens import toktok_available
 
 OPTION_SETS = [
     ["--provider-set", "faults.rates.overloaded=0.3", "--policy-set", "retries=0"],

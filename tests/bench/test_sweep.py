@@ -17,7 +17,7 @@ import pytest
 from ctxbench.bench.runs import RunTask, make_tasks, run_task, trace_hash
 from ctxbench.bench.store import ledger_path, load_ledger, read_results
 from ctxbench.bench.sweep import run_sweep
-from ctxbench.sim.values import parse_sizes
+from ctxbench.sim.core.values import parse_sizes
 
 ROOT = Path(__file__).resolve().parents[2]
 SHORT = str(ROOT / "traces/samples/game-short.jsonl")
@@ -82,7 +82,7 @@ def _sweep_cmd(out: Path, *extra: str) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "ctxbench.sim.cli",
+        "ctxbench.bench.cli",
         "sweep",
         "traces/samples/game-300.jsonl",
         "--policy",

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from ctxbench.bench.cli import main
 from ctxbench.bench.throughput import sample_names
-from ctxbench.sim.cli import main
 
 
 def test_sample_names_are_the_bundled_traces() -> None:

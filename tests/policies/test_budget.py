@@ -13,7 +13,7 @@ import pytest
 from ctxbench.bench.live.predict import threshold_of
 from ctxbench.policies.budget import BUDGET_MEANINGS, budget_for
 from ctxbench.policies.preset import PresetError, load_policy, preset_names
-from ctxbench.sim.catalog import model_info
+from ctxbench.sim.core.catalog import model_info
 from ctxbench.sim.runner import RunResult, run_trace
 from ctxbench.sim.summary import summarize
 from ctxbench.traces.format import read_trace
@@ -88,7 +88,7 @@ NONE_60K = ("--policy", "none", "--budget", "60000")
 
 def test_cli_refuses_a_budget_that_means_nothing() -> None:
     r = subprocess.run(
-        [sys.executable, "-m", "ctxbench.sim.cli", "run", str(CODING_LONG), *NONE_60K],
+        [sys.executable, "-m", "ctxbench.bench.cli", "run", str(CODING_LONG), *NONE_60K],
         capture_output=True,
         text=True,
         check=False,

@@ -16,7 +16,7 @@ from ctxbench.policies.contracts import (
     SummaryRequest,
 )
 from ctxbench.policies.preset import load_policy, preset_names
-from ctxbench.policies.registry import create, names
+from ctxbench.sim.core.registry import create, names
 
 CONTRACTS = {"estimator": Estimator, "eviction": Eviction, "compaction": Compaction, "marks": Marks}
 

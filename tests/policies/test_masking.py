@@ -12,9 +12,9 @@ from ctxbench.policies.condensers import events_of
 from ctxbench.policies.masking import MaskToolResults, RecentEvents
 from ctxbench.policies.tiers import clean_boundary
 from ctxbench.policies.view import Edit, View, text_block
-from ctxbench.sim.content import Message
-from ctxbench.sim.tokens import BlockFactory
-from ctxbench.sim.transcript import Transcript
+from ctxbench.sim.core.content import Message
+from ctxbench.sim.core.tokens import BlockFactory
+from ctxbench.sim.core.transcript import Transcript
 
 F = BlockFactory()
 

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from ctxbench.policies.recorded import RecordedCompaction, RecordedMarks
 from ctxbench.policies.view import View
-from ctxbench.sim.content import Message
-from ctxbench.sim.tokens import BlockFactory
-from ctxbench.sim.transcript import Transcript
+from ctxbench.sim.core.content import Message
+from ctxbench.sim.core.tokens import BlockFactory
+from ctxbench.sim.core.transcript import Transcript
 
 F = BlockFactory()
 

@@ -10,10 +10,10 @@ import sys
 import pytest
 
 from ctxbench.policies.preset import PresetError, policy_from_dict
-from ctxbench.policies.registry import home_module, lookup, names
-from ctxbench.sim.harness import Conversation
-from ctxbench.sim.harness_c import CConversation
-from ctxbench.sim.harness_recorded import RecordedConversation
+from ctxbench.sim.core.registry import home_module, lookup, names
+from ctxbench.sim.harness.coding import CConversation
+from ctxbench.sim.harness.conversation import Conversation
+from ctxbench.sim.harness.recorded import RecordedConversation
 from ctxbench.traces.generators import GENERATORS, PARAMS
 from ctxbench.traces.importers import FORMATS, IMPORTERS
 
@@ -55,11 +55,13 @@ def test_the_lookup_table_names_the_module_that_registers_each_component(kind: s
 
 def test_a_run_imports_only_the_components_its_preset_names() -> None:
     code = (
-        "import sys; from ctxbench.policies.preset import load_policy; from ctxbench.policies.registry "
+        "import sys; from ctxbench.policies.preset import load_policy; from ctxbench.sim.core.registry "
         "import lookup; load_policy('h-direct'); lookup('harness', 'H'); "
-        "print(sorted(m for m in sys.modules if m.startswith(('ctxbench.policies', 'ctxbench.sim.harness'))))"
+        "print(sorted(m for m in sys.modules if m.startswith(('ctxbench.policies', "
+        "'ctxbench.sim.harness.conversation'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     loaded = set(ast.literal_eval(out))
     assert {"ctxbench.policies.estimators", "ctxbench.policies.eviction", "ctxbench.policies.marks"} <= loaded
-    assert not loaded & {"ctxbench.policies.tiers", "ctxbench.policies.masking", "ctxbench.sim.harness_c"}
+    late = {"ctxbench.policies.tiers", "ctxbench.policies.masking", "ctxbench.sim.harness.coding"}
+    assert not loaded & late

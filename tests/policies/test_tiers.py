@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxbench.policies.compaction import Summarize, Trim
+from ctxbench.policies.contracts import Summarize, Trim
 from ctxbench.policies.tiers import (
     CTiers,
     is_reply,
@@ -16,9 +16,9 @@ from ctxbench.policies.tiers import (
     trim_to_last,
 )
 from ctxbench.policies.view import Edit, View
-from ctxbench.sim.content import Message
-from ctxbench.sim.tokens import BlockFactory
-from ctxbench.sim.transcript import Transcript
+from ctxbench.sim.core.content import Message
+from ctxbench.sim.core.tokens import BlockFactory
+from ctxbench.sim.core.transcript import Transcript
 
 F = BlockFactory()
 

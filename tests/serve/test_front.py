@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxbench.bench.fuzz_http import SECRET, Answer, fuzz_request, raw_request
+from ctxbench.bench.robustness.fuzz_http import SECRET, Answer, fuzz_request, raw_request
 from ctxbench.sim.serve.proxy import start_proxy, stop_proxy
 from ctxbench.sim.serve.server import CtxServer, ServeConfig, start_background, stop
 
@@ -195,7 +195,7 @@ def test_keys_are_never_stored(tmp_path: Path) -> None:
 def test_bad_conversation_never_stops_another_from_being_written(tmp_path: Path) -> None:
     """A chat request whose `user` is "zz\\ud800", then a normal one; SIGTERM: exit 0, trace written."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ctxbench.sim.cli", "serve", "--port", "0", "--record", str(tmp_path)],
+        [sys.executable, "-m", "ctxbench.bench.cli", "serve", "--port", "0", "--record", str(tmp_path)],
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},

@@ -1,4 +1,4 @@
-"""`ctxbench serve` speaks the Gemini API (sim/serve/wire_gemini.py): through the official SDK
+"""`ctxbench serve` speaks the Gemini API (sim/serve/wire/gemini.py): through the official SDK
 (google-genai) and with the traffic of Gemini CLI 0.61.0 from npm, recorded against it
 (tests/serve/data: a session, and one resumed with `--resume latest` that compresses its history)."""
 
@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from ctxbench.bench.prefix_check import find_breaks
-from ctxbench.bench.request_log import read_request_log
+from ctxbench.bench.prefix.check import find_breaks
+from ctxbench.bench.prefix.request_log import read_request_log
 from ctxbench.sim.serve.server import CtxServer, ServeConfig, start_background, stop
-from ctxbench.sim.serve.wire_gemini import route
+from ctxbench.sim.serve.wire.gemini import route
 
 DATA = Path(__file__).parent / "data"
 LONG = "The build log says module 7 compiled without warnings. " * 300
@@ -156,7 +156,7 @@ def test_gemini_cli_0_51_compression_that_keeps_the_history_is_explained() -> No
     request puts the summary after the session context with the whole history kept: no shorter
     than before, diverging at message 1. The pasted summary, found in the probe, explains it; its
     session log replays within tolerance."""
-    from ctxbench.bench.fidelity import compare
+    from ctxbench.bench.fidelity.compare import compare
     from ctxbench.traces.importers import import_paths
 
     lines = _ledger("gemini-cli-0.51.0-compress.requests.jsonl.xz")

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from ctxbench.bench.fidelity import compare
+from ctxbench.bench.fidelity.compare import compare
 from ctxbench.bench.live.ledger import load_ledger
-from ctxbench.sim.providers.base import Usage
+from ctxbench.sim.core.provider import Usage
 from ctxbench.sim.runner import factory_for
 from ctxbench.sim.serve.linearize import TraceRecorder
 from ctxbench.sim.serve.wire import parse

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from ctxbench.bench.cli import main as cli
 from ctxbench.bench.live.run_harness import analyze, harness_available, npm_prefix, run
-from ctxbench.sim.cli import main as cli
 
 pytest.importorskip("anthropic", reason="the `live` extra is not installed")
 
@@ -32,7 +32,7 @@ def test_harness_compacts_and_simulation_predicts_billing(
     assert res["compaction_requests"], "the harness never sent a compaction request"
     assert res["usage_mismatches"] == 0
     assert any(r["kind"] == "main" and r["seq"] > res["compaction_requests"][0] for r in res["rows"])
-    # the raw ledger, no declarations: every break recognised and explained (bench/prefix_recognise.py)
+    # the raw ledger, no declarations: every break recognised and explained (bench/prefix/recognise.py)
     log = tmp_path / name / "requests.jsonl"
     assert cli(["check-prefix", str(log), "--format", "json"]) == 0
     report = json.loads(capsys.readouterr().out)

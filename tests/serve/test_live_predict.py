@@ -21,9 +21,9 @@ from ctxbench.bench.live.predict import READ_TOLERANCE, compare, main, threshold
 from ctxbench.policies.condensers import ClaudeCodeMarks, ThresholdSummary
 from ctxbench.policies.preset import load_policy
 from ctxbench.policies.view import View
-from ctxbench.sim.content import Message
+from ctxbench.sim.core.content import Message
+from ctxbench.sim.core.transcript import Transcript
 from ctxbench.sim.runner import factory_for
-from ctxbench.sim.transcript import Transcript
 
 MODEL = "claude-sonnet-4-5"
 F = factory_for(MODEL)

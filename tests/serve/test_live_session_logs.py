@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.bench.fidelity import compare
+from ctxbench.bench.fidelity.compare import compare
 from ctxbench.bench.live.run_harness import npm_prefix
 from ctxbench.bench.live.session_logs import missing, run
-from ctxbench.bench.prefix_check import find_breaks
-from ctxbench.bench.request_log import read_request_log
+from ctxbench.bench.prefix.check import find_breaks
+from ctxbench.bench.prefix.request_log import read_request_log
 from ctxbench.traces.importers import import_paths
 
 

@@ -1,6 +1,6 @@
 """`ctxbench serve` answers a model it does not know the way the real APIs do (404 in the API's own
 shape, seen through the official SDKs), records it with that status, and resolves known aliases and
-dated ids through sim/catalog.py: no request is ever billed as another model."""
+dated ids through sim/core/catalog.py: no request is ever billed as another model."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.sim.cli import main
+from ctxbench.bench.cli import main
 from ctxbench.sim.serve.proxy import ProxyServer, start_proxy, stop_proxy
 from ctxbench.sim.serve.server import CtxServer, ServeConfig, start_background, stop
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from ctxbench.bench.live.validate import format_comparison, validate
 from ctxbench.policies.preset import load_policy
-from ctxbench.sim.serve.validate import format_comparison, validate
 from ctxbench.traces.format import read_trace
 
 pytest.importorskip("anthropic", reason="the `live` extra (anthropic SDK) is not installed")
@@ -38,7 +38,7 @@ def test_validate_identical_game_60(preset: str) -> None:
 
 def test_validate_detects_a_token_mismatch(monkeypatch: pytest.MonkeyPatch) -> None:
     """The comparison can fail: a server that counts one token more per image is caught."""
-    import ctxbench.sim.serve.wire as wire
+    import ctxbench.sim.serve.wire.common as wire
 
     rules = dict(wire.IMAGE_RULES)
     monkeypatch.setattr(wire, "IMAGE_RULES", {k: (lambda w, h, f=f: f(w, h) + 1) for k, f in rules.items()})

@@ -9,7 +9,7 @@ import pytest
 
 @pytest.fixture
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fresh, empty user cache folder for one test (sim/yamltext.py `cache_dir`)."""
+    """A fresh, empty user cache folder for one test (sim/core/yamltext.py `cache_dir`)."""
     folder = tmp_path / "cache"
     monkeypatch.setenv("CTXBENCH_CACHE_DIR", str(folder))
     return folder

@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxbench.sim.build import block_of, message_of
-from ctxbench.sim.content import Block, Message, digest64
-from ctxbench.sim.makers import dict_maker, field_defaults, slots_maker
+from ctxbench.sim.core.content import Block, Message, digest64
+from ctxbench.sim.core.makers import dict_maker, field_defaults, slots_maker
+from ctxbench.sim.core.tokens import BlockFactory, RateCounter, image_tokens, openai_tile_tokens
 from ctxbench.sim.prepared import Step
-from ctxbench.sim.tokens import BlockFactory, RateCounter, image_tokens, openai_tile_tokens
 from ctxbench.traces.model import Content, MessageEvent
 from tests.traces.trace_strategies import images, text_items
 

@@ -1,4 +1,4 @@
-"""The model catalog (sim/catalog.py): one profile per model whatever the spelling, prices with a
+"""The model catalog (sim/core/catalog.py): one profile per model whatever the spelling, prices with a
 long-context tier and fast mode, unknown ids named with their closest known ones, `--prices`."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.sim.catalog import (
+from ctxbench.sim.core.catalog import (
     CatalogError,
     add_prices_file,
     canonical,
@@ -155,7 +155,7 @@ def test_prices_file_names_a_misspelt_key_and_the_valid_ones(tmp_path: Path, row
 
 
 def test_bundled_rows_use_only_the_keys_a_prices_file_may() -> None:
-    from ctxbench.sim.catalog import MODEL_KEYS, NESTED_RATE_KEYS, PRICE_KEYS, _load
+    from ctxbench.sim.core.catalog import MODEL_KEYS, NESTED_RATE_KEYS, PRICE_KEYS, _load
 
     for name, row in _load("prices.yaml").items():
         assert set(row) <= set(PRICE_KEYS), name

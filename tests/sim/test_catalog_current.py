@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxbench.sim.catalog import CatalogError, Prices, canonical, default_profile, model_info, prices
+from ctxbench.sim.core.catalog import CatalogError, Prices, canonical, default_profile, model_info, prices
 
 
 def five(p: Prices) -> tuple[float, float, float, float, float]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.sim.cli import main
+from ctxbench.bench.cli import main
 
 SAMPLE = "traces/samples/game-60.jsonl"
 

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from ctxbench.sim.cli import build_parser, main
+from ctxbench.bench.cli import build_parser, main
 
 
 def _verbs() -> dict[str, argparse.ArgumentParser]:

@@ -1,4 +1,4 @@
-"""The lazy CLI: the verb table in `sim/cli.py` and the modules in `sim/commands/` agree, every
+"""The lazy CLI: the verb table in `bench/cli/__init__.py` and the modules in `bench/cli/` agree, every
 verb is listed by `ctxbench --help` and answers `ctxbench VERB --help`, and choosing a verb imports
 only what that verb needs."""
 
@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
-from ctxbench.sim import commands
-from ctxbench.sim.cli import VERBS, build_parser, chosen_verb, main
+from ctxbench.bench import cli as commands
+from ctxbench.bench.cli import VERBS, build_parser, chosen_verb, main
 
 PLOTTING_VERBS = {"plot", "report"}
 
@@ -68,7 +68,7 @@ def test_chosen_verb_is_the_first_word_that_is_not_a_flag() -> None:
 
 _PROBE = """
 import importlib, sys
-from ctxbench.sim.cli import VERBS, main
+from ctxbench.bench.cli import VERBS, main
 try:
     main(["--help"])
 except SystemExit:
@@ -101,7 +101,7 @@ def _options(verb: str) -> dict[str, tuple[object, ...]]:
 
 
 def test_drive_and_validate_take_the_same_trace_policy_and_wire_options() -> None:
-    """One helper declares them (sim/commands/_serving.add_drive_options): same help, choices,
+    """One helper declares them (bench/cli/_serving.add_drive_options): same help, choices,
     defaults; each verb adds only its own (drive: --server, --model, --records; validate:
     --provider, --seed, --verbose)."""
     drive, validate = _options("drive"), _options("validate")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.sim.cli import main
-from ctxbench.sim.providers.registry import provider_assignments
+from ctxbench.bench.cli import main
+from ctxbench.sim.core.profiles import provider_assignments
 
 SAMPLE = "traces/samples/game-60.jsonl"
 

@@ -10,8 +10,8 @@ from functools import cache
 import pytest
 
 from ctxbench.policies.preset import PresetError, load_policy, preset_names
-from ctxbench.sim.providers.base import Outcome, Request
-from ctxbench.sim.records import write_jsonl
+from ctxbench.sim.core.provider import Outcome, Request
+from ctxbench.sim.core.records import write_jsonl
 from ctxbench.sim.runner import RunResult, run_trace
 from ctxbench.traces.generators.game import GameParams, generate
 from ctxbench.traces.model import Trace

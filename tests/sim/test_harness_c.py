@@ -11,12 +11,12 @@ import simpy
 from ctxbench.policies.estimators import AnchoredEstimator
 from ctxbench.policies.preset import Policy, load_policy
 from ctxbench.policies.tiers import CUsageEstimator
-from ctxbench.sim.catalog import model_info, prices
-from ctxbench.sim.harness_c import CConversation
+from ctxbench.sim.core.catalog import model_info, prices
+from ctxbench.sim.core.provider import Faults, Provider
+from ctxbench.sim.core.records import RequestRecord
+from ctxbench.sim.harness.coding import CConversation
 from ctxbench.sim.prepared import PreparedTrace, Step
 from ctxbench.sim.providers.anthropic import AnthropicConfig, AnthropicProvider
-from ctxbench.sim.providers.base import Faults, Provider
-from ctxbench.sim.records import RequestRecord
 from ctxbench.sim.runner import factory_for, prepare_for, run_prepared
 from ctxbench.traces.generators.coding import CodingParams, generate
 
@@ -195,7 +195,7 @@ def test_runner_dispatches_c_and_presets_run() -> None:
 
 
 def test_c2_c3_context_breakdown() -> None:
-    from ctxbench.sim.commands.context import buckets, render, snapshot
+    from ctxbench.bench.cli.context import buckets, render, snapshot
     from ctxbench.traces.model import SystemEvent
 
     tr = generate(CodingParams(user_turns=6, seed=0, switch_share=0.0))

@@ -1,10 +1,10 @@
-"""The provider-call side of the harness processes (sim/harness_calls.py)."""
+"""The provider-call side of the harness processes (sim/harness/calls.py)."""
 
 from __future__ import annotations
 
 import simpy
 
-from ctxbench.sim.harness_calls import wait
+from ctxbench.sim.harness.calls import wait
 
 
 def test_a_conversation_alone_moves_the_clock_without_the_event_queue() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ctxbench.policies.preset import load_policy
-from ctxbench.policies.registry import create
+from ctxbench.sim.core.registry import create
 from ctxbench.sim.runner import run_trace
 from ctxbench.traces.model import Content, Header, MessageEvent, SystemEvent, ToolDef, ToolsEvent, Trace
 

@@ -1,4 +1,4 @@
-"""The optional compiled hot path (sim/native.py): a build is found by the hash of the sources, put
+"""The optional compiled hot path (sim/core/native.py): a build is found by the hash of the sources, put
 first on the package path, never loaded when stale or when pure Python is asked for; the build
 command says what is missing. Whether this run uses the build is checked where CI compiled it."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.sim import native
-from ctxbench.sim.cli import main
+from ctxbench.bench.cli import main
+from ctxbench.sim.core import native
 from ctxbench.sim.providers.anthropic_config import AnthropicConfig
 
 
@@ -131,8 +131,7 @@ def test_config_checks_read_the_annotations_as_written(monkeypatch: pytest.Monke
     import dataclasses
     import typing
 
-    from ctxbench.policies import registry
-    from ctxbench.sim import values
+    from ctxbench.sim.core import registry, values
 
     classes = [
         registry.lookup(kind, name) for kind in registry.KINDS for name in registry.names(kind)

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from ctxbench.policies.preset import load_policy
 from ctxbench.sim import prepared_cache
+from ctxbench.sim.core.records import write_jsonl
 from ctxbench.sim.prepared_cache import SOURCES, for_model, open_prepared, prepared_file
-from ctxbench.sim.records import write_jsonl
 from ctxbench.sim.runner import prepare_for, run_prepared
 from ctxbench.traces.format import TraceError, read_trace, write_trace
 from ctxbench.traces.generators import generate
@@ -212,11 +212,11 @@ def test_sources_cover_what_reading_and_preparing_imports() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     listed = {s.removesuffix(".py").replace("/", ".") for s in SOURCES}
-    packages = {"sim", "traces"}
+    packages = {"sim", "sim.core", "traces"}
     # yamltext: the catalog's data files, whose model facts each entry carries and checks; native:
     # which build of the hot path is loaded (the package's import), not what a trace becomes
     missing = {m.removeprefix("ctxbench.") for m in out.split()} - listed - packages
-    missing -= {"sim.yamltext", "sim.native"}
+    missing -= {"sim.core.yamltext", "sim.core.native"}
     assert not missing, f"add to SOURCES: {sorted(missing)}"
 
 
@@ -239,7 +239,7 @@ def test_run_command_records_same_cold_warm_and_off(tmp_path: Path, args: list[s
     outs = []
     for folder in ("", str(tmp_path / "c"), str(tmp_path / "c")):
         env = {**os.environ, "CTXBENCH_CACHE_DIR": folder}
-        cmd = [sys.executable, "-m", "ctxbench.sim.cli", "run", trace, *args, "--records", "-"]
+        cmd = [sys.executable, "-m", "ctxbench.bench.cli", "run", trace, *args, "--records", "-"]
         outs.append(subprocess.run(cmd, capture_output=True, env=env, check=True).stdout)
     assert outs[0] and outs[0] == outs[1] == outs[2]
     assert entries(tmp_path / "c")

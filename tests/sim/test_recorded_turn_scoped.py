@@ -5,8 +5,8 @@ tool loop included, and drops them when the next prompt arrives, declared as "tu
 from __future__ import annotations
 
 from ctxbench.policies.preset import load_policy
+from ctxbench.sim.core.provider import Outcome, Request
 from ctxbench.sim.prepared import prepare
-from ctxbench.sim.providers.base import Outcome, Request
 from ctxbench.sim.runner import factory_for, run_prepared
 from ctxbench.traces.model import Content, Header, MessageEvent, SystemEvent, Trace, Usage
 

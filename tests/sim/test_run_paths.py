@@ -7,14 +7,14 @@ import io
 
 import pytest
 
-from ctxbench.bench.fidelity_replay import replay
+from ctxbench.bench.cli.context import snapshot
+from ctxbench.bench.fidelity.replay import replay
+from ctxbench.bench.live.validate import run_conversation
 from ctxbench.policies.preset import load_policy
-from ctxbench.sim.commands.context import snapshot
-from ctxbench.sim.providers.base import Provider
+from ctxbench.sim.core.provider import Provider
+from ctxbench.sim.core.records import RequestRecord, write_jsonl
 from ctxbench.sim.providers.registry import make_provider
-from ctxbench.sim.records import RequestRecord, write_jsonl
 from ctxbench.sim.runner import DEFAULT_MODEL, run_trace
-from ctxbench.sim.serve.validate import run_conversation
 from ctxbench.traces.format import read_trace
 
 

@@ -7,15 +7,15 @@ import math
 from dataclasses import replace
 from functools import cache
 
+from ctxbench.bench.cli.context import buckets
 from ctxbench.policies.preset import Policy, load_policy
-from ctxbench.sim.commands.context import buckets
-from ctxbench.sim.content import IMAGE, Block
-from ctxbench.sim.harness import Conversation
-from ctxbench.sim.harness_c import CConversation
-from ctxbench.sim.providers.base import Outcome, Request
-from ctxbench.sim.records import RequestRecord
+from ctxbench.sim.core.content import IMAGE, Block
+from ctxbench.sim.core.provider import Outcome, Request
+from ctxbench.sim.core.records import RequestRecord
+from ctxbench.sim.core.transcript import Transcript
+from ctxbench.sim.harness.coding import CConversation
+from ctxbench.sim.harness.conversation import Conversation
 from ctxbench.sim.runner import RunHooks, prepare_for, run_prepared
-from ctxbench.sim.transcript import Transcript
 from ctxbench.traces.generators import generate
 from ctxbench.traces.model import ResumeEvent, SystemEvent, Trace
 

@@ -9,11 +9,11 @@ from functools import cache
 from ctxbench.policies.estimators import AnchoredEstimator
 from ctxbench.policies.preset import load_policy
 from ctxbench.policies.view import View
-from ctxbench.sim.content import IMAGE
-from ctxbench.sim.providers.base import Outcome, Request
+from ctxbench.sim.core.content import IMAGE
+from ctxbench.sim.core.provider import Outcome, Request
+from ctxbench.sim.core.transcript import Transcript
 from ctxbench.sim.runner import factory_for, prepare_for, run_trace
 from ctxbench.sim.summary import summarize
-from ctxbench.sim.transcript import Transcript
 from ctxbench.traces.generators.game import GameParams, generate
 from ctxbench.traces.model import MessageEvent, SystemEvent, Trace
 

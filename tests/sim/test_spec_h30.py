@@ -10,7 +10,7 @@ from dataclasses import replace
 from functools import cache
 
 from ctxbench.policies.preset import load_policy
-from ctxbench.sim.providers.base import Outcome, Request
+from ctxbench.sim.core.provider import Outcome, Request
 from ctxbench.sim.runner import run_trace
 from ctxbench.sim.summary import summarize
 from ctxbench.traces.generators import generate

@@ -9,9 +9,9 @@ from functools import cache
 import pytest
 
 from ctxbench.policies.preset import load_policy
-from ctxbench.sim.catalog import default_profile, model_info, prices, resolve
-from ctxbench.sim.providers.base import Outcome, Request
-from ctxbench.sim.records import RequestRecord
+from ctxbench.sim.core.catalog import default_profile, model_info, prices, resolve
+from ctxbench.sim.core.provider import Outcome, Request
+from ctxbench.sim.core.records import RequestRecord
 from ctxbench.sim.runner import run_trace
 from ctxbench.traces.generators import generate
 from ctxbench.traces.model import Trace

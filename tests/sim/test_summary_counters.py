@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ctxbench.sim.harness import RunOutcome
+from ctxbench.sim.harness.conversation import RunOutcome
 from ctxbench.sim.summary import format_summary, summarize
 
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from ctxbench.bench.cli import main
 from ctxbench.policies.preset import load_policy
-from ctxbench.sim.cli import main
+from ctxbench.sim.core.tokens import make_counter, toktok_available
 from ctxbench.sim.runner import run_trace
 from ctxbench.sim.summary import summarize
-from ctxbench.sim.tokens import make_counter, toktok_available
 from ctxbench.traces.generators import generate
 
 needs_toktok = pytest.mark.skipif(not toktok_available(), reason="the `tokenizers` extra is not installed")
@@ -45,7 +45,7 @@ def test_the_exact_estimator_has_no_error_against_the_true_counts(tmp_path: Path
 def test_missing_toktok_names_the_extra(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    import ctxbench.sim.tokens as tokens
+    import ctxbench.sim.core.tokens as tokens
 
     monkeypatch.setattr(tokens, "toktok_available", lambda: False)
     argv = ["run", "traces/samples/game-60.jsonl", "--policy", "h-direct", "--tokenizer", "o200k"]

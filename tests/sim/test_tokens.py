@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxbench.sim.tokens import (
+from ctxbench.sim.core.tokens import (
     BlockFactory,
     RateCounter,
     anthropic_image_tokens,

@@ -10,14 +10,14 @@ from dataclasses import replace
 import pytest
 
 from ctxbench.policies.preset import load_policy
-from ctxbench.sim.catalog import model_info, prices
-from ctxbench.sim.content import Block, Message
+from ctxbench.sim.core.catalog import model_info, prices
+from ctxbench.sim.core.content import Block, Message
+from ctxbench.sim.core.provider import Request
+from ctxbench.sim.core.tokens import BlockFactory
+from ctxbench.sim.core.transcript import Transcript
 from ctxbench.sim.prepared import prepare
 from ctxbench.sim.providers.anthropic import AnthropicConfig, AnthropicProvider
-from ctxbench.sim.providers.base import Request
 from ctxbench.sim.runner import factory_for, run_prepared
-from ctxbench.sim.tokens import BlockFactory
-from ctxbench.sim.transcript import Transcript
 from ctxbench.traces.model import (
     Content,
     Header,
@@ -86,7 +86,7 @@ def test_deferred_tools_keep_the_prefix_as_documented_by_default() -> None:
 
 
 def test_first_deferred_tool_changes_the_rendered_prefix_further_ones_do_not() -> None:
-    """OBSERVED (bench/fidelity_replay.py): Claude Code 2.1.114's first request with deferred tools
+    """OBSERVED (bench/fidelity/replay.py): Claude Code 2.1.114's first request with deferred tools
     re-wrote everything from the tools on; later loads read the previous request in full."""
     t = F.tool_def("Read", None, 400).tokens
     assert _calls("first") == [0, 0, t + 7100]

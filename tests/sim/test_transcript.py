@@ -9,9 +9,9 @@ from itertools import accumulate
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxbench.sim.chain import CHAIN_SEED, chain, prefix_term
-from ctxbench.sim.content import Block, Message, digest64
-from ctxbench.sim.transcript import Transcript
+from ctxbench.sim.core.chain import CHAIN_SEED, chain, prefix_term
+from ctxbench.sim.core.content import Block, Message, digest64
+from ctxbench.sim.core.transcript import Transcript
 
 
 def _block(i: int, image: bool = False, kind: str = "text", pinned: bool = False) -> Block:
@@ -35,7 +35,7 @@ def _full(tr: Transcript) -> tuple[list[int], list[int], list[int]]:
 
 def vars_of(tr: Transcript) -> dict[str, object]:
     """Every field of a transcript (its running indexes as lists); a compiled Transcript
-    (sim/native.py) lists its fields in `__mypyc_attrs__` instead of an instance `__dict__`."""
+    (sim/core/native.py) lists its fields in `__mypyc_attrs__` instead of an instance `__dict__`."""
     names = getattr(type(tr), "__mypyc_attrs__", None) or vars(tr)
     fields = {k: getattr(tr, k) for k in names if k != "__dict__"}
     return {k: v for k, v in fields.items() if k not in ("_block_indexes", "_message_sums")} | {
@@ -185,7 +185,7 @@ def test_added_counters_never_shrink_on_edits() -> None:
 @settings(max_examples=100, deadline=None)
 def test_a_transcript_edited_to_new_messages_forks_as_a_new_one(runs: list[list[int]]) -> None:
     """One transcript brought to each list of messages by `replace_from(0, ...)` (what a harness's
-    summary request without tools is copied from, sim/harness_c_summary.py) forks into the same
+    summary request without tools is copied from, sim/harness/summary_calls.py) forks into the same
     transcript, field by field, as appending those messages to a new one."""
     pool = [Message.of("user", [_block(i), _block(i + 50, image=i % 3 == 0)]) for i in range(13)]
     system = [_block(2)]
@@ -199,7 +199,7 @@ def test_a_transcript_edited_to_new_messages_forks_as_a_new_one(runs: list[list[
 
 
 def test_an_edit_keeping_the_last_messages_moves_them() -> None:
-    """A rolling window and a summary before the recent messages (sim/transcript_edits.py): the
+    """A rolling window and a summary before the recent messages (sim/core/transcript_edits.py): the
     kept messages, with thinking blocks, images and pinned images among them, move; the result
     equals the rest removed and added again, field by field."""
     tr = Transcript([_block(1)], [_block(2)])

@@ -1,4 +1,4 @@
-"""One size syntax, close-match hints and value checks from type hints (sim/values.py)."""
+"""One size syntax, close-match hints and value checks from type hints (sim/core/values.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ctxbench.bench.cli import main
 from ctxbench.policies.preset import PresetError, load_policy
-from ctxbench.sim.cli import main
-from ctxbench.sim.values import (
+from ctxbench.sim.core.values import (
     Fraction,
     Tokens,
     ValueProblem,

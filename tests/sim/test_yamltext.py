@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from ctxbench.policies.preset import PRESETS
-from ctxbench.sim import yamltext
-from ctxbench.sim.catalog import DATA
+from ctxbench.sim.core import yamltext
+from ctxbench.sim.core.catalog import DATA
 
 TEXT = "name: t\nbudget: 80k\nlist: [1, 2.5, true, null, 'x']\nnested: {a: {b: c}}\n"
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxbench.bench.fuzz_inputs import run_cli
+from ctxbench.bench.robustness.fuzz_inputs import run_cli
 from ctxbench.traces.format import TraceError, read_trace
 from ctxbench.traces.importers import ImportFailure, detect, import_paths
 

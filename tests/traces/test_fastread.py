@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxbench.bench.fuzz_inputs import mutate
+from ctxbench.bench.robustness.fuzz_inputs import mutate
 from ctxbench.traces import format as format_module
 from ctxbench.traces.codec import decode_line
 from ctxbench.traces.fastread import fast_message

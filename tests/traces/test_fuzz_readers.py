@@ -1,6 +1,6 @@
 """Every reader fails cleanly (issue 12): malformed traces, request logs and importer logs end in
 exit 2 with one line naming file, line and field — never a traceback. Bounded fuzzing (hypothesis
-draws the seeds of `ctxbench.bench.fuzz_inputs`' mutations) plus the cases the issue reported."""
+draws the seeds of `ctxbench.bench.robustness.fuzz_inputs`' mutations) plus the cases the issue reported."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxbench.bench.fuzz_inputs import IMPORTER_SEEDS, importer_input, mutate_lines, run_cli
+from ctxbench.bench.robustness.fuzz_inputs import IMPORTER_SEEDS, importer_input, mutate_lines, run_cli
 from ctxbench.traces.format import TraceError, loads_line
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,10 +11,10 @@ from dataclasses import replace
 import pytest
 
 from ctxbench.policies.preset import load_policy
+from ctxbench.sim.core.provider import Outcome, Request
+from ctxbench.sim.core.tokens import IMAGE_RULES, BlockFactory
 from ctxbench.sim.prepared import prepare
-from ctxbench.sim.providers.base import Outcome, Request
 from ctxbench.sim.runner import DEFAULT_MODEL, factory_for, run_trace
-from ctxbench.sim.tokens import IMAGE_RULES, BlockFactory
 from ctxbench.traces.generators import generate
 from ctxbench.traces.generators.game_episode import TIMED_PLAY_ENDED
 from ctxbench.traces.generators.game_prompt import (

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from ctxbench.bench.cli import main
 from ctxbench.bench.runs import make_tasks, run_task, trace_hash, worker_spec
-from ctxbench.sim.cli import main
 from ctxbench.traces.format import dumps_trace, read_trace
 from ctxbench.traces.generators import PARAMS
 from ctxbench.traces.generators.spec import GenSpec, load_spec_file, open_trace, parse_gen_spec

@@ -1,4 +1,4 @@
-"""Synthetic trace generators, registered by name in the one registry (policies/registry.py).
+"""Synthetic trace generators, registered by name in the one registry (sim/core/registry.py).
 
 A generator is a `Generator`: a frozen dataclass of parameters and the function `params -> Trace`.
 To add one, put it in its own module and register it in `builtin.py` (which the registry imports
@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ctxbench.policies.registry import Registered
+from ctxbench.sim.core.registry import Registered
 from ctxbench.traces.model import Trace
 
 

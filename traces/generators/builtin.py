@@ -4,7 +4,7 @@ no longer imports the generators themselves, which a run of a trace file never n
 
 from __future__ import annotations
 
-from ctxbench.policies.registry import register
+from ctxbench.sim.core.registry import register
 from ctxbench.traces.generators import Generator, coding, game
 
 register("generator", "game")(Generator(game.GameParams, game.generate))

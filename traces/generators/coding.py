@@ -29,7 +29,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from ctxbench.sim.values import Tokens
+from ctxbench.sim.core.values import Tokens
 from ctxbench.traces.generators.params import check_bounds, header_params
 from ctxbench.traces.model import (
     CompactionEvent,

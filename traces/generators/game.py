@@ -27,7 +27,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from ctxbench.sim.values import Tokens
+from ctxbench.sim.core.values import Tokens
 from ctxbench.traces.codec import canonical_json
 from ctxbench.traces.generators import game_episode, game_prompt
 from ctxbench.traces.generators.params import check_bounds, header_params

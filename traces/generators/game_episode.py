@@ -8,7 +8,7 @@ Seed 000 ("The Preparation Message"): "in an episode of a learning series, which
 many this is, how the playbook works, and the playbook as the previous episode left it"; ("Every
 Request"): "the 26 tools (29 in a learning series's episodes)"; ("Compaction", "New conversation"):
 "one message with the current plan, the notebook, the playbook's revision (in a learning series)
-and the handoff" — that message is the simulator's (sim/harness.py reads the playbook's size from
+and the handoff" — that message is the simulator's (sim/harness/conversation.py reads the playbook's size from
 the content item keyed `PLAYBOOK_KEY`, traces/FORMAT.md). ("Observations"): "The final reading's
 capture and the final overview keep the window's own size", while gameplay screenshots are scaled
 to `screenshotWidth`.

@@ -1,6 +1,6 @@
 """What the generators' parameter dataclasses share (`GameParams`, `CodingParams`): the checks
 beyond the type hints, each error naming the parameter (`KEY: expected ..., got ...`, like every
-other checked value, sim/values.py), and the parameters as a trace header records them."""
+other checked value, sim/core/values.py), and the parameters as a trace header records them."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Generator parameters from the command line, `gen:` specs and YAML spec files, checked one way.
 
 Every generator parameter can be set in three places, all checked against the generator's typed
-fields like a preset (sim/values.py): a bad value names where it was given (file, key),
+fields like a preset (sim/core/values.py): a bad value names where it was given (file, key),
 what was expected and what was given; an unknown key comes with the closest valid ones.
 
 - `ctxbench generate NAME --turns N --seed S --set KEY=VALUE` (values written as on the CLI:
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote
 
-from ctxbench.sim.values import ValueProblem, build, check_params, parse_assignments, unknown
+from ctxbench.sim.core.values import ValueProblem, build, check_params, parse_assignments, unknown
 from ctxbench.traces.model import Trace
 
 GEN_PREFIX = "gen:"
@@ -129,7 +129,7 @@ def from_mapping(data: Any, where: str) -> GenSpec:
 
 def load_spec_file(path: str | Path) -> GenSpec:
     """A spec file (YAML), checked: the file, the key, what was expected and what was given."""
-    from ctxbench.sim import yamltext
+    from ctxbench.sim.core import yamltext
 
     p = Path(path)
     if not p.is_file():

@@ -2,7 +2,7 @@
 
 Each importer keeps the recorded usage as ground truth on the trace (`MessageEvent.usage`), derives
 true block sizes from it where it can (`tokens.py`), and lists in its report what the source format
-cannot provide. Each is registered once as an `importer` in policies/registry.py; `IMPORTERS`
+cannot provide. Each is registered once as an `importer` in sim/core/registry.py; `IMPORTERS`
 (format name → function) and `FORMATS` are read from there.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ctxbench.policies.registry import Registered, register
+from ctxbench.sim.core.registry import Registered, register
 from ctxbench.traces.format import TraceError
 from ctxbench.traces.importers.base import ImportFailure, ImportReport, ImportResult, current_line
 from ctxbench.traces.importers.claude_code import import_claude_code

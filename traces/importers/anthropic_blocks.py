@@ -105,7 +105,7 @@ def assistant_contents(content: Any, report: ImportReport) -> list[Content]:
 
 def billed_model(model: str, usage: Any, requested: Any = None) -> str:
     """The model a response was billed as: a fast-mode response (`usage.speed` "fast", else the
-    request's `speed`) is the model's `-fast` variant with its own prices (sim/catalog.py `resolve`
+    request's `speed`) is the model's `-fast` variant with its own prices (sim/core/catalog.py `resolve`
     rule 6) and its own cache (providers.md §1.6, "Speed setting"); ccusage prices it so (#886)."""
     speed = usage.get("speed") if isinstance(usage, dict) and "speed" in usage else requested
     return f"{model}-fast" if speed == "fast" and model and not model.endswith("-fast") else model

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxbench.sim.imagesize import image_size
+from ctxbench.sim.core.imagesize import image_size
 from ctxbench.traces.compressed import is_compressed, open_log, read_errors, read_failure
 from ctxbench.traces.fields import MAX_COST, MAX_SECONDS, MAX_TOKENS
 from ctxbench.traces.model import Content, Trace
@@ -304,10 +304,10 @@ def other_price_terms(u: Any) -> list[str]:
 
 
 def normalize_model(name: str) -> str:
-    """The catalog name of a recorded model id (sim/catalog.py `resolve`: `claude-sonnet-4-5-20250929`
+    """The catalog name of a recorded model id (sim/core/catalog.py `resolve`: `claude-sonnet-4-5-20250929`
     → `claude-sonnet-4-5`, `openai/gpt-4o-mini` → `gpt-4o-mini`); an id the catalog does not know
     is kept as recorded, so that `run` and `fidelity` stop on it with the closest known ids."""
-    from ctxbench.sim.catalog import CatalogError, canonical
+    from ctxbench.sim.core.catalog import CatalogError, canonical
 
     try:
         return canonical(name)

@@ -29,7 +29,7 @@
 - Forked queries it logs only by their result line (`system` `away_summary`, claude_code_wire.py
   `FORKED_QUERY_LINES`): `meta.forked_requests` lists each as (seconds before the next request,
   that request's index, the ttl of its marks); the fidelity replay sends them
-  (bench/fidelity_forks.py).
+  (bench/fidelity/forks.py).
 - @-mentioned files of Claude Code up to 2.0.29 run by the IDE extension (claude_code_wire.py
   `turn_scoped_attachments`): sent in their own turn only and not logged; added before the prompt as
   a Read call (a message of its own for the first) and a result given as a size, marked `turn`

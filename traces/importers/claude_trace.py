@@ -1,7 +1,7 @@
 """claude-trace raw HTTP logs (`.claude-trace/log-*.jsonl`, FORMATS.md §2.2): exact request bodies.
 
 Every request is kept byte for byte in the report side (`requests()` gives each body with its
-billed usage, for the calibration of the offline tokenizer in bench/fidelity_report.py). The main
+billed usage, for the calibration of the offline tokenizer in bench/fidelity/report.py). The main
 trace is the main-loop conversation (the requests with tools whose messages extend each other):
 its messages are those of the requests as sent, each reply carries the billed usage of its
 request, every block keeps the recorded `cache_control` ttl, and the system prompt and tools are

@@ -67,7 +67,7 @@ def detect(path: Path) -> str:
             return "gemini-cli"  # the older single-JSON session
         if '"info"' in text and '"messages"' in text and '"ses_' in text:
             return "opencode"  # `opencode export`: session ids start "ses_"
-    from ctxbench.policies.registry import names
+    from ctxbench.sim.core.registry import names
 
     known = ", ".join(names("importer"))
     raise ImportFailure(str(path), f"unknown trace format; give --format (known: {known})")

@@ -222,7 +222,7 @@ def _marks_messages(model: str) -> bool:
     """opencode marks the system prompt and the last two messages of a Claude model's requests
     (provider/transform.ts applyCaching), so its billed input is only what follows the last mark
     (traces/importers/tokens.py); every other model is billed on its whole prompt (input + read)."""
-    from ctxbench.sim.catalog import CatalogError, model_info
+    from ctxbench.sim.core.catalog import CatalogError, model_info
 
     try:
         return model_info(model).provider == "anthropic"

@@ -13,9 +13,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ctxbench.sim.catalog import CatalogError, model_info
-from ctxbench.sim.providers.thinking import strips_thinking
-from ctxbench.sim.tokens import IMAGE_RULES, RateCounter
+from ctxbench.sim.core.catalog import CatalogError, model_info, strips_thinking
+from ctxbench.sim.core.tokens import IMAGE_RULES, RateCounter
 from ctxbench.traces.importers.base import ImportReport, allocate
 from ctxbench.traces.importers.sizing_marks import blocks_of, second_mark, text_mark
 from ctxbench.traces.importers.system_tail import system_tails
@@ -365,10 +364,10 @@ def size_events(
         "system_inferred_from": how,
         "warm_tokens": w,
         "ttl": sys_ttl,
-        "sized_on": "prompt" if whole else "cached",  # bench/fidelity.py: where the uncached tail is
+        "sized_on": "prompt" if whole else "cached",  # bench/fidelity/compare.py: where the uncached tail is
         "marked_messages": marked_messages,
     }
-    if tails is not None:  # bench/fidelity_causes.py `system_at`
+    if tails is not None:  # bench/fidelity/causes.py `system_at`
         meta["system_head"] = head
         meta["system_restarts"] = [list(x) for x in tails.ends[1:]]
     return out, meta

@@ -13,7 +13,7 @@ System prompt + tools size S (not in Claude Code transcripts, FORMATS.md §2.1),
    ≈21.4k in spotter);
 2. else the smallest non-zero cache read that is at most C_1 (a read that falls back to the shared
    static prefix: 21,217 in cua, 12,317 in coderabbit);
-3. else C_1 minus the first prompt's messages at the calibrated byte rate (sim/tokens.py).
+3. else C_1 minus the first prompt's messages at the calibrated byte rate (sim/core/tokens.py).
 The first request's own cache read W (> 0 when an earlier session left the prefix cached) is kept
 as `meta.warm_tokens`; when W < S the system is two blocks (W tokens of static prefix, S - W of
 session-specific prompt), matching Claude Code's separately marked system blocks (FORMATS.md §2.2).
@@ -24,8 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ctxbench.sim.catalog import CatalogError, model_info
-from ctxbench.sim.tokens import RateCounter
+from ctxbench.sim.core.catalog import CatalogError, model_info
+from ctxbench.sim.core.tokens import RateCounter
 from ctxbench.traces.importers.base import (
     ImportFailure,
     ImportReport,

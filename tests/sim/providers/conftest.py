@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ctxbench.sim.catalog import model_info, prices
-from ctxbench.sim.content import Message
-from ctxbench.sim.providers.base import Latency, Request
-from ctxbench.sim.tokens import BlockFactory
-from ctxbench.sim.transcript import Transcript
+from ctxbench.sim.core.catalog import model_info, prices
+from ctxbench.sim.core.content import Message
+from ctxbench.sim.core.provider import Latency, Request
+from ctxbench.sim.core.tokens import BlockFactory
+from ctxbench.sim.core.transcript import Transcript
 
 F = BlockFactory()
 ZERO_LATENCY = Latency(base_ttft=0.0, prefill_tps=1e18, output_tps=1e18)

@@ -1,7 +1,7 @@
 """Claude Code's billing-header system block (`x-anthropic-billing-header: ...`, system[0]) is no part
 of the Anthropic cache key by default (AnthropicConfig.skip_billing_header, which cites the
 evidence): a prompt that differs only in that block reads the entries the other one wrote, in
-`ctxbench serve` (sim/serve/wire.py) and in a simulated replay (sim/build.py) alike. The block is
+`ctxbench serve` (sim/serve/wire/common.py) and in a simulated replay (sim/build.py) alike. The block is
 keyed as one fixed digest (sim/content.BILLING_HEADER_DIGEST): the transcript finds it once, when
 its head is pushed, and the cache adds one constant to the hashes from it on."""
 
@@ -15,15 +15,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxbench.policies.preset import load_policy
-from ctxbench.sim.catalog import model_info, prices
-from ctxbench.sim.content import BILLING_HEADER_DIGEST, Block, Message
+from ctxbench.sim.core.catalog import model_info, prices
+from ctxbench.sim.core.content import BILLING_HEADER_DIGEST, Block, Message
+from ctxbench.sim.core.provider import Request
+from ctxbench.sim.core.transcript import Transcript
 from ctxbench.sim.prepared import prepare
 from ctxbench.sim.providers.anthropic import AnthropicConfig, AnthropicProvider
-from ctxbench.sim.providers.base import Request
 from ctxbench.sim.providers.registry import make_provider
 from ctxbench.sim.runner import factory_for, run_prepared
 from ctxbench.sim.serve.wire import ANTHROPIC, parse
-from ctxbench.sim.transcript import Transcript
 from ctxbench.traces.model import (
     Content,
     Header,

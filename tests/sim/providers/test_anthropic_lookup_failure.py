@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from ctxbench.policies.preset import load_policy
-from ctxbench.sim.records import RequestRecord
+from ctxbench.sim.core.records import RequestRecord
+from ctxbench.sim.core.transcript import Transcript
 from ctxbench.sim.runner import prepare_for, run_prepared
-from ctxbench.sim.transcript import Transcript
 from ctxbench.traces.model import (
     Content,
     Header,

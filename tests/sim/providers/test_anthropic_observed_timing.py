@@ -1,4 +1,4 @@
-"""Observed Anthropic cache options (sim/providers/anthropic.py, bench/fidelity_replay.py OBSERVED):
+"""Observed Anthropic cache options (sim/providers/anthropic.py, bench/fidelity/replay.py OBSERVED):
 `refresh_ttl` (which ttl a read gives the entry it hits), `extension_readable_after` (when an entry
 written on top of a read becomes readable) and a lookup failure scripted for any conversation."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ctxbench.sim.core.transcript import Transcript
 from ctxbench.sim.providers.anthropic import AnthropicConfig, AnthropicProvider
-from ctxbench.sim.transcript import Transcript
 from tests.sim.providers.conftest import ZERO_LATENCY, catalog, request, say, transcript
 
 MODEL = "claude-sonnet-4-6"

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxbench.sim.catalog import model_info, prices
-from ctxbench.sim.content import Block, Message, digest64
+from ctxbench.sim.core.catalog import model_info, prices
+from ctxbench.sim.core.content import Block, Message, digest64
+from ctxbench.sim.core.provider import Latency, Request
+from ctxbench.sim.core.transcript import Transcript
 from ctxbench.sim.providers.anthropic import AnthropicConfig, AnthropicProvider
-from ctxbench.sim.providers.base import Latency, Request
-from ctxbench.sim.transcript import Transcript
 
 TTL = {"5m": 300.0, "1h": 3600.0}
 MIN_CACHEABLE = 1024  # claude-sonnet-4-6 (providers.md §1.4)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxbench.policies.preset import load_policy
-from ctxbench.sim.records import RequestRecord
+from ctxbench.sim.core.records import RequestRecord
 from ctxbench.sim.runner import prepare_for, run_prepared
 from ctxbench.traces.model import (
     Content,

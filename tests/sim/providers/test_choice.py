@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.sim.catalog import CatalogError
-from ctxbench.sim.cli import main
+from ctxbench.bench.cli import main
+from ctxbench.sim.core.catalog import CatalogError
 from ctxbench.sim.providers.choice import choose
 from ctxbench.traces.format import read_trace
 from ctxbench.traces.importers import import_paths

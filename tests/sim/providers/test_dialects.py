@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxbench.sim.names import FAULT_KINDS, TTLS, FaultKind
+from ctxbench.sim.core.names import FAULT_KINDS, TTLS, FaultKind
 from ctxbench.sim.providers.dialects import (
     DIALECTS,
     FAULT_TEXT,

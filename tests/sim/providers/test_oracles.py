@@ -7,14 +7,14 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from ctxbench.sim.content import Message
+from ctxbench.sim.core.content import Message
+from ctxbench.sim.core.transcript import Transcript
 from ctxbench.sim.providers.auto_prefix import AutoConfig, AutoPrefixProvider, granular
 from ctxbench.sim.providers.openai_breakpoints import (
     BreakpointConfig,
     OpenAIBreakpointProvider,
     implicit_breakpoint,
 )
-from ctxbench.sim.transcript import Transcript
 from tests.sim.providers.conftest import EPS_LATENCY, F, catalog, request
 
 SIZES = st.sampled_from([40, 130, 300, 520, 900])

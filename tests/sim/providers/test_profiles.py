@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.sim.providers.base import Faults, Provider
+from ctxbench.sim.core.profiles import ProfileError, default_model, profile, profile_names
+from ctxbench.sim.core.provider import Faults, Provider
 from ctxbench.sim.providers.deepseek import DeepSeekConfig, DeepSeekProvider
 from ctxbench.sim.providers.gemini import GeminiExplicitProvider
-from ctxbench.sim.providers.registry import ProfileError, default_model, make_provider, profile, profile_names
+from ctxbench.sim.providers.registry import make_provider
 from tests.sim.providers.conftest import EPS_LATENCY, catalog, request, say, transcript
 
 TOO_LONG = {
@@ -170,7 +171,7 @@ def test_cli_run_every_profile(name: str) -> None:
         [
             sys.executable,
             "-m",
-            "ctxbench.sim.cli",
+            "ctxbench.bench.cli",
             "run",
             str(trace),
             "--policy",
@@ -190,7 +191,7 @@ def test_cli_run_every_profile(name: str) -> None:
 
 def test_cli_providers_lists_sources() -> None:
     r = subprocess.run(
-        [sys.executable, "-m", "ctxbench.sim.cli", "providers"], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "ctxbench.bench.cli", "providers"], capture_output=True, text=True, timeout=60
     )
     assert r.returncode == 0
     for name in profile_names():

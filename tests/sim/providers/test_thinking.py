@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxbench.sim.catalog import model_info, prices
-from ctxbench.sim.content import Block, Message, digest64
+from ctxbench.sim.core.catalog import model_info, prices, strips_thinking
+from ctxbench.sim.core.content import Block, Message, digest64
+from ctxbench.sim.core.provider import Latency, Request
+from ctxbench.sim.core.transcript import Transcript
 from ctxbench.sim.providers.anthropic import AnthropicConfig, AnthropicProvider
-from ctxbench.sim.providers.base import Latency, Request
-from ctxbench.sim.providers.thinking import ThinkingStripper, real_user, strips_thinking
-from ctxbench.sim.transcript import Transcript
+from ctxbench.sim.providers.thinking import ThinkingStripper, real_user
 
 ZERO = Latency(base_ttft=0.0, prefill_tps=1e15, output_tps=1e15)
 

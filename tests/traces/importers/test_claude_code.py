@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.bench.fidelity import compare
+from ctxbench.bench.fidelity.compare import compare
 from ctxbench.traces.format import dumps_trace, read_trace
 from ctxbench.traces.importers import ImportFailure, import_paths
 from ctxbench.traces.model import MessageEvent, ToolsEvent

@@ -17,8 +17,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxbench.bench.fidelity import compare
-from ctxbench.bench.request_log import trace_log
+from ctxbench.bench.fidelity.compare import compare
+from ctxbench.bench.prefix.request_log import trace_log
 from ctxbench.traces.importers import import_paths
 from ctxbench.traces.importers.claude_code_wire import kept_lines
 from ctxbench.traces.model import CompactionEvent, MessageEvent, Trace
@@ -69,7 +69,7 @@ def test_each_compaction_keeps_the_last_tool_call_after_its_summary() -> None:
 
 
 def test_every_rebuilt_request_carries_the_tool_calls_sent() -> None:
-    """The prompts the trace implies (bench/request_log.py) hold the tool calls of the requests the
+    """The prompts the trace implies (bench/prefix/request_log.py) hold the tool calls of the requests the
     server received, in order: the kept call after each summary, none of the calls it replaced."""
     rebuilt = [_tool_ids(e["body"]["messages"]) for e in trace_log(_trace())]
     sent = [_tool_ids(m) for m in _wire_requests()]

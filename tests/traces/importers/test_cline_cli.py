@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from ctxbench.bench.billed import billed_totals
-from ctxbench.bench.fidelity import compare
+from ctxbench.bench.fidelity.compare import compare
 from ctxbench.traces.importers import import_paths
 from ctxbench.traces.model import MessageEvent, Usage
 from tests.traces.importers.ledgers import billed_rows, usage_of

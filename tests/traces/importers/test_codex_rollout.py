@@ -10,7 +10,7 @@ import json
 import lzma
 from pathlib import Path
 
-from ctxbench.bench.fidelity import compare
+from ctxbench.bench.fidelity.compare import compare
 from ctxbench.traces.importers import import_paths
 from ctxbench.traces.model import CompactionEvent, MessageEvent, SystemEvent
 

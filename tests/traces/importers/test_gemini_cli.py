@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxbench.bench.fidelity import compare
+from ctxbench.bench.fidelity.compare import compare
 from ctxbench.traces.importers import ImportFailure, detect, import_paths
 from ctxbench.traces.model import CompactionEvent, MessageEvent, Trace
 

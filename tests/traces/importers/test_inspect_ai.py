@@ -20,8 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxbench.bench.fidelity import compare
-from ctxbench.bench.fuzz_inputs import mutate, run_cli
+from ctxbench.bench.fidelity.compare import compare
+from ctxbench.bench.robustness.fuzz_inputs import mutate, run_cli
 from ctxbench.traces.importers import import_paths
 from ctxbench.traces.importers.base import ImportFailure
 from ctxbench.traces.importers.detect import detect

@@ -25,9 +25,9 @@ from pathlib import Path
 import pytest
 
 from ctxbench.bench.billed import billed_totals
-from ctxbench.bench.fidelity import compare
-from ctxbench.bench.fidelity_fields import session_json
-from ctxbench.sim.catalog import CatalogError, canonical
+from ctxbench.bench.fidelity.compare import compare
+from ctxbench.bench.fidelity.fields import session_json
+from ctxbench.sim.core.catalog import CatalogError, canonical
 from ctxbench.sim.providers.choice import choose
 from ctxbench.traces.importers import import_paths
 from ctxbench.traces.model import MessageEvent, ModelSwitchEvent, Trace

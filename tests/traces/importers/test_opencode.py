@@ -17,10 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxbench.bench.fidelity import compare
-from ctxbench.bench.prefix_check import find_breaks
-from ctxbench.bench.request_log import parse_line, read_request_log, trace_log
-from ctxbench.sim.cli import main
+from ctxbench.bench.cli import main
+from ctxbench.bench.fidelity.compare import compare
+from ctxbench.bench.prefix.check import find_breaks
+from ctxbench.bench.prefix.request_log import parse_line, read_request_log, trace_log
 from ctxbench.traces.importers import ImportFailure, detect, import_paths
 from ctxbench.traces.model import CompactionEvent, MessageEvent, Trace
 from tests.traces.importers.test_claude_code_kept import _tool_ids as tool_ids

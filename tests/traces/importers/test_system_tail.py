@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ctxbench.bench.fidelity_causes import system_at
+from ctxbench.bench.fidelity.causes import system_at
 from ctxbench.policies.preset import load_policy
 from ctxbench.sim.runner import prepare_for, run_prepared
 from ctxbench.traces.importers import import_paths

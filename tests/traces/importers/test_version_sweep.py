@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.bench.fidelity import compare
+from ctxbench.bench.fidelity.compare import compare
 from ctxbench.traces.importers import import_paths
 from ctxbench.traces.importers.detect import detect
 from ctxbench.traces.model import MessageEvent, Usage

@@ -1,0 +1,103 @@
+"""`ctxbench run`: replay one trace under one policy and print what it cost."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+
+from ctxbench.bench.cli._run_options import add_run_options, run_options
+from ctxbench.policies.budget import budget_label
+from ctxbench.policies.preset import load_policy, policy_assignments
+from ctxbench.sim.core.catalog import add_prices_file, model_info
+from ctxbench.sim.core.records import save, write_jsonl
+from ctxbench.sim.core.values import size_arg
+from ctxbench.sim.prepared_cache import for_model, open_prepared
+from ctxbench.sim.providers.choice import choose
+from ctxbench.sim.runner import run_prepared
+from ctxbench.sim.summary import format_summary, summarize
+from ctxbench.traces.generators.spec import TRACE_HELP
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="replay a trace under a policy preset", description=__doc__)
+    p.add_argument("trace", help=TRACE_HELP)
+    p.add_argument("--policy", required=True, help="preset name (see `ctxbench presets`) or YAML path")
+    p.add_argument(
+        "--budget",
+        type=size_arg,
+        help="context budget in tokens (80000, 80k or 1.5M); what it means is the preset's budget_means "
+        "(working: H-11 32000..200000; window: overrides the model window; none: refused)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed for every random choice (default 0)")
+    p.add_argument(
+        "--provider",
+        help="provider profile (default: for a trace imported from a log, the provider its model is "
+        "served by; else the preset's)",
+    )
+    p.add_argument(
+        "--model",
+        help="run every request as this model id (default: the trace's, and the models it switches to; "
+        "aliases and dated ids resolve, sim/core/catalog.py)",
+    )
+    p.add_argument("--prices", metavar="FILE", help="extra price rows (YAML, as sim/data/prices.yaml)")
+    p.add_argument("--records", help="write every request record to FILE (.jsonl or .csv); '-' for stdout")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_run_options(p)
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when the simulated run ends with an error (default: it is a result, exit 0)",
+    )
+    p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    opts = run_options(args)
+    policy = load_policy(args.policy)
+    if opts.policy_set:
+        policy = dataclasses.replace(policy, **policy_assignments(list(opts.policy_set)))
+    policy = policy.with_budget(args.budget)
+    if args.prices:  # before the trace is prepared: its model may be one the file adds
+        add_prices_file(args.prices)
+    pf = open_prepared(args.trace, args.model, opts.tokenizer)  # kept prepared by file content
+    trace = pf.facts
+    serving = choose(trace, policy.provider, args.provider, args.model)  # stops before any request
+    if serving.note:
+        print(f"note: {serving.note}", file=sys.stderr)
+    provider, model = serving.profile, serving.model
+    prep = for_model(args.trace, pf.prepared, model, opts.tokenizer)  # the profile's, or an alias's name
+    if args.model:  # every request as this model: the trace's own switches are not applied
+        prep = dataclasses.replace(prep, steps=tuple(s for s in prep.steps if s.kind != "switch"))
+    result = run_prepared([prep], policy, provider, args.seed, opts.provider_params, tokenizer=opts.tokenizer)
+    s = summarize(result.records, result.outcomes)
+    if args.records == "-":
+        write_jsonl(result.records, sys.stdout)
+    elif args.records:
+        save(result.records, args.records)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "trace": args.trace,
+                    "policy": policy.name,
+                    "provider": provider,
+                    "model": model,
+                    **s.as_dict(),
+                },
+                indent=2,
+            )
+        )
+    elif args.records != "-":
+        title = (
+            f"{args.trace} · policy {policy.name} · budget {budget_label(policy, model_info(model))} · "
+            f"provider {provider} "
+            f"({serving.why}) · model {model}"
+        )
+        print(format_summary(s, title))
+    if s.status != "ok" and not args.json:
+        print(
+            f"note: the simulated run ended with an {s.status} (a result; --strict exits 1)", file=sys.stderr
+        )
+    return 1 if args.strict and s.status != "ok" else 0

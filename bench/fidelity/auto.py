@@ -1,0 +1,97 @@
+"""Why a replay on an automatic-prefix cache (OpenAI ≤ 5.5, sim/providers/auto_prefix.py) missed a
+recorded read, from the billed usage around the request (the prompt of an OpenAI-style request is
+its whole `input_tokens`, FORMATS.md §3).
+
+The replay predicts that a request reads the previous prompt (rounded down to the provider's
+128-token steps, providers.md §2.1) on the one machine the conversation is routed to. Two billed
+behaviours no deterministic model of the documented rules predicts, named here with their evidence:
+- best-effort routing: "Requests are routed to a machine based on a hash of the initial prefix …
+  some may overflow and get routed to additional machines" (providers.md §2.1 [DOC O-PC-old]); a
+  request that lands on another machine reads what that machine holds: an older entry of the same
+  conversation, or only the instructions prefix that other sessions of the organisation keep warm;
+- reads past the previous prompt: the next prompt carries the previous response's reasoning and
+  call items back, and the provider served some of those tokens from its cache too (not in
+  providers.md; counted per log in the report).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from ctxbench.bench.fidelity.results import RequestCompare
+
+STEP = 128  # providers.md §2.1 "Cache hits occur in increments of 128 tokens" [DOC O-PC]
+# Cause classes (the text before the first ':' of every cause)
+ROUTING = "best-effort routing (providers.md §2.1, not predictable from the log)"
+OUTPUT = "generated tokens cached (not in providers.md)"
+UNEXPLAINED = "not explained by the log"
+
+
+def _prompt(r: RequestCompare) -> int:
+    return r.billed.input_tokens + r.billed.cache_read
+
+
+def _holds(r: RequestCompare, read: int) -> bool:
+    """A cache entry request `r` left (its prompt, perhaps with some of its output) serves `read`."""
+    return _prompt(r) - STEP < read <= _prompt(r) + r.billed.output_tokens
+
+
+def auto_prefix_cause(r: RequestCompare, earlier: list[RequestCompare], meta: dict[str, Any]) -> str:
+    """The cause of a read mismatch of request `r`, given the requests before it (module docstring)."""
+    billed, pred = r.billed.cache_read, r.predicted.cache_read
+    warm = int(meta.get("warm_tokens", 0) or 0)
+    prev = earlier[-1] if earlier else None
+    if billed < pred:
+        if warm and abs(billed - warm) < STEP:
+            return (
+                f"{ROUTING}: routed to another machine, where only the {warm:,}-token instructions "
+                "prefix that other sessions of the organisation keep cached was read"
+            )
+        older = [e for e in earlier[:-1] if _holds(e, billed)]
+        if older:
+            return (
+                f"{ROUTING}: routed to another machine, which holds the entry of request "
+                f"#{older[-1].index} but not the later ones"
+            )
+        return f"{ROUTING}: the read fell back to an earlier prefix with no idle gap (or an eviction)"
+    if prev is not None and _prompt(prev) < billed <= _prompt(prev) + prev.billed.output_tokens:
+        return (
+            f"{OUTPUT}: read {billed - _prompt(prev):,} tokens past the previous prompt, into the "
+            f"previous response's output ({prev.billed.output_tokens:,} tokens: reasoning and call "
+            "items sent back)"
+        )
+    if meta.get("format") == "gemini-cli" and r.real_user and billed > pred:
+        return (
+            f"{UNEXPLAINED}: the first logged request of a history the CLI replaced read "
+            f"{billed - pred:,} tokens more: what a request the CLI did not log had cached (Gemini CLI "
+            "does not log the recovery request after its loop detection, traces/importers/gemini_cli.py)"
+        )
+    if prev is not None and billed > _prompt(prev):
+        return (
+            f"{UNEXPLAINED}: read {billed - _prompt(prev) - prev.billed.output_tokens:,} tokens more "
+            "than the previous prompt and its output hold (part of this prompt was cached before it "
+            "was sent: a retry the log does not show?)"
+        )
+    return f"{UNEXPLAINED}: read more than the previous prompt rounded to 128-token steps"
+
+
+def evidence(requests: list[RequestCompare]) -> list[str]:
+    """What the billed reads of one conversation show about the cache (module docstring)."""
+    reads = [r.billed.cache_read for r in requests if r.billed.cache_read]
+    out: list[str] = []
+    residues = {x % STEP for x in reads}
+    if len(reads) > 1 and len(residues) == 1 and residues != {0}:
+        c = residues.pop()
+        out.append(
+            f"every one of the {len(reads)} cached reads is {c} + 128·k tokens (the 128-token steps of "
+            "providers.md §2.1 start {c} tokens into the log's count); the replay reports k·128, "
+            "within the tolerance, so this offset is not modelled".replace("{c}", str(c))
+        )
+    past = sum(1 for a, b in itertools.pairwise(requests) if b.billed.cache_read > _prompt(a))
+    if past:
+        out.append(
+            f"{past} of {len(requests) - 1} requests read past the previous prompt (into the previous "
+            "response's output)"
+        )
+    return out

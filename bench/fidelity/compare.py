@@ -1,0 +1,187 @@
+"""Fidelity: replay imported real sessions with the recorded harness's behaviour and compare the
+predicted usage of every request with what the provider billed (issue #6, DESIGN.md "proves its
+answers against ... recorded bills").
+
+Replay (bench/fidelity/replay.py): preset `recorded` (policies/recorded.py: recorded cache marks
+and ttl, recorded compactions only) on the provider model of the trace's model, with zero latency so that each
+request starts exactly when the recorded one did (TTL decisions use the recorded idle gaps). The
+cache starts with what the first request found there: its recorded cache read (`meta.warm_tokens`,
+a prefix an earlier session of the same account wrote) is written at t = -1 s.
+
+State outside the conversation that no client model predicts is taken from the bill and counted
+apart (bench/fidelity/outside.py): server-side lookup failures and the static prefix warmed by other
+sessions, each recognised by one signature and replayed as observed; `SessionFidelity.unconditioned`
+keeps the replay without them.
+
+Score: a request matches when its predicted cache read is within max(1 %, 128 tokens) of the billed
+read. The naive baseline predicts that each request reads everything the previous one cached
+(its read + write), the first request nothing (FORMATS.md: right for about 93 % of requests).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ctxbench.bench.fidelity.auto import auto_prefix_cause
+from ctxbench.bench.fidelity.causes import likely_cause
+from ctxbench.bench.fidelity.gateway import as_charged, reports_cache_writes
+from ctxbench.bench.fidelity.outside import recognise
+from ctxbench.bench.fidelity.replay import is_anthropic, replay, serving
+from ctxbench.bench.fidelity.results import OutsideEvents, RequestCompare, SessionFidelity, near
+from ctxbench.policies.preset import Policy, load_policy
+from ctxbench.sim.core.catalog import prices
+from ctxbench.sim.core.profiles import profile as profile_config
+from ctxbench.sim.core.provider import Usage as SimUsage
+from ctxbench.sim.core.records import RequestRecord
+from ctxbench.sim.providers.anthropic import reported_usage
+from ctxbench.sim.providers.choice import Serving
+from ctxbench.traces.importers.claude_code_wire import at_mentions
+from ctxbench.traces.importers.tokens import real_user_content
+from ctxbench.traces.model import CompactionEvent, MessageEvent, ModelSwitchEvent, Trace, Usage
+
+# Outside events are recognised on a replay and replayed again at most this many times (each round
+# can only add events; the real sessions need 1)
+OUTSIDE_ROUNDS = 3
+
+
+def _mentions(ev: MessageEvent) -> tuple[str, ...]:
+    """What a user message's texts @-mention (claude_code_wire.py `at_mentions`)."""
+    return tuple(m for c in ev.content if c.kind == "text" and c.text for m in at_mentions(c.text))
+
+
+def _usage(r: RequestRecord) -> SimUsage:
+    return SimUsage(r.uncached, r.cache_read, r.cache_write_5m, r.cache_write_1h, r.output)
+
+
+def _cached(u: Usage) -> int:
+    return u.cache_read + u.cache_write_5m + u.cache_write_1h
+
+
+def compare(
+    trace: Trace,
+    name: str = "",
+    policy: str | Policy = "recorded",
+    profile: str | None = None,
+    warm: bool = True,
+    keep_warm: bool = False,
+    model: str | None = None,
+    condition: bool = True,
+) -> SessionFidelity:
+    """Replay `trace` and score every request against its bill (module docstring). With
+    `condition`, the outside events its bill shows are replayed as observed (at most
+    `OUTSIDE_ROUNDS` times recognised anew) and the replay without them is kept beside."""
+    pol = load_policy(policy) if isinstance(policy, str) else policy
+    meta = dict(trace.header.meta)
+    if not any(isinstance(e, MessageEvent) and e.usage is not None for e in trace.events):
+        return SessionFidelity(
+            name or str(meta.get("conversation", "")), trace.header.model, pol.name, meta=meta
+        )
+    if model:  # every request as this model: the log's own switches (`/model`, fast mode) not applied
+        trace = replace(trace, events=tuple(e for e in trace.events if not isinstance(e, ModelSwitchEvent)))
+    sv = serving(trace, profile, model)
+    plain = _score(trace, name, pol, sv, warm, keep_warm, OutsideEvents())
+    if not condition or not is_anthropic(sv.profile):  # the signatures are the Anthropic cache's
+        return plain
+    sf, events = plain, OutsideEvents()
+    for _ in range(OUTSIDE_ROUNDS):
+        more = events | recognise(sf.requests, meta, sf.model)
+        if more == events:
+            break
+        events = more
+        sf = _score(trace, name, pol, sv, warm, keep_warm, events)
+    if sf is not plain:
+        sf.unconditioned = plain
+        for r in plain.requests:  # recognised there: named as such in the replay without them
+            r.outside = events.kind_of(r.index)
+    return sf
+
+
+def _score(
+    trace: Trace,
+    name: str,
+    pol: Policy,
+    sv: Serving,
+    warm: bool,
+    keep_warm: bool,
+    outside: OutsideEvents,
+) -> SessionFidelity:
+    """One replay of `trace`, every request scored against its bill."""
+    meta = dict(trace.header.meta)
+    reported = reports_cache_writes(sv.profile)  # else compared as the gateway reports, priced as charged
+    auto = profile_config(sv.profile).get("provider") == "auto-prefix"  # bench/fidelity/auto.py causes
+    records = replay(trace, pol, sv.profile, warm, keep_warm=keep_warm, model=sv.model, outside=outside)
+    records = [r for r in records if r.kind != "warmup"]
+    model = records[0].model if records else trace.header.model
+    label = name or str(meta.get("conversation", ""))
+    sf = SessionFidelity(label, model, pol.name, meta=meta, outside=outside)
+    prev_t: float | None = None
+    prev_cached = 0
+    turn_start = 0  # billed cached part of the last request sent right after real user content
+    real = False
+    mentions: tuple[str, ...] = ()  # @-mentions of the current turn's prompt, of the one before
+    before: tuple[str, ...] = ()
+    written: dict[int, int] = {}  # billed cached part -> request index
+    i = -1
+    recs = iter(records)
+    for ev in trace.events:
+        if isinstance(ev, CompactionEvent):
+            turn_start, real = 0, True
+            continue
+        if not isinstance(ev, MessageEvent):
+            continue
+        if ev.role == "user":
+            if real_user_content(ev.content):
+                real = True
+                before, mentions = mentions, _mentions(ev)
+            continue
+        rec = next(recs, None)
+        if rec is None:
+            break
+        i += 1
+        t = ev.t or 0.0
+        gap = t - prev_t if prev_t is not None else 0.0
+        prev_t = t
+        if ev.usage is None:
+            real = False
+            continue
+        b = ev.usage
+        p_billed = _usage(rec)
+        p = reported_usage(p_billed, reported)
+        charged = b if reported else as_charged(b, str(meta.get("ttl", "5m")))
+        naive = min(prev_cached, _cached(b)) if i else 0
+        prev_cached = _cached(b)
+        rc = RequestCompare(i, t, gap, b, p, naive, rec.miss_cause, turn_start=turn_start, real_user=real)
+        rc.request_id = ev.request_id
+        rc.model = rec.model
+        rc.fallback_of = written.get(b.cache_read, -1)
+        rc.outside = outside.kind_of(i)
+        rc.dropped_mentions = before if real else ()
+        written[_cached(b)] = i
+        sf.requests.append(rc)
+        if real or (i and rc.naive_read > b.cache_read and near(b.cache_read, turn_start)):
+            # a read that fell back to the turn start marks non-tool-result content the log does
+            # not show (e.g. IDE diagnostics reminders, Claude Code 2.0.x): a new turn starts here
+            turn_start, real = _cached(b), False
+        # after the last mark, in no block of the trace (providers.md §1.9), unless the importer
+        # sized the blocks on the whole prompt (traces/importers/sizing.py `sized_on`)
+        tail = 0 if meta.get("sized_on") == "prompt" else b.input_tokens
+        rc.input_predicted = p.uncached + tail
+        if not rc.within:  # automatic-prefix caches: bench/fidelity/auto.py, given the requests before
+            rc.cause = (
+                auto_prefix_cause(rc, sf.requests[:-1], meta) if auto else likely_cause(rc, sf.meta, model)
+            )
+        c, q = charged, p_billed  # priced as billed: writes a gateway did not report included
+        pr = prices(rec.model)  # the model of this request (a `model_switch` changes it)
+        rc.cost_billed = pr.cost(
+            c.input_tokens, c.cache_read, c.cache_write_5m, c.cache_write_1h, b.output_tokens
+        )
+        rc.cost_predicted = pr.cost(
+            q.uncached + tail, q.cache_read, q.cache_write_5m, q.cache_write_1h, b.output_tokens
+        )
+        sf.cost_billed += rc.cost_billed
+        sf.cost_predicted += rc.cost_predicted
+        nw = _cached(b) - naive
+        n5, n1 = (0, nw) if b.cache_write_1h and not b.cache_write_5m else (nw, 0)
+        rc.cost_naive = pr.cost(b.input_tokens, naive, n5, n1, b.output_tokens)
+        sf.cost_naive += rc.cost_naive
+    return sf

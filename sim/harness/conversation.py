@@ -1,0 +1,355 @@
+"""The harness model: one simpy process per conversation, replaying a prepared trace under a policy.
+
+Before each model reply of the trace it applies the policy (eviction edits, the estimator, the
+compaction decision), then sends the request (`sim/harness/calls.py`: the policy's cache marks,
+the provider call with retries, one flat record per call naming the cause of any cache miss).
+simpy holds time only: idle gaps from the trace, latencies, back-off; policies never see it.
+"""
+
+from __future__ import annotations
+
+import random
+from bisect import bisect_left, bisect_right
+from dataclasses import replace
+
+import simpy
+
+from ctxbench.policies.budget import budget_for
+from ctxbench.policies.contracts import Summarize, Trim
+from ctxbench.policies.preset import Policy
+from ctxbench.policies.view import Anchor, Edit, View
+from ctxbench.sim.core.content import Block, Message
+from ctxbench.sim.core.records import RequestRecord
+from ctxbench.sim.core.registry import register
+from ctxbench.sim.core.tokens import BlockFactory
+from ctxbench.sim.core.transcript import Transcript
+from ctxbench.sim.harness.calls import Proc, ProviderCalls, ProviderFor, RunOutcome, _Failed, wait
+from ctxbench.sim.prepared import PreparedTrace, Step
+from ctxbench.traces.model import CompactionEvent
+
+# H-29/H-30: the interview's and reflection's prompt and answer sizes (assumed: the seed gives none)
+INTERVIEW_QUESTION_BYTES = 600
+INTERVIEW_ANSWER_TOKENS = 400
+
+
+class Conversation(ProviderCalls):
+    """Harness H's conversation process (SPEC H-…): the base every harness model extends."""
+
+    def __init__(
+        self,
+        env: simpy.Environment,
+        name: str,
+        trace: PreparedTrace,
+        policy: Policy,
+        provider_for: ProviderFor,
+        factory: BlockFactory,
+        records: list[RequestRecord],
+        seed: int = 0,
+        snapshot_at: tuple[int, ...] = (),
+    ) -> None:
+        self.env = env
+        self.snapshot_at = set(snapshot_at)  # request indexes to snapshot (harnesses that do, C-2)
+        self.name = name
+        self.trace = trace
+        self.policy = policy
+        self.provider_for = provider_for
+        self.factory = factory
+        self.records = records
+        self.rng = random.Random(seed)
+        self.model = trace.model
+        self.tr = Transcript(trace.tools, trace.system)
+        self.outcome = RunOutcome(name)
+        self.anchor: Anchor | None = None
+        self.prep_msgs = 0
+        self.pinned_images = 0
+        self.prev_end = -1
+        self.prev_cached = (-1, 0)  # (block, tokens) left cached by the previous request
+        self.prev_model = ""
+        self.first_after_reset = True
+        self.declared: list[tuple[int, str]] = []  # (first block, cause) of edits since last send
+        self.pending_edit: tuple[str, int, int] = ("", 0, 0)  # (causes, detail, tokens saved)
+        self.index = 0
+        self.messages_seen = 0  # the trace's messages replayed so far (what `kept_from` counts)
+        self.game_t = 0.0
+        self._view: View | None = None  # the conversation's View (view()); None: make it anew
+        self._view_model = ""  # the model it was made for
+        self._made: dict[tuple[str, str, str], Block] = {}  # View.made: blocks policies made
+
+    # ------------------------------------------------------------ views and edits
+    def view(self, tr: Transcript | None = None) -> View:
+        """What the policy sees of `tr` (default: the conversation). The conversation's View is
+        one object, made for the current model and brought up to date with the harness's state
+        (anchor, pinned exchange, previous end) on each call, not made again per request (issue
+        13): it reads the transcript live, and a component reads it only during its own call.
+        A model switch (its window and budget) makes it anew."""
+        tr = tr or self.tr
+        if tr is not self.tr:
+            return self._make_view(tr, False)
+        view = self._view
+        if view is None or self._view_model != self.model:
+            self._view, self._view_model = (view := self._make_view(tr, True)), self.model
+        else:
+            view.anchor, view.prep_msgs, view.prev_end = self.anchor, self.prep_msgs, self.prev_end
+            view.first_after_reset, view.pinned_images = self.first_after_reset, self.pinned_images
+        return view
+
+    def _make_view(self, tr: Transcript, main: bool) -> View:
+        info = self.provider_for(self.model).model
+        return View(
+            tr,
+            self.anchor if main else None,
+            budget_for(self.policy, info),  # H-11: the working budget, never above the window
+            info.window,
+            self.prep_msgs if main else 0,
+            self.prev_end if main else -1,
+            self.first_after_reset if main else True,
+            self.pinned_images if main else 0,
+            factory=self.factory,
+            made=self._made,
+        )
+
+    def apply(self, edit: Edit) -> None:
+        before = self.tr.total_tokens
+        self.tr.replace_from(edit.first, edit.messages, edit.swapped, edit.kept)
+        pos = self.tr.changed_from if self.tr.changed_from is not None else len(self.tr)
+        self.declared.append((pos, edit.cause))
+        self._name_in_next_record(edit.cause, edit.detail, max(0, before - self.tr.total_tokens))
+        if edit.cause == "eviction":
+            self.outcome.evictions += 1
+            self.outcome.evicted_images += edit.detail
+
+    # ------------------------------------------------------------ the process
+    def run(self) -> Proc:
+        last_reply_t: float | None = None
+        last_t: float | None = None
+        try:
+            for step in self.trace.steps:
+                if step.game_t is not None:
+                    self.game_t = step.game_t
+                if step.kind == "message":
+                    assert step.message is not None
+                    self.messages_seen += 1
+                    self._append_input(step.message)
+                    last_t = step.t if step.t is not None else last_t
+                elif step.kind == "reply":
+                    idle = last_t - last_reply_t if last_reply_t is not None and last_t is not None else 0.0
+                    if idle > 0 and (ev := wait(self.env, idle)) is not None:
+                        yield ev
+                    self.messages_seen += 1
+                    yield from self._turn(step)
+                    last_reply_t = step.t if step.t is not None else last_reply_t
+                    last_t = last_reply_t
+                elif step.kind == "switch":
+                    self._switch(step)
+                elif step.kind == "compaction":
+                    self._recorded_compaction(step)
+                elif step.kind == "resume":
+                    self._resume(step)
+                elif step.kind == "system":
+                    self._system_change(step)
+                elif step.kind == "tools":
+                    self._tools_change(step)
+            if self.policy.reflection:  # H-30/H-21: billed with the run
+                yield from self._repeat_conversation("reflection", self.policy.reflection)
+            if self.policy.interview:  # H-29: billed apart
+                yield from self._repeat_conversation("interview", self.policy.interview)
+        except _Failed as f:
+            self.outcome.status = "error"
+            self.outcome.error = f.kind
+            self.outcome.message = str(f)
+
+    def _repeat_conversation(self, kind: str, questions: int) -> Proc:
+        """Requests that repeat the run's own conversation outside the main loop (so they read
+        its cache, with the run's session id, H-21), each a prompt and the model's answer:
+        - "interview" (H-29): the post-episode interview, billed apart from the run's totals
+          (sim/summary.py keeps it in its own fields);
+        - "reflection" (H-21, H-30): reflection requests; the seed lists them among the requests
+          that repeat the conversation and does not set them apart from the run's usage ("every
+          request, including preparation and compaction"), so they are billed with the run. When
+          the host sends them the seed does not say: here at the end of the episode, before the
+          interview."""
+        for q in range(questions):
+            ask = self.factory.text("user", None, INTERVIEW_QUESTION_BYTES, key=f"{kind}-q{q}")
+            self.tr.append(Message.of("user", (ask,), kind))
+            est = self.policy.estimator.estimate(self.view())
+            yield from self._send(self.tr, kind, est, INTERVIEW_ANSWER_TOKENS)
+            answer = self.factory.text("assistant", None, INTERVIEW_ANSWER_TOKENS * 4, key=f"{kind}-a{q}")
+            self.tr.append(Message.of("assistant", (answer,), kind))
+
+    def _resume(self, step: Step) -> None:
+        """A resumed session (trace event `resume`): the restarted harness has no reported count
+        to anchor on until the next reply, so its next check estimates the whole transcript (H-13
+        "before any measurement"; C-4 "a fresh or resumed session"). The conversation goes out
+        unchanged; the next request's record names the resume in its `edit` field (hook: harness C
+        keeps its persisted savings total, C-15)."""
+        self.anchor = None
+        self.outcome.counters["resumes"] = self.outcome.counters.get("resumes", 0) + 1
+        self._name_in_next_record("resume")
+
+    def _system_change(self, step: Step) -> None:
+        """A later `system` event (an edited memory file, C-1): the system part of every request
+        from the next one on is the new one, so the prefix breaks at the first changed system
+        block and the miss is put on the change ("memory_edit" or "system_change"), named in the
+        next record's edit too. H never changes its system prompt (H-3); this is for traces that do."""
+        assert step.message is not None
+        blocks, cause = step.message.blocks, step.message.tag
+        pos = self.tr.replace_system(blocks)
+        if pos is None:
+            return
+        self.trace = replace(self.trace, system=blocks)  # what summary requests carry from now on
+        self._declare_head_change(pos, cause)
+
+    def _tools_change(self, step: Step) -> None:
+        """A later `tools` event (e.g. deferred tools a tool search loaded, traces/FORMAT.md): the
+        tools of every request from the next one on, declared as "tools_change" from the first
+        changed tool on (a deferred tool moves no prefix by itself, sim/core/transcript.py)."""
+        assert step.message is not None
+        blocks = step.message.blocks
+        pos = self.tr.replace_tools(blocks)
+        if pos is None:
+            return
+        self.trace = replace(self.trace, tools=blocks)
+        self._declare_head_change(pos, step.message.tag)
+
+    def _declare_head_change(self, pos: int, cause: str) -> None:
+        self.declared.append((pos, cause))
+        self._name_in_next_record(cause)
+        self.outcome.counters[f"{cause}s"] = self.outcome.counters.get(f"{cause}s", 0) + 1
+
+    def _name_in_next_record(self, cause: str, detail: int = 0, saved: int = 0) -> None:
+        """Name `cause` in the next record's `edit` field (causes joined by '+'), adding the edit's
+        detail (images evicted, pairs trimmed, ...) and the tokens it saved."""
+        causes, before, total = self.pending_edit
+        self.pending_edit = (f"{causes}+{cause}" if causes else cause, before + detail, total + saved)
+
+    def _switch(self, step: Step) -> None:
+        """A model switch (hook: harness C recalibrates its thresholds here, C-19)."""
+        self.model = step.model
+
+    def _recorded_compaction(self, step: Step) -> None:
+        """A compaction the recorded harness performed (imported traces): applied only when the
+        policy's compaction component replays recorded ones (`recorded(view, summary, keep) -> Edit`),
+        as an Edit with cause "compaction"; other policies ignore it and compact by their own rules.
+        `keep`: how many of the latest messages the recorded harness kept after the summary (the
+        event's `kept_from` counts the trace's messages from 0)."""
+        edit = self.policy.compaction.recorded(self.view(), step.message, self._kept_count(step))
+        if edit is None:
+            return
+        self.apply(edit)
+        self.outcome.compactions += 1
+        self.outcome.tokens_saved += self.pending_edit[2]
+        self.anchor = None
+        self.first_after_reset = True
+        self.prev_end = -1
+
+    def _kept_count(self, step: Step) -> int:
+        """How many of the conversation's latest messages a recorded compaction keeps."""
+        ev = step.event
+        kept_from = ev.kept_from if isinstance(ev, CompactionEvent) else None
+        return self.messages_seen - kept_from if kept_from is not None else 0
+
+    def _append_input(self, msg: Message) -> None:
+        self.tr.append(msg)
+        if msg.pinned and self.prep_msgs == len(self.tr.messages) - 1:
+            self.prep_msgs += 1
+            self.pinned_images += msg.images
+
+    def _turn(self, step: Step) -> Proc:
+        assert step.message is not None
+        pinned_reply = step.message.pinned and self.prep_msgs == len(self.tr.messages)
+        kind = "preparation" if pinned_reply else "gameplay"
+        view = self.view()
+        est: int | None = None
+        if not pinned_reply:
+            edit = self.policy.eviction.plan(view)
+            if edit is not None:
+                self.apply(edit)
+                view = self.view()
+            est = self.policy.estimator.estimate(view)
+            action = self.policy.compaction.decide(view, est)
+            if action is not None:
+                yield from self._compact(action, est)
+                view, est = self.view(), None
+        if est is None:  # else nothing changed since the estimate
+            est = self.policy.estimator.estimate(view)
+        out = yield from self._send(self.tr, kind, est, step.output_tokens, view=view)
+        self.tr.append(step.message)
+        if pinned_reply:
+            self.prep_msgs += 1
+            self.first_after_reset = True  # H-23: the pinned exchange's end stands for the previous end
+        u = out.usage
+        self.anchor = Anchor(u.input_total + u.output, self.tr.added_bytes, self.tr.added_images)
+
+    # ------------------------------------------------------------ compaction
+    def _compact(self, action: Summarize | Trim, est: int) -> Proc:
+        pol = self.policy.compaction
+        if isinstance(action, Trim):
+            self.apply(action.edit)
+            return
+        req = pol.handoff(self.view(), est)
+        if req is None:
+            raise _Failed("summary_failed", f"compaction {type(pol).__name__} writes no handoff (harness H)")
+        handoff_bytes = req.handoff_bytes
+        ok = False
+        instr = self.factory.text("user", None, req.instruction_bytes, key="handoff-instruction")
+        instr_msg = Message.of("user", (instr,), "instruction")
+        out_tokens = self.factory.counter.count_bytes(handoff_bytes, "prose")
+        if req.fits:
+            self.tr.append(instr_msg)
+            try:
+                yield from self._send(self.tr, "summary", est + req.instruction_estimate, out_tokens)
+                ok = self.rng.random() >= req.tool_call_rate and handoff_bytes >= req.min_bytes
+            except _Failed as f:
+                if f.kind != "too_long":
+                    raise
+            finally:
+                self.tr.pop_message()
+        if not ok:  # H-15: once more, the conversation as text only, no tools
+            text_tr = Transcript((), self.trace.system)
+            conv_bytes = self.tr.total_bytes - self.tr.bytes_before(self.tr.system_end)
+            conv = self.factory.text("user", None, conv_bytes, key=f"as-text-{self.index}")
+            text_tr.append(Message.of("user", (conv, instr), "instruction"))
+            try:
+                yield from self._send(text_tr, "summary_text", est, out_tokens, forced_cause="compaction")
+            except _Failed as f:
+                raise _Failed("summary_failed", f"handoff failed after the text-only retry: {f}") from f
+        if not req.in_range():
+            raise _Failed(
+                "summary_out_of_range",
+                f"handoff of {handoff_bytes} bytes is outside {req.min_bytes}..{req.max_bytes} (H-17)",
+            )
+        # H-16: plan + notebook (state) and the handoff; H-30: in a learning-series episode also
+        # the playbook's revision (as large as the playbook the episode started with: assumed)
+        carried = handoff_bytes + req.state_bytes + self.trace.playbook_bytes
+        handoff = self.factory.text("user", None, carried, key=f"handoff-{self.index}", summary=True)
+        fresh = self._fresh_observation()
+        self.apply(pol.rebuild_handoff(self.view(), Message.of("user", (handoff,), "handoff"), fresh))
+        self.outcome.compactions += 1
+        self.outcome.tokens_saved += self.pending_edit[2]
+        self.anchor = None
+        self.first_after_reset = True
+        self.prev_end = -1
+        after = self.policy.estimator.estimate(self.view())
+        if after > pol.rules().trigger * self.view().budget:
+            raise _Failed(
+                "still_over_budget", f"new conversation still at ~{after} tokens after compaction (H-17)"
+            )
+
+    def _fresh_observation(self) -> Message | None:
+        """A new screenshot like the first unpinned image of the newest message holding one
+        (H-16), found from the transcript's image positions."""
+        tr = self.tr
+        images, blocks = tr.image_pos, tr.blocks
+        newest = next((p for p in reversed(images) if not blocks[p].pinned), -1)
+        if newest < tr.system_end:
+            return None
+        start = tr.msg_starts[bisect_right(tr.msg_starts, newest) - 1]
+        first = next(p for p in images[bisect_left(images, start) :] if not blocks[p].pinned)
+        b = blocks[first]
+        img = self.factory.image("user", b.width, b.height, b.nbytes, f"fresh-{self.index}")
+        return Message.of("user", (img,), "observation")
+
+
+# After the classes, not as decorators: mypyc compiles a decorated class as a plain Python class
+# (sim/core/native.py).
+register("harness", "H")(Conversation)
