@@ -1,4 +1,5 @@
-"""ctxbench engine: content model, request building, provider models, the simpy runner, records, CLI."""
+"""ctxbench engine: the conversation processes, request building, provider models, the simpy runner and
+the HTTP provider, on the shared vocabulary of `sim/core`."""
 
 __version__ = "0.1.0"
 

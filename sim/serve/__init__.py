@@ -1,4 +1,4 @@
-"""The HTTP front of the provider models: `ctxbench serve`, `proxy`, `drive` and `validate` (issue #7).
+"""The HTTP front of the provider models: what `ctxbench serve` and `proxy` run (issue #7).
 
 - `wire`: Anthropic Messages / OpenAI Chat Completions / Responses request bodies → Transcript.
 - `render`: responses, SSE streams and error bodies in each API's exact shapes.
@@ -6,5 +6,4 @@
 - `record`: redaction and the request ledger / ctxbench traces written from live traffic.
 - `script`: scripted replies (replay a trace's replies, or a task script of tool calls).
 - `proxy`: records a harness's traffic to a real upstream, streams passed through unchanged.
-- `drive`: the reference agent loop over the official SDKs; `validate`: simulation vs live drive.
 """
