@@ -49,7 +49,11 @@ UI = "ui_messages.json"
 HISTORY = "api_conversation_history.json"
 METADATA = "task_metadata.json"
 # The extensions whose task folders this reads (their VS Code ids, the folder under globalStorage).
-EXTENSIONS = {"saoudrizwan.claude-dev": "Cline", "rooveterinaryinc.roo-cline": "Roo Code", "kilocode.kilo-code": "Kilo Code"}
+EXTENSIONS = {
+    "saoudrizwan.claude-dev": "Cline",
+    "rooveterinaryinc.roo-cline": "Roo Code",
+    "kilocode.kilo-code": "Kilo Code",
+}
 WHOLE_PROMPT = ("openai",)  # `apiProtocol` / Cline `providerId` values whose tokensIn is the whole prompt
 CANNOT = ["system prompt and tool schemas (not in the task folder)"]
 _SHOWN = ("text", "reasoning", "completion_result")  # say rows that show the model's reply
@@ -142,12 +146,12 @@ def import_cline_task(paths: list[Path], report: ImportReport | None = None) -> 
             continue
         say = row.get("say")
         if say == "deleted_api_reqs":
-            info = _info(row, f"{UI}[{i}]") or {}
+            deleted = _info(row, f"{UI}[{i}]") or {}
             report.counts["deleted requests' usage rows (not replayed)"] += 1
             report.note(
                 f"{UI}[{i}]: usage of deleted requests (a restored checkpoint), not replayed: "
-                f"tokensIn {info.get('tokensIn', 0)}, tokensOut {info.get('tokensOut', 0)}, "
-                f"cacheReads {info.get('cacheReads', 0)}, cost {info.get('cost', 0)}"
+                f"tokensIn {deleted.get('tokensIn', 0)}, tokensOut {deleted.get('tokensOut', 0)}, "
+                f"cacheReads {deleted.get('cacheReads', 0)}, cost {deleted.get('cost', 0)}"
             )
             continue
         if say != "api_req_started":
@@ -163,7 +167,8 @@ def import_cline_task(paths: list[Path], report: ImportReport | None = None) -> 
         model, provider = _model_of(row, metadata, t)
         protocol = str(info.get("apiProtocol") or provider)
         whole = protocol in WHOLE_PROMPT
-        whole_seen.add(f"{protocol or 'unnamed'}: tokensIn {'is the whole prompt' if whole else 'excludes cache reads and writes'}")
+        counted = "is the whole prompt" if whole else "excludes cache reads and writes"
+        whole_seen.add(f"{protocol or 'unnamed'}: tokensIn {counted}")
         u = _usage(info, whole, f"{ui}")
         if not (u.total_input or u.output_tokens or u.cost):
             why = "failed" if info.get("cancelReason") or info.get("streamingFailedMessage") else "no usage"
@@ -171,7 +176,14 @@ def import_cline_task(paths: list[Path], report: ImportReport | None = None) -> 
             continue
         request = str(info.get("request") or "")
         requests.append(
-            {"usage": u, "model": model, "user": [Content("text", text=request)] if request else [], "reply": [], "t": t}
+            {
+                "usage": u,
+                "model": model,
+                "provider": provider,
+                "user": [Content("text", text=request)] if request else [],
+                "reply": [],
+                "t": t,
+            }
         )
     if not requests:
         raise ImportFailure(str(ui), "no api_req_started row with usage: no request to import")
@@ -213,6 +225,7 @@ def _prompts_from_history(hist: Path, requests: list[dict[str, Any]], report: Im
 
 def _build(ui: Path, requests: list[dict[str, Any]], report: ImportReport) -> ImportResult:
     convs: dict[str, list[Item]] = {}
+    gateway: dict[str, str] = {}  # the provider id of a model's first request (sim/providers/choice.py)
     pending: dict[str, list[Item]] = {}
     since: list[Item] = []
     for r in requests:
@@ -224,13 +237,18 @@ def _build(ui: Path, requests: list[dict[str, Any]], report: ImportReport) -> Im
                 pending[m].append(user)
         if model not in convs:
             convs[model], pending[model] = [], list(since)
+            gateway[model] = r["provider"]
             if len(convs) > 1:
-                report.note(f"{model or 'unnamed model'}: requests on another model are a conversation of their own")
+                report.note(
+                    f"{model or 'unnamed model'}: requests on another model are a conversation of their own"
+                )
         convs[model] += pending[model]
         convs[model].append(Item("reply", r["reply"], t=r["t"], usage=r["usage"]))
         pending[model], since = [], []
     out = []
     for k, (model, items) in enumerate(convs.items()):
         name = "main" if k == 0 else (model.rsplit("/", 1)[-1] or f"model-{k + 1}")
-        out.append((name, items, normalize_model(model), model, {"format": "cline-task"}))
+        out.append(
+            (name, items, normalize_model(model), model, {"format": "cline-task", "gateway": gateway[model]})
+        )
     return build_traces(out, str(ui), "cline-task", report, whole=True)

@@ -24,12 +24,13 @@ def _first_object(head: bytes) -> dict[str, object] | None:
 def _whole_document(path: Path, head: bytes) -> dict[str, object] | None:
     """The first object of a pretty-printed JSON document (an object, or an array of objects), read
     whole: its first lines are no JSON on their own (`[`, `{`)."""
-    if not head.lstrip()[:1] in (b"[", b"{"):
+    if head.lstrip()[:1] not in (b"[", b"{"):
         return None
+    errors: tuple[type[Exception], ...] = (ValueError, RecursionError, *read_errors())
     try:
         with open_log(path) as f:
             doc = json.loads(f.read().decode("utf-8", "replace"))
-    except (ValueError, RecursionError, *read_errors()):
+    except errors:
         return None
     if isinstance(doc, list):
         doc = next((x for x in doc if isinstance(x, dict)), None)
