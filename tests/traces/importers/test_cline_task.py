@@ -191,3 +191,23 @@ def test_billed_cli_sums_the_rows(tmp_path: Path) -> None:
         3000,
     )
     assert row["totalCost"] == pytest.approx(0.045)
+
+
+def test_billed_breaks_a_switched_session_down_per_model(tmp_path: Path) -> None:
+    folder = _task(tmp_path, _rows(model2="x-ai/grok-code-fast-1"))
+    out = subprocess.run(
+        [sys.executable, "-m", "ctxbench.bench.cli", "billed", "--json", str(folder)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    (row,) = json.loads(out.stdout)
+    assert row["modelsUsed"] == ["claude-sonnet-4-5", "x-ai/grok-code-fast-1"]
+    assert row["model"] == "claude-sonnet-4-5"  # 2 of its 3 requests
+    parts = row["modelBreakdowns"]
+    assert [p["requests"] for p in parts] == [2, 1]
+    for k in ("inputTokens", "outputTokens", "cacheReadTokens", "cacheCreationTokens"):
+        assert sum(p[k] for p in parts) == row[k]
+    assert sum(p["cost"] for p in parts) == pytest.approx(row["totalCost"])
+    table = subprocess.run(
+        [sys.executable, "-m", "ctxbench.bench.cli", "billed", str(folder)], capture_output=True, text=True
+    ).stdout
+    assert "  x-ai/grok-code-fast-1" in table and "  claude-sonnet-4-5" in table
