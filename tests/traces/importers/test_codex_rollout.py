@@ -31,7 +31,7 @@ def test_codex_0_171_rollout_imports_with_its_compaction_request_apart(tmp_path:
     res = import_paths([_rollout(tmp_path)])
     assert res.names == ["main", "compaction-1"]
     main, side = res.traces
-    assert main.header.model == "gpt-5.1" and main.header.meta["model_recorded"] == "gpt-5.1-codex"
+    assert main.header.model == "gpt-5.1-codex" and main.header.meta["model_recorded"] == "gpt-5.1-codex"
     assert isinstance(main.events[0], SystemEvent)  # session_meta.base_instructions
     assert sum(isinstance(e, CompactionEvent) for e in main.events) == 1
     billed = [e.usage for tr in res.traces for e in _replies(tr)]
