@@ -89,13 +89,20 @@ def test_codex_in_vs_code_aide_model_and_version_0_0_0(tmp_path: Path) -> None:
     def line(typ: str, **payload: object) -> str:
         return json.dumps({"timestamp": "2026-12-03T08:31:21.000Z", "type": typ, "payload": payload})
 
-    usage = {"input_tokens": 4000, "cached_input_tokens": 3072, "output_tokens": 20, "reasoning_output_tokens": 8}
+    usage = {
+        "input_tokens": 4000,
+        "cached_input_tokens": 3072,
+        "output_tokens": 20,
+        "reasoning_output_tokens": 8,
+    }
     info = {"total_token_usage": usage, "last_token_usage": usage, "model_context_window": 272000}
     lines = [
         line("session_meta", id="s", cli_version="0.0.0", originator="codex_vscode", instructions=None),
         line("turn_context", model="aide-gpt-5", cwd="/w", approval_policy="on-request"),
         line("response_item", type="message", role="user", content=[{"type": "input_text", "text": "go"}]),
-        line("response_item", type="message", role="assistant", content=[{"type": "output_text", "text": "ok"}]),
+        line(
+            "response_item", type="message", role="assistant", content=[{"type": "output_text", "text": "ok"}]
+        ),
         line("event_msg", type="token_count", info=info, rate_limits={"primary": {"used_percent": 1.0}}),
     ]
     p = tmp_path / "rollout-vscode.jsonl"
@@ -103,7 +110,9 @@ def test_codex_in_vs_code_aide_model_and_version_0_0_0(tmp_path: Path) -> None:
     res = import_paths([p])
     assert res.main.header.model == "gpt-5" and res.main.header.meta["model_recorded"] == "aide-gpt-5"
     out = subprocess.run(
-        [sys.executable, "-m", "ctxbench.bench.cli", "billed", "--json", str(p)], capture_output=True, text=True
+        [sys.executable, "-m", "ctxbench.bench.cli", "billed", "--json", str(p)],
+        capture_output=True,
+        text=True,
     )
     assert out.returncode == 0, out.stderr
     (row,) = json.loads(out.stdout)
