@@ -35,6 +35,30 @@ class BilledTotals:
     cost: float  # of the priced requests only
     unpriced: tuple[str, ...] = ()  # why some requests have no cost: unknown models (H-20)
     copied: int = 0  # requests left out: counted already in an earlier log (`seen`)
+    # per model the requests ran on, in order of first request (a session that switched models)
+    models: tuple[ModelTotals, ...] = ()
+
+
+@dataclass
+class ModelTotals:
+    """One model's share of a session (ccusage's `modelBreakdowns`): its requests, tokens, cost."""
+
+    model: str
+    requests: int = 0
+    input: int = 0
+    output: int = 0
+    cache_write: int = 0
+    cache_read: int = 0
+    cost: float = 0.0
+    priced: bool = True  # False: the catalog has no prices for it and the log records no cost
+
+    def as_dict(self) -> dict[str, object]:
+        """ccusage's `modelBreakdowns` field names (`billed --json`)."""
+        return {
+            "modelName": self.model, "requests": self.requests, "inputTokens": self.input,
+            "outputTokens": self.output, "cacheCreationTokens": self.cache_write,
+            "cacheReadTokens": self.cache_read, "cost": round(self.cost, 6) if self.priced else None,
+        }  # fmt: skip
 
 
 def billed_totals(
@@ -52,6 +76,7 @@ def billed_totals(
     unpriced: list[str] = []
     unpriced_models: set[str] = set()
     logged = mode == "auto" and model is None
+    per: dict[str, ModelTotals] = {}
     for tr in traces:
         current = model or tr.header.model
         for ev in tr.events:
@@ -65,25 +90,36 @@ def billed_totals(
                     continue
                 seen.add(ev.request_id)
             u = ev.usage
+            m = per.setdefault(current or "unknown", ModelTotals(current or "unknown"))
             n += 1
             i += u.input_tokens
             o += u.output_tokens
             w += u.cache_write_5m + u.cache_write_1h
             w1 += u.cache_write_1h
             r += u.cache_read
+            m.requests += 1
+            m.input += u.input_tokens
+            m.output += u.output_tokens
+            m.cache_write += u.cache_write_5m + u.cache_write_1h
+            m.cache_read += u.cache_read
             if logged and u.cost is not None:  # the cost the log records needs no price
                 cost += u.cost
+                m.cost += u.cost
                 continue
             if current in unpriced_models:
+                m.priced = False
                 continue
             try:
                 pr = prices(current)
             except CatalogError as e:
                 unpriced_models.add(current)
                 unpriced.append(str(e))
+                m.priced = False
                 continue
-            cost += pr.cost(u.input_tokens, u.cache_read, u.cache_write_5m, u.cache_write_1h, u.output_tokens)
-    return BilledTotals(n, i, o, w, w1, r, cost, tuple(dict.fromkeys(unpriced)), copied)
+            c = pr.cost(u.input_tokens, u.cache_read, u.cache_write_5m, u.cache_write_1h, u.output_tokens)
+            cost += c
+            m.cost += c
+    return BilledTotals(n, i, o, w, w1, r, cost, tuple(dict.fromkeys(unpriced)), copied, tuple(per.values()))
 
 
 def first_time(path: Path, lines: int = 1000) -> float:

@@ -19,6 +19,11 @@ earliest, as ccusage does (bench/billed.py); stderr says how many were left out 
 A model the catalog does not know gets no guessed cost (H-20): its session's tokens are printed,
 its cost is unknown (null), the error names the closest known ids, and the exit status is 2;
 `--model` prices the log as a known model (said on stderr), `--prices FILE` adds the row.
+
+Every session is also broken down per model its requests ran on (a `/model` switch, Cline's model
+picker, a Gemini CLI fallback to Flash): the table prints one indented line per model under a
+session that used several; `--json` gives `modelsUsed` and `modelBreakdowns` (ccusage's names, with
+`requests` added), and `model` is the model most of its requests ran on.
 """
 
 from __future__ import annotations
@@ -81,12 +86,14 @@ def handle(args: argparse.Namespace) -> int:
             )
         rows[k] = (
             {
-                "session": log.rel, "format": log.format, "model": model or res.main.header.model,
+                "session": log.rel, "format": log.format, "model": _main_model(t) or res.main.header.model,
+                "modelsUsed": [m.model for m in t.models],
                 "conversations": len(res.traces), "requests": t.requests, "inputTokens": t.input,
                 "outputTokens": t.output, "cacheCreationTokens": t.cache_write,
                 "cacheCreation1hTokens": t.cache_write_1h, "cacheReadTokens": t.cache_read,
                 "totalTokens": t.input + t.output + t.cache_write + t.cache_read,
                 "totalCost": None if t.unpriced else round(t.cost, 6), "copiedRequests": t.copied,
+                "modelBreakdowns": [m.as_dict() for m in t.models],
             }
         )  # fmt: skip
         for why in t.unpriced:
@@ -96,10 +103,21 @@ def handle(args: argparse.Namespace) -> int:
     return 2 if unpriced else 0  # every figure printed; a cost left out is bad input (H-20)
 
 
+def _main_model(t: Any) -> str:
+    """The model most requests of a session ran on (the first of them on a tie)."""
+    return max(t.models, key=lambda m: m.requests).model if t.models else ""
+
+
 def _table(rows: list[dict[str, Any]]) -> str:
+    """One line per session; under a session that ran on several models, one line per model."""
     head = ("session", "requests", "input", "output", "cache write", "cache read", "cost")
     keys = ("requests", "inputTokens", "outputTokens", "cacheCreationTokens", "cacheReadTokens")
-    body = [(r["session"], *(f"{r[k]:,}" for k in keys), _dollars(r["totalCost"])) for r in rows]
+    body: list[tuple[str, ...]] = []
+    for r in rows:
+        body.append((r["session"], *(f"{r[k]:,}" for k in keys), _dollars(r["totalCost"])))
+        if len(r["modelBreakdowns"]) > 1:
+            for m in r["modelBreakdowns"]:
+                body.append((f"  {m['modelName']}", *(f"{m[k]:,}" for k in keys), _dollars(m["cost"])))
     if len(rows) > 1:
         costs = [r["totalCost"] for r in rows]
         cost = None if None in costs else sum(costs)

@@ -68,6 +68,8 @@ def traces_of(path: str) -> list[tuple[str, Trace]]:
     conversation under `path` and each other one (sub-agents) as `path#name`. A user hands over the
     log they have (issue 11); a file that is neither is reported as the trace reader found it."""
     try:
+        if Path(path).is_dir():
+            raise TraceError(path, 0, None, "a folder")
         return [(path, read_trace(path))]
     except TraceError as e:
         try:
@@ -114,7 +116,7 @@ def handle(args: argparse.Namespace) -> int:
     if not args.traces:
         raise ValueError("give trace files or --all-real")
     for path in args.traces:
-        if Path(path).is_dir():
+        if Path(path).is_dir() and not (Path(path) / "ui_messages.json").is_file():  # a task folder is a log
             every = f"`--all-real {path}` for every log under it"
             raise ValueError(f"{path}: a folder; give its log files, or {every}")
     out: list[str] = []

@@ -74,5 +74,11 @@ def discover(root: Path) -> Found:
         if log.format == "claude-code"
         for extra in related_files(log.path)[1:]
     }
+    # A Cline-family task folder is one log: its ui_messages.json (the importer reads the prompts
+    # in api_conversation_history.json beside it).
+    with_session |= {
+        log.path for log in logs if log.format == "cline-task" and log.path.name != "ui_messages.json"
+        and (log.path.parent / "ui_messages.json").is_file()
+    }
     logs = [log for log in logs if log.path not in with_session]
     return Found(root, tuple(logs), tuple(skipped))

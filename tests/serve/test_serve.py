@@ -59,7 +59,7 @@ def test_anthropic_nonstream_and_stream_usage(server: CtxServer) -> None:
 def test_openai_chat_and_responses_all_paths(server: CtxServer) -> None:
     o = _o(server)
     msgs = [{"role": "user", "content": "hi"}]
-    gpt = "gpt-5.1-codex"  # an alias of gpt-5.1 (sim/data/models.yaml)
+    gpt = "gpt-5.1-codex"  # priced as gpt-5.1 (sim/data/models.yaml)
     c = o.chat.completions.create(model=gpt, messages=msgs)
     assert c.usage.prompt_tokens > 0 and c.usage.prompt_tokens_details.cached_tokens == 0
     chunks = list(

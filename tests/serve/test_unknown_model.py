@@ -91,7 +91,7 @@ def test_aliases_and_dated_ids_resolve_to_the_catalog_model(server: CtxServer) -
     assert c.usage.prompt_tokens > 0
     lines = _ledger(server)
     assert [x["status"] for x in lines] == [200, 200, 200]
-    assert [x["model"] for x in lines] == ["claude-sonnet-4-5", "claude-opus-4-8-fast", "gpt-5.1"]
+    assert [x["model"] for x in lines] == ["claude-sonnet-4-5", "claude-opus-4-8-fast", "gpt-5.1-codex"]
 
 
 def test_a_missing_model_is_the_apis_400(server: CtxServer) -> None:

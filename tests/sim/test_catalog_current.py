@@ -304,8 +304,11 @@ def test_older_rows_are_served_by_their_providers_caches() -> None:
 
 
 def test_gpt_5_1_codex_max_is_its_own_row_not_gpt_5_1() -> None:
-    # gpt-5.1-codex is an alias of gpt-5.1; -max and -mini are not (mini bills a fifth)
-    assert canonical("gpt-5.1-codex") == "gpt-5.1"
+    # gpt-5.1-codex is its own row (issue 33), priced as gpt-5.1; -max and -mini too (mini bills a fifth)
+    assert canonical("gpt-5.1-codex") == "gpt-5.1-codex"
+    codex, base = prices("gpt-5.1-codex"), prices("gpt-5.1")
+    assert (codex.input, codex.cache_read, codex.output) == (base.input, base.cache_read, base.output)
+    assert canonical("aide-gpt-5") == "gpt-5"  # Codex in VS Code
     assert canonical("gpt-5.1-codex-max") != "gpt-5.1"
     assert prices("gpt-5.1-codex-mini").input == prices("gpt-5.1").input / 5
 

@@ -17,6 +17,7 @@ from ctxbench.traces.importers.base import ImportFailure, ImportReport, ImportRe
 from ctxbench.traces.importers.claude_code import import_claude_code
 from ctxbench.traces.importers.claude_trace import import_claude_trace
 from ctxbench.traces.importers.cline import import_cline
+from ctxbench.traces.importers.cline_task import import_cline_task
 from ctxbench.traces.importers.codex import import_codex
 from ctxbench.traces.importers.detect import detect
 from ctxbench.traces.importers.gemini_cli import import_gemini_cli
@@ -32,6 +33,7 @@ for _name, _fn in (
     ("claude-trace", import_claude_trace),
     ("codex", import_codex),
     ("cline", import_cline),
+    ("cline-task", import_cline_task),
     ("gemini-cli", import_gemini_cli),
     ("inspect-ai", import_inspect_ai),
     ("opencode", import_opencode),

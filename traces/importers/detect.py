@@ -21,10 +21,32 @@ def _first_object(head: bytes) -> dict[str, object] | None:
     return None
 
 
+def _whole_document(path: Path, head: bytes) -> dict[str, object] | None:
+    """The first object of a pretty-printed JSON document (an object, or an array of objects), read
+    whole: its first lines are no JSON on their own (`[`, `{`)."""
+    if head.lstrip()[:1] not in (b"[", b"{"):
+        return None
+    errors: tuple[type[Exception], ...] = (ValueError, RecursionError, *read_errors())
+    try:
+        with open_log(path) as f:
+            doc = json.loads(f.read().decode("utf-8", "replace"))
+    except errors:
+        return None
+    if isinstance(doc, list):
+        doc = next((x for x in doc if isinstance(x, dict)), None)
+    return doc if isinstance(doc, dict) else None
+
+
 def detect(path: Path) -> str:
     """The format name of `path` (a registered importer); a compressed file by its contents and
     its name without the compression suffix (traces/compressed.py)."""
+    if path.is_dir():
+        if (path / "ui_messages.json").is_file():
+            return "cline-task"  # a Cline / Roo Code / Kilo Code task folder (traces/importers/cline_task.py)
+        raise ImportFailure(str(path), "a folder; give the session log files in it (one format at a time)")
     name = plain(path)
+    if name.name in ("ui_messages.json", "api_conversation_history.json"):
+        return "cline-task"  # either file of a task folder: the importer reads both
     if name.suffix == ".traj":
         return "swe-agent"
     if name.suffix == ".eval":
@@ -39,8 +61,10 @@ def detect(path: Path) -> str:
     if head.startswith(b"SQLite format 3\x00"):
         return "opencode"  # opencode's database (traces/importers/opencode.py checks its tables)
     text = head.decode("utf-8", "replace")
-    obj = _first_object(head)
+    obj = _first_object(head) or _whole_document(path, head)
     if obj is not None:
+        if obj.get("type") in ("say", "ask") and "ts" in obj:
+            return "cline-task"  # a ui_messages.json row (traces/importers/cline_task.py)
         if "request" in obj and "response" in obj:
             return "claude-trace"
         if obj.get("kind") in ("session_start", "codex_event") or ("dir" in obj and "kind" in obj):

@@ -31,7 +31,7 @@ def test_codex_0_171_rollout_imports_with_its_compaction_request_apart(tmp_path:
     res = import_paths([_rollout(tmp_path)])
     assert res.names == ["main", "compaction-1"]
     main, side = res.traces
-    assert main.header.model == "gpt-5.1" and main.header.meta["model_recorded"] == "gpt-5.1-codex"
+    assert main.header.model == "gpt-5.1-codex" and main.header.meta["model_recorded"] == "gpt-5.1-codex"
     assert isinstance(main.events[0], SystemEvent)  # session_meta.base_instructions
     assert sum(isinstance(e, CompactionEvent) for e in main.events) == 1
     billed = [e.usage for tr in res.traces for e in _replies(tr)]
@@ -77,3 +77,43 @@ def test_without_usage_records_the_token_counts_that_moved_are_the_requests(tmp_
     users = [e for e in res.main.events if isinstance(e, MessageEvent) and e.role == "user"]
     assert [c.kind for c in users[1].content] == ["tool_result"]  # the output follows its call
     assert res.report.counts["token_count events repeating the last totals"] == 1
+
+
+def test_codex_in_vs_code_aide_model_and_version_0_0_0(tmp_path: Path) -> None:
+    """Codex in VS Code writes its model as `aide-gpt-5` and some builds `cli_version` "0.0.0"; newer
+    token_count events carry `rate_limits` and `model_context_window` (codex-rs protocol.rs
+    TokenCountEvent): the log imports as gpt-5 and `billed` prices it (issue 33)."""
+    import subprocess
+    import sys
+
+    def line(typ: str, **payload: object) -> str:
+        return json.dumps({"timestamp": "2026-12-03T08:31:21.000Z", "type": typ, "payload": payload})
+
+    usage = {
+        "input_tokens": 4000,
+        "cached_input_tokens": 3072,
+        "output_tokens": 20,
+        "reasoning_output_tokens": 8,
+    }
+    info = {"total_token_usage": usage, "last_token_usage": usage, "model_context_window": 272000}
+    lines = [
+        line("session_meta", id="s", cli_version="0.0.0", originator="codex_vscode", instructions=None),
+        line("turn_context", model="aide-gpt-5", cwd="/w", approval_policy="on-request"),
+        line("response_item", type="message", role="user", content=[{"type": "input_text", "text": "go"}]),
+        line(
+            "response_item", type="message", role="assistant", content=[{"type": "output_text", "text": "ok"}]
+        ),
+        line("event_msg", type="token_count", info=info, rate_limits={"primary": {"used_percent": 1.0}}),
+    ]
+    p = tmp_path / "rollout-vscode.jsonl"
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    res = import_paths([p])
+    assert res.main.header.model == "gpt-5" and res.main.header.meta["model_recorded"] == "aide-gpt-5"
+    out = subprocess.run(
+        [sys.executable, "-m", "ctxbench.bench.cli", "billed", "--json", str(p)],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    (row,) = json.loads(out.stdout)
+    assert row["model"] == "gpt-5" and row["totalCost"] is not None and row["cacheReadTokens"] == 3072

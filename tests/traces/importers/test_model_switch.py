@@ -69,14 +69,22 @@ def _models_per_request(tr: Trace) -> list[str]:
     return out
 
 
+# The Codex ledger was recorded when the catalog resolved gpt-5.1-codex to gpt-5.1 (same prices); it
+# is a row of its own since issue 33, so the ledger's name for it is read as the model it served.
+RECORDED_AS = {"gpt-5.1": "gpt-5.1-codex"}
+
+
 def _ledger(path: Path) -> tuple[list[str], float]:
     billed = billed_rows(path)
-    return [canonical(str(r["model"])) for r in billed], sum(float(r["cost"]) for r in billed)
+    models = [canonical(str(r["model"])) for r in billed]
+    if path == CODEX_LEDGER:
+        models = [RECORDED_AS.get(m, m) for m in models]
+    return models, sum(float(r["cost"]) for r in billed)
 
 
 SESSIONS = {  # log: (its server's ledger, the models of its requests in order)
     LOG: (LEDGER, ["claude-sonnet-4-5"] * 4 + ["claude-haiku-4-5", "claude-sonnet-4-5"]),
-    CODEX: (CODEX_LEDGER, ["gpt-5.1"] * 4 + ["gpt-5.1-codex-mini"]),
+    CODEX: (CODEX_LEDGER, ["gpt-5.1-codex"] * 4 + ["gpt-5.1-codex-mini"]),
 }
 
 

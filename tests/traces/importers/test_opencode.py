@@ -97,7 +97,8 @@ def test_the_replay_matches_every_bill(path: Path) -> None:
 def test_database_and_export_import_the_same() -> None:
     from_db, from_export = import_paths([OPENAI_DB]).traces, import_paths([OPENAI]).traces
     assert [_usage_of(t) for t in from_db] == [_usage_of(t) for t in from_export]
-    assert from_db[0].header.model == "gpt-5.1" and from_db[0].header.meta["usage_counts"] == "whole prompt"
+    head = from_db[0].header
+    assert head.model == "gpt-5.1-codex" and head.meta["usage_counts"] == "whole prompt"
 
 
 def test_a_step_without_prices_has_no_recorded_cost() -> None:

@@ -1,0 +1,254 @@
+"""Task folders of the Cline family's VS Code extensions: Cline (`saoudrizwan.claude-dev`), Roo Code
+(`rooveterinaryinc.roo-cline`) and Kilo Code (`kilocode.kilo-code`) keep each task under
+`<globalStorage>/<extension id>/tasks/<task id>/`:
+
+- `ui_messages.json`: a JSON array of the rows the chat view shows (`{ts, type: "say"|"ask", say|ask,
+  text, ...}`). One row `say: "api_req_started"` per API request; its `text` is a JSON string, Cline's
+  `ClineApiReqInfo` (src/shared/ExtensionMessage.ts in github.com/cline/cline): `request` (the user
+  content sent, as markdown), `tokensIn`, `tokensOut`, `cacheWrites`, `cacheReads`, `cost`, and when the
+  request failed `cancelReason` / `streamingFailedMessage`. Roo Code and Kilo Code add `apiProtocol`.
+  Cline ≥ 3.2x puts `modelInfo: {providerId, modelId, mode}` on the rows.
+- `api_conversation_history.json` (optional here): the prompts, Anthropic-style `{role, content}`
+  messages, one assistant message per answered request.
+- `task_metadata.json` (Cline, optional): `model_usage` rows `{ts, model_id, model_provider_id}`.
+
+What `tokensIn` counts depends on the provider (the usage chunks of Cline's providers, src/core/api/
+providers/*.ts): Anthropic, OpenRouter and Cline's own gateway give the uncached input only
+(`prompt_tokens - cached - cache_write`), the generic OpenAI-compatible provider the whole prompt; Roo
+Code and Kilo Code say which (`apiProtocol` "anthropic": uncached only, "openai": the whole prompt,
+Roo Code's `getApiProtocol` and its cost functions `calculateApiCostAnthropic`/`calculateApiCostOpenAI`).
+The importer reads `apiProtocol` "openai" (and Cline's `providerId` "openai") as the whole prompt, anything
+else as the uncached part; the choice is noted in the import report.
+
+A `deleted_api_reqs` row (usage of requests the user removed by restoring a checkpoint, summed) is no
+request: its tokens are counted in the report, not replayed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ctxbench.traces.importers.anthropic_blocks import assistant_contents, user_contents
+from ctxbench.traces.importers.base import (
+    ImportFailure,
+    ImportReport,
+    ImportResult,
+    cost,
+    count,
+    json_document,
+    normalize_model,
+    parse_time,
+    tool_use,
+)
+from ctxbench.traces.importers.tokens import Item, build_traces
+from ctxbench.traces.model import Content, Usage
+
+UI = "ui_messages.json"
+HISTORY = "api_conversation_history.json"
+METADATA = "task_metadata.json"
+# The extensions whose task folders this reads (their VS Code ids, the folder under globalStorage).
+EXTENSIONS = {
+    "saoudrizwan.claude-dev": "Cline",
+    "rooveterinaryinc.roo-cline": "Roo Code",
+    "kilocode.kilo-code": "Kilo Code",
+}
+WHOLE_PROMPT = ("openai",)  # `apiProtocol` / Cline `providerId` values whose tokensIn is the whole prompt
+CANNOT = ["system prompt and tool schemas (not in the task folder)"]
+_SHOWN = ("text", "reasoning", "completion_result")  # say rows that show the model's reply
+
+
+def task_files(path: Path) -> tuple[Path, Path | None]:
+    """(ui_messages.json, api_conversation_history.json or None) of a task folder or of either file."""
+    folder = path if path.is_dir() else path.parent
+    ui, hist = folder / UI, folder / HISTORY
+    if not ui.is_file():
+        raise ImportFailure(str(path), f"no {UI} in {folder}: the usage of a task is there")
+    return ui, hist if hist.is_file() else None
+
+
+def _info(row: dict[str, Any], where: str) -> dict[str, Any] | None:
+    """The parsed `ClineApiReqInfo` of an api_req_started row (None when its text is not JSON)."""
+    try:
+        info = json.loads(str(row.get("text") or "{}"))
+    except (ValueError, RecursionError):
+        return None
+    return info if isinstance(info, dict) else None
+
+
+def _usage(info: dict[str, Any], whole: bool, where: str) -> Usage:
+    tin, read = count(info, "tokensIn", where), count(info, "cacheReads", where)
+    write = count(info, "cacheWrites", where)
+    uncached = max(0, tin - read - write) if whole else tin
+    return Usage(uncached, read, write, 0, count(info, "tokensOut", where), cost(info, "cost", where))
+
+
+def _reply_contents(row: dict[str, Any]) -> list[Content]:
+    """What a say row shows of a reply: its text, or the tool call a `tool` row describes."""
+    say, text = row.get("say"), str(row.get("text") or "")
+    if say == "tool":
+        try:
+            call = json.loads(text)
+        except (ValueError, RecursionError):
+            call = None
+        if isinstance(call, dict):
+            return [tool_use(call, f"ui-{row.get('ts', '')}", str(call.get("tool", "tool")))]
+    return [Content("text", text=text)] if say in _SHOWN and text else []
+
+
+def _model_of(row: dict[str, Any], metadata: list[tuple[float, str]], t: float | None) -> tuple[str, str]:
+    """(model id, provider id) of a request: the row's `modelInfo`, else task_metadata's model in use at t."""
+    mi = row.get("modelInfo")
+    if isinstance(mi, dict) and mi.get("modelId"):
+        return str(mi["modelId"]), str(mi.get("providerId", ""))
+    model = ""
+    for ts, m in metadata:
+        if t is None or ts <= t:
+            model = m
+    return model, ""
+
+
+def _metadata(ui: Path, report: ImportReport) -> list[tuple[float, str]]:
+    meta = ui.parent / METADATA
+    if not meta.is_file():
+        return []
+    try:
+        doc = json_document(meta)
+    except ImportFailure as e:
+        report.note(f"{METADATA} not read: {e.reason}")
+        return []
+    rows = doc.get("model_usage") if isinstance(doc, dict) else None
+    out = []
+    for r in rows if isinstance(rows, list) else []:
+        if isinstance(r, dict) and r.get("model_id"):
+            out.append((parse_time(r.get("ts")) or 0.0, str(r["model_id"])))
+    return sorted(out)
+
+
+def import_cline_task(paths: list[Path], report: ImportReport | None = None) -> ImportResult:
+    """One conversation per model, as for Cline's SDK sessions (traces/importers/cline.py): a model's
+    requests read its own provider cache."""
+    ui, hist = task_files(paths[0])
+    report = report or ImportReport(str(ui.parent), "cline-task")
+    report.cannot_provide = list(CANNOT)
+    ext = next((name for key, name in EXTENSIONS.items() if key in ui.parts), "")
+    rows = json_document(ui)
+    if not isinstance(rows, list):
+        raise ImportFailure(str(ui), "not a task's ui_messages: a JSON array of messages expected")
+    metadata = _metadata(ui, report)
+    # (usage, model, user contents, reply contents, time) per request, in order
+    requests: list[dict[str, Any]] = []
+    whole_seen: set[str] = set()
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            report.skip("message not an object", f"{UI}[{i}]")
+            continue
+        say = row.get("say")
+        if say == "deleted_api_reqs":
+            deleted = _info(row, f"{UI}[{i}]") or {}
+            report.counts["deleted requests' usage rows (not replayed)"] += 1
+            report.note(
+                f"{UI}[{i}]: usage of deleted requests (a restored checkpoint), not replayed: "
+                f"tokensIn {deleted.get('tokensIn', 0)}, tokensOut {deleted.get('tokensOut', 0)}, "
+                f"cacheReads {deleted.get('cacheReads', 0)}, cost {deleted.get('cost', 0)}"
+            )
+            continue
+        if say != "api_req_started":
+            if requests and row.get("type") == "say":
+                requests[-1]["reply"] += _reply_contents(row)
+            continue
+        where = f"{UI}[{i}].text"
+        info = _info(row, where)
+        if info is None:
+            report.skip("api_req_started whose text is not a JSON object", f"{UI}[{i}]")
+            continue
+        t = parse_time(row.get("ts"))
+        model, provider = _model_of(row, metadata, t)
+        protocol = str(info.get("apiProtocol") or provider)
+        whole = protocol in WHOLE_PROMPT
+        counted = "is the whole prompt" if whole else "excludes cache reads and writes"
+        whole_seen.add(f"{protocol or 'unnamed'}: tokensIn {counted}")
+        u = _usage(info, whole, f"{ui}")
+        if not (u.total_input or u.output_tokens or u.cost):
+            why = "failed" if info.get("cancelReason") or info.get("streamingFailedMessage") else "no usage"
+            report.skip(f"request without usage ({why})", f"{UI}[{i}]")
+            continue
+        request = str(info.get("request") or "")
+        requests.append(
+            {
+                "usage": u,
+                "model": model,
+                "provider": provider,
+                "user": [Content("text", text=request)] if request else [],
+                "reply": [],
+                "t": t,
+            }
+        )
+    if not requests:
+        raise ImportFailure(str(ui), "no api_req_started row with usage: no request to import")
+    for n in sorted(whole_seen):
+        report.note(f"apiProtocol/provider {n}")
+    if ext:
+        report.note(f"task folder of {ext}")
+    if hist is not None:
+        _prompts_from_history(hist, requests, report)
+    return _build(ui, requests, report)
+
+
+def _prompts_from_history(hist: Path, requests: list[dict[str, Any]], report: ImportReport) -> None:
+    """Replace what the chat rows show by the messages sent when the history pairs one assistant
+    message with each request; otherwise keep the rows and say why."""
+    doc = json_document(hist)
+    if not isinstance(doc, list):
+        report.note(f"{HISTORY} is not a JSON array: prompts taken from {UI}")
+        return
+    msgs = [m for m in doc if isinstance(m, dict) and m.get("role") in ("user", "assistant")]
+    answers = sum(1 for m in msgs if m["role"] == "assistant")
+    if answers != len(requests):
+        report.note(
+            f"{HISTORY} holds {answers} assistant message(s) for {len(requests)} billed request(s): "
+            f"prompts taken from {UI} (what the chat shows)"
+        )
+        return
+    k = 0
+    users: list[Content] = []
+    for j, m in enumerate(msgs):
+        where = f"{HISTORY}[{j}]"
+        if m["role"] == "user":
+            users += user_contents(m.get("content"), report, where)
+        else:
+            requests[k]["user"], requests[k]["reply"] = users, assistant_contents(m.get("content"), report)
+            users, k = [], k + 1
+    report.counts["prompts from api_conversation_history"] = len(requests)
+
+
+def _build(ui: Path, requests: list[dict[str, Any]], report: ImportReport) -> ImportResult:
+    convs: dict[str, list[Item]] = {}
+    gateway: dict[str, str] = {}  # the provider id of a model's first request (sim/providers/choice.py)
+    pending: dict[str, list[Item]] = {}
+    since: list[Item] = []
+    for r in requests:
+        model = r["model"]
+        user = Item("user", r["user"], t=r["t"]) if r["user"] else None
+        if user is not None:
+            since.append(user)
+            for m in pending:
+                pending[m].append(user)
+        if model not in convs:
+            convs[model], pending[model] = [], list(since)
+            gateway[model] = r["provider"]
+            if len(convs) > 1:
+                report.note(
+                    f"{model or 'unnamed model'}: requests on another model are a conversation of their own"
+                )
+        convs[model] += pending[model]
+        convs[model].append(Item("reply", r["reply"], t=r["t"], usage=r["usage"]))
+        pending[model], since = [], []
+    out = []
+    for k, (model, items) in enumerate(convs.items()):
+        name = "main" if k == 0 else (model.rsplit("/", 1)[-1] or f"model-{k + 1}")
+        out.append(
+            (name, items, normalize_model(model), model, {"format": "cline-task", "gateway": gateway[model]})
+        )
+    return build_traces(out, str(ui), "cline-task", report, whole=True)
