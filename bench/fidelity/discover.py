@@ -69,10 +69,7 @@ def discover(root: Path) -> Found:
         except ImportFailure as e:
             skipped.append((rel, e.reason))
     with_session = {
-        extra
-        for log in logs
-        if log.format == "claude-code"
-        for extra in related_files(log.path)[1:]
+        extra for log in logs if log.format == "claude-code" for extra in related_files(log.path)[1:]
     }
     logs = [log for log in logs if log.path not in with_session]
     return Found(root, tuple(logs), tuple(skipped))
