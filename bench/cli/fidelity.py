@@ -12,7 +12,8 @@ from pathlib import Path
 from ctxbench.bench.fidelity.compare import compare
 from ctxbench.bench.fidelity.fields import session_json
 from ctxbench.bench.fidelity.replay import serving
-from ctxbench.sim.core.catalog import add_prices_file
+from ctxbench.bench.fidelity.text import session_text
+from ctxbench.sim.core.catalog import CatalogError, add_prices_file
 from ctxbench.traces.format import TraceError, read_trace
 from ctxbench.traces.importers import ImportFailure, detect, import_paths
 from ctxbench.traces.model import MessageEvent, Trace
@@ -119,52 +120,40 @@ def handle(args: argparse.Namespace) -> int:
             raise ValueError(f"{path}: a folder; give its log files, or {every}")
     out: list[str] = []
     traces = [t for path in args.traces for t in traces_of(path)]
+    unknown = 0
     for _path, tr in traces:  # every model known before the first request (H-20)
         if any(isinstance(e, MessageEvent) and e.usage is not None for e in tr.events):
-            note = serving(tr, args.provider, args.model).note
+            try:
+                note = serving(tr, args.provider, args.model).note
+            except CatalogError:
+                unknown += 1
+                if unknown == len(traces):
+                    raise
+                continue  # named where it is scored
             if note:
                 print(f"note: {note}", file=sys.stderr)
     docs: list[dict[str, object]] = []
     for path, tr in traces:
-        sf = compare(
-            tr,
-            Path(path.split("#")[0]).stem + (f"#{path.split('#', 1)[1]}" if "#" in path else ""),
-            args.policy,
-            args.provider,
-            warm=not args.no_warm,
-            keep_warm=args.keep_warm,
-            model=args.model,
-        )
+        name = Path(path.split("#")[0]).stem + (f"#{path.split('#', 1)[1]}" if "#" in path else "")
+        try:
+            sf = compare(
+                tr, name, args.policy, args.provider,
+                warm=not args.no_warm, keep_warm=args.keep_warm, model=args.model,
+            )  # fmt: skip
+        except CatalogError as e:
+            if len(traces) == 1:
+                raise
+            # one conversation on an unknown model: the others are scored, this one named (issue 28)
+            print(f"note: {path}: not scored: {e}", file=sys.stderr)
+            if args.json:
+                docs.append({"trace": path, "session": name, "within_tolerance": None, "note": str(e)})
+            else:
+                out.append(f"{path}: not scored: {e}")
+            continue
         if args.json:
             docs.append({"trace": path, **session_json(sf, args.requests)})
             continue
-        if not sf.has_usage:
-            out.append(f"{path}: no per-request usage in the log (totals only): nothing to compare")
-            continue
-        out.append(
-            f"{path}: {sf.n} requests · model {' -> '.join(sf.models)} · policy {sf.policy} · "
-            f"within tolerance {sf.share_within:.1%} · read match {sf.share_ok:.1%} "
-            f"(naive {sf.share_naive_ok:.1%})"
-        )
-        out.append(
-            f"  cache read billed {sf.total('billed'):,} predicted {sf.total('predicted'):,} · "
-            f"cost billed ${sf.cost_billed:.4f} predicted ${sf.cost_predicted:.4f}"
-        )
-        if sf.outside:  # taken from the bill and counted apart (bench/fidelity/outside.py)
-            base = sf.baseline
-            out.append(
-                f"  outside events taken from the bill: lookup failures {list(sf.outside.lookup_failures)}, "
-                f"outside warming {list(sf.outside.outside_warming)}, unlogged turn content "
-                f"{list(sf.outside.unlogged_turn_content)} · without them: within "
-                f"{base.share_within:.1%}, cost predicted ${base.cost_predicted:.4f}"
-            )
-        for r in sf.requests if args.requests else sf.misses:
-            out.append(
-                f"  #{r.index} t={r.t:.0f}s read {r.billed.cache_read:,}/{r.predicted.cache_read:,} "
-                f"write {r.billed.cache_write_5m + r.billed.cache_write_1h:,}/{r.predicted.cache_write:,} "
-                f"uncached {r.billed.input_tokens:,}/{r.input_predicted:,}"
-                + (f" — {r.cause}" if r.cause else "")
-            )
+        out += session_text(path, sf, args.requests)
     if args.json:
         print(json.dumps(docs if len(docs) != 1 else docs[0], indent=2))
         return 0
