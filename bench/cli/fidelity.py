@@ -8,6 +8,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import IO
 
 from ctxbench.bench.fidelity.compare import compare
 from ctxbench.bench.fidelity.fields import session_json
@@ -51,6 +52,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="DIR",
         help="report over every log under DIR (default: traces-real/, or $CTXBENCH_REAL)",
     )
+    p.add_argument(
+        "--corpus",
+        metavar="DIR",
+        help="with --all-real: a folder made by `python -m ctxbench.bench.corpus.extract --out DIR`; "
+        "its test/ rows are the test part (reported first), its dev/ rows join the --all-real folder as the "
+        "development part (bench/corpus/README.md)",
+    )
+    p.add_argument("--split", choices=("test", "dev"), help="with --corpus: report this part only")
     p.add_argument("-o", "--output", help="write the report to FILE (markdown)")
     p.add_argument("--requests", action="store_true", help="print every request, not only mismatches")
     p.add_argument(
@@ -93,6 +102,8 @@ def handle(args: argparse.Namespace) -> int:
 
         stream = terminal_stderr(args.quiet or args.json)  # progress never reaches stdout
         root = Path(args.all_real) if args.all_real else DEFAULT_DIR
+        if args.corpus:
+            return _parts(args, root, stream)
         if args.json:  # every conversation of every log under the folder, one object each
             found = discover(root)
             sessions = [
@@ -112,6 +123,8 @@ def handle(args: argparse.Namespace) -> int:
         else:
             print(text, end="")
         return 0
+    if args.corpus or args.split:
+        raise ValueError("--corpus and --split go with --all-real")
     if not args.traces:
         raise ValueError("give trace files or --all-real")
     for path in args.traces:
@@ -161,4 +174,34 @@ def handle(args: argparse.Namespace) -> int:
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
     print(text, end="")
+    return 0
+
+
+def _parts(args: argparse.Namespace, root: Path, stream: IO[str] | None) -> int:
+    """`--all-real --corpus DIR [--split]`: the test part first, then the development part
+    (bench/fidelity/parts.py); `--json` gives every conversation with its part."""
+    from ctxbench.bench.fidelity.logs import not_compared_json
+    from ctxbench.bench.fidelity.parts import parts, render_parts, replay_part
+    from ctxbench.bench.fidelity.report import label
+
+    shared = root if root.is_dir() else None
+    if args.json:
+        docs = []
+        for part in parts(shared, Path(args.corpus), args.split):
+            convs, _found = replay_part(part, stream)
+            for r in convs:
+                doc = (
+                    {**session_json(r.fidelity, args.requests), "session": label(r.log, r.name)}
+                    if r.fidelity and r.compared
+                    else not_compared_json(r, label(r.log, r.name))
+                )
+                docs.append(doc | {"part": part.name, "log": r.log.rel, "format": r.log.format})
+        print(json.dumps(docs, indent=2))
+        return 0
+    text = render_parts(shared, Path(args.corpus), args.split, stream)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}")
+    else:
+        print(text, end="")
     return 0
