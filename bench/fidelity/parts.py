@@ -11,6 +11,7 @@ compared are named with why.
 
 from __future__ import annotations
 
+import hashlib
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,7 +52,13 @@ def parts(shared: Path | None, corpus: Path | None, split: str | None) -> list[P
 def replay_part(part: Part, stream: IO[str] | None = None) -> tuple[list[Replayed], list[Found]]:
     """Every conversation of every log of the part, replayed."""
     found = [discover(root) for root in part.roots]
-    logs = [log for f in found for log in f.logs]
+    seen: set[str] = set()
+    logs = []
+    for log in (log for f in found for log in f.logs):  # a file in two folders is replayed once
+        digest = hashlib.sha256(log.path.read_bytes()).hexdigest()
+        if digest not in seen:
+            seen.add(digest)
+            logs.append(log)
     progress = Progress(len(logs), 0, stream, f"fidelity {part.name}", unit="file")
     convs: list[Replayed] = []
     try:
