@@ -56,12 +56,12 @@ class _Message(msgspec.Struct):
 class _Line(msgspec.Struct):
     type: str | None = None
     uuid: str | None = None
-    requestId: str | None = None  # noqa: N815 (the log's name)
-    agentId: str | None = None  # noqa: N815
-    isSidechain: bool | None = None  # noqa: N815
-    parentUuid: str | None = None  # noqa: N815
+    requestId: str | None = None  # the log's field names
+    agentId: str | None = None
+    isSidechain: bool | None = None
+    parentUuid: str | None = None
     message: _Message | msgspec.Raw | None = None
-    costUSD: float | None = None  # noqa: N815
+    costUSD: float | None = None
 
 
 _DECODER = msgspec.json.Decoder(_Line)
