@@ -104,44 +104,45 @@ def read_requests(path: Path) -> tuple[dict[str, _Request], int] | None:
     try:
         for k, f in enumerate(related_files(path)):
             with open_log(f) as fh:
-                for raw in fh:
-                    side = b'"isSidechain":true' in raw and k == 0
-                    if b'"usage"' not in raw and not side:
+                data = fh.read()
+            for raw in data.split(b"\n"):
+                side = b'"isSidechain":true' in raw and k == 0
+                if b'"usage"' not in raw and not side:
+                    continue
+                o = _DECODER.decode(raw)
+                conv = "main"
+                if side and o.uuid is not None:  # a sidechain starts where its parent is none of one
+                    conv = roots[o.uuid] = roots.get(o.parentUuid or "", o.uuid)
+                if o.type != "assistant" or not isinstance(o.message, _Message):
+                    continue
+                if o.uuid is not None:
+                    if o.uuid in uuids:
                         continue
-                    o = _DECODER.decode(raw)
-                    conv = "main"
-                    if side and o.uuid is not None:  # a sidechain starts where its parent is none of one
-                        conv = roots[o.uuid] = roots.get(o.parentUuid or "", o.uuid)
-                    if o.type != "assistant" or not isinstance(o.message, _Message):
-                        continue
-                    if o.uuid is not None:
-                        if o.uuid in uuids:
-                            continue
-                        uuids.add(o.uuid)
-                    m = o.message
-                    model = m.model or ""
-                    if model == "<synthetic>" or m.usage is None or m.usage.input_tokens is None:
-                        continue
-                    u = m.usage
-                    rid = o.requestId or m.id
-                    if rid is None:
-                        return None  # the importer names such a line by where it is
-                    convs.add((0 if "acompact" in f.name else k, conv))  # a compaction agent: main's
-                    prev = reqs.get(rid)
-                    if prev is not None:
-                        prev.output = _n(u.output_tokens)
-                        continue
-                    write = _n(u.cache_creation_input_tokens)
-                    w1 = min(_n(u.cache_creation.ephemeral_1h_input_tokens) if u.cache_creation else 0, write)
-                    if u.speed == "fast" and model and not model.endswith("-fast"):
-                        model = f"{model}-fast"
-                    c = o.costUSD
-                    if c is not None and not (math.isfinite(c) and 0 <= c <= MAX_COST):
-                        return None
-                    reqs[rid] = _Request(
-                        model, _n(u.input_tokens), _n(u.cache_read_input_tokens), write - w1, w1,
-                        _n(u.output_tokens), c,
-                    )  # fmt: skip
+                    uuids.add(o.uuid)
+                m = o.message
+                model = m.model or ""
+                if model == "<synthetic>" or m.usage is None or m.usage.input_tokens is None:
+                    continue
+                u = m.usage
+                rid = o.requestId or m.id
+                if rid is None:
+                    return None  # the importer names such a line by where it is
+                convs.add((0 if "acompact" in f.name else k, conv))  # a compaction agent: main's
+                prev = reqs.get(rid)
+                if prev is not None:
+                    prev.output = _n(u.output_tokens)
+                    continue
+                write = _n(u.cache_creation_input_tokens)
+                w1 = min(_n(u.cache_creation.ephemeral_1h_input_tokens) if u.cache_creation else 0, write)
+                if u.speed == "fast" and model and not model.endswith("-fast"):
+                    model = f"{model}-fast"
+                c = o.costUSD
+                if c is not None and not (math.isfinite(c) and 0 <= c <= MAX_COST):
+                    return None
+                reqs[rid] = _Request(
+                    model, _n(u.input_tokens), _n(u.cache_read_input_tokens), write - w1, w1,
+                    _n(u.output_tokens), c,
+                )  # fmt: skip
     except (msgspec.DecodeError, msgspec.ValidationError, ValueError, UnicodeDecodeError):
         return None
     return reqs, max(1, len(convs))
