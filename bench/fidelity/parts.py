@@ -78,7 +78,7 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
     """The part's headline: pooled per family, per conversation, coverage, not scored, not compared."""
     lines = [f"## {part.name} part: prediction (nothing taken from the bill) vs naive", ""]
     lines.append(
-        "Folders: " + ", ".join(f"`{r.name}`" if part.name == "dev" else f"`{r}`" for r in part.roots)
+        "Folders: " + ", ".join(f"`{r.parent.name}/{r.name}`" for r in part.roots)
     )
     lines += [
         "",
