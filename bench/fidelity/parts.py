@@ -67,7 +67,9 @@ def replay_part(part: Part, stream: IO[str] | None = None) -> tuple[list[Replaye
             progress.update()
     finally:
         progress.close()
-    return convs, found
+    from ctxbench.bench.fidelity.report import billed_once
+
+    return billed_once(convs), found  # a request copied into two logs is scored once
 
 
 def _pct(a: float, b: float) -> str:
@@ -77,9 +79,7 @@ def _pct(a: float, b: float) -> str:
 def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
     """The part's headline: pooled per family, per conversation, coverage, not scored, not compared."""
     lines = [f"## {part.name} part: prediction (nothing taken from the bill) vs naive", ""]
-    lines.append(
-        "Folders: " + ", ".join(f"`{r.parent.name}/{r.name}`" for r in part.roots)
-    )
+    lines.append("Folders: " + ", ".join(f"`{r.parent.name}/{r.name}`" for r in part.roots))
     lines += [
         "",
         "| log | conversation | format | model | requests | within | naive within | read match | naive read "
@@ -141,7 +141,12 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
                 f"- not scored: {Path(r.log.rel).name} {r.name}: {len(r.fidelity.not_scored)} request(s), "
                 f"{r.fidelity.not_scored_why}"
             )
-        if not r.compared:
+        if r.fidelity is not None and r.fidelity.copied and not r.fidelity.n:
+            lines.append(
+                f"- scored elsewhere: {Path(r.log.rel).name} {r.name}: its {r.fidelity.copied} request(s) "
+                "are copies of another log's (same requestId), scored there"
+            )
+        elif not r.compared:
             lines.append(
                 f"- not compared: {Path(r.log.rel).name} {r.name} ({r.recorded_model()}): {r.why_not}"
             )
