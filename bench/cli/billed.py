@@ -55,9 +55,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from ctxbench.bench.billed import billed_totals, first_time
+    from ctxbench.bench.billed_fast import fast_totals
     from ctxbench.bench.fidelity.discover import Log, discover
     from ctxbench.sim.core.catalog import add_prices_file, canonical
     from ctxbench.traces.importers import detect, import_paths
+    from ctxbench.traces.importers.base import normalize_model
 
     if args.prices:
         add_prices_file(args.prices)
@@ -74,10 +76,17 @@ def handle(args: argparse.Namespace) -> int:
     seen: set[str] = set()  # request ids counted: a copy in a later log is left out
     for k in sorted(range(len(logs)), key=lambda k: first_time(logs[k].path)):  # stable: ties keep order
         log = logs[k]
-        res = import_paths([log.path], log.format)
         if model is not None:
             print(f"note: {log.rel}: priced as {model} (--model)", file=sys.stderr)
-        t = billed_totals(list(res.traces), model, seen if log.format == "claude-code" else None, args.mode)
+        fast = fast_totals(log.path, model, seen, args.mode) if log.format == "claude-code" else None
+        if fast is not None:  # its usage lines only (bench/billed_fast.py)
+            t, main_model, n_conv = fast.totals, normalize_model(fast.model), fast.conversations
+        else:
+            res = import_paths([log.path], log.format)
+            t = billed_totals(
+                list(res.traces), model, seen if log.format == "claude-code" else None, args.mode
+            )
+            main_model, n_conv = res.main.header.model, len(res.traces)
         if t.copied:
             print(
                 f"note: {log.rel}: {t.copied} request(s) copied from an earlier session "
@@ -86,9 +95,9 @@ def handle(args: argparse.Namespace) -> int:
             )
         rows[k] = (
             {
-                "session": log.rel, "format": log.format, "model": _main_model(t) or res.main.header.model,
+                "session": log.rel, "format": log.format, "model": model or _main_model(t) or main_model,
                 "modelsUsed": [m.model for m in t.models],
-                "conversations": len(res.traces), "requests": t.requests, "inputTokens": t.input,
+                "conversations": n_conv, "requests": t.requests, "inputTokens": t.input,
                 "outputTokens": t.output, "cacheCreationTokens": t.cache_write,
                 "cacheCreation1hTokens": t.cache_write_1h, "cacheReadTokens": t.cache_read,
                 "totalTokens": t.input + t.output + t.cache_write + t.cache_read,
@@ -125,7 +134,6 @@ def _table(rows: list[dict[str, Any]]) -> str:
     widths = [max(len(str(c)) for c in col) for col in zip(head, *body, strict=True)]
     fmt = "  ".join(f"{{:<{w}}}" if i == 0 else f"{{:>{w}}}" for i, w in enumerate(widths))
     return "\n".join(fmt.format(*line) for line in (head, *body))
-
 
 
 def _dollars(cost: float | None) -> str:

@@ -8,11 +8,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import IO
 
 from ctxbench.bench.fidelity.compare import compare
 from ctxbench.bench.fidelity.fields import session_json
 from ctxbench.bench.fidelity.replay import serving
-from ctxbench.sim.core.catalog import add_prices_file
+from ctxbench.bench.fidelity.text import session_text
+from ctxbench.sim.core.catalog import CatalogError, add_prices_file
 from ctxbench.traces.format import TraceError, read_trace
 from ctxbench.traces.importers import ImportFailure, detect, import_paths
 from ctxbench.traces.model import MessageEvent, Trace
@@ -50,6 +52,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="DIR",
         help="report over every log under DIR (default: traces-real/, or $CTXBENCH_REAL)",
     )
+    p.add_argument(
+        "--corpus",
+        metavar="DIR",
+        help="with --all-real: a folder made by `python -m ctxbench.bench.corpus.extract --out DIR`; "
+        "its test/ rows are the test part (reported first), its dev/ rows join the --all-real folder as the "
+        "development part (bench/corpus/README.md)",
+    )
+    p.add_argument("--split", choices=("test", "dev"), help="with --corpus: report this part only")
     p.add_argument("-o", "--output", help="write the report to FILE (markdown)")
     p.add_argument("--requests", action="store_true", help="print every request, not only mismatches")
     p.add_argument(
@@ -94,6 +104,8 @@ def handle(args: argparse.Namespace) -> int:
 
         stream = terminal_stderr(args.quiet or args.json)  # progress never reaches stdout
         root = Path(args.all_real) if args.all_real else DEFAULT_DIR
+        if args.corpus:
+            return _parts(args, root, stream)
         if args.json:  # every conversation of every log under the folder, one object each
             found = discover(root)
             sessions = [
@@ -113,6 +125,8 @@ def handle(args: argparse.Namespace) -> int:
         else:
             print(text, end="")
         return 0
+    if args.corpus or args.split:
+        raise ValueError("--corpus and --split go with --all-real")
     if not args.traces:
         raise ValueError("give trace files or --all-real")
     for path in args.traces:
@@ -121,52 +135,40 @@ def handle(args: argparse.Namespace) -> int:
             raise ValueError(f"{path}: a folder; give its log files, or {every}")
     out: list[str] = []
     traces = [t for path in args.traces for t in traces_of(path)]
+    unknown = 0
     for _path, tr in traces:  # every model known before the first request (H-20)
         if any(isinstance(e, MessageEvent) and e.usage is not None for e in tr.events):
-            note = serving(tr, args.provider, args.model).note
+            try:
+                note = serving(tr, args.provider, args.model).note
+            except CatalogError:
+                unknown += 1
+                if unknown == len(traces):
+                    raise
+                continue  # named where it is scored
             if note:
                 print(f"note: {note}", file=sys.stderr)
     docs: list[dict[str, object]] = []
     for path, tr in traces:
-        sf = compare(
-            tr,
-            Path(path.split("#")[0]).stem + (f"#{path.split('#', 1)[1]}" if "#" in path else ""),
-            args.policy,
-            args.provider,
-            warm=not args.no_warm,
-            keep_warm=args.keep_warm,
-            model=args.model,
-        )
+        name = Path(path.split("#")[0]).stem + (f"#{path.split('#', 1)[1]}" if "#" in path else "")
+        try:
+            sf = compare(
+                tr, name, args.policy, args.provider,
+                warm=not args.no_warm, keep_warm=args.keep_warm, model=args.model,
+            )  # fmt: skip
+        except CatalogError as e:
+            if len(traces) == 1:
+                raise
+            # one conversation on an unknown model: the others are scored, this one named (issue 28)
+            print(f"note: {path}: not scored: {e}", file=sys.stderr)
+            if args.json:
+                docs.append({"trace": path, "session": name, "within_tolerance": None, "note": str(e)})
+            else:
+                out.append(f"{path}: not scored: {e}")
+            continue
         if args.json:
             docs.append({"trace": path, **session_json(sf, args.requests)})
             continue
-        if not sf.has_usage:
-            out.append(f"{path}: no per-request usage in the log (totals only): nothing to compare")
-            continue
-        out.append(
-            f"{path}: {sf.n} requests · model {' -> '.join(sf.models)} · policy {sf.policy} · "
-            f"within tolerance {sf.share_within:.1%} · read match {sf.share_ok:.1%} "
-            f"(naive {sf.share_naive_ok:.1%})"
-        )
-        out.append(
-            f"  cache read billed {sf.total('billed'):,} predicted {sf.total('predicted'):,} · "
-            f"cost billed ${sf.cost_billed:.4f} predicted ${sf.cost_predicted:.4f}"
-        )
-        if sf.outside:  # taken from the bill and counted apart (bench/fidelity/outside.py)
-            base = sf.baseline
-            out.append(
-                f"  outside events taken from the bill: lookup failures {list(sf.outside.lookup_failures)}, "
-                f"outside warming {list(sf.outside.outside_warming)}, unlogged turn content "
-                f"{list(sf.outside.unlogged_turn_content)} · without them: within "
-                f"{base.share_within:.1%}, cost predicted ${base.cost_predicted:.4f}"
-            )
-        for r in sf.requests if args.requests else sf.misses:
-            out.append(
-                f"  #{r.index} t={r.t:.0f}s read {r.billed.cache_read:,}/{r.predicted.cache_read:,} "
-                f"write {r.billed.cache_write_5m + r.billed.cache_write_1h:,}/{r.predicted.cache_write:,} "
-                f"uncached {r.billed.input_tokens:,}/{r.input_predicted:,}"
-                + (f" — {r.cause}" if r.cause else "")
-            )
+        out += session_text(path, sf, args.requests)
     if args.json:
         print(json.dumps(docs if len(docs) != 1 else docs[0], indent=2))
         return 0
@@ -174,4 +176,34 @@ def handle(args: argparse.Namespace) -> int:
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
     print(text, end="")
+    return 0
+
+
+def _parts(args: argparse.Namespace, root: Path, stream: IO[str] | None) -> int:
+    """`--all-real --corpus DIR [--split]`: the test part first, then the development part
+    (bench/fidelity/parts.py); `--json` gives every conversation with its part."""
+    from ctxbench.bench.fidelity.logs import not_compared_json
+    from ctxbench.bench.fidelity.parts import parts, render_parts, replay_part
+    from ctxbench.bench.fidelity.report import label
+
+    shared = root if root.is_dir() else None
+    if args.json:
+        docs = []
+        for part in parts(shared, Path(args.corpus), args.split):
+            convs, _found = replay_part(part, stream)
+            for r in convs:
+                doc = (
+                    {**session_json(r.fidelity, args.requests), "session": label(r.log, r.name)}
+                    if r.fidelity and r.compared
+                    else not_compared_json(r, label(r.log, r.name))
+                )
+                docs.append(doc | {"part": part.name, "log": r.log.rel, "format": r.log.format})
+        print(json.dumps(docs, indent=2))
+        return 0
+    text = render_parts(shared, Path(args.corpus), args.split, stream)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}")
+    else:
+        print(text, end="")
     return 0

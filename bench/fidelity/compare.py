@@ -28,6 +28,7 @@ from ctxbench.bench.fidelity.gateway import as_charged, reports_cache_writes
 from ctxbench.bench.fidelity.outside import recognise
 from ctxbench.bench.fidelity.replay import is_anthropic, replay, serving
 from ctxbench.bench.fidelity.results import OutsideEvents, RequestCompare, SessionFidelity, near
+from ctxbench.bench.fidelity.unsure import TIMING_CAUSES, unsure
 from ctxbench.policies.preset import Policy, load_policy
 from ctxbench.sim.core.catalog import prices
 from ctxbench.sim.core.profiles import profile as profile_config
@@ -121,8 +122,10 @@ def _score(
     mentions: tuple[str, ...] = ()  # @-mentions of the current turn's prompt, of the one before
     before: tuple[str, ...] = ()
     written: dict[int, int] = {}  # billed cached part -> request index
+    doubt = unsure(trace)
     i = -1
     recs = iter(records)
+    stopped = False
     for ev in trace.events:
         if isinstance(ev, CompactionEvent):
             turn_start, real = 0, True
@@ -134,9 +137,13 @@ def _score(
                 real = True
                 before, mentions = mentions, _mentions(ev)
             continue
-        rec = next(recs, None)
-        if rec is None:
-            break
+        rec = None if stopped else next(recs, None)
+        if rec is None:  # the replay stopped (e.g. a prompt over the model's window): named, not dropped
+            stopped = True
+            i += 1
+            if ev.usage is not None:
+                sf.not_scored.append(i)
+            continue
         i += 1
         t = ev.t or 0.0
         gap = t - prev_t if prev_t is not None else 0.0
@@ -145,13 +152,27 @@ def _score(
             real = False
             continue
         b = ev.usage
+        naive = min(prev_cached, _cached(b)) if i else 0
+        why = doubt.at(i)
         p_billed = _usage(rec)
+        fallback = ""
+        # after the last mark, in no block of the trace (providers.md §1.9), unless the importer
+        # sized the blocks on the whole prompt (traces/importers/sizing.py `sized_on`)
+        tail = 0 if meta.get("sized_on") == "prompt" else b.input_tokens
+        if (
+            why
+            and rec.miss_cause not in TIMING_CAUSES
+            and rec.cache_read != naive
+            and not near(rec.cache_read, naive)
+        ):
+            p_billed = _naive_usage(b, naive, b.input_tokens - tail, rec.output)  # no invented break
+            fallback = f"naive ({why})"
         p = reported_usage(p_billed, reported)
         charged = b if reported else as_charged(b, str(meta.get("ttl", "5m")))
-        naive = min(prev_cached, _cached(b)) if i else 0
         prev_cached = _cached(b)
         rc = RequestCompare(i, t, gap, b, p, naive, rec.miss_cause, turn_start=turn_start, real_user=real)
         rc.request_id = ev.request_id
+        rc.unsure, rc.fallback = why, fallback
         rc.model = rec.model
         rc.fallback_of = written.get(b.cache_read, -1)
         rc.outside = outside.kind_of(i)
@@ -162,9 +183,6 @@ def _score(
             # a read that fell back to the turn start marks non-tool-result content the log does
             # not show (e.g. IDE diagnostics reminders, Claude Code 2.0.x): a new turn starts here
             turn_start, real = _cached(b), False
-        # after the last mark, in no block of the trace (providers.md §1.9), unless the importer
-        # sized the blocks on the whole prompt (traces/importers/sizing.py `sized_on`)
-        tail = 0 if meta.get("sized_on") == "prompt" else b.input_tokens
         rc.input_predicted = p.uncached + tail
         if not rc.within:  # automatic-prefix caches: bench/fidelity/auto.py, given the requests before
             rc.cause = (
@@ -184,4 +202,17 @@ def _score(
         n5, n1 = (0, nw) if b.cache_write_1h and not b.cache_write_5m else (nw, 0)
         rc.cost_naive = pr.cost(b.input_tokens, naive, n5, n1, b.output_tokens)
         sf.cost_naive += rc.cost_naive
+    if sf.not_scored:
+        sf.not_scored_why = (
+            f"the replay stopped after request #{sf.not_scored[0] - 1} (a prompt over "
+            f"{model}'s window, or an error of the replayed run)"
+        )
     return sf
+
+
+def _naive_usage(b: Usage, naive: int, uncached: int, output: int) -> SimUsage:
+    """What the bill implies for a request the replay is unsure of: the naive read, the rest of
+    the billed cached part written (at the billed ttl), the billed uncached input."""
+    write = _cached(b) - naive
+    w5, w1 = (0, write) if b.cache_write_1h and not b.cache_write_5m else (write, 0)
+    return SimUsage(uncached, naive, w5, w1, output)

@@ -69,10 +69,7 @@ def discover(root: Path) -> Found:
         except ImportFailure as e:
             skipped.append((rel, e.reason))
     with_session = {
-        extra
-        for log in logs
-        if log.format == "claude-code"
-        for extra in related_files(log.path)[1:]
+        extra for log in logs if log.format == "claude-code" for extra in related_files(log.path)[1:]
     }
     # A Cline-family task folder is one log: its ui_messages.json (the importer reads the prompts
     # in api_conversation_history.json beside it).

@@ -43,24 +43,47 @@ def _sum(rows: list[dict[str, float]]) -> dict[str, float]:
     return out
 
 
+def naive(r: RequestCompare) -> dict[str, float]:
+    """The naive replay's request: the previous request's read + write read, the rest written."""
+    b = r.billed
+    write = b.cache_read + b.cache_write_5m + b.cache_write_1h - r.naive_read
+    w5, w1 = (0, write) if b.cache_write_1h and not b.cache_write_5m else (write, 0)
+    return {
+        "input": b.input_tokens,
+        "cache_read": r.naive_read,
+        "cache_write_5m": w5,
+        "cache_write_1h": w1,
+        "output": b.output_tokens,
+        "cost": r.cost_naive,
+    }
+
+
 def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
-    """One session: `requests`, `within_tolerance` (share of requests whose cache read, cache
-    write and uncached input are each within max(1 %, 128) tokens of the bill, 0-1; null without
-    per-request usage), `billed` and `predicted` totals of every field; these figures replay the
-    outside events taken from the bill as observed (bench/fidelity/outside.py). `outside_events`
-    lists them per kind (requests, count, cost: what replaying them changes in the predicted cost
-    of their requests); `unconditioned` holds the figures of the replay without them."""
+    """One session. Its top level is the prediction, nothing taken from the bill (issue 28):
+    `within_tolerance` (share of requests whose cache read, cache write and uncached input are
+    each within max(1 %, 128) tokens of the bill, 0-1; null without per-request usage),
+    `read_match`, `billed` and `predicted` totals of every field, `cost_interval` (central value
+    and 90 % interval, bench/fidelity/interval.py), `fallbacks` (requests predicted as the naive
+    read where the client model is unsure, bench/fidelity/unsure.py) and `not_scored` (billed
+    requests the replay did not reach, with why). `naive` holds the naive replay's figures;
+    `conditioned` those of the replay with the outside events taken from the bill
+    (bench/fidelity/outside.py), listed per kind in `outside_events` (requests, count, cost: what
+    replaying them changes in the predicted cost of their requests) as an explanation;
+    `unconditioned` repeats the top-level figures (kept for readers of the earlier shape)."""
+    base = sf.baseline
     out: dict[str, Any] = {
         "session": sf.name,
         "model": sf.model,
         "policy": sf.policy,
         "requests": sf.n,
         "per_request_usage": sf.has_usage,
-        "within_tolerance": round(sf.share_within, 4) if sf.has_usage else None,
-        "read_match": round(sf.share_ok, 4) if sf.has_usage else None,
+        "within_tolerance": round(base.share_within, 4) if sf.has_usage else None,
+        "read_match": round(base.share_ok, 4) if sf.has_usage else None,
         "billed": _sum([billed(r) for r in sf.requests]) if sf.has_usage else None,
-        "predicted": _sum([predicted(r) for r in sf.requests]) if sf.has_usage else None,
+        "predicted": _sum([predicted(r) for r in base.requests]) if sf.has_usage else None,
     }
+    if sf.not_scored:
+        out["not_scored"] = {"count": len(sf.not_scored), "requests": sf.not_scored, "why": sf.not_scored_why}
     if len(sf.models) > 1:  # a session on several models (`model_switch`): each request priced as its own
         out["models"] = sf.models
     if sf.copied:  # a forked session's copies of earlier requests: scored where they were billed
@@ -68,7 +91,30 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
     if not sf.has_usage:
         out["note"] = "the log has no per-request usage (totals only): nothing to compare"
         return out
-    base = sf.baseline
+    from ctxbench.bench.fidelity.interval import cost_interval
+
+    ci = cost_interval(sf)
+    out["cost_interval"] = {
+        "central": round(ci.central, 6),
+        "low": round(ci.low, 6),
+        "high": round(ci.high, 6),
+        "level": 0.9,
+        "billed_inside": ci.holds(sf.cost_billed),
+    }
+    out["fallbacks"] = {
+        "count": base.fallbacks,
+        "requests": {str(r.index): r.fallback for r in base.requests if r.fallback},
+    }
+    out["naive"] = {
+        "within_tolerance": round(sf.share_naive_within, 4),
+        "read_match": round(sf.share_naive_ok, 4),
+        "predicted": _sum([naive(r) for r in sf.requests]),
+    }
+    out["conditioned"] = {
+        "within_tolerance": round(sf.share_within, 4),
+        "read_match": round(sf.share_ok, 4),
+        "predicted": _sum([predicted(r) for r in sf.requests]),
+    }
     out["outside_events"] = {
         kind: {
             "requests": list(sf.outside.at(kind)),
@@ -88,11 +134,15 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
                 "index": r.index,
                 "t": r.t,
                 "model": r.model,
-                "within": r.within,
+                "within": u.within,
+                "naive_within": r.naive_within,
                 "outside": r.outside,
+                "unsure": u.unsure,
+                "fallback": u.fallback,
                 "billed": billed(r),
-                "predicted": predicted(r),
-                "predicted_unconditioned": predicted(u),
+                "predicted": predicted(u),
+                "predicted_conditioned": predicted(r),
+                "predicted_naive": naive(r),
             }
             for r, u in zip(sf.requests, base.requests, strict=True)
         ]

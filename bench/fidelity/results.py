@@ -84,6 +84,8 @@ class RequestCompare:
     request_id: str = ""  # the provider's id (a forked session's copies carry the original's)
     cost_naive: float = 0.0
     model: str = ""  # the model it ran on and is priced as (a `model_switch` changes it)
+    unsure: str = ""  # why the replay's model of the client is unsure here (bench/fidelity/unsure.py)
+    fallback: str = ""  # "naive (<reason>)": the prediction is the naive read (unsure.py)
 
     @property
     def ok(self) -> bool:
@@ -104,6 +106,15 @@ class RequestCompare:
     def naive_ok(self) -> bool:
         return abs(self.naive_read - self.billed.cache_read) <= tolerance(self.billed.cache_read)
 
+    @property
+    def naive_within(self) -> bool:
+        """The naive replay within tolerance: its read, and so its write (the billed cached part
+        minus its read); its uncached input is the billed one."""
+        b = self.billed
+        bw = b.cache_write_5m + b.cache_write_1h
+        off = abs(self.naive_read - b.cache_read)  # the write is off by as much
+        return off <= tolerance(b.cache_read) and off <= tolerance(bw)
+
 
 @dataclass
 class SessionFidelity:
@@ -118,6 +129,9 @@ class SessionFidelity:
     outside: OutsideEvents = field(default_factory=OutsideEvents)  # replayed as observed
     unconditioned: SessionFidelity | None = None  # the replay without them (None: it is this one)
     copied: int = 0  # requests left out: copies of requests an earlier session billed
+    # billed requests the replay could not score (it stopped before them), and why
+    not_scored: list[int] = field(default_factory=list)
+    not_scored_why: str = ""
 
     def without(self, ids: set[str]) -> SessionFidelity:
         """This session scored without the requests of `ids` (copies a forked or resumed session
@@ -176,6 +190,16 @@ class SessionFidelity:
         return sum(r.within for r in self.requests) / self.n if self.n else 0.0
 
     @property
+    def fallbacks(self) -> int:
+        """Requests whose prediction fell back to the naive read (bench/fidelity/unsure.py)."""
+        return sum(1 for r in self.requests if r.fallback)
+
+    @property
+    def share_naive_within(self) -> float:
+        """The naive replay's share within tolerance (read, write and uncached input)."""
+        return sum(r.naive_within for r in self.requests) / self.n if self.n else 0.0
+
+    @property
     def share_naive_ok(self) -> float:
         return sum(r.naive_ok for r in self.requests) / self.n if self.n else 1.0
 
@@ -202,5 +226,3 @@ class SessionFidelity:
         whole cost gap when the other requests match)."""
         rs = self.misses if only_mismatches else self.requests
         return sum(r.cost_predicted - r.cost_billed for r in rs)
-
-

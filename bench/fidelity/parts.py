@@ -1,0 +1,180 @@
+"""The headline of the fidelity report over a development and a test part (issue 28).
+
+The development part is the shared traces-real folder and the corpus's `dev` rows; the test part
+is the corpus's `test` rows (bench/corpus/README.md: the split, by repository). Every figure is
+the prediction with nothing taken from the bill (`SessionFidelity.baseline`), the naive replay's
+figure beside it; each session's predicted cost has a 90 % interval (bench/fidelity/interval.py)
+and the part's coverage (share of sessions whose billed cost falls inside) and median interval
+width are given. Requests the replay did not score are counted and named; conversations not
+compared are named with why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from ctxbench.bench.fidelity.discover import Found, discover
+from ctxbench.bench.fidelity.interval import cost_interval
+from ctxbench.bench.fidelity.logs import Replayed, replay_log
+from ctxbench.bench.progress import Progress
+
+SPLITS = ("test", "dev")
+CONVERSATION_FLOOR = 20  # issue 28: no conversation of >= 20 requests below naive - 0.5 pt
+
+
+@dataclass(frozen=True)
+class Part:
+    name: str  # "test" | "dev"
+    roots: tuple[Path, ...]
+
+
+def parts(shared: Path | None, corpus: Path | None, split: str | None) -> list[Part]:
+    """The parts to report, test first: the corpus's `test/` folder; the shared folder with the
+    corpus's `dev/` folder. `split` keeps one of them."""
+    out = []
+    if corpus is not None:
+        if not corpus.is_dir():
+            raise ValueError(
+                f"--corpus {corpus}: not a folder (make it with python -m ctxbench.bench.corpus.extract)"
+            )
+        if (corpus / "test").is_dir():
+            out.append(Part("test", (corpus / "test",)))
+    dev = tuple(p for p in (shared, corpus / "dev" if corpus else None) if p is not None and p.is_dir())
+    if dev:
+        out.append(Part("dev", dev))
+    return [p for p in out if split in (None, p.name)]
+
+
+def replay_part(part: Part, stream: IO[str] | None = None) -> tuple[list[Replayed], list[Found]]:
+    """Every conversation of every log of the part, replayed."""
+    found = [discover(root) for root in part.roots]
+    seen: set[str] = set()
+    logs = []
+    for log in (log for f in found for log in f.logs):  # a file in two folders is replayed once
+        digest = hashlib.sha256(log.path.read_bytes()).hexdigest()
+        if digest not in seen:
+            seen.add(digest)
+            logs.append(log)
+    progress = Progress(len(logs), 0, stream, f"fidelity {part.name}", unit="file")
+    convs: list[Replayed] = []
+    try:
+        for log in logs:
+            convs += replay_log(log)
+            progress.update()
+    finally:
+        progress.close()
+    from ctxbench.bench.fidelity.report import billed_once
+
+    return billed_once(convs), found  # a request copied into two logs is scored once
+
+
+def _pct(a: float, b: float) -> str:
+    return f"{(a - b) / b:+.1%}" if b else "n/a"
+
+
+def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
+    """The part's headline: pooled per family, per conversation, coverage, not scored, not compared."""
+    lines = [f"## {part.name} part: prediction (nothing taken from the bill) vs naive", ""]
+    lines.append("Folders: " + ", ".join(f"`{r.parent.name}/{r.name}`" for r in part.roots))
+    lines += [
+        "",
+        "| log | conversation | format | model | requests | within | naive within | read match | naive read "
+        "| cost Δ | naive cost Δ | 90 % interval | billed inside | fallbacks | not scored |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|",
+    ]
+    pooled: dict[str, list[float]] = {}
+    inside: list[bool] = []
+    widths: list[float] = []
+    below: list[str] = []
+    for r in convs:
+        sf = r.fidelity
+        if sf is None or not sf.has_usage:
+            continue
+        base = sf.baseline
+        ci = cost_interval(sf)
+        ok = ci.holds(sf.cost_billed)
+        inside.append(ok)
+        widths.append(ci.width)
+        fam = "claude-code" if r.log.format in ("claude-code", "claude-trace") else r.log.format
+        acc = pooled.setdefault(fam, [0, 0, 0, 0.0, 0.0, 0.0, 0])
+        acc[0] += base.n
+        acc[1] += sum(x.within for x in base.requests)
+        acc[2] += sum(x.naive_within for x in sf.requests)
+        acc[3] += sf.cost_billed
+        acc[4] += base.cost_predicted
+        acc[5] += sf.cost_naive
+        acc[6] += len(sf.not_scored)
+        if base.n >= CONVERSATION_FLOOR and base.share_ok < sf.share_naive_ok - 0.005:
+            below.append(f"{Path(r.log.rel).name} {r.name}")
+        models = " -> ".join(sf.models)
+        lines.append(
+            f"| {Path(r.log.rel).name[:40]} | {r.name} | {r.log.format} | {models} | {base.n} | "
+            f"{base.share_within:.1%} | {sf.share_naive_within:.1%} | {base.share_ok:.1%} | "
+            f"{sf.share_naive_ok:.1%} | {_pct(base.cost_predicted, sf.cost_billed)} | "
+            f"{_pct(sf.cost_naive, sf.cost_billed)} | ${ci.low:.3f}..${ci.high:.3f} | "
+            f"{'yes' if ok else 'no'} | {base.fallbacks} | {len(sf.not_scored)} |"
+        )
+    lines += ["", "| family | requests | within | naive within | cost Δ | naive cost Δ | not scored |"]
+    lines += ["|---|---:|---:|---:|---:|---:|---:|"]
+    for fam, (n, w, nw, billed, pred, naive, ns) in sorted(pooled.items()):
+        lines.append(
+            f"| {fam} | {n} | {w / max(1, n):.1%} | {nw / max(1, n):.1%} | {_pct(pred, billed)} | "
+            f"{_pct(naive, billed)} | {ns} |"
+        )
+    cover = sum(inside) / len(inside) if inside else 0.0
+    width = statistics.median(widths) if widths else 0.0
+    lines += [
+        "",
+        f"Billed cost inside the 90 % interval: {sum(inside)}/{len(inside)} conversations ({cover:.0%}); "
+        f"median interval width {width:.1%} of the central value.",
+        f"Conversations of >= {CONVERSATION_FLOOR} requests whose read match is below naive - 0.5 pt: "
+        + (", ".join(below) if below else "none")
+        + ".",
+    ]
+    for r in convs:
+        if r.fidelity is not None and r.fidelity.not_scored:
+            lines.append(
+                f"- not scored: {Path(r.log.rel).name} {r.name}: {len(r.fidelity.not_scored)} request(s), "
+                f"{r.fidelity.not_scored_why}"
+            )
+        if r.fidelity is not None and r.fidelity.copied and not r.fidelity.n:
+            lines.append(
+                f"- scored elsewhere: {Path(r.log.rel).name} {r.name}: its {r.fidelity.copied} request(s) "
+                "are copies of another log's (same requestId), scored there"
+            )
+        elif not r.compared:
+            lines.append(
+                f"- not compared: {Path(r.log.rel).name} {r.name} ({r.recorded_model()}): {r.why_not}"
+            )
+    for f in found:
+        lines += [f"- no importer reads {rel}: {why}" for rel, why in f.skipped]
+    return [*lines, ""]
+
+
+def render_parts(shared: Path | None, corpus: Path, split: str | None, stream: IO[str] | None = None) -> str:
+    """The report's parts (test first), then the detailed report of the shared folder when the
+    development part is asked for (bench/fidelity/report.py)."""
+    from ctxbench.bench.fidelity.report import render
+
+    lines = [
+        "# Fidelity on real recorded sessions: test and development parts",
+        "",
+        "Regenerate: `python -m ctxbench.bench.cli fidelity --all-real --corpus DIR -o "
+        "bench/fidelity_report.md` (DIR made by `python -m ctxbench.bench.corpus.extract --out DIR`; "
+        "split rule in bench/corpus/README.md). Within = cache read, cache write and uncached input "
+        "each within max(1 %, 128) tokens of the bill; the prediction takes nothing from the bill.",
+        "",
+    ]
+    chosen = parts(shared, corpus, split)
+    for part in chosen:
+        convs, found = replay_part(part, stream)
+        lines += summary(part, convs, found)
+    text = "\n".join(lines) + "\n"
+    if shared is not None and any(p.name == "dev" for p in chosen):
+        detail = render(shared, stream).split("\n", 1)[1]
+        text += "\n# Development part in detail: the shared sessions\n" + detail
+    return text

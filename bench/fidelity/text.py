@@ -1,0 +1,53 @@
+"""The text `ctxbench fidelity FILE` prints for one conversation. Its first line is the
+prediction with nothing taken from the bill, the naive replay's figures beside each figure
+(issue 28); the outside events the bill shows follow as an explanation, then the requests the
+prediction fell back to the naive read for, the requests not scored, and the mismatches."""
+
+from __future__ import annotations
+
+from ctxbench.bench.fidelity.interval import cost_interval
+from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity
+
+
+def _request(r: RequestCompare) -> str:
+    return (
+        f"  #{r.index} t={r.t:.0f}s read {r.billed.cache_read:,}/{r.predicted.cache_read:,} "
+        f"(naive {r.naive_read:,}) "
+        f"write {r.billed.cache_write_5m + r.billed.cache_write_1h:,}/{r.predicted.cache_write:,} "
+        f"uncached {r.billed.input_tokens:,}/{r.input_predicted:,}"
+        + (f" — {r.cause}" if r.cause else "")
+        + (f" · fallback: {r.fallback}" if r.fallback else "")
+    )
+
+
+def session_text(path: str, sf: SessionFidelity, every: bool = False) -> list[str]:
+    """The lines of one conversation (module docstring); `every`: every request, not only misses."""
+    if not sf.has_usage:
+        return [f"{path}: no per-request usage in the log (totals only): nothing to compare"]
+    base = sf.baseline
+    ci = cost_interval(sf)
+    out = [
+        f"{path}: {base.n} requests · model {' -> '.join(sf.models)} · policy {sf.policy} · "
+        f"within tolerance {base.share_within:.1%} (naive {sf.share_naive_within:.1%}) · "
+        f"read match {base.share_ok:.1%} (naive {sf.share_naive_ok:.1%})",
+        f"  cache read billed {sf.total('billed'):,} predicted {base.total('predicted'):,} "
+        f"(naive {sf.total('naive'):,}) · cost billed ${sf.cost_billed:.4f} predicted "
+        f"${base.cost_predicted:.4f} (naive ${sf.cost_naive:.4f}), 90 % interval "
+        f"${ci.low:.4f}..${ci.high:.4f}{'' if ci.holds(sf.cost_billed) else ' (billed outside)'}",
+    ]
+    if sf.outside:  # taken from the bill: an explanation, not the prediction (bench/fidelity/outside.py)
+        out.append(
+            f"  explained by outside events taken from the bill: lookup failures "
+            f"{list(sf.outside.lookup_failures)}, outside warming {list(sf.outside.outside_warming)}, "
+            f"unlogged turn content {list(sf.outside.unlogged_turn_content)} · with them: within "
+            f"{sf.share_within:.1%}, cost predicted ${sf.cost_predicted:.4f}"
+        )
+    if base.fallbacks:
+        reasons = sorted({r.fallback for r in base.requests if r.fallback})
+        out.append(f"  fallback to the naive read on {base.fallbacks} request(s): {'; '.join(reasons)}")
+    if sf.not_scored:
+        first, last = sf.not_scored[0], sf.not_scored[-1]
+        n = len(sf.not_scored)
+        out.append(f"  not scored: {n} billed request(s) #{first}..#{last}: {sf.not_scored_why}")
+    out += [_request(r) for r in (base.requests if every else base.misses)]
+    return out

@@ -1,0 +1,107 @@
+"""Where the replay's model of the client is unsure, and the naive fallback there (issue 28:
+never worse than naive).
+
+The replay predicts each request's cache read from the client's prompt as the importer rebuilt
+it. Where the log shows that rebuild cannot be trusted, a break the replay predicts from the
+client's side (a changed prefix, dropped attachments, a lookback miss...) may be an artefact of
+the import, not of the client; there the request falls back to what the bill implies, the naive
+read (the previous request's read + write, bench/fidelity/compare.py), and says so:
+`fallback: naive (<reason>)`. Breaks the provider model predicts from the recorded timing alone
+(TTL expiry after an idle gap, a compaction the log records, the first request, a model switch)
+are kept: they do not depend on the rebuilt prompt.
+
+Reasons, per request (`Unsure.at`):
+- `unlogged shrink`: the billed prompt (uncached + read + write) shrinks by more than
+  `SHRINK_SHARE` of itself with no compaction line before it; from there on the rebuilt
+  prompt no longer follows the one sent (Claude Code 1.0.81/1.0.90 in the issue 28 corpus:
+  169,061 -> 35,522 tokens);
+- `blocks sized 0`: more than `ZERO_BLOCKS_SHARE` of the conversation's message blocks were sized
+  0 tokens by the importer (content the bill never showed: the same 1.0.8x logs, 70-76 %);
+- `unknown line type`: the log holds line types the importer does not know (`ai-title`, `mode`);
+- `version not checked`: the recorded Claude Code version is not one the replay was checked on
+  (`CHECKED_VERSIONS`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ctxbench.traces.model import CompactionEvent, MessageEvent, Trace
+
+# Claude Code versions of the development sessions (the shared traces-real folder: sniffly
+# d3ad4cdc 1.0.17, claude-code-log 37f83ec9 1.0.51, 9e953218 2.0.5, cb2e607c 2.0.37, ef958aa1
+# 2.1.114, claude-code-viewer fe5e1c67 1.0.98, spotter 8463c716/258c7280 2.1.39, cua-sandbox-apps
+# pycharm/pgadmin 2.1.97; the corpus dev rows add nothing new). Another version is "not checked".
+CHECKED_VERSIONS = frozenset({"1.0.17", "1.0.51", "1.0.98", "2.0.5", "2.0.37", "2.1.39", "2.1.97", "2.1.114"})
+# Share of zero-sized message blocks above which the rebuilt prompt is unsure. The development
+# sessions stay far below it (measured with `zero_block_share`: at most 0.08, a sidechain of
+# claude-code-viewer fe5e1c67, 1.0.98); the issue 28 logs of Claude Code 1.0.81/1.0.90: 0.70-0.76.
+ZERO_BLOCKS_SHARE = 0.5
+# A billed prompt shrinking by more than this share of itself without a compaction line is an
+# unlogged shrink. Thinking stripped from earlier turns shrinks prompts legitimately (providers.md
+# §1.6): the largest such shrink of the development sessions is 13.6 % (claude-code-log 9e953218,
+# 2.0.5, Sonnet 4.5); the issue 28 1.0.81 log shrinks by 79 % (169,061 -> 35,522).
+SHRINK_SHARE = 0.5
+# Miss causes the provider model predicts from the recorded timing and events alone: kept where
+# the rebuilt prompt is unsure (sim/core/names.py MissCause).
+TIMING_CAUSES = frozenset(
+    {"ttl_expiry", "first_request", "compaction", "model_switch", "server_lookup_failure"}
+)
+
+
+def zero_block_share(trace: Trace) -> float:
+    """Share of the message content blocks the importer sized 0 tokens (None-sized not counted)."""
+    sized = [
+        c.tokens
+        for e in trace.events
+        if isinstance(e, MessageEvent)
+        for c in e.content
+        if c.tokens is not None
+    ]
+    return sum(1 for t in sized if t == 0) / len(sized) if sized else 0.0
+
+
+@dataclass
+class Unsure:
+    """The unsure reasons of one conversation: for the whole of it, and from a request on."""
+
+    whole: list[str] = field(default_factory=list)
+    shrink_from: int = -1  # index of the first request after an unlogged shrink (-1: none)
+
+    def at(self, index: int) -> str:
+        """Why request `index` is unsure ("" when it is not)."""
+        why = list(self.whole)
+        if 0 <= self.shrink_from <= index:
+            why.insert(0, "unlogged shrink")
+        return ", ".join(why)
+
+
+def unsure(trace: Trace) -> Unsure:
+    """The reasons of `trace` (module docstring)."""
+    meta = trace.header.meta
+    out = Unsure()
+    if zero_block_share(trace) > ZERO_BLOCKS_SHARE:
+        out.whole.append("blocks sized 0")
+    if meta.get("unknown_line_types"):
+        out.whole.append("unknown line type")
+    version = str(meta.get("version", "") or "")
+    if meta.get("format") == "claude-code" and version and version not in CHECKED_VERSIONS:
+        out.whole.append(f"version {version} not checked")
+    prev = 0
+    compacted = False
+    i = -1
+    for e in trace.events:
+        if isinstance(e, CompactionEvent):
+            compacted = True
+            continue
+        if not isinstance(e, MessageEvent) or e.role == "user":
+            continue
+        i += 1
+        if e.usage is None:
+            continue
+        total = e.usage.total_input
+        if i and not compacted and prev - total > SHRINK_SHARE * prev:
+            out.shrink_from = i
+            break
+        prev, compacted = total, False
+    return out
