@@ -21,6 +21,7 @@ import re
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,9 @@ SKIPPED: dict[str, str] = {
     "python -m ctxbench.bench.render report/index.html report.png": "needs headless Chromium "
     "(tests/bench/test_honest_report.py renders the report where it is installed)",
 }
+SKIPPED["ctxbench speed --preset h-direct --trace game-60 --rounds 1 --json"] = (
+    "a benchmark: it spends CPU-seconds by design (tests/bench/test_throughput.py runs `speed --json`)"
+)
 EXPECTED: dict[str, int] = {}  # command -> the exit status its page documents, when not 0
 
 
@@ -79,6 +83,17 @@ def _strip_comment(line: str) -> str:
     return line.strip()
 
 
+def _is_command(line: str) -> bool:
+    """A line outside a shell block that is a command: `ctxbench VERB …` or `python -m ctxbench…`
+    (prose that happens to start with the word ctxbench is not)."""
+    from ctxbench.bench.cli import VERBS
+
+    words = line.split()
+    if line.startswith("python -m ctxbench"):
+        return True
+    return len(words) > 1 and words[0] == "ctxbench" and words[1] in {v.name for v in VERBS}
+
+
 def commands(text: str) -> list[str]:
     """The commands of one page, in order (module docstring)."""
     out: list[str] = []
@@ -95,10 +110,10 @@ def commands(text: str) -> list[str]:
             if lang in ("sh", "bash", "shell", "console"):
                 out.extend(c for c in (_strip_comment(x) for x in _logical_lines(body)) if c)
             else:
-                out.extend(_strip_comment(x) for x in body if x.startswith(("ctxbench ", "python -m ctxbench")))
+                out.extend(_strip_comment(x) for x in body if _is_command(x))
             i = j + 1
             continue
-        if lines[i].startswith(("ctxbench ", "python -m ctxbench")):
+        if _is_command(lines[i]):
             out.append(_strip_comment(lines[i]))
         i += 1
     return out
@@ -156,7 +171,10 @@ def test_every_command_a_page_shows_runs(page: Path, tmp_path: Path, monkeypatch
     for cmd in commands(page.read_text(encoding="utf-8")):
         if cmd in SKIPPED:
             continue
+        started = time.perf_counter()
         code, output = run_command(cmd, tmp_path)
+        if os.environ.get("CTXBENCH_DOCS_TIMES"):
+            print(f"{time.perf_counter() - started:6.1f} s  {cmd}", file=sys.__stderr__)
         if code != EXPECTED.get(cmd, 0):
             failed.append(f"{cmd}\n  exit {code}, expected {EXPECTED.get(cmd, 0)}\n{output}")
     assert not failed, "\n\n".join(failed)
@@ -173,13 +191,13 @@ def test_the_skipped_commands_are_still_shown_and_nothing_else_is_skipped() -> N
 def test_commands_are_extracted_as_a_shell_reads_them() -> None:
     text = (
         "intro\n```sh\nctxbench run a.jsonl --policy x   # a comment\nctxbench sweep t \\\n"
-        "    --budgets 1k:2k:1k -o r.csv\n# a comment line\n```\n```\n1 trace(s)\nctxbench not-a-command-in-output\n"
-        "```\nctxbench presets\n"
+        "    --budgets 1k:2k:1k -o r.csv\n# a comment line\n```\n```\n1 trace(s)\nctxbench presets --json\nctxbench is not a verb\n"
+        "```\nctxbench presets\nctxbench answers one question\n"
     )
     assert commands(text) == [
         "ctxbench run a.jsonl --policy x",
         "ctxbench sweep t --budgets 1k:2k:1k -o r.csv",
-        "ctxbench not-a-command-in-output",
+        "ctxbench presets --json",
         "ctxbench presets",
     ]
 
