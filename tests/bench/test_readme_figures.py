@@ -1,5 +1,6 @@
-"""The figure and numbers of the README and the guide (docs/) are what `python -m ctxbench.bench.readme_figures` computes from
-the bundled samples (bench/readme_figures.py): the README cannot drift from the code."""
+"""The figure and numbers of the README and the guide (docs/) are what
+`python -m ctxbench.bench.readme_figures` computes from the bundled samples (bench/readme_figures.py):
+neither can drift from the code."""
 
 from __future__ import annotations
 
