@@ -1,4 +1,4 @@
-"""Every figure and number the README quotes, regenerated from the bundled sample traces.
+"""Every figure and number the README and its guide (docs/) quote, regenerated from the bundled samples.
 
     python -m ctxbench.bench.readme_figures            # writes reports/readme/cost_vs_budget.png,
                                                        # prints the numbers and the README's sentences
@@ -10,7 +10,7 @@ tour's budget sweep (h-openrouter vs h-keep-last-2, 32k..200k by 8k, 3 seeds) be
 and the eviction ratios, c-default on coding-long at 40k, 120k and its 200k window, and masking-10
 on coding-long; where toktok-rs and the shared real sessions (`$CTXBENCH_REAL`) are present, also
 the rate's measured error (`ctxbench tokenizers --measure`). tests/bench/test_readme_figures.py
-recomputes the quoted numbers and checks them against README.md, so the README cannot drift from
+recomputes the quoted numbers and checks them against README.md and docs/*.md, so neither can drift from
 what the code gives.
 """
 
@@ -133,6 +133,13 @@ def _squash(text: str) -> str:
     return re.sub(r"\s+", " ", text)
 
 
+def readme_and_docs(readme: Path) -> str:
+    """The README followed by the guide beside it (`docs/*.md`, in name order): the README shows
+    the quick-start table and the figure's numbers, the guide quotes the other figures."""
+    docs = sorted((readme.parent / "docs").glob("*.md"))
+    return "\n\n".join(p.read_text(encoding="utf-8") for p in [readme, *docs])
+
+
 def readme_table(readme: str) -> list[str]:
     """The quick-start output block of the README (the first ``` block after the install line)."""
     m = re.search(r"```\n(1 trace\(s\).*?)```", readme, re.S)
@@ -140,7 +147,8 @@ def readme_table(readme: str) -> list[str]:
 
 
 def problems(readme: str, figures: Figures) -> list[str]:
-    """Each README quote that differs from what the code gives (empty: the README is current).
+    """Each quote of the README (and the guide after it) that differs from what the code gives
+    (empty: they are current).
     The quick-start table may be cut on the right (`...`); what it shows must be the output's."""
     out = [f"README lacks: {q!r}" for q in figures.quotes() if _squash(q) not in _squash(readme)]
     shown, real = readme_table(readme), figures.quickstart.splitlines()
@@ -183,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     if not readme.is_file():
         print(f"readme_figures: {readme}: no such file (nothing checked)", file=sys.stderr)
         return 2 if args.check else 0
-    bad = problems(readme.read_text(encoding="utf-8"), figures)
+    bad = problems(readme_and_docs(readme), figures)
     for b in bad:
         print(f"readme_figures: {b}", file=sys.stderr)
     return 1 if bad else 0

@@ -1,5 +1,6 @@
-"""The README's figure and numbers are what `python -m ctxbench.bench.readme_figures` computes from
-the bundled samples (bench/readme_figures.py): the README cannot drift from the code."""
+"""The figure and numbers of the README and the guide (docs/) are what
+`python -m ctxbench.bench.readme_figures` computes from the bundled samples (bench/readme_figures.py):
+neither can drift from the code."""
 
 from __future__ import annotations
 
@@ -7,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.bench.readme_figures import FIGURE, Figures, compute, problems, write_figure
+from ctxbench.bench.readme_figures import FIGURE, Figures, compute, problems, readme_and_docs, write_figure
 from ctxbench.sim.core.tokens import toktok_available
 from tests.real import REAL
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+README = readme_and_docs(ROOT / "README.md")  # the README, then the guide (docs/*.md)
 
 
 @pytest.fixture(scope="module")
