@@ -121,6 +121,7 @@ class PolicyRow:
     stats: dict[str, Stat] = field(default_factory=dict)
     rel_best: float = 1.0
     verdict: str = ""
+    served: str = ""  # the provider · model pair(s) its runs were served on
 
 
 def compare_rows(rows: list[dict[str, Any]]) -> list[PolicyRow]:
@@ -134,6 +135,7 @@ def compare_rows(rows: list[dict[str, Any]]) -> list[PolicyRow]:
         keys = sorted({k for c in per_seed for k in c})
         pr = PolicyRow(pol, sum(len(v) for v in seeds.values()), len(seeds))
         pr.stats = {k: stat([float(c.get(k, 0)) for c in per_seed]) for k in keys}
+        pr.served = ", ".join(served_pairs([r for rs in seeds.values() for r in rs]))
         out.append(pr)
     rank(out)
     return out
@@ -160,6 +162,24 @@ def rank(prs: list[PolicyRow]) -> None:
             p.verdict = "best"
         elif best is not None and p.seeds > 1 and c.lo <= best.stats["cost"].hi:
             p.verdict = "NOT SUPPORTED (gap < spread)"
+
+
+def served_pairs(rows: list[dict[str, Any]]) -> list[str]:
+    """Each distinct "provider · model" the runs were served on, in order of first appearance
+    (the one choice of bench/runs.py `serve`); rows of older results lack the model."""
+    seen: dict[str, None] = {}
+    for r in rows:
+        model = r.get("model") or "?"
+        seen[f"{r.get('provider', '?')} · {model}"] = None
+    return list(seen)
+
+
+def served_on(rows: list[dict[str, Any]]) -> str:
+    """The provider and model a table's runs were served on, for its title."""
+    pairs = served_pairs(rows)
+    if len(pairs) == 1:
+        return f"served on {pairs[0]}"
+    return f"served on {len(pairs)} provider · model pairs (column `served on`)"
 
 
 def nothing_varied(prs: list[PolicyRow]) -> bool:
@@ -221,6 +241,7 @@ def table(prs: list[PolicyRow]) -> tuple[list[str], list[list[str]]]:
         "est. err mean",
         "est. err worst",
         "verdict",
+        "served on",
     ]
     body = []
     for p in prs:
@@ -240,6 +261,7 @@ def table(prs: list[PolicyRow]) -> tuple[list[str], list[list[str]]]:
                 _fmt(s["estimate_error_mean"], "+%"),
                 _fmt(s["estimate_error_worst"], "+%"),
                 p.verdict,
+                p.served,
             ]
         )
     return head, body
@@ -281,6 +303,7 @@ def flat(prs: list[PolicyRow]) -> list[dict[str, Any]]:
             "cost_rel_best": None if math.isnan(p.rel_best) else round(p.rel_best, 6),
             "failed_runs_total": failed_runs(p),
             "verdict": p.verdict,
+            "served": p.served,
         }
         for k in keys:
             s = p.stats.get(k, Stat(0.0, 0.0, 0.0, p.seeds))

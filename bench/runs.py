@@ -21,7 +21,8 @@ from ctxbench.policies.preset import Policy, load_policy, policy_assignments
 from ctxbench.sim import __version__
 from ctxbench.sim.core.records import MISS_CAUSES
 from ctxbench.sim.prepared import PreparedTrace
-from ctxbench.sim.prepared_cache import open_prepared
+from ctxbench.sim.prepared_cache import PreparedFile, for_model, open_prepared
+from ctxbench.sim.providers.choice import Serving, choose
 from ctxbench.sim.runner import prepare_for, run_prepared
 from ctxbench.sim.summary import summarize
 from ctxbench.traces.generators.spec import GEN_PREFIX, GenSpec, is_spec_file, parse_gen_spec
@@ -38,7 +39,7 @@ def _sha256(data: bytes) -> str:
 # Columns every row has, in file order; `failures_<kind>` columns follow (the kinds seen).
 ID_COLUMNS = (
     "key", "trace", "trace_hash", "policy", "policy_hash",
-    "budget", "budget_means", "provider", "seed", "version",
+    "budget", "budget_means", "provider", "model", "seed", "version",
 )  # fmt: skip
 METRIC_COLUMNS = (
     "status",
@@ -72,9 +73,10 @@ class RunTask:
     policy: str  # preset name or YAML path
     policy_hash: str
     budget: int
-    provider: str
+    provider: str  # `--provider` ("" = the trace's: sim/providers/choice.py `choose`)
     seed: int
     version: str = __version__
+    model: str = ""  # `--model` ("" = the trace's own, and the models it switches to)
     policy_set: tuple[str, ...] = ()  # `--policy-set KEY=VALUE` items (also in policy_hash)
     provider_params: str = ""  # `--provider-set` as canonical JSON ("" = none)
     tokenizer: str = "rate"  # `--tokenizer`
@@ -93,6 +95,8 @@ class RunTask:
         ]
         if self.policy_set or self.provider_params or self.tokenizer != "rate":  # older keys unchanged
             ident += [list(self.policy_set), self.provider_params, self.tokenizer]
+        if self.model:
+            ident += ["model", self.model]
         return _sha256(json.dumps(ident, separators=(",", ":")).encode())[:24]
 
 
@@ -170,23 +174,39 @@ class RunOptions:
         )
 
 
-_PREPARED: dict[tuple[str, str, str], PreparedTrace] = {}
+_PREPARED: dict[tuple[str, str, str], PreparedFile] = {}
 
 
-def prepared(trace: str, thash: str, source: Trace | None = None, tokenizer: str = "rate") -> PreparedTrace:
-    """The prepared trace, read (or taken from `source`, the trace as shipped to this worker) and
-    prepared once per worker process and tokenizer (sweeps reuse it)."""
+def prepared(trace: str, thash: str, source: Trace | None = None, tokenizer: str = "rate") -> PreparedFile:
+    """The trace prepared for its own model, with its facts, read (or taken from `source`, the
+    trace as shipped to this worker) and prepared once per worker process and tokenizer (sweeps
+    reuse it)."""
     key = (trace, thash, tokenizer)
-    prep = _PREPARED.get(key)
-    if prep is None:
+    pf = _PREPARED.get(key)
+    if pf is None:
         if len(_PREPARED) >= 16:
             _PREPARED.clear()
         if source is not None:
-            prep = prepare_for(source, None, tokenizer)
+            pf = PreparedFile(source, prepare_for(source, None, tokenizer))
         else:  # a file through the prepared-trace cache (sim/prepared_cache.py)
-            prep = open_prepared(trace, None, tokenizer).prepared
-        _PREPARED[key] = prep
-    return prep
+            pf = open_prepared(trace, None, tokenizer)
+        _PREPARED[key] = pf
+    return pf
+
+
+def serve(
+    text: str, pf: PreparedFile, policy: Policy, provider: str | None, model: str | None, tokenizer: str = "rate"
+) -> tuple[PreparedTrace, Serving]:
+    """The one place a verb turns a trace, a preset and `--provider`/`--model` into what runs: the
+    profile and model `choose` picks (the trace's model and the profile serving it unless the user
+    says otherwise; sim/providers/choice.py) and the trace prepared for that model; with `--model`
+    every request runs as that model (the trace's own switches are not applied). `run`,
+    `compare`, `sweep` and `check-prefix --policy` all call it, so they run the same thing."""
+    serving = choose(pf.facts, policy.provider, provider or None, model or None)
+    prep = for_model(text, pf.prepared, serving.model, tokenizer)
+    if model:
+        prep = dataclasses.replace(prep, steps=tuple(s for s in prep.steps if s.kind != "switch"))
+    return prep, serving
 
 
 def make_tasks(
@@ -196,9 +216,11 @@ def make_tasks(
     providers: list[str | None],
     seeds: list[int],
     options: RunOptions | None = None,
+    model: str | None = None,
 ) -> list[RunTask]:
-    """Every combination, grouped by trace so a worker reuses its prepared trace. A budget or
-    provider of None means the preset's own; `options` apply to every run."""
+    """Every combination, grouped by trace so a worker reuses its prepared trace. A budget of None
+    means the preset's own; a provider of None (and `model` None) the trace's (`serve`); `options`
+    apply to every run."""
     opts = options or RunOptions()
     pjson = opts.provider_json
     hashes = {t: _seed_hashes(t, seeds) for t in traces}
@@ -213,16 +235,17 @@ def make_tasks(
                 for prov in providers:
                     for s in seeds:
                         th = hashes[t][s]
-                        task = RunTask(t, th, pname, ph, budget, prov or pol.provider, s)
+                        task = RunTask(t, th, pname, ph, budget, prov or "", s)
                         tasks.append(dataclasses.replace(
                             task, policy_set=opts.policy_set, provider_params=pjson, tokenizer=opts.tokenizer,
-                            source=sources[t],
+                            source=sources[t], model=model or "",
                         ))  # fmt: skip
     if opts.provider_params:  # a bad --provider-set is one error here, not one per worker run
         from ctxbench.sim.providers.registry import make_provider
         from ctxbench.sim.runner import DEFAULT_MODEL
 
-        for name in sorted({task.provider for task in tasks}):
+        named = {task.provider for task in tasks if task.provider}
+        for name in sorted(named | {cached_policy(p, opts.policy_set).provider for p in policies}):
             make_provider(name, DEFAULT_MODEL, 0, **opts.provider_params)
     return tasks
 
@@ -234,9 +257,10 @@ def run_task(task: RunTask) -> dict[str, Any]:
     if task.budget != pol.budget:  # the preset's own (0 = the model window, or none) needs no check
         pol = pol.with_budget(task.budget)
     source = seeded_spec(task.source or task.trace, task.seed)
-    prep = prepared(source, task.trace_hash, tokenizer=task.tokenizer)
+    pf = prepared(source, task.trace_hash, tokenizer=task.tokenizer)
+    prep, serving = serve(source, pf, pol, task.provider, task.model, task.tokenizer)
     params = json.loads(task.provider_params) if task.provider_params else None
-    res = run_prepared([prep], pol, task.provider, task.seed, params, tokenizer=task.tokenizer)
+    res = run_prepared([prep], pol, serving.profile, task.seed, params, tokenizer=task.tokenizer)
     s = summarize(res.records, res.outcomes)
     row: dict[str, Any] = {
         "key": task.key,
@@ -246,7 +270,8 @@ def run_task(task: RunTask) -> dict[str, Any]:
         "policy_hash": task.policy_hash,
         "budget": task.budget,
         "budget_means": pol.budget_means,  # what the budget is: working, window (policies/budget.py)
-        "provider": task.provider,
+        "provider": serving.profile,
+        "model": serving.model,
         "seed": task.seed,
         "version": task.version,
         "status": "ok" if s.status == "ok" else next((o.error for o in res.outcomes if o.error), "error"),

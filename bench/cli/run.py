@@ -9,12 +9,12 @@ import sys
 
 from ctxbench.bench.cli._run_options import add_run_options, run_options
 from ctxbench.policies.budget import budget_label
+from ctxbench.bench.runs import serve
 from ctxbench.policies.preset import load_policy, policy_assignments
 from ctxbench.sim.core.catalog import add_prices_file, model_info
 from ctxbench.sim.core.records import save, write_jsonl
 from ctxbench.sim.core.values import size_arg
-from ctxbench.sim.prepared_cache import for_model, open_prepared
-from ctxbench.sim.providers.choice import choose
+from ctxbench.sim.prepared_cache import open_prepared
 from ctxbench.sim.runner import run_prepared
 from ctxbench.sim.summary import format_summary, summarize
 from ctxbench.traces.generators.spec import TRACE_HELP
@@ -33,8 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed for every random choice (default 0)")
     p.add_argument(
         "--provider",
-        help="provider profile (default: for a trace imported from a log, the provider its model is "
-        "served by; else the preset's)",
+        help="provider profile (default: the one the trace's model is served by, a log's own evidence "
+        "first; the preset's only for a trace that names no model)",
     )
     p.add_argument(
         "--model",
@@ -62,14 +62,11 @@ def handle(args: argparse.Namespace) -> int:
     if args.prices:  # before the trace is prepared: its model may be one the file adds
         add_prices_file(args.prices)
     pf = open_prepared(args.trace, args.model, opts.tokenizer)  # kept prepared by file content
-    trace = pf.facts
-    serving = choose(trace, policy.provider, args.provider, args.model)  # stops before any request
+    # the profile and model every verb picks (bench/runs.py `serve`); stops before any request
+    prep, serving = serve(args.trace, pf, policy, args.provider, args.model, opts.tokenizer)
     if serving.note:
         print(f"note: {serving.note}", file=sys.stderr)
     provider, model = serving.profile, serving.model
-    prep = for_model(args.trace, pf.prepared, model, opts.tokenizer)  # the profile's, or an alias's name
-    if args.model:  # every request as this model: the trace's own switches are not applied
-        prep = dataclasses.replace(prep, steps=tuple(s for s in prep.steps if s.kind != "switch"))
     result = run_prepared([prep], policy, provider, args.seed, opts.provider_params, tokenizer=opts.tokenizer)
     s = summarize(result.records, result.outcomes)
     if args.records == "-":
