@@ -17,13 +17,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ctxbench.bench.retention import retention
 from ctxbench.policies.preset import Policy, load_policy, policy_assignments
 from ctxbench.sim import __version__
 from ctxbench.sim.core.records import MISS_CAUSES
 from ctxbench.sim.prepared import PreparedTrace
 from ctxbench.sim.prepared_cache import PreparedFile, for_model, open_prepared
 from ctxbench.sim.providers.choice import Serving, choose
-from ctxbench.sim.runner import prepare_for, run_prepared
+from ctxbench.sim.runner import RunHooks, prepare_for, run_prepared
 from ctxbench.sim.summary import summarize
 from ctxbench.traces.generators.spec import GEN_PREFIX, GenSpec, is_spec_file, parse_gen_spec
 from ctxbench.traces.model import Trace
@@ -61,6 +62,11 @@ METRIC_COLUMNS = (
     "tokens_lost_to_failures",
     "miss_tokens",
     *(f"miss_{c}" for c in MISS_CAUSES),
+    "conversation_tokens",  # retention (bench/retention.py): the trace's message tokens,
+    "verbatim_tokens",  # those still verbatim in the final context,
+    "summary_tokens",  # and the summaries standing in for the rest
+    "trigger",  # the compaction threshold at the end of the run (tokens)
+    "static_prefix",  # system prompt and tools (tokens): a trigger at or below it is degenerate
 )
 
 
@@ -260,8 +266,12 @@ def run_task(task: RunTask) -> dict[str, Any]:
     pf = prepared(source, task.trace_hash, tokenizer=task.tokenizer)
     prep, serving = serve(source, pf, pol, task.provider, task.model, task.tokenizer)
     params = json.loads(task.provider_params) if task.provider_params else None
-    res = run_prepared([prep], pol, serving.profile, task.seed, params, tokenizer=task.tokenizer)
+    convs: list[Any] = []
+    hooks = RunHooks(on_conversation=convs.append)
+    res = run_prepared([prep], pol, serving.profile, task.seed, params, tokenizer=task.tokenizer, hooks=hooks)
     s = summarize(res.records, res.outcomes)
+    conv = convs[0]
+    kept = retention(prep, conv.tr.blocks)
     row: dict[str, Any] = {
         "key": task.key,
         "trace": task.trace,
@@ -295,6 +305,11 @@ def run_task(task: RunTask) -> dict[str, Any]:
     }
     for c in MISS_CAUSES:
         row[f"miss_{c}"] = s.misses.get(c, 0)
+    row["conversation_tokens"] = kept.conversation_tokens
+    row["verbatim_tokens"] = kept.verbatim_tokens
+    row["summary_tokens"] = kept.summary_tokens
+    row["trigger"] = int(pol.compaction.threshold(conv.view()))
+    row["static_prefix"] = conv.tr.tokens_before(conv.tr.system_end)
     for kind, n in s.failures.items():
         row[f"failures_{kind}"] = n
     return row
