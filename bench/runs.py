@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench.bench.retention import retention
-from ctxbench.policies.preset import Policy, load_policy, policy_assignments
+from ctxbench.bench.trace_knows import Knows
+from ctxbench.bench.trace_knows import apply as trace_knows
+from ctxbench.policies.preset import Policy, load_policy, with_policy_set
 from ctxbench.sim import __version__
 from ctxbench.sim.core.records import MISS_CAUSES
 from ctxbench.sim.prepared import PreparedTrace
@@ -159,7 +161,7 @@ def policy_hash(policy: Policy) -> str:
 def cached_policy(spec: str, policy_set: tuple[str, ...] = ()) -> Policy:
     """The preset `spec` with the `--policy-set` items applied (parsed and checked once)."""
     pol = load_policy(spec)
-    return dataclasses.replace(pol, **policy_assignments(list(policy_set))) if policy_set else pol
+    return with_policy_set(pol, policy_set) if policy_set else pol
 
 
 @dataclass(frozen=True)
@@ -201,18 +203,28 @@ def prepared(trace: str, thash: str, source: Trace | None = None, tokenizer: str
 
 
 def serve(
-    text: str, pf: PreparedFile, policy: Policy, provider: str | None, model: str | None, tokenizer: str = "rate"
-) -> tuple[PreparedTrace, Serving]:
+    text: str,
+    pf: PreparedFile,
+    policy: Policy,
+    provider: str | None,
+    model: str | None,
+    tokenizer: str = "rate",
+    policy_set: tuple[str, ...] = (),
+    spec: str = "",
+) -> tuple[PreparedTrace, Serving, Knows]:
     """The one place a verb turns a trace, a preset and `--provider`/`--model` into what runs: the
     profile and model `choose` picks (the trace's model and the profile serving it unless the user
-    says otherwise; sim/providers/choice.py) and the trace prepared for that model; with `--model`
-    every request runs as that model (the trace's own switches are not applied). `run`,
-    `compare`, `sweep` and `check-prefix --policy` all call it, so they run the same thing."""
+    says otherwise; sim/providers/choice.py), the trace prepared for that model (with `--model`
+    every request runs as that model: the trace's own switches are not applied), and the preset
+    with what the trace knows (bench/trace_knows.py; `policy_set`, the `--policy-set` items already
+    applied to `policy`, wins over the trace). `run`, `compare`, `sweep` and `check-prefix --policy`
+    all call it, so they run the same thing."""
     serving = choose(pf.facts, policy.provider, provider or None, model or None)
     prep = for_model(text, pf.prepared, serving.model, tokenizer)
     if model:
         prep = dataclasses.replace(prep, steps=tuple(s for s in prep.steps if s.kind != "switch"))
-    return prep, serving
+    keys = tuple(i.partition("=")[0].strip() for i in policy_set)
+    return prep, serving, trace_knows(policy, prep, spec or policy.name, keys)
 
 
 def make_tasks(
@@ -264,7 +276,10 @@ def run_task(task: RunTask) -> dict[str, Any]:
         pol = pol.with_budget(task.budget)
     source = seeded_spec(task.source or task.trace, task.seed)
     pf = prepared(source, task.trace_hash, tokenizer=task.tokenizer)
-    prep, serving = serve(source, pf, pol, task.provider, task.model, task.tokenizer)
+    prep, serving, knows = serve(
+        source, pf, pol, task.provider, task.model, task.tokenizer, task.policy_set, task.policy
+    )
+    pol = knows.policy
     params = json.loads(task.provider_params) if task.provider_params else None
     convs: list[Any] = []
     hooks = RunHooks(on_conversation=convs.append)

@@ -100,8 +100,8 @@ def build_report(args: argparse.Namespace, allowed: tuple[str, ...]) -> Report:
             policy = load_policy(args.policy).with_budget(args.budget)
             pf = prepared_file(str(path))  # kept prepared by file content
             # the profile and model `run` and `compare` pick for this trace (bench/runs.py `serve`)
-            prep, serving = serve(str(path), pf, policy, args.provider, args.model)
-            entries = simulated_log(prep, policy, serving.profile, args.seed)
+            prep, serving, knows = serve(str(path), pf, policy, args.provider, args.model, spec=args.policy)
+            entries = simulated_log(prep, knows.policy, serving.profile, args.seed)
             served = f"provider {serving.profile} ({serving.why}) · model {serving.model}"
         else:
             from ctxbench.traces.format import read_trace

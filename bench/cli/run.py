@@ -10,7 +10,7 @@ import sys
 from ctxbench.bench.cli._run_options import add_run_options, run_options
 from ctxbench.policies.budget import budget_label
 from ctxbench.bench.runs import serve
-from ctxbench.policies.preset import load_policy, policy_assignments
+from ctxbench.policies.preset import load_policy, with_policy_set
 from ctxbench.sim.core.catalog import add_prices_file, model_info
 from ctxbench.sim.core.records import save, write_jsonl
 from ctxbench.sim.core.values import size_arg
@@ -57,13 +57,16 @@ def handle(args: argparse.Namespace) -> int:
     opts = run_options(args)
     policy = load_policy(args.policy)
     if opts.policy_set:
-        policy = dataclasses.replace(policy, **policy_assignments(list(opts.policy_set)))
+        policy = with_policy_set(policy, opts.policy_set)
     policy = policy.with_budget(args.budget)
     if args.prices:  # before the trace is prepared: its model may be one the file adds
         add_prices_file(args.prices)
     pf = open_prepared(args.trace, args.model, opts.tokenizer)  # kept prepared by file content
     # the profile and model every verb picks (bench/runs.py `serve`); stops before any request
-    prep, serving = serve(args.trace, pf, policy, args.provider, args.model, opts.tokenizer)
+    prep, serving, knows = serve(
+        args.trace, pf, policy, args.provider, args.model, opts.tokenizer, opts.policy_set, args.policy
+    )
+    policy = knows.policy
     if serving.note:
         print(f"note: {serving.note}", file=sys.stderr)
     provider, model = serving.profile, serving.model
@@ -81,6 +84,8 @@ def handle(args: argparse.Namespace) -> int:
                     "policy": policy.name,
                     "provider": provider,
                     "model": model,
+                    "from_trace": list(knows.from_trace),
+                    "assumptions": list(knows.assumptions),
                     **s.as_dict(),
                 },
                 indent=2,
@@ -92,7 +97,10 @@ def handle(args: argparse.Namespace) -> int:
             f"provider {provider} "
             f"({serving.why}) · model {model}"
         )
-        print(format_summary(s, title))
+        told = [f"from the trace: {k}" for k in knows.from_trace]
+        told += [f"assumed: {a}" for a in knows.assumptions]
+        print(title + "".join(f"\n  {t}" for t in told))
+        print(format_summary(s, "").lstrip("\n"))
     if s.status != "ok" and not args.json:
         print(
             f"note: the simulated run ended with an {s.status} (a result; --strict exits 1)", file=sys.stderr
