@@ -119,7 +119,9 @@ def combine(rows: list[dict[str, Any]]) -> dict[str, Any]:
     conv = out["conversation_tokens"]
     out["retained_share"] = out["verbatim_tokens"] / conv if conv else 1.0
     out["low_trigger_runs"] = sum(
-        1 for r in rows if r.get("trigger", "") != "" and int(r["trigger"]) <= int(r.get("static_prefix") or 0)
+        1
+        for r in rows
+        if r.get("trigger", "") != "" and int(r["trigger"]) <= int(r.get("static_prefix") or 0)
     )
     return out
 
@@ -140,7 +142,11 @@ class PolicyRow:
         """Why the cell is degenerate (bench/retention.py); empty when it is not."""
         s = self.stats
         zero = Stat(0.0, 0.0, 0.0, 0)
-        return flags(s.get("compactions", zero).mean, s.get("requests", zero).mean, s.get("low_trigger_runs", zero).mean)
+        return flags(
+            s.get("compactions", zero).mean,
+            s.get("requests", zero).mean,
+            s.get("low_trigger_runs", zero).mean,
+        )
 
 
 def compare_rows(rows: list[dict[str, Any]]) -> list[PolicyRow]:

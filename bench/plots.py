@@ -99,7 +99,9 @@ def degenerate_budgets(rows: list[dict[str, Any]]) -> dict[str, set[int]]:
     out: dict[str, set[int]] = defaultdict(set)
     for (pol, budget), rs in cells.items():
         low = sum(
-            1 for r in rs if r.get("trigger", "") != "" and int(r["trigger"]) <= int(r.get("static_prefix") or 0)
+            1
+            for r in rs
+            if r.get("trigger", "") != "" and int(r["trigger"]) <= int(r.get("static_prefix") or 0)
         )
         comp = sum(float(r.get("compactions", 0) or 0) for r in rs)
         reqs = sum(float(r.get("requests", 0) or 0) for r in rs)
@@ -168,8 +170,9 @@ def _line(
     if floor_x:
         ax.plot([], [], "x", color="0.3", markersize=8, mew=2, label="run ended with an error (gap)")
     if ringed:
-        ax.plot([], [], "o", markersize=9, markerfacecolor="none", markeredgecolor="red", mew=1.2,
-                label="degenerate cell (trigger <= static prefix, or compaction on most requests)")  # fmt: skip
+        odd_label = "degenerate cell (trigger <= static prefix, or compacting on most requests)"
+        ring = {"markerfacecolor": "none", "markeredgecolor": "red", "mew": 1.2}
+        ax.plot([], [], "o", markersize=9, label=odd_label, **ring)
 
 
 SAVE_META = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}}  # no dates, no versions

@@ -141,7 +141,8 @@ def write_report(rows: list[dict[str, Any]], out_dir: str | Path, name: str = ""
         "same traces): 'costlier than X' when the 95 % interval of those paired differences excludes 0, "
         "'NOT SUPPORTED' when it includes 0; equal costs are a tie, with no best. 'retained verbatim' "
         "is the share of the conversation's tokens still in the final context unchanged (the rest "
-        "exists only in summaries, or not at all); 'flags' mark degenerate cells. A run that ended in a failure stops early: its cost is that of the part it ran, so a "
+        "exists only in summaries, or not at all); 'flags' mark degenerate cells. A run that ended "
+        "in a failure stops early: its cost is that of the part it ran, so a "
         "policy with such a run is marked FAILED and never ranked best.</p>"
     )
     word = budget_name(rows)  # working budget, model window, or budget when mixed

@@ -110,7 +110,9 @@ def apply(policy: Policy, prep: PreparedTrace, spec: str, set_keys: tuple[str, .
         if sizes:
             mean = round(sum(sizes) / len(sizes))
             policy = _set(policy, "compaction", "summary_bytes", mean)
-            known.append(f"compaction.summary_bytes={mean} (mean of the {len(sizes)} summaries the trace records)")
+            known.append(
+                f"compaction.summary_bytes={mean} (mean of the {len(sizes)} summaries the trace records)"
+            )
             taken.add("compaction.summary_bytes")
     assumed = []
     keys = assumed_keys(spec)

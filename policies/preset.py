@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from ctxbench.policies.contracts import Compaction, Estimator, Eviction, Marks
 from ctxbench.sim.core import yamltext
@@ -201,18 +201,21 @@ def with_policy_set(policy: Policy, items: list[str] | tuple[str, ...]) -> Polic
             continue
         kind, _, param = key.partition(".")
         if kind not in COMPONENT_KINDS:
-            raise PresetError(f"--policy-set {key}: {unknown('component', kind, COMPONENT_KINDS, 'components')}")
-        comp = getattr(out, kind)
+            raise PresetError(
+                f"--policy-set {key}: {unknown('component', kind, COMPONENT_KINDS, 'components')}"
+            )
+        comp: Any = getattr(out, kind)
         where = f"--policy-set {kind} ({type(comp).__name__} of preset {policy.name!r})"
         if not is_dataclass(comp) or param not in {f.name for f in fields(comp)}:
             known = sorted(f.name for f in fields(comp)) if is_dataclass(comp) else []
             raise PresetError(f"{where}: {unknown('parameter', param, known, 'valid')}")
         try:
             value = parse_assignments(type(comp), [f"{param}={item.partition('=')[2]}"], where)
-            updated = replace(comp, **value)  # __post_init__ checks run again
+            updated: Any = replace(cast(Any, comp), **value)  # __post_init__ checks run again
         except (ValueProblem, ValueError, TypeError) as exc:
             raise PresetError(str(exc)) from exc
-        out = replace(out, **{kind: updated})
+        changed: dict[str, Any] = {kind: updated}
+        out = replace(out, **changed)
     return out
 
 

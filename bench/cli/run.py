@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 
 from ctxbench.bench.cli._run_options import add_run_options, run_options
-from ctxbench.policies.budget import budget_label
 from ctxbench.bench.runs import serve
+from ctxbench.policies.budget import budget_label
 from ctxbench.policies.preset import load_policy, with_policy_set
 from ctxbench.sim.core.catalog import add_prices_file, model_info
 from ctxbench.sim.core.records import save, write_jsonl

@@ -7,8 +7,8 @@ import argparse
 import json
 import sys
 
-from ctxbench.bench.cli._run_options import add_run_options, run_options
 from ctxbench.bench.cli._extras import require
+from ctxbench.bench.cli._run_options import add_run_options, run_options
 from ctxbench.bench.runs import make_tasks
 from ctxbench.bench.sweep import run_sweep
 from ctxbench.sim.core.values import parse_sizes

@@ -109,7 +109,10 @@ def test_degenerate_cells_are_flagged() -> None:
     assert prs["fine"].flags == []
     text = render(list(prs.values()), "terminal")
     assert "trigger <= static prefix; compacts on 90% of requests" in text
-    assert json.loads(render(list(prs.values()), "json"))["policies"][0]["flags"][0] == "trigger <= static prefix"
+    assert (
+        json.loads(render(list(prs.values()), "json"))["policies"][0]["flags"][0]
+        == "trigger <= static prefix"
+    )
 
 
 def test_plots_and_report_are_deterministic(tmp_path: Path) -> None:

@@ -28,7 +28,9 @@ def _json(args: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
 
 
 @pytest.mark.parametrize(("trace", "policy"), CASES)
-def test_run_and_compare_give_the_same_answer(trace: str, policy: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_and_compare_give_the_same_answer(
+    trace: str, policy: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = str(SAMPLES_DIR / f"{trace}.jsonl")
     run = _json(["run", path, "--policy", policy, "--json"], capsys)
     cmp = _json(["compare", path, "--policy", policy, "--format", "json"], capsys)
@@ -39,7 +41,9 @@ def test_run_and_compare_give_the_same_answer(trace: str, policy: str, capsys: p
     assert row["requests"] == run["requests"]
 
 
-def test_a_trace_with_a_model_runs_on_its_provider_whatever_the_preset(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_trace_with_a_model_runs_on_its_provider_whatever_the_preset(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     """The issue's case: codex on coding-long (a Claude trace) ran gpt-4.1 under `run` and ended
     too_long at the trace's switch back to a 200k Claude model, while `compare` finished."""
     path = str(SAMPLES_DIR / "coding-long.jsonl")
