@@ -1,9 +1,10 @@
 """Compare policies on the same traces: one row per policy, computed from run rows afterwards.
 
 Per seed a policy's runs over all traces are added up (cost, tokens, misses, compactions, ...);
-over seeds each number is a mean with a 95 % interval (Student t). When the best policy's
-interval overlaps another's, the gap is smaller than the spread and that row says so
-(peers.md "Ideas worth absorbing" 2: honest verdicts). Outputs: terminal, Markdown, CSV, JSON.
+over seeds each number is a mean with a 95 % interval (Student t). Verdicts compare each policy
+with the cheapest paired by seed, and declare ties (bench/verdicts.py; peers.md "Ideas worth
+absorbing" 2: honest verdicts). Beside cost, what each policy kept of the conversation verbatim and
+the flags of a degenerate cell (bench/retention.py). Outputs: terminal, Markdown, CSV, JSON.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxbench.bench.retention import flags
+from ctxbench.bench.verdicts import rank as rank_verdicts
 from ctxbench.sim.core.records import MISS_CAUSES
 
 # two-sided 95 % Student t quantiles by degrees of freedom (standard table); 1.96 beyond 30
@@ -66,6 +69,9 @@ SUM_FIELDS = (
     "evictions",
     "evicted_images",
     "miss_tokens",
+    "conversation_tokens",
+    "verbatim_tokens",
+    "summary_tokens",
 )
 
 
@@ -110,6 +116,13 @@ def combine(rows: list[dict[str, Any]]) -> dict[str, Any]:
         (r.get("estimate_error_worst", 0.0) for r in rows), key=abs, default=0.0
     )
     out["failed_runs"] = sum(1 for r in rows if r.get("status", "ok") != "ok")
+    conv = out["conversation_tokens"]
+    out["retained_share"] = out["verbatim_tokens"] / conv if conv else 1.0
+    out["low_trigger_runs"] = sum(
+        1
+        for r in rows
+        if r.get("trigger", "") != "" and int(r["trigger"]) <= int(r.get("static_prefix") or 0)
+    )
     return out
 
 
@@ -121,6 +134,19 @@ class PolicyRow:
     stats: dict[str, Stat] = field(default_factory=dict)
     rel_best: float = 1.0
     verdict: str = ""
+    served: str = ""  # the provider · model pair(s) its runs were served on
+    per_seed: dict[int, float] = field(default_factory=dict)  # summed cost per seed (paired verdicts)
+
+    @property
+    def flags(self) -> list[str]:
+        """Why the cell is degenerate (bench/retention.py); empty when it is not."""
+        s = self.stats
+        zero = Stat(0.0, 0.0, 0.0, 0)
+        return flags(
+            s.get("compactions", zero).mean,
+            s.get("requests", zero).mean,
+            s.get("low_trigger_runs", zero).mean,
+        )
 
 
 def compare_rows(rows: list[dict[str, Any]]) -> list[PolicyRow]:
@@ -134,6 +160,8 @@ def compare_rows(rows: list[dict[str, Any]]) -> list[PolicyRow]:
         keys = sorted({k for c in per_seed for k in c})
         pr = PolicyRow(pol, sum(len(v) for v in seeds.values()), len(seeds))
         pr.stats = {k: stat([float(c.get(k, 0)) for c in per_seed]) for k in keys}
+        pr.served = ", ".join(served_pairs([r for rs in seeds.values() for r in rs]))
+        pr.per_seed = {seed: float(c["cost"]) for seed, c in zip(sorted(seeds), per_seed, strict=True)}
         out.append(pr)
     rank(out)
     return out
@@ -146,20 +174,28 @@ def failed_runs(p: PolicyRow) -> int:
 
 
 def rank(prs: list[PolicyRow]) -> None:
-    """Cost relative to the cheapest policy whose every run reached the end: a run that ended
-    with an error (cut short, so cheap) is never ranked best; such rows say FAILED instead."""
-    finished = [p for p in prs if not failed_runs(p)]
-    best = min(finished, key=lambda p: p.stats["cost"].mean) if finished else None
-    for p in prs:
-        c = p.stats["cost"]
-        ref = best.stats["cost"].mean if best else 0.0
-        p.rel_best = c.mean / ref if ref else float("nan")
-        if failed_runs(p):
-            p.verdict = f"FAILED ({failed_runs(p)} of {p.runs} runs ended by an error)"
-        elif p is best:
-            p.verdict = "best"
-        elif best is not None and p.seeds > 1 and c.lo <= best.stats["cost"].hi:
-            p.verdict = "NOT SUPPORTED (gap < spread)"
+    """Cost relative to the cheapest policy whose every run reached the end, and each row's
+    verdict (bench/verdicts.py): a run that ended with an error (cut short, so cheap) is never
+    ranked; such rows say FAILED instead."""
+    rank_verdicts(prs, {id(p): failed_runs(p) for p in prs})
+
+
+def served_pairs(rows: list[dict[str, Any]]) -> list[str]:
+    """Each distinct "provider · model" the runs were served on, in order of first appearance
+    (the one choice of bench/runs.py `serve`); rows of older results lack the model."""
+    seen: dict[str, None] = {}
+    for r in rows:
+        model = r.get("model") or "?"
+        seen[f"{r.get('provider', '?')} · {model}"] = None
+    return list(seen)
+
+
+def served_on(rows: list[dict[str, Any]]) -> str:
+    """The provider and model a table's runs were served on, for its title."""
+    pairs = served_pairs(rows)
+    if len(pairs) == 1:
+        return f"served on {pairs[0]}"
+    return f"served on {len(pairs)} provider · model pairs (column `served on`)"
 
 
 def nothing_varied(prs: list[PolicyRow]) -> bool:
@@ -221,6 +257,10 @@ def table(prs: list[PolicyRow]) -> tuple[list[str], list[list[str]]]:
         "est. err mean",
         "est. err worst",
         "verdict",
+        "retained verbatim",
+        "summary tokens",
+        "flags",
+        "served on",
     ]
     body = []
     for p in prs:
@@ -240,6 +280,10 @@ def table(prs: list[PolicyRow]) -> tuple[list[str], list[list[str]]]:
                 _fmt(s["estimate_error_mean"], "+%"),
                 _fmt(s["estimate_error_worst"], "+%"),
                 p.verdict,
+                "-" if not s["conversation_tokens"].mean else _fmt(s["retained_share"], "%"),
+                _fmt(s["summary_tokens"], "n"),
+                "; ".join(p.flags),
+                p.served,
             ]
         )
     return head, body
@@ -281,6 +325,8 @@ def flat(prs: list[PolicyRow]) -> list[dict[str, Any]]:
             "cost_rel_best": None if math.isnan(p.rel_best) else round(p.rel_best, 6),
             "failed_runs_total": failed_runs(p),
             "verdict": p.verdict,
+            "flags": list(p.flags),
+            "served": p.served,
         }
         for k in keys:
             s = p.stats.get(k, Stat(0.0, 0.0, 0.0, p.seeds))

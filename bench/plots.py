@@ -1,6 +1,7 @@
 """Plots of sweep results (matplotlib, Agg): cost vs budget per policy with 95 % bands over seeds,
 share read from cache vs budget, compactions and failed runs vs budget (integer axes). A budget
-where a run ended with an error is a gap in the cost and cache lines, marked on the axis floor.
+where a run ended with an error is a gap in the cost and cache lines, marked on the axis floor; a
+degenerate cell (bench/retention.py) is ringed in red; the titles name the provider and model.
 PNG and SVG, written deterministically (no dates, fixed SVG ids) so committed plots only change
 when results do."""
 
@@ -16,7 +17,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.ticker import MaxNLocator
 
-from ctxbench.bench.compare import Stat, stat
+from ctxbench.bench.compare import Stat, served_pairs, stat
+from ctxbench.bench.retention import flags
 
 PLOTS = ("cost_vs_budget", "cache_share_vs_budget", "compactions_failures_vs_budget")
 
@@ -88,18 +90,41 @@ def failed_budgets(rows: list[dict[str, Any]]) -> dict[str, set[int]]:
     return dict(out)
 
 
+def degenerate_budgets(rows: list[dict[str, Any]]) -> dict[str, set[int]]:
+    """Per policy, the budgets whose cell is degenerate (bench/retention.py `flags`): a run whose
+    compaction trigger is at or below its static prefix, or compactions on most requests."""
+    cells: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        cells[(str(r["policy"]), int(r["budget"]))].append(r)
+    out: dict[str, set[int]] = defaultdict(set)
+    for (pol, budget), rs in cells.items():
+        low = sum(
+            1
+            for r in rs
+            if r.get("trigger", "") != "" and int(r["trigger"]) <= int(r.get("static_prefix") or 0)
+        )
+        comp = sum(float(r.get("compactions", 0) or 0) for r in rs)
+        reqs = sum(float(r.get("requests", 0) or 0) for r in rs)
+        if flags(comp, reqs, low):
+            out[pol].add(budget)
+    return dict(out)
+
+
 def _line(
     ax: Any,
     data: dict[str, list[tuple[int, Stat]]],
     scale: float = 1.0,
     failed: dict[str, set[int]] | None = None,
+    degenerate: dict[str, set[int]] | None = None,
 ) -> None:
     """One line per policy, each with its own marker shape and dash (hollow markers, so
     policies that coincide stay visible), a 95 % band over seeds, and a gap with a marker on
     the floor of the axes wherever a run ended with an error (its cost covers only the part it
     ran, so it is not drawn as a value)."""
     failed = failed or {}
+    degenerate = degenerate or {}
     floor_x: list[float] = []
+    ringed = False
     for i, (pol, pts) in enumerate(data.items()):
         bad = failed.get(pol, set())
         xs = [b / 1000 for b, _ in pts]
@@ -123,6 +148,11 @@ def _line(
                 alpha=0.2,
                 linewidth=0,
             )
+        odd = [(b / 1000, s.mean * scale) for b, s in pts if b in degenerate.get(pol, set()) and b not in bad]
+        if odd:  # a degenerate cell: drawn, but ringed so it never reads as ordinary data
+            ax.plot(*zip(*odd, strict=True), "o", markersize=12, markerfacecolor="none",
+                    markeredgecolor="red", mew=1.2, zorder=9)  # fmt: skip
+            ringed = True
         fx = [b / 1000 for b, _ in pts if b in bad]
         if fx:
             ax.plot(
@@ -139,6 +169,10 @@ def _line(
             floor_x += fx
     if floor_x:
         ax.plot([], [], "x", color="0.3", markersize=8, mew=2, label="run ended with an error (gap)")
+    if ringed:
+        odd_label = "degenerate cell (trigger <= static prefix, or compacting on most requests)"
+        ring = {"markerfacecolor": "none", "markeredgecolor": "red", "mew": 1.2}
+        ax.plot([], [], "o", markersize=9, label=odd_label, **ring)
 
 
 SAVE_META = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}}  # no dates, no versions
@@ -165,7 +199,7 @@ def cost_figure(rows: list[dict[str, Any]], title: str = "") -> Any:
     """The cost-versus-budget figure. Its y-axis starts at $0, so the crosses that mark failed
     runs on the axis floor sit at zero and never read as a cost somewhere above it."""
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    _line(ax, series(rows, "cost"), failed=failed_budgets(rows))
+    _line(ax, series(rows, "cost"), failed=failed_budgets(rows), degenerate=degenerate_budgets(rows))
     ax.set_ylim(bottom=0)
     ax.set(xlabel=budget_axis(rows), ylabel="cost ($, all traces)", title="Cost versus budget" + title)
     ax.grid(alpha=0.3)
@@ -181,14 +215,16 @@ def plot_results(rows: list[dict[str, Any]], out_dir: str | Path, title: str = "
     out.mkdir(parents=True, exist_ok=True)
     plt.rcParams["svg.hashsalt"] = "ctxbench"
     written: list[Path] = []
+    served = "; ".join(served_pairs(rows))  # every plot names the provider and model
     suffix = f" — {title}" if title else ""
+    suffix += f"\n{served}" if served else ""
 
     written += _save(cost_figure(rows, suffix), out, "cost_vs_budget")
 
-    failed = failed_budgets(rows)
+    failed, odd = failed_budgets(rows), degenerate_budgets(rows)
     xlabel = budget_axis(rows)
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    _line(ax, series(rows, "cache_read_share"), 100.0, failed=failed)
+    _line(ax, series(rows, "cache_read_share"), 100.0, failed=failed, degenerate=odd)
     ax.set(
         xlabel=xlabel,
         ylabel="input read from cache (%)",
@@ -200,7 +236,7 @@ def plot_results(rows: list[dict[str, Any]], out_dir: str | Path, title: str = "
     written += _save(fig, out, "cache_share_vs_budget")
 
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4.0))
-    _line(a1, series(rows, "compactions"))
+    _line(a1, series(rows, "compactions"), degenerate=odd)
     a1.set(xlabel=xlabel, ylabel="compactions", title="Compactions")
     _line(a2, series(rows, "failed_runs"))
     a2.set(xlabel=xlabel, ylabel="runs ended by a failure", title="Failed runs")

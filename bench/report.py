@@ -11,7 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from ctxbench.bench.compare import PolicyRow, compare_rows, failed_runs, table
+from ctxbench.bench.compare import PolicyRow, compare_rows, failed_runs, served_pairs, table
 from ctxbench.bench.plots import budget_name, plot_results
 
 CSS = """body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}
@@ -36,7 +36,17 @@ def headline(by_budget: dict[int, list[PolicyRow]]) -> list[str]:
         if not finished:
             spans.append(("", [budget], [], ""))
             continue
-        best, nxt = finished[0], finished[1] if len(finished) > 1 else None
+        best = finished[0]
+        tied = [p.policy for p in finished if p.verdict.startswith("tie for best")]
+        if tied:  # equal costs: no winner (bench/verdicts.py)
+            name = " = ".join(tied)
+            if spans and spans[-1][0] == name and spans[-1][3] == "(tie)":
+                spans[-1][1].append(budget)
+            else:
+                spans.append((name, [budget], [1.0], "(tie)"))
+            continue
+        rest = finished[1:]
+        nxt = rest[0] if rest else None
         margin = nxt.stats["cost"].mean / best.stats["cost"].mean if nxt and best.stats["cost"].mean else 0.0
         runner = nxt.policy if nxt else ""
         if spans and spans[-1][0] == best.policy and spans[-1][3] == runner:
@@ -51,6 +61,9 @@ def headline(by_budget: dict[int, list[PolicyRow]]) -> list[str]:
             out.append(
                 f"<span class='fail'>At {where} every policy had a run that ended with an error.</span>"
             )
+            continue
+        if runner == "(tie)":
+            out.append(f"At {where}, <b>{html.escape(winner)}</b> tie as the cheapest (equal cost): no best.")
             continue
         text = f"At {where}, <b>{html.escape(winner)}</b> is the cheapest policy whose runs all finished"
         if runner:
@@ -75,6 +88,17 @@ def headline(by_budget: dict[int, list[PolicyRow]]) -> list[str]:
         )
     if not fails:
         out.append("Every run reached the end of its trace.")
+    odd: dict[str, list[int]] = {}
+    for budget, prs in sorted(by_budget.items()):
+        for p in prs:
+            if p.flags:
+                odd.setdefault(p.policy, []).append(budget)
+    for pol, budgets in odd.items():
+        out.append(
+            f"<span class='fail'><b>{html.escape(pol)}</b> is degenerate at "
+            f"{', '.join(_k(b) for b in budgets)} (a compaction trigger at or below the static prefix, "
+            "or a compaction on most requests: flagged in the tables, ringed in the plots).</span>"
+        )
     return out
 
 
@@ -99,7 +123,8 @@ def write_report(rows: list[dict[str, Any]], out_dir: str | Path, name: str = ""
         f"<!doctype html><html><head><meta charset='utf-8'><title>ctxbench · {html.escape(name)}</title>",
         f"<style>{CSS}</style></head><body><h1>ctxbench report · {html.escape(name)}</h1>",
         f"<p class='note'>{len(rows)} runs · traces: {html.escape(', '.join(traces))} · policies: "
-        f"{html.escape(', '.join(policies))} · seeds: {len(seeds)} · budgets: {len(by_budget)}"
+        f"{html.escape(', '.join(policies))} · seeds: {len(seeds)} · budgets: {len(by_budget)} · "
+        f"served on: {html.escape('; '.join(served_pairs(rows)))}"
         + (f" · from {html.escape(source)}" if source else "")
         + "</p>",
     ]
@@ -112,8 +137,12 @@ def write_report(rows: list[dict[str, Any]], out_dir: str | Path, name: str = ""
     parts.append("</div>")
     parts.append(
         "<h2>Policies per budget</h2><p class='note'>Costs add up all traces; with several seeds, "
-        "mean ± 95 % interval. A verdict 'NOT SUPPORTED' means the gap to the best is smaller than the "
-        "spread. A run that ended in a failure stops early: its cost is that of the part it ran, so a "
+        "mean ± 95 % interval. Verdicts compare each policy with the cheapest seed by seed (same seed, "
+        "same traces): 'costlier than X' when the 95 % interval of those paired differences excludes 0, "
+        "'NOT SUPPORTED' when it includes 0; equal costs are a tie, with no best. 'retained verbatim' "
+        "is the share of the conversation's tokens still in the final context unchanged (the rest "
+        "exists only in summaries, or not at all); 'flags' mark degenerate cells. A run that ended "
+        "in a failure stops early: its cost is that of the part it ran, so a "
         "policy with such a run is marked FAILED and never ranked best.</p>"
     )
     word = budget_name(rows)  # working budget, model window, or budget when mixed
@@ -124,6 +153,7 @@ def write_report(rows: list[dict[str, Any]], out_dir: str | Path, name: str = ""
         "trace",
         "policy",
         "budget",
+        "provider · model",
         "seed",
         "status",
         "cost",
@@ -136,6 +166,7 @@ def write_report(rows: list[dict[str, Any]], out_dir: str | Path, name: str = ""
             str(r["trace"]),
             str(r["policy"]),
             f"{int(r['budget']):,}",
+            f"{r.get('provider', '?')} · {r.get('model') or '?'}",
             str(r["seed"]),
             str(r["status"]),
             f"${float(r['cost']):.4f}",

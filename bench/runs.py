@@ -17,12 +17,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ctxbench.policies.preset import Policy, load_policy, policy_assignments
+from ctxbench.bench.retention import retention
+from ctxbench.bench.trace_knows import Knows
+from ctxbench.bench.trace_knows import apply as trace_knows
+from ctxbench.policies.preset import Policy, load_policy, with_policy_set
 from ctxbench.sim import __version__
 from ctxbench.sim.core.records import MISS_CAUSES
 from ctxbench.sim.prepared import PreparedTrace
-from ctxbench.sim.prepared_cache import open_prepared
-from ctxbench.sim.runner import prepare_for, run_prepared
+from ctxbench.sim.prepared_cache import PreparedFile, for_model, open_prepared
+from ctxbench.sim.providers.choice import Serving, choose
+from ctxbench.sim.runner import RunHooks, prepare_for, run_prepared
 from ctxbench.sim.summary import summarize
 from ctxbench.traces.generators.spec import GEN_PREFIX, GenSpec, is_spec_file, parse_gen_spec
 from ctxbench.traces.model import Trace
@@ -38,7 +42,7 @@ def _sha256(data: bytes) -> str:
 # Columns every row has, in file order; `failures_<kind>` columns follow (the kinds seen).
 ID_COLUMNS = (
     "key", "trace", "trace_hash", "policy", "policy_hash",
-    "budget", "budget_means", "provider", "seed", "version",
+    "budget", "budget_means", "provider", "model", "seed", "version",
 )  # fmt: skip
 METRIC_COLUMNS = (
     "status",
@@ -60,6 +64,11 @@ METRIC_COLUMNS = (
     "tokens_lost_to_failures",
     "miss_tokens",
     *(f"miss_{c}" for c in MISS_CAUSES),
+    "conversation_tokens",  # retention (bench/retention.py): the trace's message tokens,
+    "verbatim_tokens",  # those still verbatim in the final context,
+    "summary_tokens",  # and the summaries standing in for the rest
+    "trigger",  # the compaction threshold at the end of the run (tokens)
+    "static_prefix",  # system prompt and tools (tokens): a trigger at or below it is degenerate
 )
 
 
@@ -72,9 +81,10 @@ class RunTask:
     policy: str  # preset name or YAML path
     policy_hash: str
     budget: int
-    provider: str
+    provider: str  # `--provider` ("" = the trace's: sim/providers/choice.py `choose`)
     seed: int
     version: str = __version__
+    model: str = ""  # `--model` ("" = the trace's own, and the models it switches to)
     policy_set: tuple[str, ...] = ()  # `--policy-set KEY=VALUE` items (also in policy_hash)
     provider_params: str = ""  # `--provider-set` as canonical JSON ("" = none)
     tokenizer: str = "rate"  # `--tokenizer`
@@ -93,6 +103,8 @@ class RunTask:
         ]
         if self.policy_set or self.provider_params or self.tokenizer != "rate":  # older keys unchanged
             ident += [list(self.policy_set), self.provider_params, self.tokenizer]
+        if self.model:
+            ident += ["model", self.model]
         return _sha256(json.dumps(ident, separators=(",", ":")).encode())[:24]
 
 
@@ -149,7 +161,7 @@ def policy_hash(policy: Policy) -> str:
 def cached_policy(spec: str, policy_set: tuple[str, ...] = ()) -> Policy:
     """The preset `spec` with the `--policy-set` items applied (parsed and checked once)."""
     pol = load_policy(spec)
-    return dataclasses.replace(pol, **policy_assignments(list(policy_set))) if policy_set else pol
+    return with_policy_set(pol, policy_set) if policy_set else pol
 
 
 @dataclass(frozen=True)
@@ -170,23 +182,49 @@ class RunOptions:
         )
 
 
-_PREPARED: dict[tuple[str, str, str], PreparedTrace] = {}
+_PREPARED: dict[tuple[str, str, str], PreparedFile] = {}
 
 
-def prepared(trace: str, thash: str, source: Trace | None = None, tokenizer: str = "rate") -> PreparedTrace:
-    """The prepared trace, read (or taken from `source`, the trace as shipped to this worker) and
-    prepared once per worker process and tokenizer (sweeps reuse it)."""
+def prepared(trace: str, thash: str, source: Trace | None = None, tokenizer: str = "rate") -> PreparedFile:
+    """The trace prepared for its own model, with its facts, read (or taken from `source`, the
+    trace as shipped to this worker) and prepared once per worker process and tokenizer (sweeps
+    reuse it)."""
     key = (trace, thash, tokenizer)
-    prep = _PREPARED.get(key)
-    if prep is None:
+    pf = _PREPARED.get(key)
+    if pf is None:
         if len(_PREPARED) >= 16:
             _PREPARED.clear()
         if source is not None:
-            prep = prepare_for(source, None, tokenizer)
+            pf = PreparedFile(source, prepare_for(source, None, tokenizer))
         else:  # a file through the prepared-trace cache (sim/prepared_cache.py)
-            prep = open_prepared(trace, None, tokenizer).prepared
-        _PREPARED[key] = prep
-    return prep
+            pf = open_prepared(trace, None, tokenizer)
+        _PREPARED[key] = pf
+    return pf
+
+
+def serve(
+    text: str,
+    pf: PreparedFile,
+    policy: Policy,
+    provider: str | None,
+    model: str | None,
+    tokenizer: str = "rate",
+    policy_set: tuple[str, ...] = (),
+    spec: str = "",
+) -> tuple[PreparedTrace, Serving, Knows]:
+    """The one place a verb turns a trace, a preset and `--provider`/`--model` into what runs: the
+    profile and model `choose` picks (the trace's model and the profile serving it unless the user
+    says otherwise; sim/providers/choice.py), the trace prepared for that model (with `--model`
+    every request runs as that model: the trace's own switches are not applied), and the preset
+    with what the trace knows (bench/trace_knows.py; `policy_set`, the `--policy-set` items already
+    applied to `policy`, wins over the trace). `run`, `compare`, `sweep` and `check-prefix --policy`
+    all call it, so they run the same thing."""
+    serving = choose(pf.facts, policy.provider, provider or None, model or None)
+    prep = for_model(text, pf.prepared, serving.model, tokenizer)
+    if model:
+        prep = dataclasses.replace(prep, steps=tuple(s for s in prep.steps if s.kind != "switch"))
+    keys = tuple(i.partition("=")[0].strip() for i in policy_set)
+    return prep, serving, trace_knows(policy, prep, spec or policy.name, keys)
 
 
 def make_tasks(
@@ -196,9 +234,11 @@ def make_tasks(
     providers: list[str | None],
     seeds: list[int],
     options: RunOptions | None = None,
+    model: str | None = None,
 ) -> list[RunTask]:
-    """Every combination, grouped by trace so a worker reuses its prepared trace. A budget or
-    provider of None means the preset's own; `options` apply to every run."""
+    """Every combination, grouped by trace so a worker reuses its prepared trace. A budget of None
+    means the preset's own; a provider of None (and `model` None) the trace's (`serve`); `options`
+    apply to every run."""
     opts = options or RunOptions()
     pjson = opts.provider_json
     hashes = {t: _seed_hashes(t, seeds) for t in traces}
@@ -213,16 +253,17 @@ def make_tasks(
                 for prov in providers:
                     for s in seeds:
                         th = hashes[t][s]
-                        task = RunTask(t, th, pname, ph, budget, prov or pol.provider, s)
+                        task = RunTask(t, th, pname, ph, budget, prov or "", s)
                         tasks.append(dataclasses.replace(
                             task, policy_set=opts.policy_set, provider_params=pjson, tokenizer=opts.tokenizer,
-                            source=sources[t],
+                            source=sources[t], model=model or "",
                         ))  # fmt: skip
     if opts.provider_params:  # a bad --provider-set is one error here, not one per worker run
         from ctxbench.sim.providers.registry import make_provider
         from ctxbench.sim.runner import DEFAULT_MODEL
 
-        for name in sorted({task.provider for task in tasks}):
+        named = {task.provider for task in tasks if task.provider}
+        for name in sorted(named | {cached_policy(p, opts.policy_set).provider for p in policies}):
             make_provider(name, DEFAULT_MODEL, 0, **opts.provider_params)
     return tasks
 
@@ -234,10 +275,18 @@ def run_task(task: RunTask) -> dict[str, Any]:
     if task.budget != pol.budget:  # the preset's own (0 = the model window, or none) needs no check
         pol = pol.with_budget(task.budget)
     source = seeded_spec(task.source or task.trace, task.seed)
-    prep = prepared(source, task.trace_hash, tokenizer=task.tokenizer)
+    pf = prepared(source, task.trace_hash, tokenizer=task.tokenizer)
+    prep, serving, knows = serve(
+        source, pf, pol, task.provider, task.model, task.tokenizer, task.policy_set, task.policy
+    )
+    pol = knows.policy
     params = json.loads(task.provider_params) if task.provider_params else None
-    res = run_prepared([prep], pol, task.provider, task.seed, params, tokenizer=task.tokenizer)
+    convs: list[Any] = []
+    hooks = RunHooks(on_conversation=convs.append)
+    res = run_prepared([prep], pol, serving.profile, task.seed, params, tokenizer=task.tokenizer, hooks=hooks)
     s = summarize(res.records, res.outcomes)
+    conv = convs[0]
+    kept = retention(prep, conv.tr.blocks)
     row: dict[str, Any] = {
         "key": task.key,
         "trace": task.trace,
@@ -246,7 +295,8 @@ def run_task(task: RunTask) -> dict[str, Any]:
         "policy_hash": task.policy_hash,
         "budget": task.budget,
         "budget_means": pol.budget_means,  # what the budget is: working, window (policies/budget.py)
-        "provider": task.provider,
+        "provider": serving.profile,
+        "model": serving.model,
         "seed": task.seed,
         "version": task.version,
         "status": "ok" if s.status == "ok" else next((o.error for o in res.outcomes if o.error), "error"),
@@ -270,6 +320,11 @@ def run_task(task: RunTask) -> dict[str, Any]:
     }
     for c in MISS_CAUSES:
         row[f"miss_{c}"] = s.misses.get(c, 0)
+    row["conversation_tokens"] = kept.conversation_tokens
+    row["verbatim_tokens"] = kept.verbatim_tokens
+    row["summary_tokens"] = kept.summary_tokens
+    row["trigger"] = int(pol.compaction.threshold(conv.view()))
+    row["static_prefix"] = conv.tr.tokens_before(conv.tr.system_end)
     for kind, n in s.failures.items():
         row[f"failures_{kind}"] = n
     return row

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from ctxbench.policies.contracts import Compaction, Estimator, Eviction, Marks
 from ctxbench.sim.core import yamltext
@@ -167,17 +167,56 @@ SCALAR_KEYS = (
 
 def policy_assignments(items: list[str]) -> dict[str, Any]:
     """`["retries=3", "backoff=2"]` -> typed values for a Policy's scalar fields (`--policy-set`),
-    checked against its type hints like a preset's YAML."""
+    checked against its type hints like a preset's YAML. Dotted items (`marks.ttl=1h`: a
+    component's parameter) are left to `with_policy_set`, which knows the component."""
     from ctxbench.sim.core.values import parse_assignments
 
-    bad = [i for i in items if i.partition("=")[0].strip() not in SCALAR_KEYS]
+    top = [i for i in items if "." not in i.partition("=")[0]]
+    bad = [i for i in top if i.partition("=")[0].strip() not in SCALAR_KEYS]
     if bad:
         key = bad[0].partition("=")[0].strip()
-        raise PresetError(f"--policy-set: {unknown('key', key, SCALAR_KEYS, 'settable keys')}")
+        raise PresetError(
+            f"--policy-set: {unknown('key', key, SCALAR_KEYS, 'settable keys')} (or a component's "
+            f"parameter: {', '.join(f'{k}.NAME' for k in COMPONENT_KINDS)})"
+        )
     try:
-        return parse_assignments(Policy, items, "--policy-set")
+        return parse_assignments(Policy, top, "--policy-set")
     except ValueProblem as exc:
         raise PresetError(str(exc)) from exc
+
+
+def with_policy_set(policy: Policy, items: list[str] | tuple[str, ...]) -> Policy:
+    """`policy` with the `--policy-set` items applied: top-level keys (`retries=3`) and any
+    component's parameter, dotted (`marks.ttl=1h`, `compaction.summary_bytes=12000`,
+    `compaction.buffer=0`), each checked against the component's type hints like the YAML."""
+    from dataclasses import fields, is_dataclass
+
+    from ctxbench.sim.core.values import parse_assignments
+
+    items = list(items)
+    out = replace(policy, **policy_assignments(items)) if items else policy
+    for item in items:
+        key = item.partition("=")[0].strip()
+        if "." not in key:
+            continue
+        kind, _, param = key.partition(".")
+        if kind not in COMPONENT_KINDS:
+            raise PresetError(
+                f"--policy-set {key}: {unknown('component', kind, COMPONENT_KINDS, 'components')}"
+            )
+        comp: Any = getattr(out, kind)
+        where = f"--policy-set {kind} ({type(comp).__name__} of preset {policy.name!r})"
+        if not is_dataclass(comp) or param not in {f.name for f in fields(comp)}:
+            known = sorted(f.name for f in fields(comp)) if is_dataclass(comp) else []
+            raise PresetError(f"{where}: {unknown('parameter', param, known, 'valid')}")
+        try:
+            value = parse_assignments(type(comp), [f"{param}={item.partition('=')[2]}"], where)
+            updated: Any = replace(cast(Any, comp), **value)  # __post_init__ checks run again
+        except (ValueProblem, ValueError, TypeError) as exc:
+            raise PresetError(str(exc)) from exc
+        changed: dict[str, Any] = {kind: updated}
+        out = replace(out, **changed)
+    return out
 
 
 PRESETS = Path(__file__).parent / "presets"  # the bundled presets (package data)

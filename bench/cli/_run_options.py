@@ -26,7 +26,9 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a preset's top-level value: retries=3, backoff=2.0, session_id=true (repeat; checked "
+        help="a preset value: top-level (retries=3, budget_min=16000) or a component's, dotted "
+        "(marks.ttl=1h, "
+        "compaction.summary_bytes=12000, compaction.buffer=0; repeat; checked "
         "like YAML)",
     )
     p.add_argument(

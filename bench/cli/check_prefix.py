@@ -58,7 +58,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--budget", type=size_arg, help="with --policy: the preset's budget (its budget_means); 80000, 80k"
     )
-    p.add_argument("--provider", help="with --policy: provider profile")
+    p.add_argument(
+        "--provider",
+        help="with --policy: provider profile (default: the one serving the trace's model; the "
+        "preset's for a trace that names no model, as `run`)",
+    )
+    p.add_argument("--model", help="with --policy: run every request as this model (default: the trace's)")
     p.add_argument("--seed", type=int, default=0, help="with --policy: seed (default 0)")
     p.add_argument("--save-log", metavar="FILE", help="write the request log that was checked (JSONL)")
     p.add_argument("--limit", type=int, default=20, help="breaks shown in text output (default 20)")
@@ -84,15 +89,20 @@ def build_report(args: argparse.Namespace, allowed: tuple[str, ...]) -> Report:
         raise FileNotFoundError(f"{args.log}: no such file")
     first = _first_json(path)
     entries: list[dict[str, Any]] | None = None
+    served = ""  # with --policy: the provider and model simulated
     skipped: list[int] = []  # ledger lines of requests the server refused
     if isinstance(first, dict) and first.get("format") == "ctxbench-trace":
         if args.policy:
+            from ctxbench.bench.runs import serve
             from ctxbench.policies.preset import load_policy
             from ctxbench.sim.prepared_cache import prepared_file
 
             policy = load_policy(args.policy).with_budget(args.budget)
-            prep = prepared_file(str(path)).prepared  # kept prepared by file content
-            entries = simulated_log(prep, policy, args.provider, args.seed)
+            pf = prepared_file(str(path))  # kept prepared by file content
+            # the profile and model `run` and `compare` pick for this trace (bench/runs.py `serve`)
+            prep, serving, knows = serve(str(path), pf, policy, args.provider, args.model, spec=args.policy)
+            entries = simulated_log(prep, knows.policy, serving.profile, args.seed)
+            served = f"provider {serving.profile} ({serving.why}) · model {serving.model}"
         else:
             from ctxbench.traces.format import read_trace
 
@@ -120,6 +130,8 @@ def build_report(args: argparse.Namespace, allowed: tuple[str, ...]) -> Report:
         out.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     report = find_breaks(reqs, allowed)
     report.source = str(args.log) + (f" --policy {args.policy}" if args.policy else "")
+    if served:
+        report.notes.insert(0, f"simulated on {served}")
     if skipped:
         at = ", ".join(map(str, skipped[:5])) + (", ..." if len(skipped) > 5 else "")
         report.notes.append(

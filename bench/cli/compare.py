@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench.bench.cli._run_options import add_run_options, run_options
-from ctxbench.bench.compare import FORMATS, compare_rows, render
+from ctxbench.bench.compare import FORMATS, compare_rows, render, served_on, served_pairs
 from ctxbench.bench.runs import cached_policy, make_tasks
 from ctxbench.bench.sweep import execute
 from ctxbench.policies.preset import preset_names
@@ -37,7 +37,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--policy", action="append", help="preset name or YAML path (repeat; default: every preset)"
     )
-    p.add_argument("--provider", help="provider profile (default: each preset's)")
+    p.add_argument(
+        "--provider",
+        help="provider profile (default: the one serving each trace's model, as `run`; the preset's "
+        "only for a trace that names no model)",
+    )
+    p.add_argument("--model", help="run every request as this model (default: each trace's own, as `run`)")
     p.add_argument(
         "--budget",
         type=size_arg,
@@ -58,19 +63,22 @@ def handle(args: argparse.Namespace) -> int:
         raise ValueError("--seeds must be at least 1")
     policies = args.policy or preset_names()
     seeds = list(range(args.seed_base, args.seed_base + args.seeds))
-    tasks = make_tasks(args.traces, policies, [args.budget], [args.provider], seeds, run_options(args))
+    tasks = make_tasks(
+        args.traces, policies, [args.budget], [args.provider], seeds, run_options(args), args.model
+    )
     rows: list[dict[str, Any]] = []
     jobs = args.jobs or (1 if len(tasks) < 8 else min(len(tasks), os.cpu_count() or 1))
     execute(tasks, rows.append, jobs)
     order = {cached_policy(p, tuple(args.policy_set)).name: i for i, p in reversed(list(enumerate(policies)))}
     rows.sort(key=lambda r: (order[r["policy"]], r["trace"], r["seed"]))
     prs = compare_rows(rows)
-    provider = args.provider or "each preset's"
-    title = f"{len(args.traces)} trace(s) · {len(seeds)} seed(s) · provider {provider}"
+    title = f"{len(args.traces)} trace(s) · {len(seeds)} seed(s) · {served_on(rows)}"
     meta = {
         "traces": args.traces,
         "seeds": seeds,
         "provider": args.provider,
+        "model": args.model,
+        "served": served_pairs(rows),
         "budget": args.budget,
         "runs": rows,
     }

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 
 from ctxbench.bench.cli._run_options import add_run_options, run_options
+from ctxbench.bench.runs import serve
 from ctxbench.policies.budget import budget_label
-from ctxbench.policies.preset import load_policy, policy_assignments
+from ctxbench.policies.preset import load_policy, with_policy_set
 from ctxbench.sim.core.catalog import add_prices_file, model_info
 from ctxbench.sim.core.records import save, write_jsonl
 from ctxbench.sim.core.values import size_arg
-from ctxbench.sim.prepared_cache import for_model, open_prepared
-from ctxbench.sim.providers.choice import choose
+from ctxbench.sim.prepared_cache import open_prepared
 from ctxbench.sim.runner import run_prepared
 from ctxbench.sim.summary import format_summary, summarize
 from ctxbench.traces.generators.spec import TRACE_HELP
@@ -33,8 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed for every random choice (default 0)")
     p.add_argument(
         "--provider",
-        help="provider profile (default: for a trace imported from a log, the provider its model is "
-        "served by; else the preset's)",
+        help="provider profile (default: the one the trace's model is served by, a log's own evidence "
+        "first; the preset's only for a trace that names no model)",
     )
     p.add_argument(
         "--model",
@@ -57,19 +56,19 @@ def handle(args: argparse.Namespace) -> int:
     opts = run_options(args)
     policy = load_policy(args.policy)
     if opts.policy_set:
-        policy = dataclasses.replace(policy, **policy_assignments(list(opts.policy_set)))
+        policy = with_policy_set(policy, opts.policy_set)
     policy = policy.with_budget(args.budget)
     if args.prices:  # before the trace is prepared: its model may be one the file adds
         add_prices_file(args.prices)
     pf = open_prepared(args.trace, args.model, opts.tokenizer)  # kept prepared by file content
-    trace = pf.facts
-    serving = choose(trace, policy.provider, args.provider, args.model)  # stops before any request
+    # the profile and model every verb picks (bench/runs.py `serve`); stops before any request
+    prep, serving, knows = serve(
+        args.trace, pf, policy, args.provider, args.model, opts.tokenizer, opts.policy_set, args.policy
+    )
+    policy = knows.policy
     if serving.note:
         print(f"note: {serving.note}", file=sys.stderr)
     provider, model = serving.profile, serving.model
-    prep = for_model(args.trace, pf.prepared, model, opts.tokenizer)  # the profile's, or an alias's name
-    if args.model:  # every request as this model: the trace's own switches are not applied
-        prep = dataclasses.replace(prep, steps=tuple(s for s in prep.steps if s.kind != "switch"))
     result = run_prepared([prep], policy, provider, args.seed, opts.provider_params, tokenizer=opts.tokenizer)
     s = summarize(result.records, result.outcomes)
     if args.records == "-":
@@ -84,6 +83,8 @@ def handle(args: argparse.Namespace) -> int:
                     "policy": policy.name,
                     "provider": provider,
                     "model": model,
+                    "from_trace": list(knows.from_trace),
+                    "assumptions": list(knows.assumptions),
                     **s.as_dict(),
                 },
                 indent=2,
@@ -95,7 +96,10 @@ def handle(args: argparse.Namespace) -> int:
             f"provider {provider} "
             f"({serving.why}) · model {model}"
         )
-        print(format_summary(s, title))
+        told = [f"from the trace: {k}" for k in knows.from_trace]
+        told += [f"assumed: {a}" for a in knows.assumptions]
+        print(title + "".join(f"\n  {t}" for t in told))
+        print(format_summary(s, "").lstrip("\n"))
     if s.status != "ok" and not args.json:
         print(
             f"note: the simulated run ended with an {s.status} (a result; --strict exits 1)", file=sys.stderr

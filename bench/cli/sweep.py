@@ -32,7 +32,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--budgets", default="32k:200k:8k", help="START:STOP:STEP or a list (default 32k:200k:8k, H-11)"
     )
-    p.add_argument("--provider", action="append", help="provider profile (repeat; default: each preset's)")
+    p.add_argument(
+        "--provider",
+        action="append",
+        help="provider profile (repeat; default: the one serving each trace's model, as `run`; the "
+        "preset's only for a trace that names no model)",
+    )
+    p.add_argument("--model", help="run every request as this model (default: each trace's own, as `run`)")
     p.add_argument("--seeds", type=int, default=1, help="number of seeds per cell (default 1)")
     p.add_argument("--seed-base", type=int, default=0, help="first seed (default 0)")
     p.add_argument(
@@ -55,7 +61,7 @@ def handle(args: argparse.Namespace) -> int:
     budgets = parse_sizes(args.budgets)
     seeds = list(range(args.seed_base, args.seed_base + args.seeds))
     tasks = make_tasks(
-        args.traces, args.policy, list(budgets), args.provider or [None], seeds, run_options(args)
+        args.traces, args.policy, list(budgets), args.provider or [None], seeds, run_options(args), args.model
     )
     stats = run_sweep(
         tasks, args.output, args.jobs, args.scheduler, args.fresh, None if args.quiet else sys.stderr

@@ -37,7 +37,7 @@ def cpu_seconds_with_children() -> float:
 def _sweep(benchmark: Any, tmp_path: Path, scheduler: str | None) -> None:
     tasks = make_tasks([TRACE], POLICIES, list(BUDGETS), [None], SEEDS)
     assert len(tasks) == 1000
-    assert prepared(TRACE, tasks[0].trace_hash).replies >= 500
+    assert prepared(TRACE, tasks[0].trace_hash).prepared.replies >= 500
     out = tmp_path / "r.csv"
     figures: dict[str, float] = {}
 

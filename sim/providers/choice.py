@@ -1,13 +1,16 @@
-"""Which provider profile and model a trace runs on (`run`, `fidelity`, the fidelity report).
+"""Which provider profile and model a trace runs on: the one choice every verb makes (`run`,
+`compare`, `sweep` and so `report`, `check-prefix --policy`, `fidelity`, the fidelity report), so the
+same trace, preset and options give the same answer whichever verb runs them (issue 29).
 
 In order (nothing is substituted without a note, H-20):
 1. the model: `--model`, else the trace's own (`header.model`); it, and each model the trace
    switches to (`model_switch`: a `/model` or fast-mode request in a log), must be in the catalog
    with prices (sim/core/catalog.py), else the run stops before its first request naming the closest ids;
    `--model` runs every request as that model (the trace's switches are not applied);
-2. the profile: `--provider`, else, for a trace imported from a real log (`meta.format`), the
-   profile its model is served by (`served_profile`: the log's own evidence first), else the
-   preset's `provider:`;
+2. the profile: `--provider`, else, when the trace (or `--model`) names a model, the profile that
+   model is served by (`served_profile`: a log's own evidence first), else (a trace that names no
+   model, e.g. the game generator's) the preset's `provider:`; a preset's `provider:` never moves
+   a trace off the model it was recorded or generated with;
 3. a profile that serves another provider family than the model's runs the profile's own model
    (`--provider openai-auto` on a Claude trace prices gpt-4.1, not Claude on OpenAI's cache), and
    the choice says so in `note`; an explicit `--model` is never replaced.
@@ -27,7 +30,7 @@ from ctxbench.traces.model import MessageEvent, ModelSwitchEvent, Trace
 class Serving:
     profile: str
     model: str
-    why: str  # where the profile came from: "--provider" | "log" | "preset"
+    why: str  # where the profile came from: "--provider" | "log" | "trace" | "--model" | "preset"
     note: str = ""  # a model substitution the user should see
 
 
@@ -79,6 +82,8 @@ def choose(
         prof, why = provider, "--provider"
     elif trace.header.meta.get("format"):
         prof, why = served_profile(trace, info.name), "log"
+    elif model or trace.header.model:
+        prof, why = served_profile(trace, info.name), "--model" if model else "trace"
     else:
         prof, why = preset_provider, "preset"
     profile(prof)  # unknown profile: ProfileError listing the known ones

@@ -66,7 +66,8 @@ def test_compare_sums_traces_per_seed_and_gives_verdicts() -> None:
     prs = {p.policy: p for p in compare_rows(rows)}
     assert prs["a"].stats["cost"].mean == pytest.approx(2.02)
     assert prs["a"].verdict == "best"
-    assert prs["b"].verdict.startswith("NOT SUPPORTED")
+    # b costs 0.01 more than a on every seed: paired, the gap holds however much both move
+    assert prs["b"].verdict.startswith("costlier than a: +$0.0100, paired 95 % CI")
     assert prs["c"].verdict == "FAILED (2 of 6 runs ended by an error)"
     assert prs["c"].rel_best == pytest.approx(6.0 / 2.02)
     assert prs["a"].stats["cache_read_share"].mean == pytest.approx(0.8)
@@ -78,6 +79,40 @@ def test_compare_sums_traces_per_seed_and_gives_verdicts() -> None:
     assert [p["policy"] for p in parsed] == ["a", "b", "c"] and "cost_lo" in parsed[0]
     assert json.loads(render(lst, "json"))["policies"][0]["policy"] == "a"
     assert "best" in render(lst, "terminal").splitlines()[2]
+
+
+def test_a_gap_within_the_seeds_noise_is_not_a_verdict() -> None:
+    """Paired differences that change sign across seeds: the interval includes 0."""
+    rows = [row("a", s, 2.0 + s) for s in range(4)]
+    rows += [row("b", s, 2.0 + s + d) for s, d in enumerate((0.3, -0.2, 0.25, -0.1))]
+    prs = {p.policy: p for p in compare_rows(rows)}
+    assert prs["a"].verdict == "best"
+    assert prs["b"].verdict.startswith("NOT SUPPORTED (the paired 95 % CI of the gap to a includes 0")
+
+
+def test_equal_costs_are_a_tie_not_a_best() -> None:
+    rows = [row(p, s, 1.6205 + s) for p in ("x", "y", "z") for s in range(2)]
+    rows += [row("w", s, 1.7 + s) for s in range(2)]
+    prs = {p.policy: p for p in compare_rows(rows)}
+    assert [prs[p].verdict for p in "xyz"] == ["tie for best (3 policies, equal cost)"] * 3
+    assert not any(p.verdict == "best" for p in prs.values())
+    assert prs["w"].verdict.startswith("costlier than x")
+
+
+def test_degenerate_cells_are_flagged() -> None:
+    """A trigger at or below the static prefix, a compaction on most requests (issue 29: 143
+    compactions in 144 requests, the trigger below the 21k system prompt)."""
+    rows = [row("low", 0, 1.0, trigger=20_000, static_prefix=21_000, compactions=9, requests=10)]
+    rows += [row("fine", 0, 2.0, trigger=160_000, static_prefix=21_000, compactions=1, requests=10)]
+    prs = {p.policy: p for p in compare_rows(rows)}
+    assert prs["low"].flags == ["trigger <= static prefix", "compacts on 90% of requests"]
+    assert prs["fine"].flags == []
+    text = render(list(prs.values()), "terminal")
+    assert "trigger <= static prefix; compacts on 90% of requests" in text
+    assert (
+        json.loads(render(list(prs.values()), "json"))["policies"][0]["flags"][0]
+        == "trigger <= static prefix"
+    )
 
 
 def test_plots_and_report_are_deterministic(tmp_path: Path) -> None:

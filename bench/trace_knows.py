@@ -1,0 +1,129 @@
+"""Presets take what the trace knows (issue 29): a preset's value that the trace records is taken
+from the trace, and every value that is only assumed is listed with its value, so `run`'s header
+and `--json` (`assumptions`) say what a prediction rests on.
+
+Taken from the trace (unless `--policy-set` sets the key):
+- `marks.ttl`: the TTL of the cache marks the trace records (an imported request log keeps each
+  block's `cache_control` ttl: FORMAT.md `cache`); 1h when any recorded mark is 1h, since a harness
+  that writes 1h entries keeps them an hour (Anthropic prompt caching: "1-hour cache duration",
+  https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching);
+- `compaction.summary_bytes`: the mean size of the summaries the trace records (an imported log
+  with compactions), instead of the preset's assumed size.
+
+Assumed: every other preset value its YAML marks `# assumed`, and the two above when the trace does
+not record them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, fields, is_dataclass, replace
+from pathlib import Path
+
+from ctxbench.policies.preset import PRESETS, Policy
+from ctxbench.sim.prepared import PreparedTrace
+
+_ASSUMED = re.compile(r"^(\s*)([A-Za-z_][\w]*):\s*[^#\n]*#\s*assumed\b")
+_KEY = re.compile(r"^([A-Za-z_][\w]*):")
+
+
+@dataclass(frozen=True)
+class Knows:
+    policy: Policy  # the preset with what the trace knows applied
+    from_trace: tuple[str, ...]  # "KEY=VALUE (why)" taken from the trace
+    assumptions: tuple[str, ...]  # "KEY=VALUE (why)" the trace cannot know
+
+
+def _preset_text(spec: str) -> str:
+    path = Path(spec)
+    if not (path.suffix in (".yaml", ".yml") or path.exists()):
+        path = PRESETS / f"{spec}.yaml"
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return ""
+
+
+def assumed_keys(spec: str) -> list[str]:
+    """The dotted keys a preset's YAML marks `# assumed` (a component's parameter under its key)."""
+    out, parent = [], ""
+    for line in _preset_text(spec).splitlines():
+        top = _KEY.match(line)
+        if top:
+            parent = top.group(1)
+        m = _ASSUMED.match(line)
+        if m:
+            out.append(f"{parent}.{m.group(2)}" if m.group(1) else m.group(2))
+    return out
+
+
+def value(policy: Policy, key: str) -> object:
+    """The value of a dotted key of `policy` (None when it has no such key)."""
+    obj: object = policy
+    for part in key.split("."):
+        if not is_dataclass(obj) or part not in {f.name for f in fields(obj)}:
+            return None
+        obj = getattr(obj, part)
+    return obj
+
+
+def _has(policy: Policy, kind: str, param: str) -> bool:
+    comp = getattr(policy, kind)
+    return is_dataclass(comp) and param in {f.name for f in fields(comp)}
+
+
+def _set(policy: Policy, kind: str, param: str, v: object) -> Policy:
+    return replace(policy, **{kind: replace(getattr(policy, kind), **{param: v})})
+
+
+def recorded_ttls(prep: PreparedTrace) -> dict[str, int]:
+    """How many recorded cache marks of each TTL the trace holds."""
+    out: dict[str, int] = {}
+    blocks = [*prep.tools, *prep.system]
+    blocks += [b for s in prep.steps if s.message is not None for b in s.message.blocks]
+    for b in blocks:
+        if b.cache:
+            out[b.cache] = out.get(b.cache, 0) + 1
+    return out
+
+
+def recorded_summaries(prep: PreparedTrace) -> list[int]:
+    """The byte sizes of the summaries of the compactions the trace records."""
+    return [s.message.nbytes for s in prep.steps if s.kind == "compaction" and s.message is not None]
+
+
+def apply(policy: Policy, prep: PreparedTrace, spec: str, set_keys: tuple[str, ...] = ()) -> Knows:
+    """`policy` (preset `spec`, with the `--policy-set` keys `set_keys` already applied) with what
+    the trace knows, and the list of what it assumes (module docstring)."""
+    known: list[str] = []
+    taken: set[str] = set(set_keys)
+    if _has(policy, "marks", "ttl") and "marks.ttl" not in taken:
+        ttls = recorded_ttls(prep)
+        if ttls:
+            ttl = "1h" if "1h" in ttls else "5m"
+            policy = _set(policy, "marks", "ttl", ttl)
+            counts = ", ".join(f"{n} {t}" for t, n in sorted(ttls.items()))
+            known.append(f"marks.ttl={ttl} (the trace records cache marks: {counts})")
+            taken.add("marks.ttl")
+    if _has(policy, "compaction", "summary_bytes") and "compaction.summary_bytes" not in taken:
+        sizes = recorded_summaries(prep)
+        if sizes:
+            mean = round(sum(sizes) / len(sizes))
+            policy = _set(policy, "compaction", "summary_bytes", mean)
+            known.append(
+                f"compaction.summary_bytes={mean} (mean of the {len(sizes)} summaries the trace records)"
+            )
+            taken.add("compaction.summary_bytes")
+    assumed = []
+    keys = assumed_keys(spec)
+    if _has(policy, "marks", "ttl") and "marks.ttl" not in keys:
+        keys.append("marks.ttl")
+    for key in keys:
+        v = value(policy, key)
+        if key in taken or v is None:
+            continue
+        why = "the trace records no cache marks" if key == "marks.ttl" else "assumed by the preset"
+        if key == "compaction.summary_bytes":
+            why = "assumed by the preset; the trace records no summaries"
+        assumed.append(f"{key}={v} ({why})")
+    return Knows(policy, tuple(known), tuple(assumed))

@@ -1,0 +1,66 @@
+"""Presets take what the trace knows (bench/trace_knows.py, issue 29): recorded 1h cache marks and
+recorded summaries' sizes replace the preset's assumptions; the rest is listed, with values."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ctxbench.bench.cli import main
+from ctxbench.traces.generators.samples import SAMPLES_DIR
+from tests.real import REAL
+
+SESSION = REAL / "spotter" / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl"  # one compaction, 1h marks
+
+
+def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
+    capsys.readouterr()
+    assert main(["run", *args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_a_synthetic_trace_lists_what_the_preset_assumes(capsys: pytest.CaptureFixture[str]) -> None:
+    out = _run([str(SAMPLES_DIR / "coding-short.jsonl"), "--policy", "claude-code"], capsys)
+    assert out["from_trace"] == []
+    assert "marks.ttl=5m (the trace records no cache marks)" in out["assumptions"]
+    assert any(a.startswith("compaction.summary_bytes=8000 ") for a in out["assumptions"])
+    set_ttl = _run(
+        [str(SAMPLES_DIR / "coding-short.jsonl"), "--policy", "claude-code", "--policy-set", "marks.ttl=1h"],
+        capsys,
+    )
+    assert not any(a.startswith("marks.ttl") for a in set_ttl["assumptions"])
+    assert set_ttl["cost"] != out["cost"]
+
+
+def test_a_bad_component_key_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        main(
+            [
+                "run",
+                str(SAMPLES_DIR / "coding-short.jsonl"),
+                "--policy",
+                "claude-code",
+                "--policy-set",
+                "marks.tl=1h",
+            ]
+        )
+        == 2
+    )
+    assert "unknown parameter 'tl' (did you mean 'ttl'?)" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not SESSION.is_file(), reason="the shared real sessions are not here")
+def test_an_imported_session_gives_its_ttl_and_summary_size(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = tmp_path / "s.jsonl"
+    assert main(["import", str(SESSION), "-o", str(trace)]) == 0
+    out = _run([str(trace), "--policy", "claude-code"], capsys)
+    assert out["from_trace"][0].startswith("marks.ttl=1h (the trace records cache marks:")
+    assert out["from_trace"][1].startswith("compaction.summary_bytes=12197 ")
+    assumed = _run([str(trace), "--policy", "claude-code", "--policy-set", "marks.ttl=5m",
+                    "--policy-set", "compaction.summary_bytes=8000"], capsys)  # fmt: skip
+    billed = 11.6070  # `ctxbench billed` on the session
+    assert abs(out["cost"] / billed - 1) < 0.02 < abs(assumed["cost"] / billed - 1)
