@@ -152,6 +152,13 @@ def handle(args: argparse.Namespace) -> int:
             f"  cache read billed {sf.total('billed'):,} predicted {sf.total('predicted'):,} · "
             f"cost billed ${sf.cost_billed:.4f} predicted ${sf.cost_predicted:.4f}"
         )
+        if sf.interval is not None:  # automatic-prefix caches (bench/fidelity/interval.py)
+            iv = sf.interval
+            out.append(
+                f"  cost expected ${iv.mean:.4f}, 90 % interval ${iv.low:.4f}-${iv.high:.4f} "
+                f"({iv.draws} draws, seed {iv.seed}, {iv.provider} rate {iv.rate[0]} found / "
+                f"{iv.rate[1]} missed): billed {'inside' if iv.inside(sf.cost_billed) else 'outside'}"
+            )
         if sf.outside:  # taken from the bill and counted apart (bench/fidelity/outside.py)
             base = sf.baseline
             out.append(

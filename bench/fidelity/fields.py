@@ -49,7 +49,9 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
     per-request usage), `billed` and `predicted` totals of every field; these figures replay the
     outside events taken from the bill as observed (bench/fidelity/outside.py). `outside_events`
     lists them per kind (requests, count, cost: what replaying them changes in the predicted cost
-    of their requests); `unconditioned` holds the figures of the replay without them."""
+    of their requests); `naive_read_match` the naive reading's share; `cost_interval` (automatic-
+    prefix caches with a measured rate) the 90 % interval on cost; `unconditioned` holds the
+    figures of the replay without them."""
     out: dict[str, Any] = {
         "session": sf.name,
         "model": sf.model,
@@ -61,6 +63,20 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
         "billed": _sum([billed(r) for r in sf.requests]) if sf.has_usage else None,
         "predicted": _sum([predicted(r) for r in sf.requests]) if sf.has_usage else None,
     }
+    if sf.has_usage:  # the naive reading's match (bench/fidelity/compare.py, auto.py naive_read)
+        out["naive_read_match"] = round(sf.share_naive_ok, 4)
+    if sf.interval is not None:  # automatic-prefix caches (bench/fidelity/interval.py)
+        iv = sf.interval
+        out["cost_interval"] = {
+            "level": 0.9,
+            "low": round(iv.low, 6),
+            "high": round(iv.high, 6),
+            "expected": round(iv.mean, 6),
+            "draws": iv.draws,
+            "seed": iv.seed,
+            "rate": {"provider": iv.provider, "found": iv.rate[0], "missed": iv.rate[1]},
+            "billed_inside": iv.inside(sf.cost_billed),
+        }
     if len(sf.models) > 1:  # a session on several models (`model_switch`): each request priced as its own
         out["models"] = sf.models
     if sf.copied:  # a forked session's copies of earlier requests: scored where they were billed

@@ -105,6 +105,22 @@ class RequestCompare:
         return abs(self.naive_read - self.billed.cache_read) <= tolerance(self.billed.cache_read)
 
 
+@dataclass(frozen=True)
+class CostInterval:
+    """A 90 % interval on a session's cost from seeded draws of a measured rate (interval.py)."""
+
+    low: float
+    high: float
+    mean: float
+    draws: int
+    seed: int
+    rate: tuple[int, int]  # the (found, missed) counts the rate was drawn from
+    provider: str
+
+    def inside(self, billed: float) -> bool:
+        return self.low <= billed <= self.high
+
+
 @dataclass
 class SessionFidelity:
     name: str
@@ -118,6 +134,7 @@ class SessionFidelity:
     outside: OutsideEvents = field(default_factory=OutsideEvents)  # replayed as observed
     unconditioned: SessionFidelity | None = None  # the replay without them (None: it is this one)
     copied: int = 0  # requests left out: copies of requests an earlier session billed
+    interval: CostInterval | None = None  # automatic-prefix caches with a measured rate (interval.py)
 
     def without(self, ids: set[str]) -> SessionFidelity:
         """This session scored without the requests of `ids` (copies a forked or resumed session

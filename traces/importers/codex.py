@@ -105,10 +105,13 @@ def import_codex(paths: list[Path], report: ImportReport | None = None) -> Impor
     report.cannot_provide = list(CANNOT)
     sessions: list[_Session] = []
     model = ""
+    meta: dict[str, str] = {"format": "codex"}
     for n, o in lines:
         t = parse_time(o.get("ts"))
         if o.get("kind") == "session_start":
             model = str(o.get("model", model))
+            if o.get("model_provider_id"):  # the endpoint billed (bench/fidelity/interval.py)
+                meta["model_provider"] = str(o["model_provider_id"])
             continue
         if o.get("kind") != "codex_event":
             report.counts["non-model lines"] += 1
@@ -158,7 +161,7 @@ def import_codex(paths: list[Path], report: ImportReport | None = None) -> Impor
         else:
             report.counts["other codex events"] += 1
     return build_traces(
-        [(s.name, s.items, normalize_model(s.model), s.model, {"format": "codex"}) for s in sessions],
+        [(s.name, s.items, normalize_model(s.model), s.model, dict(meta)) for s in sessions],
         str(path),
         "codex",
         report,

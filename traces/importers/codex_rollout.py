@@ -95,6 +95,7 @@ class _Reader:
         self.pending: list[Content] = []  # outputs of calls whose reply is not in the items yet
         self.model = ""
         self.system = ""
+        self.provider = ""  # session_meta model_provider: the endpoint billed (bench/fidelity/interval.py)
         self.totals: Any = None
         self.sides: list[tuple[str, list[Item]]] = []  # compaction requests (module docstring)
 
@@ -147,6 +148,7 @@ class _Reader:
         if typ == "session_meta":
             instr = p.get("base_instructions")
             self.system = self.system or (_text([instr]) if isinstance(instr, dict) else "")
+            self.provider = self.provider or str(p.get("model_provider") or "")
         elif typ == "turn_context":
             self.model = str(p.get("model") or self.model)
         elif typ == "response_item":
@@ -201,7 +203,7 @@ def import_rollout(path: Path, report: ImportReport, lines: list[tuple[int, dict
     if r.reply or r.pending:
         report.skip("reply items after the last usage (no request to attach them to)", path.name)
     system = {"main": SystemEvent((Content("text", text=r.system),))} if r.system else None
-    meta = {"format": "codex-rollout"}
+    meta = {"format": "codex-rollout", **({"model_provider": r.provider} if r.provider else {})}
     convs = [
         (name, items, *_first_model(items, r.model), meta) for name, items in [("main", r.items), *r.sides]
     ]
