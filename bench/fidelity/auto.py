@@ -44,6 +44,8 @@ def naive_read(prev_prompt: int, prompt: int, minimum: int, step: int) -> int:
     of it was cached: writes are free), rounded down to the provider's steps, nothing below the
     minimum, and never more than its own prompt."""
     return granular(min(prev_prompt, prompt), minimum, step)
+
+
 # Cause classes (the text before the first ':' of every cause)
 ROUTING = "best-effort routing (providers.md §2.1, not predictable from the log)"
 OUTPUT = "generated tokens cached (not in providers.md)"

@@ -219,5 +219,3 @@ class SessionFidelity:
         whole cost gap when the other requests match)."""
         rs = self.misses if only_mismatches else self.requests
         return sum(r.cost_predicted - r.cost_billed for r in rs)
-
-

@@ -36,7 +36,7 @@ from ctxbench.traces.importers.base import (
     parse_time,
     tool_use,
 )
-from ctxbench.traces.importers.codex_rollout import import_rollout, is_rollout
+from ctxbench.traces.importers.codex_rollout import import_rollout, is_rollout, split_short_prompts
 from ctxbench.traces.importers.tokens import Item, build_traces
 from ctxbench.traces.model import Content, Usage
 
@@ -160,8 +160,15 @@ def import_codex(paths: list[Path], report: ImportReport | None = None) -> Impor
             s.replied(usage, t)
         else:
             report.counts["other codex events"] += 1
+    convs = []
+    for s in sessions:  # a request whose prompt dropped and came back (codex_rollout.py)
+        sides = [(f"{s.name}-{n}", items) for n, items in split_short_prompts(s.items, report)]
+        convs += [
+            (n, items, normalize_model(s.model), s.model, dict(meta))
+            for n, items in [(s.name, s.items), *sides]
+        ]
     return build_traces(
-        [(s.name, s.items, normalize_model(s.model), s.model, dict(meta)) for s in sessions],
+        convs,
         str(path),
         "codex",
         report,
