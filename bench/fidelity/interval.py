@@ -77,7 +77,7 @@ def cost_interval(
     if rate is None or not sf.requests:
         return None
     warm = int(sf.meta.get("warm_tokens", 0) or 0)
-    rng = random.Random(f"{seed}:{sf.name}")
+    rng = random.Random(seed)  # the same draws whatever the session is called
     costs = sorted(_draw(sf, rng, rate, ttl, minimum, step, warm) for _ in range(draws))
     tail = (1 - LEVEL) / 2
     low = costs[int(tail * (draws - 1))]
