@@ -20,8 +20,32 @@ import itertools
 from typing import Any
 
 from ctxbench.bench.fidelity.results import RequestCompare
+from ctxbench.sim.providers.auto_prefix import granular
 
 STEP = 128  # providers.md §2.1 "Cache hits occur in increments of 128 tokens" [DOC O-PC]
+# The central prediction of a replay on an automatic-prefix cache: every request on the home
+# machine of its conversation (no overflow draw: how often a request lands elsewhere is the
+# measured rate of bench/fidelity/interval.py, which gives the interval around this prediction),
+# and, for Gemini implicit caching, no idle expiry: the lifetime is not documented
+# (https://ai.google.dev/gemini-api/docs/caching: "no cost saving guarantee"), so the replay does
+# not predict misses the naive reading would not; Vertex AI deletes implicit caches "within 24
+# hours" (cloud.google.com blog, 2025-10-15), the bound kept here.
+CENTRAL: dict[str, Any] = {"overflow_rpm": None}
+CENTRAL_BY_DIALECT: dict[str, dict[str, Any]] = {"gemini": {"ttl": 86400.0}}
+
+
+def central_params(cfg: dict[str, Any]) -> dict[str, Any]:
+    """Provider options of the central prediction for an automatic-prefix profile `cfg`."""
+    return {**CENTRAL, **CENTRAL_BY_DIALECT.get(str(cfg.get("dialect", "")), {})}
+
+
+def naive_read(prev_prompt: int, prompt: int, minimum: int, step: int) -> int:
+    """The naive reading of an automatic-prefix cache: the request reads the previous prompt (all
+    of it was cached: writes are free), rounded down to the provider's steps, nothing below the
+    minimum, and never more than its own prompt."""
+    return granular(min(prev_prompt, prompt), minimum, step)
+
+
 # Cause classes (the text before the first ':' of every cause)
 ROUTING = "best-effort routing (providers.md §2.1, not predictable from the log)"
 OUTPUT = "generated tokens cached (not in providers.md)"

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ctxbench.bench.fidelity.auto import auto_prefix_cause
+from ctxbench.bench.fidelity.auto import auto_prefix_cause, naive_read
+from ctxbench.bench.fidelity.auto_interval import PROVIDER_OF_DIALECT, drawn_interval
 from ctxbench.bench.fidelity.causes import likely_cause
 from ctxbench.bench.fidelity.gateway import as_charged, reports_cache_writes
 from ctxbench.bench.fidelity.outside import recognise
@@ -30,7 +31,7 @@ from ctxbench.bench.fidelity.replay import is_anthropic, replay, serving
 from ctxbench.bench.fidelity.results import OutsideEvents, RequestCompare, SessionFidelity, near
 from ctxbench.bench.fidelity.unsure import TIMING_CAUSES, unsure
 from ctxbench.policies.preset import Policy, load_policy
-from ctxbench.sim.core.catalog import prices
+from ctxbench.sim.core.catalog import model_info, prices
 from ctxbench.sim.core.profiles import profile as profile_config
 from ctxbench.sim.core.provider import Usage as SimUsage
 from ctxbench.sim.core.records import RequestRecord
@@ -82,6 +83,15 @@ def compare(
     sv = serving(trace, profile, model)
     plain = _score(trace, name, pol, sv, warm, keep_warm, OutsideEvents())
     if not condition or not is_anthropic(sv.profile):  # the signatures are the Anthropic cache's
+        cfg = profile_config(sv.profile)
+        if cfg.get("provider") == "auto-prefix" and plain.requests:  # bench/fidelity/auto_interval.py
+            plain.auto_interval = drawn_interval(
+                plain,
+                PROVIDER_OF_DIALECT.get(str(cfg.get("dialect", "")), ""),
+                float(cfg.get("ttl", 0) or 0),
+                _minimum(cfg, plain.model),
+                int(cfg.get("granularity", 1) or 1),
+            )
         return plain
     sf, events = plain, OutsideEvents()
     for _ in range(OUTSIDE_ROUNDS):
@@ -97,6 +107,12 @@ def compare(
     return sf
 
 
+def _minimum(cfg: dict[str, object], model: str) -> int:
+    """The minimum cacheable prefix of an automatic-prefix profile for `model`."""
+    own = cfg.get("min_cacheable")
+    return int(str(own)) if own is not None else model_info(model).min_cacheable
+
+
 def _score(
     trace: Trace,
     name: str,
@@ -109,7 +125,9 @@ def _score(
     """One replay of `trace`, every request scored against its bill."""
     meta = dict(trace.header.meta)
     reported = reports_cache_writes(sv.profile)  # else compared as the gateway reports, priced as charged
-    auto = profile_config(sv.profile).get("provider") == "auto-prefix"  # bench/fidelity/auto.py causes
+    cfg = profile_config(sv.profile)
+    auto = cfg.get("provider") == "auto-prefix"  # bench/fidelity/auto.py causes and naive reading
+    step = int(cfg.get("granularity", 1) or 1)
     records = replay(trace, pol, sv.profile, warm, keep_warm=keep_warm, model=sv.model, outside=outside)
     records = [r for r in records if r.kind != "warmup"]
     model = records[0].model if records else trace.header.model
@@ -117,6 +135,7 @@ def _score(
     sf = SessionFidelity(label, model, pol.name, meta=meta, outside=outside)
     prev_t: float | None = None
     prev_cached = 0
+    prev_prompt = 0  # automatic-prefix caches: the previous request's whole prompt
     turn_start = 0  # billed cached part of the last request sent right after real user content
     real = False
     mentions: tuple[str, ...] = ()  # @-mentions of the current turn's prompt, of the one before
@@ -152,7 +171,11 @@ def _score(
             real = False
             continue
         b = ev.usage
-        naive = min(prev_cached, _cached(b)) if i else 0
+        prompt = b.input_tokens + b.cache_read
+        if auto:  # all of the previous prompt was cached, rounded to the steps (auto.py naive_read)
+            naive = naive_read(prev_prompt, prompt, _minimum(cfg, rec.model), step) if i else 0
+        else:
+            naive = min(prev_cached, _cached(b)) if i else 0
         why = doubt.at(i)
         p_billed = _usage(rec)
         fallback = ""
@@ -169,7 +192,7 @@ def _score(
             fallback = f"naive ({why})"
         p = reported_usage(p_billed, reported)
         charged = b if reported else as_charged(b, str(meta.get("ttl", "5m")))
-        prev_cached = _cached(b)
+        prev_cached, prev_prompt = _cached(b), prompt
         rc = RequestCompare(i, t, gap, b, p, naive, rec.miss_cause, turn_start=turn_start, real_user=real)
         rc.request_id = ev.request_id
         rc.unsure, rc.fallback = why, fallback

@@ -63,8 +63,9 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
     `within_tolerance` (share of requests whose cache read, cache write and uncached input are
     each within max(1 %, 128) tokens of the bill, 0-1; null without per-request usage),
     `read_match`, `billed` and `predicted` totals of every field, `cost_interval` (central value
-    and 90 % interval, bench/fidelity/interval.py), `fallbacks` (requests predicted as the naive
-    read where the client model is unsure, bench/fidelity/unsure.py) and `not_scored` (billed
+    and 90 % interval: seeded lookup failures on Anthropic, the measured rate of finding the
+    prefix on automatic-prefix caches, bench/fidelity/interval.py), `fallbacks` (requests
+    predicted as the naive read where the client model is unsure, bench/fidelity/unsure.py) and `not_scored` (billed
     requests the replay did not reach, with why). `naive` holds the naive replay's figures;
     `conditioned` those of the replay with the outside events taken from the bill
     (bench/fidelity/outside.py), listed per kind in `outside_events` (requests, count, cost: what
@@ -101,6 +102,8 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
         "level": 0.9,
         "billed_inside": ci.holds(sf.cost_billed),
     }
+    if ci.drawn is not None:  # an automatic-prefix cache's measured rate (auto_interval.py)
+        out["cost_interval"].update(draws=ci.drawn.draws, seed=ci.drawn.seed, rate=ci.drawn.rate_json())
     out["fallbacks"] = {
         "count": base.fallbacks,
         "requests": {str(r.index): r.fallback for r in base.requests if r.fallback},

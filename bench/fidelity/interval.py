@@ -14,9 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
-from ctxbench.bench.fidelity.results import SessionFidelity
+from ctxbench.bench.fidelity.results import DrawnInterval, SessionFidelity
 from ctxbench.sim.core.catalog import prices
 
 # Server-side lookup failures per request on the development part: 5 of the 1,104 Claude Code
@@ -33,6 +31,7 @@ class CostInterval:
     central: float
     low: float
     high: float
+    drawn: DrawnInterval | None = None  # an automatic-prefix cache's draws (auto_interval.py)
 
     def holds(self, cost: float) -> bool:
         """`cost` inside the interval (a cent's thousandth of slack for rounding)."""
@@ -45,7 +44,13 @@ class CostInterval:
 
 
 def cost_interval(sf: SessionFidelity, seed: int = 0, rate: float = LOOKUP_FAILURE_RATE) -> CostInterval:
-    """The predicted cost of `sf` with its 90 % interval (module docstring)."""
+    """The predicted cost of `sf` with its 90 % interval (module docstring); on an automatic-prefix
+    cache, the interval of its measured rate of finding the prefix (auto_interval.py)."""
+    if sf.auto_interval is not None:
+        iv = sf.auto_interval
+        return CostInterval(iv.mean, iv.low, iv.high, iv)
+    import numpy as np  # here: the fidelity verb's start-up does not pay for it
+
     base = sf.baseline
     extra = []
     for r in base.requests:

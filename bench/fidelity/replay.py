@@ -12,6 +12,7 @@ from typing import Any
 
 import simpy
 
+from ctxbench.bench.fidelity.auto import central_params
 from ctxbench.bench.fidelity.forks import ForkedRequests, forked_requests
 from ctxbench.bench.fidelity.outside import OutsideWarming, static_entry
 from ctxbench.bench.fidelity.results import OutsideEvents
@@ -149,6 +150,9 @@ def replay(
     if observed and anthropic:
         params.update(OBSERVED)
         params.update(OBSERVED_BY_MODEL.get(prep.model, {}))
+    cfg = profile_config(profile)
+    if observed and cfg.get("provider") == "auto-prefix":  # the central prediction (auto.py)
+        params.update(central_params(cfg))
     w = int(trace.header.meta.get("warm_tokens", 0) or 0)
     recorded_ttl = str(trace.header.meta.get("ttl", "5m"))
     ttl: Ttl = recorded_ttl if is_ttl(recorded_ttl) else "5m"

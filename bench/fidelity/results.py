@@ -116,6 +116,26 @@ class RequestCompare:
         return off <= tolerance(b.cache_read) and off <= tolerance(bw)
 
 
+@dataclass(frozen=True)
+class DrawnInterval:
+    """A 90 % interval on a session's cost from seeded draws of a measured rate of finding the
+    cached prefix on an automatic-prefix cache (auto_interval.py)."""
+
+    low: float
+    high: float
+    mean: float
+    draws: int
+    seed: int
+    rate: tuple[int, int]  # the (found, missed) counts the rate was drawn from
+    provider: str
+
+    def inside(self, billed: float) -> bool:
+        return self.low <= billed <= self.high
+
+    def rate_json(self) -> dict[str, object]:
+        return {"provider": self.provider, "found": self.rate[0], "missed": self.rate[1]}
+
+
 @dataclass
 class SessionFidelity:
     name: str
@@ -132,6 +152,7 @@ class SessionFidelity:
     # billed requests the replay could not score (it stopped before them), and why
     not_scored: list[int] = field(default_factory=list)
     not_scored_why: str = ""
+    auto_interval: DrawnInterval | None = None  # automatic-prefix caches: a measured rate (auto_interval.py)
 
     def without(self, ids: set[str]) -> SessionFidelity:
         """This session scored without the requests of `ids` (copies a forked or resumed session

@@ -35,6 +35,12 @@ def session_text(path: str, sf: SessionFidelity, every: bool = False) -> list[st
         f"${base.cost_predicted:.4f} (naive ${sf.cost_naive:.4f}), 90 % interval "
         f"${ci.low:.4f}..${ci.high:.4f}{'' if ci.holds(sf.cost_billed) else ' (billed outside)'}",
     ]
+    if ci.drawn is not None:  # an automatic-prefix cache's measured rate (bench/fidelity/auto_interval.py)
+        d = ci.drawn
+        out.append(
+            f"  interval from {d.draws} seeded draws (seed {d.seed}) of the {d.provider} rate of finding "
+            f"the cached prefix, {d.rate[0]} found / {d.rate[1]} missed; expected ${d.mean:.4f}"
+        )
     if sf.outside:  # taken from the bill: an explanation, not the prediction (bench/fidelity/outside.py)
         out.append(
             f"  explained by outside events taken from the bill: lookup failures "

@@ -13,6 +13,7 @@ from ctxbench.bench.fidelity.gateway import as_charged, reports_cache_writes
 from ctxbench.bench.fidelity.other import other_formats, recorded_cost
 from ctxbench.bench.fidelity.replay import serving
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity
+from ctxbench.sim.core.catalog import prices
 from ctxbench.sim.core.provider import Usage as SimUsage
 from ctxbench.sim.providers.anthropic import reported_usage
 from ctxbench.traces.importers import import_paths
@@ -123,3 +124,56 @@ def test_automatic_prefix_causes() -> None:
     assert "5,537-token instructions prefix" in auto_prefix_cause(routed, [a, b, c], meta)
     older = _rc(4, 12000, 9633, 40, 11008)
     assert "request #1" in auto_prefix_cause(older, [a, b, c, routed], meta)
+
+
+@needs_real
+def test_codex_naive_reading_and_cost_interval() -> None:
+    """Automatic caching (issue 33): the naive reading is the previous prompt rounded to 128-token
+    steps; the central replay matches at least as many reads; the billed cost of each session is
+    inside its seeded 90 % interval, the same for the same seed."""
+    s = _sessions(CODEX)
+    main, second = s["main"][1], s["session-2"][1]
+    assert (round(main.share_naive_ok, 3), round(second.share_naive_ok, 3)) == (0.45, 0.786)
+    for sf in (main, second):
+        assert sf.share_ok >= sf.share_naive_ok
+        iv = sf.auto_interval
+        assert iv is not None and iv.low < iv.mean < iv.high and iv.inside(sf.cost_billed)
+    pooled = main.auto_interval.mean + second.auto_interval.mean  # type: ignore[union-attr]
+    assert abs(pooled / (main.cost_billed + second.cost_billed) - 1) < 0.05
+    assert compare(s["main"][0], "main").auto_interval == main.auto_interval
+
+
+def test_naive_reading_of_an_automatic_prefix_cache() -> None:
+    from ctxbench.bench.fidelity.auto import naive_read
+
+    assert naive_read(9340, 10909, 1024, 128) == 9216  # the previous prompt, in 128-token steps
+    assert naive_read(12000, 3773, 1024, 128) == 3712  # never more than its own prompt
+    assert naive_read(1000, 5000, 1024, 128) == 0  # below the minimum: nothing cached
+
+
+def test_cost_interval_needs_a_measured_rate_for_the_endpoint() -> None:
+    from ctxbench.bench.fidelity.auto_interval import drawn_interval, measured_rate
+
+    assert measured_rate("openai", {}) == measured_rate("openai", {"model_provider": "openai"})
+    assert measured_rate("openai", {"model_provider": "mock"}) is None  # ctxbench serve
+    assert measured_rate("gemini", {}) is None  # no Gemini log billed by Google in reach
+    reqs = [
+        _rc(i, 6000 + 1000 * i, 5504 + 1000 * i if i else 0, 50, 5504 + 1000 * i if i else 0)
+        for i in range(12)
+    ]
+    sf = SessionFidelity("s", "gpt-5", "recorded", reqs, meta={"warm_tokens": 1100})
+    a = drawn_interval(sf, "openai", 86400, 1024, 128, seed=1)
+    b = drawn_interval(sf, "openai", 86400, 1024, 128, seed=1)
+    c = drawn_interval(sf, "openai", 86400, 1024, 128, seed=2)
+    assert a is not None and a == b and a != c  # deterministic for a seed
+    central = sum(
+        prices("gpt-5").cost(
+            r.billed.input_tokens + r.billed.cache_read - r.predicted.cache_read,
+            r.predicted.cache_read,
+            0,
+            0,
+            50,
+        )
+        for r in reqs
+    )
+    assert a.low >= central * 0.999 and a.high > central  # misses only cost more

@@ -36,7 +36,7 @@ from ctxbench.traces.importers.base import (
     parse_time,
     tool_use,
 )
-from ctxbench.traces.importers.codex_rollout import import_rollout, is_rollout
+from ctxbench.traces.importers.codex_rollout import import_rollout, is_rollout, split_short_prompts
 from ctxbench.traces.importers.tokens import Item, build_traces
 from ctxbench.traces.model import Content, Usage
 
@@ -105,10 +105,13 @@ def import_codex(paths: list[Path], report: ImportReport | None = None) -> Impor
     report.cannot_provide = list(CANNOT)
     sessions: list[_Session] = []
     model = ""
+    meta: dict[str, str] = {"format": "codex"}
     for n, o in lines:
         t = parse_time(o.get("ts"))
         if o.get("kind") == "session_start":
             model = str(o.get("model", model))
+            if o.get("model_provider_id"):  # the endpoint billed (bench/fidelity/interval.py)
+                meta["model_provider"] = str(o["model_provider_id"])
             continue
         if o.get("kind") != "codex_event":
             report.counts["non-model lines"] += 1
@@ -157,8 +160,15 @@ def import_codex(paths: list[Path], report: ImportReport | None = None) -> Impor
             s.replied(usage, t)
         else:
             report.counts["other codex events"] += 1
+    convs = []
+    for s in sessions:  # a request whose prompt dropped and came back (codex_rollout.py)
+        sides = [(f"{s.name}-{n}", items) for n, items in split_short_prompts(s.items, report)]
+        convs += [
+            (n, items, normalize_model(s.model), s.model, dict(meta))
+            for n, items in [(s.name, s.items), *sides]
+        ]
     return build_traces(
-        [(s.name, s.items, normalize_model(s.model), s.model, {"format": "codex"}) for s in sessions],
+        convs,
         str(path),
         "codex",
         report,

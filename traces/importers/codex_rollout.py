@@ -20,6 +20,13 @@ run against `ctxbench serve`):
   is imported as a conversation of its own (`compaction-N`: one request whose prompt, not in the
   file, is a block sized from its usage), never as a request of the main conversation, whose
   prompt would seem to shrink there.
+- a request whose recorded prompt drops below the previous one's and the next one's comes back
+  to at least the earlier size (issue 33: 11,194 -> 3,773 -> 11,725 tokens on a response with
+  three parallel tool calls, Codex 0.x) did not carry the conversation: its usage is imported as
+  a conversation of its own (`short-prompt-N`, one request whose prompt is a block sized from
+  it, as a compaction request), and its reply stays in the conversation as a request without
+  usage, so that the blocks before it are not sized as a rewrite (traces/importers/sizing.py
+  `take_back`) and the next request is sized on the prompt before the drop.
 """
 
 from __future__ import annotations
@@ -38,6 +45,8 @@ from ctxbench.traces.importers.base import (
 )
 from ctxbench.traces.importers.tokens import Item, build_traces
 from ctxbench.traces.model import Content, SystemEvent, Usage
+
+SHORT_PROMPT = "[a request whose prompt is not the conversation's: not in the rollout]"
 
 CANNOT = [
     "tool schemas (block sizes come from usage)",
@@ -95,6 +104,7 @@ class _Reader:
         self.pending: list[Content] = []  # outputs of calls whose reply is not in the items yet
         self.model = ""
         self.system = ""
+        self.provider = ""  # session_meta model_provider: the endpoint billed (bench/fidelity/interval.py)
         self.totals: Any = None
         self.sides: list[tuple[str, list[Item]]] = []  # compaction requests (module docstring)
 
@@ -147,6 +157,7 @@ class _Reader:
         if typ == "session_meta":
             instr = p.get("base_instructions")
             self.system = self.system or (_text([instr]) if isinstance(instr, dict) else "")
+            self.provider = self.provider or str(p.get("model_provider") or "")
         elif typ == "turn_context":
             self.model = str(p.get("model") or self.model)
         elif typ == "response_item":
@@ -200,12 +211,46 @@ def import_rollout(path: Path, report: ImportReport, lines: list[tuple[int, dict
         r.line(o, f"{path.name}:{n}")
     if r.reply or r.pending:
         report.skip("reply items after the last usage (no request to attach them to)", path.name)
+    r.sides += split_short_prompts(r.items, report)
     system = {"main": SystemEvent((Content("text", text=r.system),))} if r.system else None
-    meta = {"format": "codex-rollout"}
+    meta = {"format": "codex-rollout", **({"model_provider": r.provider} if r.provider else {})}
     convs = [
         (name, items, *_first_model(items, r.model), meta) for name, items in [("main", r.items), *r.sides]
     ]
     return build_traces(convs, str(path), "codex", report, True, system)
+
+
+def _whole(u: Usage) -> int:
+    return u.input_tokens + u.cache_read
+
+
+def split_short_prompts(items: list[Item], report: ImportReport) -> list[tuple[str, list[Item]]]:
+    """Requests whose prompt drops and comes back (module docstring): their usage moved to a
+    conversation of their own each, their reply kept in `items` without usage."""
+    sides: list[tuple[str, list[Item]]] = []
+    runs: list[list[int]] = [[]]  # replies with usage, a run per compaction
+    for k, it in enumerate(items):
+        if it.kind == "compact":
+            runs.append([])
+        elif it.kind == "reply" and it.usage is not None:
+            runs[-1].append(k)
+    for run in runs:
+        for a, b, c in zip(run, run[1:], run[2:], strict=False):
+            ua, ub, uc = items[a].usage, items[b].usage, items[c].usage
+            if ua is None or ub is None or uc is None:
+                continue
+            if _whole(ub) < _whole(ua) <= _whole(uc):
+                dip = items[b]
+                n = len(sides) + 1
+                prompt = Content("text", text=SHORT_PROMPT)
+                empty = [Content("text", text="")]
+                reply = Item("reply", empty, t=dip.t, usage=ub, where=dip.where, model=dip.model)
+                sides.append((f"short-prompt-{n}", [Item("user", [prompt], t=dip.t), reply]))
+                dip.usage = None
+                report.counts[
+                    "requests whose prompt dropped and came back (imported as conversations of their own)"
+                ] += 1
+    return sides
 
 
 def _first_model(items: list[Item], default: str) -> tuple[str, str]:

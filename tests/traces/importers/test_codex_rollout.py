@@ -10,6 +10,8 @@ import json
 import lzma
 from pathlib import Path
 
+import pytest
+
 from ctxbench.bench.fidelity.compare import compare
 from ctxbench.traces.importers import import_paths
 from ctxbench.traces.model import CompactionEvent, MessageEvent, SystemEvent
@@ -117,3 +119,76 @@ def test_codex_in_vs_code_aide_model_and_version_0_0_0(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     (row,) = json.loads(out.stdout)
     assert row["model"] == "gpt-5" and row["totalCost"] is not None and row["cacheReadTokens"] == 3072
+
+
+def test_a_prompt_that_drops_and_comes_back_is_not_sized_as_a_rewrite(tmp_path: Path) -> None:
+    """Issue 33: the recorded input drops (11,194 -> 3,773 tokens) on a response with three
+    parallel tool calls, then comes back (11,725). The dropped usage is a conversation of its own;
+    the reply (its three calls) stays, and no block before it shrinks."""
+
+    def line(typ: str, ts: int, **payload: object) -> str:
+        stamp = f"2026-12-03T08:31:{ts:02d}.000Z"
+        return json.dumps({"timestamp": stamp, "type": typ, "payload": payload})
+
+    def count(ts: int, total: int, inp: int, cached: int) -> str:
+        usage = {"input_tokens": inp, "cached_input_tokens": cached, "output_tokens": 40}
+        info = {"total_token_usage": {"input_tokens": total}, "last_token_usage": usage}
+        return line("event_msg", ts, type="token_count", info=info)
+
+    def call(ts: int, cid: str, cmd: str) -> str:
+        args = json.dumps({"cmd": cmd})
+        return line("response_item", ts, type="function_call", name="shell", arguments=args, call_id=cid)
+
+    def out(ts: int, cid: str, text: str) -> str:
+        return line("response_item", ts, type="function_call_output", call_id=cid, output=text)
+
+    def say(ts: int, role: str, text: str) -> str:
+        kind = "output_text" if role == "assistant" else "input_text"
+        return line("response_item", ts, type="message", role=role, content=[{"type": kind, "text": text}])
+
+    lines = [
+        line("session_meta", 0, id="s", model_provider="openai", base_instructions={"text": "Codex. " * 400}),
+        line("turn_context", 0, model="gpt-5"),
+        say(1, "user", "build it"),
+        call(2, "c1", "ls"),
+        count(2, 5000, 5000, 4480),
+        out(3, "c1", "a.txt " * 300),
+        call(5, "c2", "cat a.txt"),
+        count(5, 13000, 8000, 4992),
+        out(6, "c2", "x " * 900),
+        call(8, "c3", "make"),
+        count(8, 24194, 11194, 7936),
+        out(9, "c3", "ok " * 40),
+        call(11, "c4", "ls src"),  # three parallel calls on the response whose input drops
+        call(11, "c5", "ls tests"),
+        call(11, "c6", "git status"),
+        count(11, 27967, 3773, 3712),
+        out(12, "c4", "m.py"),
+        out(12, "c5", "t.py"),
+        out(12, "c6", "clean"),
+        say(14, "assistant", "done"),
+        count(14, 39692, 11725, 11136),
+        call(16, "c7", "make test"),
+        count(16, 51800, 12108, 11648),
+        out(17, "c7", "passed"),
+        say(19, "assistant", "all good"),
+        count(19, 64100, 12300, 11904),
+    ]
+    p = tmp_path / "rollout-parallel.jsonl"
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    res = import_paths([p])
+    assert res.names == ["main", "short-prompt-1"]
+    assert res.main.header.meta["model_provider"] == "openai"
+    replies = _replies(res.main)
+    assert [c.kind for c in replies[3].content] == ["tool_use"] * 3 and replies[3].usage is None
+    side = compare(res.traces[1], "short-prompt-1")
+    assert side.n == 1 and side.requests[0].billed.input_tokens + side.requests[0].billed.cache_read == 3773
+    sf = compare(res.main, "main")
+    assert [r.index for r in sf.requests] == [0, 1, 2, 4, 5, 6]
+    by = {r.index: r for r in sf.requests}
+    assert all(by[i].ok for i in (0, 1, 2, 5, 6))  # before the drop: as billed, nothing taken back
+    # after it: at least what the prompt before the drop left (not a prompt rebuilt from 3,773)
+    assert by[4].predicted.cache_read >= by[4].naive_read == 11136
+    # every billed token is still billed once, in one of the two conversations
+    total = sum(r.cost_billed for r in sf.requests) + side.cost_billed
+    assert total == pytest.approx(0.01920075 + 0.00094025, rel=1e-6)
