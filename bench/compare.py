@@ -18,42 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxbench.bench.retention import flags
+from ctxbench.bench.stats import Stat, stat
 from ctxbench.bench.verdicts import rank as rank_verdicts
 from ctxbench.sim.core.records import MISS_CAUSES
-
-# two-sided 95 % Student t quantiles by degrees of freedom (standard table); 1.96 beyond 30
-_T95 = (
-    12.706,
-    4.303,
-    3.182,
-    2.776,
-    2.571,
-    2.447,
-    2.365,
-    2.306,
-    2.262,
-    2.228,
-    2.201,
-    2.179,
-    2.160,
-    2.145,
-    2.131,
-    2.120,
-    2.110,
-    2.101,
-    2.093,
-    2.086,
-    2.080,
-    2.074,
-    2.069,
-    2.064,
-    2.060,
-    2.056,
-    2.052,
-    2.048,
-    2.045,
-    2.042,
-)
 
 SUM_FIELDS = (
     "cost",
@@ -73,32 +40,6 @@ SUM_FIELDS = (
     "verbatim_tokens",
     "summary_tokens",
 )
-
-
-@dataclass(frozen=True)
-class Stat:
-    mean: float
-    lo: float
-    hi: float
-    n: int
-
-    @property
-    def half(self) -> float:
-        return (self.hi - self.lo) / 2
-
-
-def stat(values: list[float]) -> Stat:
-    """Mean and 95 % interval; the interval is the point itself for one value."""
-    n = len(values)
-    if n == 0:
-        return Stat(0.0, 0.0, 0.0, 0)
-    m = sum(values) / n
-    if n == 1:
-        return Stat(m, m, m, 1)
-    sd = math.sqrt(sum((v - m) ** 2 for v in values) / (n - 1))
-    t = _T95[n - 2] if n - 1 <= len(_T95) else 1.96
-    h = t * sd / math.sqrt(n)
-    return Stat(m, m - h, m + h, n)
 
 
 def combine(rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -17,8 +17,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.ticker import MaxNLocator
 
-from ctxbench.bench.compare import Stat, served_pairs, stat
+from ctxbench.bench.compare import served_pairs
 from ctxbench.bench.retention import flags
+from ctxbench.bench.stats import Stat, stat
 
 PLOTS = ("cost_vs_budget", "cache_share_vs_budget", "compactions_failures_vs_budget")
 

@@ -16,10 +16,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from ctxbench.bench.compare import PolicyRow
+from ctxbench.bench.stats import Stat, stat
+
+
+class PolicyRow(Protocol):
+    """What a verdict reads and sets of a compare table's row (bench/compare.py `PolicyRow`)."""
+
+    policy: str
+    runs: int
+    stats: dict[str, Stat]
+    per_seed: dict[int, float]
+    rel_best: float
+    verdict: str
 
 TIE_REL = 1e-9  # equal costs: the same to this relative difference on every seed
 
@@ -37,8 +47,6 @@ def same_costs(p: PolicyRow, q: PolicyRow) -> bool:
 
 def paired(p: PolicyRow, ref: PolicyRow) -> tuple[float, float, float, int]:
     """Mean, low and high of the 95 % interval of `p` minus `ref` over their common seeds, and n."""
-    from ctxbench.bench.compare import stat
-
     common = sorted(p.per_seed.keys() & ref.per_seed.keys())
     s = stat([p.per_seed[k] - ref.per_seed[k] for k in common])
     return s.mean, s.lo, s.hi, s.n

@@ -65,9 +65,9 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
     `read_match`, `billed` and `predicted` totals of every field, `cost_interval` (central value
     and 90 % interval: seeded lookup failures on Anthropic, the measured rate of finding the
     prefix on automatic-prefix caches, bench/fidelity/interval.py), `fallbacks` (requests
-    predicted as the naive read where the client model is unsure, bench/fidelity/unsure.py) and `not_scored` (billed
-    requests the replay did not reach, with why). `naive` holds the naive replay's figures;
-    `conditioned` those of the replay with the outside events taken from the bill
+    predicted as the naive read where the client model is unsure, bench/fidelity/unsure.py) and
+    `not_scored` (billed requests the replay did not reach, with why). `naive` holds the naive
+    replay's figures; `conditioned` those of the replay with the outside events taken from the bill
     (bench/fidelity/outside.py), listed per kind in `outside_events` (requests, count, cost: what
     replaying them changes in the predicted cost of their requests) as an explanation;
     `unconditioned` repeats the top-level figures (kept for readers of the earlier shape)."""

@@ -12,9 +12,10 @@ import matplotlib.pyplot as plt
 import pytest
 
 from ctxbench.bench.cli import main
-from ctxbench.bench.compare import compare_rows, render, stat
+from ctxbench.bench.compare import compare_rows, render
 from ctxbench.bench.plots import cost_figure, plot_results
 from ctxbench.bench.report import write_report
+from ctxbench.bench.stats import stat
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "traces" / "samples").glob("*.jsonl"))
