@@ -48,7 +48,7 @@ VERBS: tuple[Verb, ...] = (
     Verb("import", _PKG + "import_trace", "import a real recorded session as a trace"),
     Verb("fidelity", _PKG + "fidelity", "predicted vs billed usage of an imported trace"),
     Verb("billed", _PKG + "billed", "billed tokens and cost of real logs per session (as ccusage sums them)"),
-    Verb("serve", _PKG + "serve", "serve the provider models over HTTP (Anthropic / OpenAI APIs)"),
+    Verb("serve", _PKG + "serve", "serve the provider models over HTTP (Anthropic / OpenAI / Gemini APIs)"),
     Verb("proxy", _PKG + "proxy", "record traffic to a real provider into the trace format"),
     Verb("drive", _PKG + "drive", "reference agent loop (official SDKs) against a live server"),
     Verb("validate", _PKG + "validate", "simulation vs live drive through the HTTP server"),

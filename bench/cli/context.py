@@ -8,6 +8,7 @@ import argparse
 import math
 from dataclasses import dataclass
 
+from ctxbench.bench.cli._session_log import trace_or_log_hint
 from ctxbench.policies.preset import Policy, load_policy
 from ctxbench.sim.core.content import IMAGE, TOOL_DEF, Block
 from ctxbench.sim.harness.coding import CConversation, Snapshot
@@ -169,7 +170,8 @@ def handle(args: argparse.Namespace) -> int:
         raise ValueError(
             f"policy {policy.name!r} is for harness {policy.harness}; context needs a C-harness preset"
         )
-    trace = open_trace(args.trace)
+    with trace_or_log_hint(args.trace, "context"):  # a raw session log: say `ctxbench import` first
+        trace = open_trace(args.trace)
     snap = snapshot(trace, policy, args.at, args.seed, args.model)
     if snap is None:
         raise ValueError(f"{args.trace}: the run under {policy.name} made no request {args.at}")

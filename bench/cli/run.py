@@ -8,6 +8,7 @@ import json
 import sys
 
 from ctxbench.bench.cli._run_options import add_run_options, run_options
+from ctxbench.bench.cli._session_log import trace_or_log_hint
 from ctxbench.policies.budget import budget_label
 from ctxbench.policies.preset import load_policy, policy_assignments
 from ctxbench.sim.core.catalog import add_prices_file, model_info
@@ -61,7 +62,8 @@ def handle(args: argparse.Namespace) -> int:
     policy = policy.with_budget(args.budget)
     if args.prices:  # before the trace is prepared: its model may be one the file adds
         add_prices_file(args.prices)
-    pf = open_prepared(args.trace, args.model, opts.tokenizer)  # kept prepared by file content
+    with trace_or_log_hint(args.trace, "run"):  # a raw session log: say `ctxbench import` first
+        pf = open_prepared(args.trace, args.model, opts.tokenizer)  # kept prepared by file content
     trace = pf.facts
     serving = choose(trace, policy.provider, args.provider, args.model)  # stops before any request
     if serving.note:
