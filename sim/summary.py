@@ -7,7 +7,9 @@ What the error counts mean (the same in `run`, `compare`, `sweep`, the report an
 - `status`: `ok`, or `error: <why the run ended>`: a provider error kind that is not retried
   (`too_long`), `retries_exhausted` (a transient error still failing after the preset's
   `retries`; the failed attempts are in `failures` under their own kind), or a reason of the
-  harness's own (`summary_failed`).
+  harness's own (`HARNESS_ENDINGS`: `summary_failed`, `summary_out_of_range`, `still_over_budget`).
+  A run is one trace under one policy and seed: "runs ended by error" in `compare`, `sweep` and
+  the report counts such runs (never a mean over seeds).
 - `run_ending_requests`: the failed requests that ended a conversation (the last request of a
   conversation that stopped early); the rest of `failed_requests` were retried or recovered.
 """
@@ -21,6 +23,11 @@ from typing import Any
 
 from ctxbench.sim.core.records import RequestRecord
 from ctxbench.sim.harness.conversation import RunOutcome
+
+# Why the harness itself ends a run (sim/harness: `_Failed(...)`; a test keeps this list complete):
+# the summary request failed or wrote nothing, its handoff fell outside the preset's size range
+# (H-17), or the new conversation was still over the trigger after compaction (H-17).
+HARNESS_ENDINGS = ("retries_exhausted", "summary_failed", "summary_out_of_range", "still_over_budget")
 
 
 @dataclass
