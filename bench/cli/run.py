@@ -69,6 +69,10 @@ def handle(args: argparse.Namespace) -> int:
     if serving.note:
         print(f"note: {serving.note}", file=sys.stderr)
     provider, model = serving.profile, serving.model
+    window = model_info(model).window
+    if args.budget and policy.budget_means == "window" and args.budget > window:
+        note = f"note: --budget {args.budget:,} is above {model}'s window; capped at {window:,}"
+        print(note, file=sys.stderr)
     prep = for_model(args.trace, pf.prepared, model, opts.tokenizer)  # the profile's, or an alias's name
     if args.model:  # every request as this model: the trace's own switches are not applied
         prep = dataclasses.replace(prep, steps=tuple(s for s in prep.steps if s.kind != "switch"))
