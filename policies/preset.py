@@ -96,6 +96,7 @@ class Policy:
 
 
 def _component(kind: str, spec: Any, where: str) -> Any:
+    spec_in = spec
     if isinstance(spec, str):
         spec = {"name": spec}
     if not isinstance(spec, dict) or "name" not in spec:
@@ -104,7 +105,11 @@ def _component(kind: str, spec: Any, where: str) -> Any:
     try:
         return create(kind, str(spec["name"]), params, where=f"{where}: {kind}")
     except RegistryError as exc:
-        raise PresetError(str(exc)) from exc
+        msg = str(exc)
+        if not msg.startswith(f"{where}:"):  # an unknown name: the file and key path too (issue 31 #7)
+            key = f"{kind}.name" if isinstance(spec_in, dict) else kind
+            msg = f"{where}: {key}: {msg}"
+        raise PresetError(msg) from exc
 
 
 COMPONENT_KINDS = ("estimator", "eviction", "compaction", "marks")
