@@ -19,6 +19,7 @@ from ctxbench.policies.contracts import Summarize, Trim
 from ctxbench.policies.preset import Policy
 from ctxbench.policies.view import Anchor, Edit, View
 from ctxbench.sim.core.content import Block, Message
+from ctxbench.sim.core.names import RequestKind
 from ctxbench.sim.core.records import RequestRecord
 from ctxbench.sim.core.registry import register
 from ctxbench.sim.core.tokens import BlockFactory
@@ -34,6 +35,8 @@ INTERVIEW_ANSWER_TOKENS = 400
 
 class Conversation(ProviderCalls):
     """Harness H's conversation process (SPEC H-…): the base every harness model extends."""
+
+    turn_kind: RequestKind = "gameplay"  # the kind of an ordinary turn's request (sim/core/names.py)
 
     def __init__(
         self,
@@ -257,7 +260,7 @@ class Conversation(ProviderCalls):
     def _turn(self, step: Step) -> Proc:
         assert step.message is not None
         pinned_reply = step.message.pinned and self.prep_msgs == len(self.tr.messages)
-        kind = "preparation" if pinned_reply else "gameplay"
+        kind = "preparation" if pinned_reply else self.turn_kind
         view = self.view()
         est: int | None = None
         if not pinned_reply:

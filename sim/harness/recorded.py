@@ -21,6 +21,7 @@ from __future__ import annotations
 from ctxbench.policies.recorded import drop_turn_blocks, starts_turn
 from ctxbench.policies.view import Edit
 from ctxbench.sim.core.content import Message
+from ctxbench.sim.core.names import RequestKind
 from ctxbench.sim.core.registry import register
 from ctxbench.sim.harness.conversation import Conversation
 from ctxbench.sim.prepared import Step
@@ -48,6 +49,8 @@ def summariser_forks(steps: tuple[Step, ...]) -> dict[int, int]:
 
 class RecordedConversation(Conversation):
     """The recorded harness (module docstring)."""
+
+    turn_kind: RequestKind = "turn"  # a recorded session's turns are no game's (issue 31 #9)
 
     _turn_blocks = False  # a `turn` block was appended since the last drop
     _forks: dict[int, int] | None = None  # summariser_forks of the trace, made on first use
