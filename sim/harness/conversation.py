@@ -36,8 +36,6 @@ INTERVIEW_ANSWER_TOKENS = 400
 class Conversation(ProviderCalls):
     """Harness H's conversation process (SPEC H-…): the base every harness model extends."""
 
-    turn_kind: RequestKind = "gameplay"  # the kind of an ordinary turn's request (sim/core/names.py)
-
     def __init__(
         self,
         env: simpy.Environment,
@@ -257,10 +255,14 @@ class Conversation(ProviderCalls):
             self.prep_msgs += 1
             self.pinned_images += msg.images
 
+    def _turn_kind(self) -> RequestKind:
+        """The kind of an ordinary turn's request (sim/core/names.py): H's are `gameplay`."""
+        return "gameplay"
+
     def _turn(self, step: Step) -> Proc:
         assert step.message is not None
         pinned_reply = step.message.pinned and self.prep_msgs == len(self.tr.messages)
-        kind = "preparation" if pinned_reply else self.turn_kind
+        kind = "preparation" if pinned_reply else self._turn_kind()
         view = self.view()
         est: int | None = None
         if not pinned_reply:
