@@ -44,6 +44,7 @@ VERBS: tuple[Verb, ...] = (
     Verb("sweep", _PKG + "sweep", "budget sweep: every policy x budget x seed on traces, resumable"),
     Verb("plot", _PKG + "plot", "plot sweep results (PNG and SVG)"),
     Verb("report", _PKG + "report", "HTML report of sweep results"),
+    Verb("view", _PKG + "view", "an HTML page of one session: request timeline, cache breaks, blocks"),
     Verb("check-prefix", _PKG + "check_prefix", "check prefix stability of a request log (CI)"),
     Verb("import", _PKG + "import_trace", "import a real recorded session as a trace"),
     Verb("fidelity", _PKG + "fidelity", "predicted vs billed usage of an imported trace"),
