@@ -86,7 +86,10 @@ def thresholds_of(conv: Conversation) -> tuple[list[tuple[str, int]], int]:
     thr = int(comp.threshold(view))
     if 0 < thr != view.budget:
         out.append(("auto-compact", thr))
-    tier2 = comp.rules().tier2
+    rules = comp.rules()
+    if rules.trigger < 1.0:  # H-14: a handoff when the estimate passes trigger x budget
+        out.append((f"compaction trigger ({rules.trigger:.0%})", int(rules.trigger * view.budget)))
+    tier2 = rules.tier2
     if tier2 < 1.0:
         out.append((f"tier 2 ({tier2:.0%})", int(tier2 * view.budget)))
     return out, int(view.window)

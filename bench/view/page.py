@@ -32,10 +32,12 @@ def _run_header(run: dict[str, Any], bill: dict[str, Any] | None) -> str:
         if s["status"] == "ok"
         else f"<span class='fail'>ENDED EARLY, {html.escape(s['status'])}</span>"
     )
+    # under fidelity the costs are the bill's and the prediction's, priced alike (bench/view/bill.py)
+    cost = "" if bill else f"cost ${s['cost']:,.4f} · "
     lines = [
         f"<div class='sum'><b>{html.escape(run['label'])}</b> · provider {html.escape(run['provider'])} · "
         f"model {html.escape(run['model'])} · window {run['window']:,} · {thr}</div>",
-        f"<div class='sum'>{s['requests']:,} requests · cost ${s['cost']:,.4f} · read from cache "
+        f"<div class='sum'>{s['requests']:,} requests · {cost}read from cache "
         f"{s['cache_read_share']:.1%} · compactions {s['compactions']} · evictions {s['evictions']} · "
         f"cache misses: {misses} · {status}</div>",
     ]
@@ -56,6 +58,7 @@ LEGEND = (
     "<span><i style='border-top:2px dashed #000;height:0'></i>budget</span>"
     "<span><i style='border-top:2px dashed #7b3fbf;height:0'></i>compaction thresholds</span>"
     "<span style='color:#7b3fbf'>▼ compaction</span><span style='color:#2a9d5c'>■ eviction / trim</span>"
+    "<span style='color:#999'>● other change (tools, system, model)</span>"
     "<span style='color:#d9534f'>| cache break</span><span>✕ error</span></div>"
 )
 

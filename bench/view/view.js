@@ -6,7 +6,7 @@
   const D = JSON.parse(document.getElementById("data").textContent);
   const C = D.codes, B = D.blocks, runs = D.runs, bill = D.billed;
   const COL = { read: "#4a90d9", write: "#f0a030", unc: "#d9534f", est: "#222", cum: ["#1b6ac9", "#c9531b", "#555"] };
-  const MARK = { compaction: "#7b3fbf", eviction: "#2a9d5c", miss: "#d9534f", error: "#000" };
+  const MARK = { compaction: "#7b3fbf", eviction: "#2a9d5c", other: "#999", miss: "#d9534f", error: "#000" };
   const fmt = (n) => (n == null ? "–" : Math.round(n).toLocaleString("en-US"));
   const usd = (n) => (n == null ? "–" : "$" + n.toFixed(4));
   const el = (tag, attrs, text) => {
@@ -106,7 +106,8 @@
       const x = xOf(S, i), e = C[q.edit[i]], m = C[q.miss[i]];
       const cause = p.billed && bill.within[i] === 0 ? C[bill.cause[i]] || "mismatch" : m;
       if (e === "compaction") { g.fillStyle = MARK.compaction; g.beginPath(); g.moveTo(x - 5, M.t); g.lineTo(x + 5, M.t); g.lineTo(x, M.t + 9); g.fill(); }
-      else if (e) { g.fillStyle = MARK.eviction; g.fillRect(x - 3, M.t + 1, 6, 6); }
+      else if (/evict|trim|mask|turn/.test(e)) { g.fillStyle = MARK.eviction; g.fillRect(x - 3, M.t + 1, 6, 6); }
+      else if (e) { g.fillStyle = MARK.other; g.beginPath(); g.arc(x, M.t + 4, 3, 0, 7); g.fill(); }
       if (cause && cause !== "first_request") { g.fillStyle = MARK.miss; g.fillRect(x, M.t + 11, 1.5, 10); }
       if (q.err[i]) { g.fillStyle = MARK.error; g.fillText("✕", x - 3, M.t + 30); }
     }
