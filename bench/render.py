@@ -48,10 +48,11 @@ def _browser() -> str:
 
 def dump_dom(page: str | Path, width: int = 1280, height: int = 900) -> str:
     """The page's DOM as headless Chromium leaves it after its scripts ran (network off): what
-    tests of a scripted page assert on."""
+    tests of a scripted page assert on. `page` is a path, or a file: URL (with a #fragment)."""
     browser = _browser()
     with tempfile.TemporaryDirectory(prefix="ctxbench-chromium-") as profile:
-        cmd = [*_command(browser, profile, width, height), "--dump-dom", Path(page).resolve().as_uri()]
+        url = page if isinstance(page, str) and page.startswith("file:") else Path(page).resolve().as_uri()
+        cmd = [*_command(browser, profile, width, height), "--dump-dom", url]
         done = subprocess.run(cmd, check=True, capture_output=True, timeout=120)
     return done.stdout.decode("utf-8", "replace")
 

@@ -1,4 +1,4 @@
-// ctxbench session view: draws the data of <script id="data"> (bench/view/data.py) on canvases.
+// ctxbench session view: draws the JSON of the element #data (bench/view/data.py) on canvases.
 // Nothing is loaded from elsewhere. A request is selected by a click on a chart or an event row,
 // by the arrow keys, or by the address's #req=N (&run=K); its blocks are then listed.
 "use strict";
