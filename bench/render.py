@@ -46,32 +46,43 @@ def _browser() -> str:
     return browser
 
 
+def _address(page: str | Path) -> tuple[Path, str]:
+    """The file of `page` (a path, or a file: URL) and its `#fragment` ("" when none)."""
+    text = str(page)
+    if text.startswith("file:"):
+        from urllib.parse import unquote, urlsplit
+
+        parts = urlsplit(text)
+        return Path(unquote(parts.path)), f"#{parts.fragment}" if parts.fragment else ""
+    return Path(page).resolve(), ""
+
+
 def dump_dom(page: str | Path, width: int = 1280, height: int = 900) -> str:
     """The page's DOM as headless Chromium leaves it after its scripts ran (network off): what
     tests of a scripted page assert on. `page` is a path, or a file: URL (with a #fragment)."""
     browser = _browser()
+    path, frag = _address(page)
     with tempfile.TemporaryDirectory(prefix="ctxbench-chromium-") as profile:
-        url = page if isinstance(page, str) and page.startswith("file:") else Path(page).resolve().as_uri()
-        cmd = [*_command(browser, profile, width, height), "--dump-dom", url]
+        cmd = [*_command(browser, profile, width, height), "--dump-dom", path.as_uri() + frag]
         done = subprocess.run(cmd, check=True, capture_output=True, timeout=120)
     return done.stdout.decode("utf-8", "replace")
 
 
 _MEASURE = (
-    "<script>addEventListener('load',()=>document.documentElement.setAttribute('data-ctxbench-height',"
-    "Math.ceil(document.documentElement.scrollHeight)))</script>"
+    "<script>addEventListener('load',()=>setTimeout(()=>document.documentElement.setAttribute("
+    "'data-ctxbench-height',Math.ceil(document.documentElement.scrollHeight)),0))</script>"
 )
 
 
 def page_height(page: str | Path, width: int = 1280) -> int:
     """The height in CSS pixels of `page` laid out `width` wide: a copy beside it (so its relative
-    images resolve) with a line of script that writes `scrollHeight` into the DOM, read back from
-    Chromium's dump; the copy is removed."""
-    src = Path(page).resolve()
+    images resolve) with a line of script that writes `scrollHeight` into the DOM once the page's
+    own scripts ran, read back from Chromium's dump; the copy is removed."""
+    src, frag = _address(page)
     probe = src.with_name(f".ctxbench-measure-{os.getpid()}-{src.name}")
     try:
         probe.write_text(src.read_text(encoding="utf-8") + _MEASURE, encoding="utf-8")
-        dom = dump_dom(probe, width, 900)
+        dom = dump_dom(probe.as_uri() + frag, width, 900)
     finally:
         probe.unlink(missing_ok=True)
     m = re.search(r'data-ctxbench-height="(\d+)"', dom)
@@ -91,8 +102,9 @@ def screenshot(page: str | Path, png: str | Path, width: int = 1280, height: int
     full = min(MAX_HEIGHT, height or page_height(page, width))
     out = Path(png).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
+    path, frag = _address(page)
     with tempfile.TemporaryDirectory(prefix="ctxbench-chromium-") as profile:
-        cmd = [*_command(browser, profile, width, full), f"--screenshot={out}", Path(page).resolve().as_uri()]
+        cmd = [*_command(browser, profile, width, full), f"--screenshot={out}", path.as_uri() + frag]
         subprocess.run(cmd, check=True, capture_output=True, timeout=120)
     if not out.is_file():
         raise RuntimeError(f"chromium wrote no screenshot for {page}")

@@ -164,9 +164,11 @@ def test_the_page_renders_and_clicks_through_to_blocks(
     rows = table.group(1).count("<tr")  # a header row, then one per block
     assert rows - 1 == len(prompt(data["runs"][run_k], at))
     assert html.escape(data["blocks"]["dig"][prompt(data["runs"][run_k], at)[0]]) in table.group(1)
-    png = screenshot(src, tmp_path / f"{kind}.png", width=1300)
+    at_url = f"{linked.resolve().as_uri()}#req={at}&run={run_k}"  # with the request's blocks listed
+    png = screenshot(at_url, tmp_path / f"{kind}.png", width=1300)
     img = mpimg.imread(png)
-    assert img.shape[0] == min(16384, page_height(src, 1300)) and img.shape[1] == 1300
+    assert img.shape[0] == min(16384, page_height(at_url, 1300)) and img.shape[1] == 1300
+    assert img.shape[0] > page_height(src, 1300)  # the blocks table is part of the full page
     chart = img[150:450, 60:1200, :3]
     assert (chart < 0.8).mean() > 0.03, "the timeline is drawn"
     blue = (chart[..., 2] > 0.7) & (chart[..., 0] < 0.45)
