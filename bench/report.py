@@ -121,7 +121,10 @@ def write_report(rows: list[dict[str, Any]], out_dir: str | Path, name: str = ""
         "<h2>Policies per budget</h2><p class='note'>Costs add up all traces; with several seeds, "
         "mean ± 95 % interval. A verdict 'NOT SUPPORTED' means the gap to the best is smaller than the "
         "spread. A run that ended in a failure stops early: its cost is that of the part it ran, so a "
-        "policy with such a run is marked FAILED and never ranked best.</p>"
+        "policy with such a run is marked FAILED and never ranked best. 'est. err' compares the "
+        "harness's own token estimate of each prompt, made before the call, with the prompt's true "
+        "size: the mean over requests and the single request furthest off (a summary request "
+        "estimated as the whole conversation can be off by several times; `ctxbench run` names it).</p>"
     )
     word = budget_name(rows)  # working budget, model window, or budget when mixed
     for budget, prs in ranked.items():  # one collapsed block per budget: the headline says which to open

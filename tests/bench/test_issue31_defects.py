@@ -228,10 +228,12 @@ def test_9_recorded_labels_turns_and_context_shows_the_recorded_prompt(
     assert "is an imported session replayed by c-default" in capsys.readouterr().out
 
 
-def test_9_the_worst_estimate_error_is_explained(capsys: pytest.CaptureFixture[str]) -> None:
+def test_9_the_worst_estimate_error_is_explained(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", CODING, "--policy", "c-default"]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("estimate error"))
     assert re.search(r"worst [+-][\d.]+% at request \d+ \(\w+: estimated [\d,]+, true [\d,]+\)", line)
     assert main(["run", CODING, "--policy", "c-default", "--json"]) == 0
     w = json.loads(capsys.readouterr().out)["worst_request"]
     assert set(w) == {"conversation", "index", "kind", "estimate", "true_input"}
+    page = write_report(_failed_sweep(), tmp_path / "rep").read_text()
+    assert "'est. err' compares the harness's own token estimate" in page
