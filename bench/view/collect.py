@@ -82,7 +82,8 @@ def thresholds_of(conv: Conversation) -> tuple[list[tuple[str, int]], int]:
     auto-compact threshold and C's tier-2 level when the component has them), and the window."""
     view = conv.view()
     comp = conv.policy.compaction
-    out = [("budget", int(view.budget))]
+    means = conv.policy.budget_means  # what the budget is (policies/budget.py): none plans on the window
+    out = [("window" if means == "none" else "budget", int(view.budget))]
     thr = int(comp.threshold(view))
     if 0 < thr != view.budget:
         out.append(("auto-compact", thr))
