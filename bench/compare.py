@@ -160,18 +160,32 @@ def _active(prs: list[PolicyRow], prefix: str, order: tuple[str, ...] = ()) -> l
     return known + sorted(keys - set(known))
 
 
+def _spread(s: Stat) -> bool:
+    """Whether a cell shows its ± : more than one seed, and they did not all give the same value
+    (no `±0.0000` in every cell of a deterministic table, issue 31 #9)."""
+    return s.n > 1 and s.half > 1e-9 * max(1.0, abs(s.mean))
+
+
 def _fmt(s: Stat, kind: str) -> str:
     if kind == "$":
         v = f"${s.mean:,.4f}"
-        return v + (f" ±{s.half:,.4f}" if s.n > 1 else "")
+        return v + (f" ±{s.half:,.4f}" if _spread(s) else "")
     if kind == "%":
         v = f"{s.mean:.1%}"
-        return v + (f" ±{s.half:.1%}" if s.n > 1 else "")
+        return v + (f" ±{s.half:.1%}" if _spread(s) else "")
     if kind == "+%":
         v = f"{s.mean:+.1%}"
-        return v + (f" ±{s.half:.1%}" if s.n > 1 else "")
+        return v + (f" ±{s.half:.1%}" if _spread(s) else "")
     v = f"{s.mean:,.0f}" if s.mean == int(s.mean) or abs(s.mean) >= 100 else f"{s.mean:,.1f}"
-    return v + (f" ±{s.half:,.1f}" if s.n > 1 and s.half else "")
+    return v + (f" ±{s.half:,.1f}" if _spread(s) else "")
+
+
+def _vs_best(p: PolicyRow) -> str:
+    """Cost over the best finished policy's; none for a FAILED row, whose runs were cut short
+    (so cheap) and are not comparable (issue 31 #9)."""
+    if failed_runs(p) or math.isnan(p.rel_best):
+        return "-"
+    return f"{p.rel_best:.2f}x"
 
 
 def _with_zeros(p: PolicyRow) -> dict[str, Stat]:
@@ -210,14 +224,14 @@ def table(prs: list[PolicyRow]) -> tuple[list[str], list[list[str]]]:
             [
                 p.policy,
                 _fmt(s["cost"], "$"),
-                "-" if math.isnan(p.rel_best) else f"{p.rel_best:.2f}x",
+                _vs_best(p),
                 _fmt(s["cache_read_share"], "%"),
                 *(_fmt(s[m], "n") for m in misses),
                 _fmt(s["compactions"], "n"),
                 _fmt(s["tokens_saved"], "n"),
                 _fmt(s["evictions"], "n"),
                 *(_fmt(s[f], "n") for f in fails),
-                _fmt(s["failed_runs"], "n"),
+                f"{failed_runs(p):,}",  # a count of runs over every seed, never a mean (issue 31 #2)
                 _fmt(s["estimate_error_mean"], "+%"),
                 _fmt(s["estimate_error_worst"], "+%"),
                 p.verdict,

@@ -20,7 +20,13 @@ th,td{border:1px solid #ccc;padding:3px 7px;text-align:right}th{background:#f3f3
 td:first-child,th:first-child{text-align:left}img{max-width:100%;margin:0.5em 0}
 .note{color:#666;font-size:13px}.headline{font-size:15px;line-height:1.5;background:#f6f8fa;
 border-left:4px solid #2a6;padding:0.6em 1em}.headline .fail{color:#b00}
-.plots{display:flex;flex-wrap:wrap;gap:1em}.plots img{max-width:48%;min-width:420px}"""
+.plots{display:flex;flex-wrap:wrap;gap:1em}.plots img{max-width:48%;min-width:420px}
+.plots img.wide{max-width:100%;width:100%}details.budget{margin:0.2em 0}
+details.budget>summary{cursor:pointer;font-size:14px;padding:2px 0}"""
+
+# Figures with two panels side by side are drawn at full width, so their ticks stay as legible as
+# the one-panel figures' (issue 31 #6).
+WIDE = ("compactions_failures_vs_budget",)
 
 
 def _k(budget: int) -> str:
@@ -133,7 +139,8 @@ def write_report(rows: list[dict[str, Any]], out_dir: str | Path, name: str = ""
     parts.append("<h2>Plots</h2><div class='plots'>")
     for p in plots:
         if p.suffix == ".svg":
-            parts.append(f"<img src='{html.escape(p.name)}' alt='{html.escape(p.stem)}'>")
+            wide = " class='wide'" if p.stem in WIDE else ""
+            parts.append(f"<img{wide} src='{html.escape(p.name)}' alt='{html.escape(p.stem)}'>")
     parts.append("</div>")
     parts.append(
         "<h2>Policies per budget</h2><p class='note'>Costs add up all traces; with several seeds, "
@@ -143,12 +150,22 @@ def write_report(rows: list[dict[str, Any]], out_dir: str | Path, name: str = ""
         "is the share of the conversation's tokens still in the final context unchanged (the rest "
         "exists only in summaries, or not at all); 'flags' mark degenerate cells. A run that ended "
         "in a failure stops early: its cost is that of the part it ran, so a "
-        "policy with such a run is marked FAILED and never ranked best.</p>"
+        "policy with such a run is marked FAILED and never ranked best. 'est. err' compares the "
+        "harness's own token estimate of each prompt, made before the call, with the prompt's true "
+        "size: the mean over requests and the single request furthest off (a summary request "
+        "estimated as the whole conversation can be off by several times; `ctxbench run` names it).</p>"
     )
     word = budget_name(rows)  # working budget, model window, or budget when mixed
-    for budget, prs in ranked.items():
+    for budget, prs in ranked.items():  # one collapsed block per budget: the headline says which to open
         head, body = table(prs)
-        parts.append(f"<h3>{word} {budget:,}</h3>" + _table(head, body))
+        best = next((p.policy for p in prs if p.verdict == "best"), "")
+        failed = sum(1 for p in prs if failed_runs(p))
+        said = (f" · best {html.escape(best)}" if best else "") + (f" · {failed} FAILED" if failed else "")
+        parts.append(
+            f"<details class='budget'><summary>{word} {budget:,}{said}</summary>"
+            + _table(head, body)
+            + "</details>"
+        )
     run_head = [
         "trace",
         "policy",

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 from ctxbench.bench.stats import Stat, stat
@@ -52,7 +53,7 @@ def paired(p: PolicyRow, ref: PolicyRow) -> tuple[float, float, float, int]:
     return s.mean, s.lo, s.hi, s.n
 
 
-def rank(prs: list[PolicyRow], failed: dict[int, int]) -> None:
+def rank(prs: Sequence[PolicyRow], failed: dict[int, int]) -> None:
     """Set `rel_best` and `verdict` of every row (module docstring); `failed` maps id(row) to its
     runs that ended by an error."""
     finished = [p for p in prs if not failed[id(p)]]

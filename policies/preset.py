@@ -12,6 +12,7 @@ from typing import Any, Literal, cast
 
 from ctxbench.policies.contracts import Compaction, Estimator, Eviction, Marks
 from ctxbench.sim.core import yamltext
+from ctxbench.sim.core.catalog import largest_window
 from ctxbench.sim.core.registry import RegistryError, create, lookup
 from ctxbench.sim.core.values import Tokens, ValueProblem, check_params, unknown
 
@@ -66,8 +67,12 @@ class Policy:
     spec: tuple[str, ...] = ()
     sources: tuple[str, ...] = field(default=())
 
-    def with_budget(self, budget: int | None) -> Policy:
-        """This policy with `budget` (None: its own). Refused where a budget means nothing."""
+    def with_budget(self, budget: int | None, window: int | None = None) -> Policy:
+        """This policy with `budget` (None: its own). Refused where a budget means nothing.
+        A `window` preset's budget stands for a model window (policies/budget.py), so its ceiling
+        is the window of the model it runs on (`window`), or, when that is not known yet, the
+        largest window of the catalog: `--budget 500k` on `claude-sonnet-4-6[1m]` (1M) is taken,
+        and `budget_for` caps it at the window of the model actually run (issue 31 #3)."""
         if budget is None:
             return self
         if self.budget_means == "none":
@@ -75,16 +80,23 @@ class Policy:
                 f"policy {self.name!r} takes no --budget: nothing it decides depends on a token "
                 "budget (budget_means: none in its preset)"
             )
-        if not self.budget_min <= budget <= self.budget_max:
+        top = self.budget_max
+        if self.budget_means == "window":
+            top = max(top, window if window else largest_window())
+        if not self.budget_min <= budget <= top:
+            why = (
+                " (H-11)"
+                if self.budget_means == "working"
+                else f" (its preset's budget_min, and the {'model' if window else 'largest model'} window)"
+            )
             raise PresetError(
-                f"budget {budget} is outside {self.budget_min}..{self.budget_max} "
-                f"for policy {self.name!r}"
-                + (" (H-11)" if self.budget_means == "working" else " (its preset's budget_min/budget_max)")
+                f"budget {budget} is outside {self.budget_min}..{top} for policy {self.name!r}{why}"
             )
         return replace(self, budget=budget)
 
 
 def _component(kind: str, spec: Any, where: str) -> Any:
+    spec_in = spec
     if isinstance(spec, str):
         spec = {"name": spec}
     if not isinstance(spec, dict) or "name" not in spec:
@@ -93,7 +105,11 @@ def _component(kind: str, spec: Any, where: str) -> Any:
     try:
         return create(kind, str(spec["name"]), params, where=f"{where}: {kind}")
     except RegistryError as exc:
-        raise PresetError(str(exc)) from exc
+        msg = str(exc)
+        if not msg.startswith(f"{where}:"):  # an unknown name: the file and key path too (issue 31 #7)
+            key = f"{kind}.name" if isinstance(spec_in, dict) else kind
+            msg = f"{where}: {key}: {msg}"
+        raise PresetError(msg) from exc
 
 
 COMPONENT_KINDS = ("estimator", "eviction", "compaction", "marks")

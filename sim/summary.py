@@ -7,7 +7,9 @@ What the error counts mean (the same in `run`, `compare`, `sweep`, the report an
 - `status`: `ok`, or `error: <why the run ended>`: a provider error kind that is not retried
   (`too_long`), `retries_exhausted` (a transient error still failing after the preset's
   `retries`; the failed attempts are in `failures` under their own kind), or a reason of the
-  harness's own (`summary_failed`).
+  harness's own (`HARNESS_ENDINGS`: `summary_failed`, `summary_out_of_range`, `still_over_budget`).
+  A run is one trace under one policy and seed: "runs ended by error" in `compare`, `sweep` and
+  the report counts such runs (never a mean over seeds).
 - `run_ending_requests`: the failed requests that ended a conversation (the last request of a
   conversation that stopped early); the rest of `failed_requests` were retried or recovered.
 """
@@ -21,6 +23,11 @@ from typing import Any
 
 from ctxbench.sim.core.records import RequestRecord
 from ctxbench.sim.harness.conversation import RunOutcome
+
+# Why the harness itself ends a run (sim/harness: `_Failed(...)`; a test keeps this list complete):
+# the summary request failed or wrote nothing, its handoff fell outside the preset's size range
+# (H-17), or the new conversation was still over the trigger after compaction (H-17).
+HARNESS_ENDINGS = ("retries_exhausted", "summary_failed", "summary_out_of_range", "still_over_budget")
 
 
 @dataclass
@@ -44,6 +51,8 @@ class Summary:
     run_ending_requests: int = 0  # failed requests after which a conversation stopped
     estimate_error_mean: float = 0.0
     estimate_error_worst: float = 0.0
+    # the request of the worst error: its index, kind, the harness's estimate and the true size
+    worst_request: dict[str, Any] = field(default_factory=dict)
     tokens_lost_to_failures: int = 0
     status: str = "ok"
     ended_because: str = ""  # the message of the failure that ended the run ("" when ok)
@@ -67,6 +76,8 @@ def summarize(records: Sequence[RequestRecord], outcomes: Sequence[RunOutcome] =
     failures: Counter[str] = Counter()
     last_error: dict[str, str] = {}  # per conversation, the error of its last request
     errs: list[float] = []
+    worst: RequestRecord | None = None
+    worst_err = 0.0
     for r in records:
         if r.kind == "interview":  # H-29: its own tokens and cost, not part of the run's
             s.interview_requests += 1
@@ -90,6 +101,8 @@ def summarize(records: Sequence[RequestRecord], outcomes: Sequence[RunOutcome] =
             s.true_input += r.true_input
             if r.true_input:
                 errs.append((r.estimate - r.true_input) / r.true_input)
+                if worst is None or abs(errs[-1]) > abs(worst_err):
+                    worst, worst_err = r, errs[-1]
         if r.miss_cause:
             misses[r.miss_cause] += 1
             miss_tokens[r.miss_cause] += r.miss_tokens
@@ -98,6 +111,14 @@ def summarize(records: Sequence[RequestRecord], outcomes: Sequence[RunOutcome] =
     if errs:
         s.estimate_error_mean = sum(errs) / len(errs)
         s.estimate_error_worst = max(errs, key=abs)
+    if worst is not None:
+        s.worst_request = {
+            "conversation": worst.conversation,
+            "index": worst.index,
+            "kind": worst.kind,
+            "estimate": worst.estimate,
+            "true_input": worst.true_input,
+        }
     counters: Counter[str] = Counter()
     for o in outcomes:
         counters.update(o.counters)
@@ -117,6 +138,14 @@ def summarize(records: Sequence[RequestRecord], outcomes: Sequence[RunOutcome] =
     return s
 
 
+def _worst_text(w: dict[str, Any]) -> str:
+    """Where the worst estimate error was, in numbers: the harness's estimate of the prompt before
+    the call against the prompt's true size, so a +2,214 % reads as what it is (issue 31 #9)."""
+    if not w:
+        return ""
+    return f" at request {w['index']} ({w['kind']}: estimated {w['estimate']:,}, true {w['true_input']:,})"
+
+
 def format_summary(s: Summary, title: str = "") -> str:
     """A readable block of totals for a terminal."""
     lines = [title] if title else []
@@ -129,7 +158,8 @@ def format_summary(s: Summary, title: str = "") -> str:
         f"cost                {'$' + format(s.cost, ',.4f'):>12}",
         f"compactions         {s.compactions:>12,}   tokens saved {s.tokens_saved:,}",
         f"evictions           {s.evictions:>12,}   images replaced {s.evicted_images:,}",
-        f"estimate error      {s.estimate_error_mean:>+12.1%}   worst {s.estimate_error_worst:+.1%}",
+        f"estimate error      {s.estimate_error_mean:>+12.1%}   worst {s.estimate_error_worst:+.1%}"
+        + _worst_text(s.worst_request),
     ]
     if s.misses:
         lines.append(

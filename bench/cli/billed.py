@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -121,9 +122,12 @@ def _table(rows: list[dict[str, Any]]) -> str:
     """One line per session; under a session that ran on several models, one line per model."""
     head = ("session", "requests", "input", "output", "cache write", "cache read", "cost")
     keys = ("requests", "inputTokens", "outputTokens", "cacheCreationTokens", "cacheReadTokens")
+    sessions = [str(r["session"]) for r in rows]
+    common = os.path.commonpath(sessions) if len(rows) > 1 and all("/" in x for x in sessions) else ""
+    cut = len(common) + 1 if common else 0  # the folder they share is said once, above the table
     body: list[tuple[str, ...]] = []
     for r in rows:
-        body.append((r["session"], *(f"{r[k]:,}" for k in keys), _dollars(r["totalCost"])))
+        body.append((short_path(r["session"][cut:]), *(f"{r[k]:,}" for k in keys), _dollars(r["totalCost"])))
         if len(r["modelBreakdowns"]) > 1:
             for m in r["modelBreakdowns"]:
                 body.append((f"  {m['modelName']}", *(f"{m[k]:,}" for k in keys), _dollars(m["cost"])))
@@ -133,7 +137,24 @@ def _table(rows: list[dict[str, Any]]) -> str:
         body.append(("total", *(f"{sum(r[k] for r in rows):,}" for k in keys), _dollars(cost)))
     widths = [max(len(str(c)) for c in col) for col in zip(head, *body, strict=True)]
     fmt = "  ".join(f"{{:<{w}}}" if i == 0 else f"{{:>{w}}}" for i, w in enumerate(widths))
-    return "\n".join(fmt.format(*line) for line in (head, *body))
+    lines = [fmt.format(*line) for line in (head, *body)]
+    return "\n".join(([f"sessions under {common}/"] if common else []) + lines)
+
+
+SESSION_WIDTH = 56  # the table's session column; --json keeps every path whole
+
+
+def short_path(path: str, width: int = SESSION_WIDTH) -> str:
+    """`path` in at most `width` characters for the table: an ellipsis, the end of its folder (a
+    project's name ends there) and its file name (which tells sessions apart), so a folder of
+    Claude Code logs does not print a ~130-character column (issue 31 #9)."""
+    if len(path) <= width:
+        return path
+    folder, _, name = path.rpartition("/")
+    if len(name) > width - 8:
+        return "…" + path[-(width - 1) :]
+    room = width - len(name) - 2
+    return f"…{folder[-room:]}/{name}" if folder else name
 
 
 def _dollars(cost: float | None) -> str:

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ctxbench.bench.cli._session_log import session_log_hint
 from ctxbench.bench.prefix.check import CLASSES, DEFAULT_ALLOWED, Report, find_breaks, record_breaks
 from ctxbench.bench.prefix.report import (
     apply_baseline,
@@ -141,28 +142,12 @@ def build_report(args: argparse.Namespace, allowed: tuple[str, ...]) -> Report:
     return report
 
 
-def _session_log_hint(path: Path) -> str:
-    """When LOG is a harness's session log (no request bodies), how to check it: import it first."""
-    from ctxbench.traces.importers import ImportFailure, detect
-
-    try:
-        fmt = detect(path)
-    except (ImportFailure, OSError):
-        return ""
-    if fmt == "claude-trace":  # request traffic: read above
-        return ""
-    return (
-        f" ({path} looks like a session log of {fmt}, which records no request bodies: "
-        f"`ctxbench import {path} -o T.jsonl`, then `ctxbench check-prefix T.jsonl`)"
-    )
-
-
 def handle(args: argparse.Namespace) -> int:
     allowed = tuple(args.allow) if args.allow else DEFAULT_ALLOWED
     try:
         report = build_report(args, allowed)
     except ValueError as exc:
-        hint = _session_log_hint(Path(args.log)) if Path(args.log).is_file() else ""
+        hint = session_log_hint(Path(args.log)) if Path(args.log).is_file() else ""
         if hint:
             raise ValueError(f"{exc}{hint}") from None
         raise

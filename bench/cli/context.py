@@ -8,10 +8,12 @@ import argparse
 import math
 from dataclasses import dataclass
 
+from ctxbench.bench.cli._session_log import trace_or_log_hint
 from ctxbench.policies.preset import Policy, load_policy
 from ctxbench.sim.core.content import IMAGE, TOOL_DEF, Block
 from ctxbench.sim.harness.coding import CConversation, Snapshot
 from ctxbench.sim.harness.conversation import Conversation
+from ctxbench.sim.harness.recorded import RecordedConversation
 from ctxbench.sim.runner import RunHooks, prepare_for, run_prepared
 from ctxbench.traces.generators.spec import TRACE_HELP, open_trace
 from ctxbench.traces.model import SystemEvent, Trace
@@ -143,14 +145,18 @@ def snapshot(
     hooks = RunHooks(snapshot_at=(at,), on_conversation=convs.append)
     run_prepared([prepare_for(trace, model)], policy, policy.provider, seed, hooks=hooks)
     conv = convs[0]
-    return conv.snapshots.get(at) if isinstance(conv, CConversation) else None
+    if isinstance(conv, CConversation | RecordedConversation):
+        return conv.snapshots.get(at)
+    return None
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("context", help="C's context breakdown at one request (C-2, C-3)", description=__doc__)
     p.add_argument("trace", help=TRACE_HELP)
     p.add_argument(
-        "--policy", default="c-default", help="a C-harness preset or YAML path (default c-default)"
+        "--policy",
+        help="a C-harness preset or YAML path (default c-default; for an imported session `recorded`: "
+        "the prompt the recorded harness sent, without C's levels and tips)",
     )
     p.add_argument("--at", type=int, required=True, help="request index N (0 = the first request)")
     p.add_argument(
@@ -163,18 +169,53 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=handle)
 
 
+def imported(trace: Trace) -> bool:
+    """A trace imported from a harness's log (its header names the log's format), not generated."""
+    return bool(trace.header.meta.get("format")) and trace.header.source != "synthetic"
+
+
 def handle(args: argparse.Namespace) -> int:
-    policy = load_policy(args.policy)
-    if policy.harness != "C":
+    with trace_or_log_hint(args.trace, "context"):  # a raw session log: say `ctxbench import` first
+        trace = open_trace(args.trace)
+    policy = load_policy(args.policy or ("recorded" if imported(trace) else "c-default"))
+    if policy.harness not in ("C", "recorded"):
         raise ValueError(
-            f"policy {policy.name!r} is for harness {policy.harness}; context needs a C-harness preset"
+            f"policy {policy.name!r} is for harness {policy.harness}; context needs a C-harness preset "
+            "or `recorded`"
         )
-    trace = open_trace(args.trace)
     snap = snapshot(trace, policy, args.at, args.seed, args.model)
     if snap is None:
         raise ValueError(f"{args.trace}: the run under {policy.name} made no request {args.at}")
     keys = [c.key for ev in trace.events if isinstance(ev, SystemEvent) for c in ev.content]
     bpt = float(getattr(policy.estimator, "bytes_per_token", 4.0))
     images = sum(1 for b in snap.blocks[snap.system_end :] if b.kind == IMAGE)
-    print(render(snap, buckets(snap, keys, bpt), images))
+    rows = buckets(snap, keys, bpt)
+    if policy.harness == "recorded":
+        print(render_recorded(snap, rows))
+        return 0
+    if imported(trace):
+        print(
+            f"note: {args.trace} is an imported session replayed by {policy.name}, the synthetic C "
+            "harness: its compactions, levels and tips are that model's, not the recorded harness's "
+            "(without --policy: the prompt as recorded)"
+        )
+    print(render(snap, rows, images))
     return 0
+
+
+def render_recorded(snap: Snapshot, rows: list[Row]) -> str:
+    """Request N of an imported session as the recorded harness sent it: its size against the
+    model window and its buckets; none of C-2/C-3's levels, countdown or tips, which describe the
+    synthetic C harness (issue 31 #9). The size is the run's `true_input` of that request."""
+    used, limit = snap.used, snap.window
+    pct = used / limit if limit else 0.0
+    bar = "#" * min(40, round(pct * 40))
+    lines = [
+        f"Context at request {snap.index} ({snap.kind}, {snap.model}) as the recorded harness sent it",
+        f"[{bar:<40}] {used:,} / {limit:,} tokens ({pct:.1%}) · {max(0, limit - used):,} remaining",
+        f"{'bucket':<14}{'tokens':>10}  share",
+    ]
+    for r in rows:
+        share = r.tokens / limit if limit else 0.0
+        lines.append(f"{r.bucket:<14}{r.tokens:>10,}  {share:5.1%}  {r.detail}".rstrip())
+    return "\n".join(lines)

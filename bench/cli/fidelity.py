@@ -65,7 +65,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--json",
         action="store_true",
-        help="print one JSON object per session: requests, within_tolerance, billed and predicted fields, "
+        help="print a JSON array (always, even of one): one object per conversation: requests, "
+        "within_tolerance, billed and predicted fields, "
         "outside events taken from the bill and the unconditioned figures",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
@@ -170,7 +171,7 @@ def handle(args: argparse.Namespace) -> int:
             continue
         out += session_text(path, sf, args.requests)
     if args.json:
-        print(json.dumps(docs if len(docs) != 1 else docs[0], indent=2))
+        print(json.dumps(docs, indent=2))  # always an array, one object per conversation (issue 31 #9)
         return 0
     text = "\n".join(out) + "\n"
     if args.output:

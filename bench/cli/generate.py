@@ -77,11 +77,24 @@ def spec_from_args(args: argparse.Namespace) -> GenSpec:
     return GenSpec(name, {**base.params, **changes}, f"{args.config} with the command line's values")
 
 
+def length_note(spec: GenSpec, replies: int) -> str:
+    """What `--turns` made, in its own unit: a game trace is the opening BEGIN reply then one reply
+    per turn (traces/generators/game.py), so 300 turns are 301 replies (issue 31 #9)."""
+    params = spec.make_params()
+    field = next(f for f in TURN_FIELDS if f in field_names(spec.generator))
+    turns = getattr(params, field)
+    if spec.generator == "game":
+        return f"{turns} turns ({replies} replies: the opening BEGIN reply, then one per turn)"
+    return f"{turns} {field.replace('_', ' ')}, {replies} replies"
+
+
 def handle(args: argparse.Namespace) -> int:
-    trace = spec_from_args(args).generate()
+    spec = spec_from_args(args)
+    trace = spec.generate()
     if args.output == "-":
         write_trace(trace, sys.stdout)
     else:
         write_trace(trace, args.output)
-        print(f"wrote {args.output}: {trace.replies} replies", file=sys.stderr)
+        # on stdout, like `ctxbench import` (issue 31 #9); the trace itself is never on stdout here
+        print(f"wrote {args.output}: {length_note(spec, trace.replies)}")
     return 0

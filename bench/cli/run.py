@@ -7,6 +7,7 @@ import json
 import sys
 
 from ctxbench.bench.cli._run_options import add_run_options, run_options
+from ctxbench.bench.cli._session_log import trace_or_log_hint
 from ctxbench.bench.runs import serve
 from ctxbench.policies.budget import budget_label
 from ctxbench.policies.preset import load_policy, with_policy_set
@@ -60,7 +61,8 @@ def handle(args: argparse.Namespace) -> int:
     policy = policy.with_budget(args.budget)
     if args.prices:  # before the trace is prepared: its model may be one the file adds
         add_prices_file(args.prices)
-    pf = open_prepared(args.trace, args.model, opts.tokenizer)  # kept prepared by file content
+    with trace_or_log_hint(args.trace, "run"):  # a raw session log: say `ctxbench import` first
+        pf = open_prepared(args.trace, args.model, opts.tokenizer)  # kept prepared by file content
     # the profile and model every verb picks (bench/runs.py `serve`); stops before any request
     prep, serving, knows = serve(
         args.trace, pf, policy, args.provider, args.model, opts.tokenizer, opts.policy_set, args.policy
@@ -69,6 +71,10 @@ def handle(args: argparse.Namespace) -> int:
     if serving.note:
         print(f"note: {serving.note}", file=sys.stderr)
     provider, model = serving.profile, serving.model
+    window = model_info(model).window
+    if args.budget and policy.budget_means == "window" and args.budget > window:
+        note = f"note: --budget {args.budget:,} is above {model}'s window; capped at {window:,}"
+        print(note, file=sys.stderr)
     result = run_prepared([prep], policy, provider, args.seed, opts.provider_params, tokenizer=opts.tokenizer)
     s = summarize(result.records, result.outcomes)
     if args.records == "-":

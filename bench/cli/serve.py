@@ -14,7 +14,9 @@ from ctxbench.traces.format import read_trace
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "serve", help="serve the provider models over HTTP (Anthropic / OpenAI APIs)", description=__doc__
+        "serve",
+        help="serve the provider models over HTTP (Anthropic / OpenAI / Gemini APIs)",
+        description=__doc__,
     )
     add_server_args(p)
     p.set_defaults(handler=handle)

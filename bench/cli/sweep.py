@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from ctxbench.bench.cli._extras import require
 from ctxbench.bench.cli._run_options import add_run_options, run_options
+from ctxbench.bench.progress import terminal_stderr
 from ctxbench.bench.runs import make_tasks
 from ctxbench.bench.sweep import run_sweep
 from ctxbench.sim.core.values import parse_sizes
@@ -64,7 +64,7 @@ def handle(args: argparse.Namespace) -> int:
         args.traces, args.policy, list(budgets), args.provider or [None], seeds, run_options(args), args.model
     )
     stats = run_sweep(
-        tasks, args.output, args.jobs, args.scheduler, args.fresh, None if args.quiet else sys.stderr
+        tasks, args.output, args.jobs, args.scheduler, args.fresh, terminal_stderr(args.quiet)
     )
     if args.json:
         print(json.dumps(stats.as_dict(), indent=2))

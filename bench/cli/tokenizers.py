@@ -109,6 +109,8 @@ def measure(args: argparse.Namespace) -> int:
     from ctxbench.bench.rate_error import format_measure
     from ctxbench.bench.rate_error import measure as run_measure
 
+    if args.real and not Path(args.real).is_dir():  # named on purpose: never dropped silently (issue 31 #5)
+        raise ValueError(f"--real {args.real}: no such folder of real recorded sessions")
     data = run_measure(Path(args.real) if args.real else DEFAULT_DIR)
     print(json.dumps(data, indent=2) if args.json else format_measure(data))
     return 0

@@ -213,6 +213,13 @@ def canonical(name: str) -> str:
     return resolve(name).name
 
 
+def largest_window() -> int:
+    """The largest context window of any model in the catalog (a `[1m]` variant's included): the
+    most a `window` preset's `--budget` can stand for on some model (policies/preset.py)."""
+    rows = _models().values()
+    return max((max(int(r["window"]), int(r.get("window_1m", 0))) for r in rows), default=0)
+
+
 def model_names() -> list[str]:
     return sorted(_models())
 

@@ -50,7 +50,7 @@ MISS_CAUSES: Final[tuple[MissCause, ...]] = get_args(MissCause)
 RequestKind = Literal[
     "preparation",  # H-23: the pinned preparation exchange
     "gameplay",  # H: an ordinary turn
-    "turn",  # C: an ordinary turn
+    "turn",  # C and the recorded harness (imported sessions): an ordinary turn
     "summary",  # a summarizer call (H-15, C-11)
     "summary_text",  # H-15: the text-only retry of the handoff request
     "reflection",  # H-30/H-21: a reflection request repeating the conversation (billed with the run)

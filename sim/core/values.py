@@ -353,7 +353,8 @@ _INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
 
 class HintingParser(argparse.ArgumentParser):
     """An ArgumentParser whose "invalid choice" errors (verbs, `choices=` options) name the
-    closest valid choices."""
+    closest valid choices, and whose errors are one line (exit 2) without the usage block:
+    `--help` shows the usage (issue 31 #8)."""
 
     def error(self, message: str) -> typing.NoReturn:
         m = _INVALID_CHOICE.search(message)
@@ -363,4 +364,4 @@ class HintingParser(argparse.ArgumentParser):
             message = message.replace(
                 m.group(0), f"invalid choice: {m.group(1)!r}{hint} (choose from {m.group(2)})"
             )
-        super().error(message)
+        self.exit(2, f"{self.prog}: error: {message} (`{self.prog} --help` for usage)\n")

@@ -19,6 +19,7 @@ from ctxbench.policies.contracts import Summarize, Trim
 from ctxbench.policies.preset import Policy
 from ctxbench.policies.view import Anchor, Edit, View
 from ctxbench.sim.core.content import Block, Message
+from ctxbench.sim.core.names import RequestKind
 from ctxbench.sim.core.records import RequestRecord
 from ctxbench.sim.core.registry import register
 from ctxbench.sim.core.tokens import BlockFactory
@@ -254,10 +255,14 @@ class Conversation(ProviderCalls):
             self.prep_msgs += 1
             self.pinned_images += msg.images
 
+    def _turn_kind(self) -> RequestKind:
+        """The kind of an ordinary turn's request (sim/core/names.py): H's are `gameplay`."""
+        return "gameplay"
+
     def _turn(self, step: Step) -> Proc:
         assert step.message is not None
         pinned_reply = step.message.pinned and self.prep_msgs == len(self.tr.messages)
-        kind = "preparation" if pinned_reply else "gameplay"
+        kind = "preparation" if pinned_reply else self._turn_kind()
         view = self.view()
         est: int | None = None
         if not pinned_reply:

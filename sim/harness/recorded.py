@@ -18,10 +18,15 @@ process with what the recorded harness did beyond the transcript.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ctxbench.policies.recorded import drop_turn_blocks, starts_turn
 from ctxbench.policies.view import Edit
 from ctxbench.sim.core.content import Message
+from ctxbench.sim.core.names import RequestKind
+from ctxbench.sim.core.provider import Outcome, Request
 from ctxbench.sim.core.registry import register
+from ctxbench.sim.harness.coding import Snapshot
 from ctxbench.sim.harness.conversation import Conversation
 from ctxbench.sim.prepared import Step
 from ctxbench.traces.model import CompactionEvent
@@ -53,6 +58,28 @@ class RecordedConversation(Conversation):
     _forks: dict[int, int] | None = None  # summariser_forks of the trace, made on first use
     _fork_at = -1  # where the messages set aside for a summariser were, -1 when none are
     _set_aside: tuple[Message, ...] = ()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.snapshots: dict[int, Snapshot] = {}  # `ctxbench context` on an imported session
+
+    def _turn_kind(self) -> RequestKind:
+        return "turn"  # a recorded session's turns are no game's (issue 31 #9)
+
+    def _recorded(self, req: Request, out: Outcome) -> None:
+        """Request N as the recorded harness sent it, for `ctxbench context` (issue 31 #9): its
+        true size, the model window, and no threshold of a harness model (the recorded harness
+        compacted where the log says)."""
+        if self.index not in self.snapshot_at:
+            return
+        tr = req.tr
+        users = sum(1 for m in tr.messages if m.role == "user")
+        window = self.view().window
+        self.snapshots[self.index] = Snapshot(
+            self.index, req.kind, req.model, tuple(tr.blocks[: req.n]), tr.tools_end, tr.system_end,
+            users, len(tr.messages) - users, req.input_tokens, True, window, window, req.input_tokens,
+            "recorded",
+        )  # fmt: skip
 
     def _append_input(self, msg: Message) -> None:
         msgs = self.tr.messages

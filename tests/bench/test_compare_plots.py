@@ -174,7 +174,7 @@ def test_the_budget_axis_says_what_the_budget_is(means: dict[str, str], label: s
         plt.close(fig)
     page = write_report(rows, tmp_path / "rep").read_text()
     word = label.split(" (")[0] if len(set(means.values())) == 1 else "budget"
-    assert f"<h3>{word} 128,000</h3>" in page
+    assert f"<summary>{word} 128,000" in page  # each budget a collapsed block (issue 31 #6)
 
 
 def test_count_axes_show_whole_numbers_when_nothing_failed(tmp_path: Path) -> None:

@@ -83,7 +83,7 @@ def test_another_provider_never_replaces_the_recorded_model(
     capsys.readouterr()
     assert main(["fidelity", str(out), "--provider", "anthropic", "--json"]) == 0
     captured = capsys.readouterr()
-    assert json.loads(captured.out)["model"] == "gpt-5" and "on profile 'anthropic'" in captured.err
+    assert json.loads(captured.out)[0]["model"] == "gpt-5" and "on profile 'anthropic'" in captured.err
 
 
 def test_all_real_json_is_one_object_per_conversation(capsys: pytest.CaptureFixture[str]) -> None:
@@ -177,7 +177,9 @@ def test_a_harness_log_is_imported_first(tmp_path: Path, capsys: pytest.CaptureF
     log = REAL / "spotter/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl"
     assert main(["fidelity", str(log), "--json"]) == 0
     captured = capsys.readouterr()
-    raw = json.loads(captured.out)
+    docs = json.loads(captured.out)
+    assert isinstance(docs, list) and len(docs) == 1  # always an array, even of one (issue 31 #9)
+    raw = docs[0]
     assert "imported as claude-code" in captured.err
     doc = _fidelity_json("spotter/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl", tmp_path, capsys)
     assert raw["session"] == "8463c716-a2ea-4c14-9efa-87158ebd9f20"
