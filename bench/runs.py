@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -21,9 +21,10 @@ from ctxbench.policies.preset import Policy, load_policy, policy_assignments
 from ctxbench.sim import __version__
 from ctxbench.sim.core.records import MISS_CAUSES
 from ctxbench.sim.prepared import PreparedTrace
-from ctxbench.sim.prepared_cache import open_prepared
-from ctxbench.sim.runner import prepare_for, run_prepared
-from ctxbench.sim.summary import summarize
+from ctxbench.sim.prepared_cache import for_model, open_prepared
+from ctxbench.sim.providers.choice import Serving, choose
+from ctxbench.sim.runner import RunResult, prepare_for, run_prepared
+from ctxbench.sim.summary import Summary, summarize
 from ctxbench.traces.generators.spec import GEN_PREFIX, GenSpec, is_spec_file, parse_gen_spec
 from ctxbench.traces.model import Trace
 
@@ -225,6 +226,50 @@ def make_tasks(
         for name in sorted({task.provider for task in tasks}):
             make_provider(name, DEFAULT_MODEL, 0, **opts.provider_params)
     return tasks
+
+
+# ------------------------------------------------------------------ one run, as `ctxbench run`
+@dataclass(frozen=True)
+class SingleRun:
+    """One trace replayed under one policy: the run's records and outcomes, their summary, and
+    the profile and model it ran on (with why: `--provider`, the log's, the preset's)."""
+
+    result: RunResult
+    summary: Summary
+    serving: Serving
+
+
+def run_single(
+    trace: str | Trace,
+    policy: Policy,
+    seed: int = 0,
+    provider: str | None = None,
+    model: str | None = None,
+    provider_params: dict[str, Any] | None = None,
+    tokenizer: str = "rate",
+    on_note: Callable[[str], None] | None = None,
+) -> SingleRun:
+    """Replay `trace` (a file or generator spec, prepared through the cache; or a trace already
+    read) under `policy` as `ctxbench run` does: the profile and model chosen before any request
+    (sim/providers/choice.py), every request as `model` when given (the trace's own switches not
+    applied), then the records summarised. `on_note` hears the choice's note (a model the profile
+    does not serve...) before the first request."""
+    if isinstance(trace, str):
+        pf = open_prepared(trace, model, tokenizer)  # kept prepared by file content
+        facts, prep0 = pf.facts, pf.prepared
+    else:
+        facts, prep0 = trace, None
+    serving = choose(facts, policy.provider, provider, model)  # stops before any request
+    if serving.note and on_note is not None:
+        on_note(serving.note)
+    if prep0 is not None and isinstance(trace, str):
+        prep = for_model(trace, prep0, serving.model, tokenizer)  # the profile's, or an alias's name
+    else:
+        prep = prepare_for(facts, serving.model, tokenizer)
+    if model:  # every request as this model: the trace's own switches are not applied
+        prep = dataclasses.replace(prep, steps=tuple(s for s in prep.steps if s.kind != "switch"))
+    result = run_prepared([prep], policy, serving.profile, seed, provider_params, tokenizer=tokenizer)
+    return SingleRun(result, summarize(result.records, result.outcomes), serving)
 
 
 # ------------------------------------------------------------------ the worker

@@ -78,21 +78,31 @@ def _first_json(path: Path) -> Any:
     raise ValueError(f"{path}: empty log")
 
 
-def build_report(args: argparse.Namespace, allowed: tuple[str, ...]) -> Report:
-    path = Path(args.log)
+def build_report(
+    log: str,
+    allowed: tuple[str, ...] = DEFAULT_ALLOWED,
+    policy: str | None = None,
+    budget: int | None = None,
+    provider: str | None = None,
+    seed: int = 0,
+    save_log: str | None = None,
+) -> Report:
+    """The prefix report of `log` (the module docstring's kinds of LOG); with `policy`, of the
+    requests a simulated run of it on the trace `log` sends; `save_log` writes what was checked."""
+    path = Path(log)
     if not path.is_file():
-        raise FileNotFoundError(f"{args.log}: no such file")
+        raise FileNotFoundError(f"{log}: no such file")
     first = _first_json(path)
     entries: list[dict[str, Any]] | None = None
     skipped: list[int] = []  # ledger lines of requests the server refused
     if isinstance(first, dict) and first.get("format") == "ctxbench-trace":
-        if args.policy:
+        if policy:
             from ctxbench.policies.preset import load_policy
             from ctxbench.sim.prepared_cache import prepared_file
 
-            policy = load_policy(args.policy).with_budget(args.budget)
+            pol = load_policy(policy).with_budget(budget)
             prep = prepared_file(str(path)).prepared  # kept prepared by file content
-            entries = simulated_log(prep, policy, args.provider, args.seed)
+            entries = simulated_log(prep, pol, provider, seed)
         else:
             from ctxbench.traces.format import read_trace
 
@@ -102,15 +112,15 @@ def build_report(args: argparse.Namespace, allowed: tuple[str, ...]) -> Report:
         from ctxbench.sim.core.records import load_jsonl
 
         report = record_breaks(load_jsonl(path), allowed)
-        report.source = str(args.log)
+        report.source = str(log)
         return report
     else:
-        if args.policy:
+        if policy:
             raise ValueError("--policy needs a ctxbench trace as LOG")
         with open_log(path) as f:
             reqs = read_request_log(f, str(path), skipped)
-    if args.save_log:
-        out = Path(args.save_log)
+    if save_log:
+        out = Path(save_log)
         out.parent.mkdir(parents=True, exist_ok=True)
         lines = (
             dump_log(entries)
@@ -119,7 +129,7 @@ def build_report(args: argparse.Namespace, allowed: tuple[str, ...]) -> Report:
         )
         out.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     report = find_breaks(reqs, allowed)
-    report.source = str(args.log) + (f" --policy {args.policy}" if args.policy else "")
+    report.source = str(log) + (f" --policy {policy}" if policy else "")
     if skipped:
         at = ", ".join(map(str, skipped[:5])) + (", ..." if len(skipped) > 5 else "")
         report.notes.append(
@@ -148,7 +158,9 @@ def _session_log_hint(path: Path) -> str:
 def handle(args: argparse.Namespace) -> int:
     allowed = tuple(args.allow) if args.allow else DEFAULT_ALLOWED
     try:
-        report = build_report(args, allowed)
+        report = build_report(
+            args.log, allowed, args.policy, args.budget, args.provider, args.seed, args.save_log
+        )
     except ValueError as exc:
         hint = _session_log_hint(Path(args.log)) if Path(args.log).is_file() else ""
         if hint:

@@ -8,15 +8,13 @@ import json
 import sys
 
 from ctxbench.bench.cli._run_options import add_run_options, run_options
+from ctxbench.bench.runs import run_single
 from ctxbench.policies.budget import budget_label
 from ctxbench.policies.preset import load_policy, policy_assignments
 from ctxbench.sim.core.catalog import add_prices_file, model_info
 from ctxbench.sim.core.records import save, write_jsonl
 from ctxbench.sim.core.values import size_arg
-from ctxbench.sim.prepared_cache import for_model, open_prepared
-from ctxbench.sim.providers.choice import choose
-from ctxbench.sim.runner import run_prepared
-from ctxbench.sim.summary import format_summary, summarize
+from ctxbench.sim.summary import format_summary
 from ctxbench.traces.generators.spec import TRACE_HELP
 
 
@@ -61,17 +59,12 @@ def handle(args: argparse.Namespace) -> int:
     policy = policy.with_budget(args.budget)
     if args.prices:  # before the trace is prepared: its model may be one the file adds
         add_prices_file(args.prices)
-    pf = open_prepared(args.trace, args.model, opts.tokenizer)  # kept prepared by file content
-    trace = pf.facts
-    serving = choose(trace, policy.provider, args.provider, args.model)  # stops before any request
-    if serving.note:
-        print(f"note: {serving.note}", file=sys.stderr)
+    one = run_single(
+        args.trace, policy, args.seed, args.provider, args.model, opts.provider_params, opts.tokenizer,
+        on_note=lambda note: print(f"note: {note}", file=sys.stderr),
+    )  # fmt: skip
+    serving, result, s = one.serving, one.result, one.summary
     provider, model = serving.profile, serving.model
-    prep = for_model(args.trace, pf.prepared, model, opts.tokenizer)  # the profile's, or an alias's name
-    if args.model:  # every request as this model: the trace's own switches are not applied
-        prep = dataclasses.replace(prep, steps=tuple(s for s in prep.steps if s.kind != "switch"))
-    result = run_prepared([prep], policy, provider, args.seed, opts.provider_params, tokenizer=opts.tokenizer)
-    s = summarize(result.records, result.outcomes)
     if args.records == "-":
         write_jsonl(result.records, sys.stdout)
     elif args.records:
