@@ -1,6 +1,6 @@
 """Gemini CLI sessions (traces/importers/gemini_cli.py), on real output: Gemini CLI 0.61.0 from npm
 run against `ctxbench serve` (`-m gemini-2.5-pro -p … --yolo`), its `chats/session-*.jsonl` beside
-the server's ledger (tests/serve/data): a plain session, and one resumed with `--resume latest` and
+the server's ledger (tests/sim/serve/data): a plain session, and one resumed with `--resume latest` and
 `model.compressionThreshold` 0.03, whose history the CLI replaced twice (the resume, then a
 compression) and whose ledger holds six requests the log does not (compression passes, the request
 loop detection stopped and its recovery request)."""
@@ -21,7 +21,7 @@ from ctxbench.traces.importers import ImportFailure, detect, import_paths
 from ctxbench.traces.model import CompactionEvent, MessageEvent, Trace
 
 DATA = Path(__file__).parent / "data"
-LEDGERS = Path(__file__).parents[2] / "serve" / "data"
+LEDGERS = Path(__file__).parents[2] / "sim" / "serve" / "data"
 PLAIN = DATA / "gemini-cli-0.61.0.session.jsonl.xz"
 RESUMED = DATA / "gemini-cli-0.61.0-resume.session.jsonl.xz"
 

@@ -246,7 +246,7 @@ def test_c9_c18_coding_long_with_images_compacts_instead_of_overflowing() -> Non
     from ctxbench.sim.summary import summarize
     from ctxbench.traces.format import read_trace
 
-    sample = Path(__file__).resolve().parents[2] / "traces" / "samples" / "coding-long.jsonl"
+    sample = Path(__file__).resolve().parents[3] / "traces" / "samples" / "coding-long.jsonl"
     res = run_prepared([prepare_for(read_trace(sample))], load_policy("c-default"))
     s = summarize(res.records, res.outcomes)
     counters = res.outcomes[0].counters
