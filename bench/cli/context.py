@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ctxbench.policies.preset import Policy, load_policy
 from ctxbench.sim.core.content import IMAGE, TOOL_DEF, Block
-from ctxbench.sim.harness.coding import CConversation, Snapshot
+from ctxbench.sim.harness.coding import CodingConversation, Snapshot
 from ctxbench.sim.harness.conversation import Conversation
 from ctxbench.sim.runner import RunHooks, prepare_for, run_prepared
 from ctxbench.traces.generators.spec import TRACE_HELP, open_trace
@@ -143,7 +143,7 @@ def snapshot(
     hooks = RunHooks(snapshot_at=(at,), on_conversation=convs.append)
     run_prepared([prepare_for(trace, model)], policy, policy.provider, seed, hooks=hooks)
     conv = convs[0]
-    return conv.snapshots.get(at) if isinstance(conv, CConversation) else None
+    return conv.snapshots.get(at) if isinstance(conv, CodingConversation) else None
 
 
 def register(sub: argparse._SubParsersAction) -> None:
