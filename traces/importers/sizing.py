@@ -17,6 +17,7 @@ from ctxbench.sim.core.catalog import CatalogError, model_info, strips_thinking
 from ctxbench.sim.core.tokens import IMAGE_RULES, RateCounter
 from ctxbench.traces.importers.base import ImportReport, allocate
 from ctxbench.traces.importers.sizing_marks import blocks_of, second_mark, text_mark
+from ctxbench.traces.importers.sizing_shares import Shares
 from ctxbench.traces.importers.system_tail import system_tails
 from ctxbench.traces.model import CompactionEvent, Content, Event, MessageEvent, SystemEvent, Usage
 
@@ -139,19 +140,6 @@ def system_size(events: list[Event], counter: RateCounter, size: Any = _cached) 
     return s, min(w, s), how
 
 
-# A text of at least this many bytes sent again (Gemini CLI re-sends its 437-byte session context
-# at the head of a compressed history) keeps the size it was given the first time, so the replay
-# reads the same prefix as the bill (a Gemini CLI 0.61.0 run: the first request after a compression
-# 133 tokens off -> exact). Shorter texts do not: their first size is a byte share of a larger
-# delta, and pinning it moved the error onto their neighbours (cua pgadmin / pycharm, cost exact
-# -> -0.1 % / -0.2 % with every repeated text pinned).
-SAME_TEXT_BYTES = 256
-
-
-def _long(text: str) -> bool:
-    return len(text.encode("utf-8", "surrogatepass")) >= SAME_TEXT_BYTES
-
-
 def size_events(
     events: list[Event],
     model: str,
@@ -182,57 +170,13 @@ def size_events(
     tail_at: dict[int, int] = {}  # event index -> the system end of the process that starts there
     requests = 0
     prev_request = -1
-    tokens: dict[tuple[int, int], int] = {}
+    shares = Shares(events, rule)
+    tokens = shares.tokens
     ttl_at: dict[tuple[int, int], str] = {}
     pending: list[tuple[int, int]] = []
     anchor = s
     ttl = ""
     first_ttl = ""
-    shrunk = 0
-
-    allocated: list[tuple[int, int]] = []  # text blocks sized since the start or the last compaction
-
-    def take_back(deficit: int) -> int:
-        """The prompt shrank (the harness rewrote earlier content outside the transcript): take
-        the missing tokens back from the most recently sized blocks, so later requests stay exact."""
-        for slot in reversed(allocated):
-            if deficit <= 0:
-                break
-            d = min(tokens.get(slot, 0), deficit)
-            tokens[slot] -= d
-            deficit -= d
-        return deficit
-
-    sized_text: dict[tuple[str, str], int] = {}  # (kind, text) -> its first size (SAME_TEXT_BYTES)
-
-    def share(total: int, slots: list[tuple[int, int]]) -> None:
-        nonlocal shrunk
-        fixed = 0
-        text_slots = []
-        for ev_i, c_i in slots:
-            c = blocks_of(events[ev_i])[c_i]
-            again = sized_text.get((c.kind, c.text)) if c.text and _long(c.text) else None
-            if c.kind == "image":
-                n = rule(c.width, c.height)
-                tokens[(ev_i, c_i)] = n
-                fixed += n
-            elif again is not None and fixed + again <= total:
-                tokens[(ev_i, c_i)] = again
-                fixed += again
-            else:
-                text_slots.append((ev_i, c_i))
-        if total - fixed < 0:
-            shrunk += 1
-            left = take_back(fixed - total)
-            total = fixed - left
-        weights = [max(1, blocks_of(events[e])[c].size) for e, c in text_slots]
-        for slot, n in zip(text_slots, allocate(total - fixed, weights), strict=True):
-            tokens[slot] = n
-            c = blocks_of(events[slot[0]])[slot[1]]
-            if c.text and _long(c.text) and len(text_slots) > 1:  # sized alone: its message's remainder
-                sized_text.setdefault((c.kind, c.text), n)
-        allocated.extend(text_slots)
-
     strip = strips_thinking(model)  # providers.md §1.6, as the provider model does
     kept: list[tuple[int, int]] = []  # sized thinking blocks still in the prompt
     strip_next = False  # a real user message since the last request: thinking is stripped
@@ -253,7 +197,7 @@ def size_events(
             slots = [(e, j) for e in held for j in range(len(blocks_of(events[e])))]
             anchor = s + sum(tokens[slot] for slot in slots if slot in tokens)
             pending = blocks + [slot for slot in slots if slot not in tokens]
-            allocated.clear()
+            shares.allocated.clear()
             kept.clear()
             live_turn.clear()
             last_reply = next((e for e in reversed(held) if _role(events[e]) == "assistant"), -1)
@@ -285,7 +229,7 @@ def size_events(
             if strip and strip_next:  # the prompt lost every earlier thinking block
                 gone = sum(tokens.get(slot, 0) for slot in kept)
                 dropped = set(kept)
-                allocated[:] = [slot for slot in allocated if slot not in dropped]
+                shares.allocated[:] = [slot for slot in shares.allocated if slot not in dropped]
                 unseen += [slot for slot in pending if blocks_of(events[slot[0]])[slot[1]].kind == "thinking"]
                 pending = [slot for slot in pending if blocks_of(events[slot[0]])[slot[1]].kind != "thinking"]
                 kept = []
@@ -300,10 +244,10 @@ def size_events(
                 turn_slots = set(scoped)  # made once: the test below runs for every pending block
                 others = [slot for slot in pending if slot not in turn_slots]
                 att = _size_turn_blocks(events, scoped, others, total, tokens, counter, rule)
-                share(total - att, others)
+                shares.share(total - att, others)
                 live_turn += scoped
             else:
-                share(total, pending)
+                shares.share(total, pending)
             if strip:
                 kept += [slot for slot in pending if blocks_of(events[slot[0]])[slot[1]].kind == "thinking"]
             strip_next = False
@@ -319,27 +263,43 @@ def size_events(
         if isinstance(ev, MessageEvent):
             last_role = ev.role
         pending += blocks
-    for ev_i, c_i in unseen:  # never in any billed prompt: sized at the calibrated byte rate
-        c = blocks_of(events[ev_i])[c_i]
-        tokens[(ev_i, c_i)] = counter.count_bytes(c.size, c.lang)
-    for ev_i, c_i in pending:  # after the last request: the last reply at its output, the rest by rate
-        ev = events[ev_i]
-        c = blocks_of(ev)[c_i]
-        if c.kind == "image":
-            tokens[(ev_i, c_i)] = rule(c.width, c.height)
-        elif isinstance(ev, MessageEvent) and ev.role == "assistant" and ev.output_tokens is not None:
-            tokens[(ev_i, c_i)] = allocate(ev.output_tokens, [max(1, x.size) for x in ev.content])[c_i]
-        else:
-            tokens[(ev_i, c_i)] = counter.count_bytes(c.size, c.lang)
-    if shrunk:
+    shares.after_last_request(unseen, pending, counter)
+    if shares.shrunk:
         report.note(
-            f"{name}: the prompt shrank before {shrunk} request(s) "
+            f"{name}: the prompt shrank before {shares.shrunk} request(s) "
             "(content rewritten outside the transcript): "
             "the missing tokens were taken back from the blocks just before"
         )
-    out: list[Event] = []
     sys_ttl = first_ttl or "5m"
     first_end = tails.ends[0][1] if tails is not None else s
+    first_head = head if tails is not None else first_end
+    out = _sized(events, tokens, ttl_at, tail_at, (name, w, head, first_head, first_end, sys_ttl))
+    meta: dict[str, Any] = {
+        "system_tokens": first_end,
+        "system_inferred_from": how,
+        "warm_tokens": w,
+        "ttl": sys_ttl,
+        "sized_on": "prompt" if whole else "cached",  # bench/fidelity/compare.py: where the uncached tail is
+        "marked_messages": marked_messages,
+    }
+    if tails is not None:  # bench/fidelity/causes.py `system_at`
+        meta["system_head"] = head
+        meta["system_restarts"] = [list(x) for x in tails.ends[1:]]
+    return out, meta
+
+
+def _sized(
+    events: list[Event],
+    tokens: dict[tuple[int, int], int],
+    ttl_at: dict[tuple[int, int], str],
+    tail_at: dict[int, int],
+    system: tuple[str, int, int, int, int, str],
+) -> list[Event]:
+    """The events with their blocks' tokens and marks set, the system part first (`system`:
+    the trace name, W, the first block's end, the opening's head and end, the system ttl) and
+    again where a restarted CLI process starts (`tail_at`)."""
+    name, w, head, first_head, first_end, sys_ttl = system
+    out: list[Event] = []
     for i, ev in enumerate(events):
         if i in tail_at:
             t = ev.t if isinstance(ev, MessageEvent) else None
@@ -356,21 +316,10 @@ def size_events(
             for c in cs
         )
         out.append(_with_contents(ev, cs))
-    opening = _system_blocks(name, w, head if tails is not None else first_end, first_end, sys_ttl, "")
+    opening = _system_blocks(name, w, first_head, first_end, sys_ttl, "")
     if opening:
         out.insert(0, SystemEvent(opening, t=0.0))
-    meta: dict[str, Any] = {
-        "system_tokens": first_end,
-        "system_inferred_from": how,
-        "warm_tokens": w,
-        "ttl": sys_ttl,
-        "sized_on": "prompt" if whole else "cached",  # bench/fidelity/compare.py: where the uncached tail is
-        "marked_messages": marked_messages,
-    }
-    if tails is not None:  # bench/fidelity/causes.py `system_at`
-        meta["system_head"] = head
-        meta["system_restarts"] = [list(x) for x in tails.ends[1:]]
-    return out, meta
+    return out
 
 
 def _system_blocks(name: str, w: int, head: int, end: int, ttl: str, tail: str) -> tuple[Content, ...]:

@@ -144,7 +144,7 @@ def test_any_log_shape_imports_or_fails_cleanly(tmp_path: Path, lines: list[Any]
 
 def test_a_compression_in_the_same_folder_reads_the_session_context_as_billed() -> None:
     """Resumed in an unchanged folder, the CLI's session context (437 bytes) opens the compressed
-    history exactly as it opened the session: sized the same (sizing.py SAME_TEXT_BYTES), the
+    history exactly as it opened the session: sized the same (sizing_shares.py SAME_TEXT_BYTES), the
     first request after the compression reads what the bill says. The one miss is the first logged
     request after the resume, which read what the unlogged loop-recovery request had cached (named)."""
     path = DATA / "gemini-cli-0.61.0-resume-samedir.session.jsonl.xz"
