@@ -18,7 +18,7 @@ from ctxbench.sim.core.tokens import IMAGE_RULES, RateCounter
 from ctxbench.traces.importers.base import ImportReport, allocate
 from ctxbench.traces.importers.sizing_marks import blocks_of, second_mark, text_mark
 from ctxbench.traces.importers.sizing_shares import Shares
-from ctxbench.traces.importers.system_tail import system_tails
+from ctxbench.traces.importers.system_tail import SystemTails, system_tails
 from ctxbench.traces.model import CompactionEvent, Content, Event, MessageEvent, SystemEvent, Usage
 
 ASSUMED_BYTES_PER_TOKEN = 4  # sizes of inferred blocks, for byte-based estimators only (assumed)
@@ -158,25 +158,15 @@ def size_events(
     counter = RateCounter()
     rule = IMAGE_RULES[_image_rule(model)]
     size = _whole if whole else _cached
-    s, w, how = system_size(events, counter, size)
-    # the system prompt's tail per CLI process (system_tail.py): S is then the first one's end
-    tails = None if whole else system_tails(events, s, size, lambda ev: real_user_content(ev.content))
-    head = s
-    restarts: dict[int, int] = {}  # request number -> the new process's system end
-    if tails is not None:
-        s = tails.ends[0][1]
-        restarts = dict(tails.ends[1:])
-        how = f"the end of each CLI process's system prompt, after its first block's ({how}; system_tail.py)"
+    s, w, how, head, tails, restarts = _system_part(events, counter, size, whole)
     tail_at: dict[int, int] = {}  # event index -> the system end of the process that starts there
-    requests = 0
-    prev_request = -1
+    requests, prev_request = 0, -1
     shares = Shares(events, rule)
     tokens = shares.tokens
     ttl_at: dict[tuple[int, int], str] = {}
     pending: list[tuple[int, int]] = []
     anchor = s
-    ttl = ""
-    first_ttl = ""
+    ttl = first_ttl = last_role = ""
     strip = strips_thinking(model)  # providers.md §1.6, as the provider model does
     kept: list[tuple[int, int]] = []  # sized thinking blocks still in the prompt
     strip_next = False  # a real user message since the last request: thinking is stripped
@@ -184,24 +174,13 @@ def size_events(
     last_reply = -1  # the latest reply since the start or the last compaction
     live_turn: list[tuple[int, int]] = []  # sized `turn` blocks still in the prompt
     turn_next = False  # a turn started since the last request: the `live_turn` blocks are gone
-    last_role = ""
     message_events: list[int] = []  # event index of each message, in order (what `kept_from` counts)
     prompt_at: tuple[int, int] | None = None  # the latest real user prompt's last text block
     for i, ev in enumerate(events):
         blocks = [(i, j) for j in range(len(blocks_of(ev)))]
         if isinstance(ev, CompactionEvent):
-            # the new prompt: the system, the summary, then the messages the harness kept (not the
-            # summariser's own request, as policies/recorded.py); those sized already add to the anchor
-            since = message_events[ev.kept_from :] if ev.kept_from is not None else []
-            held = [e for e in since if _tag(events[e]) != "summary"]
-            slots = [(e, j) for e in held for j in range(len(blocks_of(events[e])))]
-            anchor = s + sum(tokens[slot] for slot in slots if slot in tokens)
-            pending = blocks + [slot for slot in slots if slot not in tokens]
-            shares.allocated.clear()
-            kept.clear()
-            live_turn.clear()
-            last_reply = next((e for e in reversed(held) if _role(events[e]) == "assistant"), -1)
-            last_role = _role(events[held[-1]]) if held else ""
+            anchor, pending, last_reply, last_role = _after_compaction(ev, message_events, blocks, shares, s)
+            kept, live_turn = [], []
             continue
         if isinstance(ev, MessageEvent):
             message_events.append(i)
@@ -209,15 +188,12 @@ def size_events(
             u = ev.usage
             ttl = "1h" if u.cache_write_1h > 0 else ("5m" if u.cache_write_5m > 0 else (ttl or "5m"))
             first_ttl = first_ttl or ttl
-            if user_prompt_mark:
-                if prompt_at is not None:
-                    ttl_at[prompt_at] = ttl
-            elif pending:
-                ttl_at[pending[-1]] = ttl
-                two = marked_messages >= 2
-                reply_mark = second_mark(events, pending[-1][0], last_reply) if two else None
-                if reply_mark is not None and reply_mark[0] != pending[-1][0]:
-                    ttl_at[reply_mark] = ttl
+            marks = (
+                [prompt_at]
+                if user_prompt_mark
+                else _message_marks(events, pending, last_reply, marked_messages)
+            )
+            ttl_at.update((m, ttl) for m in marks if m is not None)  # fmt: skip
             if requests in restarts:  # a restarted CLI: its new tail replaces the old one
                 anchor += restarts[requests] - s
                 s = restarts[requests]
@@ -227,27 +203,13 @@ def size_events(
             last_reply = i
             gone = 0
             if strip and strip_next:  # the prompt lost every earlier thinking block
-                gone = sum(tokens.get(slot, 0) for slot in kept)
-                dropped = set(kept)
-                shares.allocated[:] = [slot for slot in shares.allocated if slot not in dropped]
-                unseen += [slot for slot in pending if blocks_of(events[slot[0]])[slot[1]].kind == "thinking"]
-                pending = [slot for slot in pending if blocks_of(events[slot[0]])[slot[1]].kind != "thinking"]
+                gone, pending = _strip_thinking(shares, kept, pending, unseen)
                 kept = []
-            vanished = 0
-            if turn_next and live_turn:  # the previous turn's own blocks left the prompt
-                vanished = sum(tokens.get(slot, 0) for slot in live_turn)
-                live_turn = []
+            vanished = sum(tokens.get(slot, 0) for slot in live_turn) if turn_next else 0  # the previous
+            live_turn = [] if turn_next else live_turn  # turn's own blocks left the prompt
             turn_next = False
             total = size(u) - anchor + gone + vanished
-            scoped = [slot for slot in pending if blocks_of(events[slot[0]])[slot[1]].turn]
-            if scoped:
-                turn_slots = set(scoped)  # made once: the test below runs for every pending block
-                others = [slot for slot in pending if slot not in turn_slots]
-                att = _size_turn_blocks(events, scoped, others, total, tokens, counter, rule)
-                shares.share(total - att, others)
-                live_turn += scoped
-            else:
-                shares.share(total, pending)
+            live_turn += _share_request(shares, pending, total, counter)
             if strip:
                 kept += [slot for slot in pending if blocks_of(events[slot[0]])[slot[1]].kind == "thinking"]
             strip_next = False
@@ -264,28 +226,97 @@ def size_events(
             last_role = ev.role
         pending += blocks
     shares.after_last_request(unseen, pending, counter)
-    if shares.shrunk:
-        report.note(
-            f"{name}: the prompt shrank before {shares.shrunk} request(s) "
-            "(content rewritten outside the transcript): "
-            "the missing tokens were taken back from the blocks just before"
-        )
+    shares.note_shrunk(report, name)
     sys_ttl = first_ttl or "5m"
     first_end = tails.ends[0][1] if tails is not None else s
     first_head = head if tails is not None else first_end
     out = _sized(events, tokens, ttl_at, tail_at, (name, w, head, first_head, first_end, sys_ttl))
     meta: dict[str, Any] = {
-        "system_tokens": first_end,
-        "system_inferred_from": how,
-        "warm_tokens": w,
-        "ttl": sys_ttl,
+        "system_tokens": first_end, "system_inferred_from": how, "warm_tokens": w, "ttl": sys_ttl,
         "sized_on": "prompt" if whole else "cached",  # bench/fidelity/compare.py: where the uncached tail is
         "marked_messages": marked_messages,
-    }
+    }  # fmt: skip
     if tails is not None:  # bench/fidelity/causes.py `system_at`
-        meta["system_head"] = head
-        meta["system_restarts"] = [list(x) for x in tails.ends[1:]]
+        meta |= {"system_head": head, "system_restarts": [list(x) for x in tails.ends[1:]]}
     return out, meta
+
+
+def _system_part(
+    events: list[Event], counter: RateCounter, size: Any, whole: bool
+) -> tuple[int, int, str, int, SystemTails | None, dict[int, int]]:
+    """(S, W, how S was found, the first system block's end, the system tail per CLI process
+    (system_tail.py), request number -> a restarted process's system end); with tails, S is the
+    first process's end."""
+    s, w, how = system_size(events, counter, size)
+    tails = None if whole else system_tails(events, s, size, lambda ev: real_user_content(ev.content))
+    head = s
+    restarts: dict[int, int] = {}
+    if tails is not None:
+        s = tails.ends[0][1]
+        restarts = dict(tails.ends[1:])
+        how = f"the end of each CLI process's system prompt, after its first block's ({how}; system_tail.py)"
+    return s, w, how, head, tails, restarts
+
+
+def _after_compaction(
+    ev: CompactionEvent, message_events: list[int], blocks: list[tuple[int, int]], shares: Shares, s: int
+) -> tuple[int, list[tuple[int, int]], int, str]:
+    """The prompt after a recorded compaction: the system, the summary, then the messages the
+    harness kept (not the summariser's own request, as policies/recorded.py); those sized already
+    add to the anchor. Returns (anchor, pending blocks, the latest reply kept, the last role)."""
+    events, tokens = shares.events, shares.tokens
+    since = message_events[ev.kept_from :] if ev.kept_from is not None else []
+    held = [e for e in since if _tag(events[e]) != "summary"]
+    slots = [(e, j) for e in held for j in range(len(blocks_of(events[e])))]
+    anchor = s + sum(tokens[slot] for slot in slots if slot in tokens)
+    pending = blocks + [slot for slot in slots if slot not in tokens]
+    shares.allocated.clear()
+    last_reply = next((e for e in reversed(held) if _role(events[e]) == "assistant"), -1)
+    return anchor, pending, last_reply, _role(events[held[-1]]) if held else ""
+
+
+def _message_marks(
+    events: list[Event], pending: list[tuple[int, int]], last_reply: int, marked_messages: int
+) -> list[tuple[int, int] | None]:
+    """Where the recorded harness put its message marks before a request: the last block new in
+    it and, marking two messages, the last block of the reply before it (`second_mark`)."""
+    if not pending:
+        return []
+    reply_mark = second_mark(events, pending[-1][0], last_reply) if marked_messages >= 2 else None
+    if reply_mark is not None and reply_mark[0] != pending[-1][0]:
+        return [pending[-1], reply_mark]
+    return [pending[-1]]
+
+
+def _strip_thinking(
+    shares: Shares, kept: list[tuple[int, int]], pending: list[tuple[int, int]], unseen: list[tuple[int, int]]
+) -> tuple[int, list[tuple[int, int]]]:
+    """A real user message since the last request: the prompt lost every earlier thinking block
+    (providers.md §1.6). Returns the tokens of the `kept` ones that left and the pending blocks
+    without thinking (those new ones go to `unseen`: no bill sizes them)."""
+    events = shares.events
+    gone = sum(shares.tokens.get(slot, 0) for slot in kept)
+    dropped = set(kept)
+    shares.allocated[:] = [slot for slot in shares.allocated if slot not in dropped]
+    unseen += [slot for slot in pending if blocks_of(events[slot[0]])[slot[1]].kind == "thinking"]
+    return gone, [slot for slot in pending if blocks_of(events[slot[0]])[slot[1]].kind != "thinking"]
+
+
+def _share_request(
+    shares: Shares, pending: list[tuple[int, int]], total: int, counter: RateCounter
+) -> list[tuple[int, int]]:
+    """Share what a request's bill added (`total`) among its new blocks; its `turn` blocks first,
+    from the bill (`_size_turn_blocks`). Returns those turn blocks (in the prompt until the turn ends)."""
+    events = shares.events
+    scoped = [slot for slot in pending if blocks_of(events[slot[0]])[slot[1]].turn]
+    if not scoped:
+        shares.share(total, pending)
+        return []
+    turn_slots = set(scoped)  # made once: the test below runs for every pending block
+    others = [slot for slot in pending if slot not in turn_slots]
+    att = _size_turn_blocks(events, scoped, others, total, shares.tokens, counter, shares.rule)
+    shares.share(total - att, others)
+    return scoped
 
 
 def _sized(

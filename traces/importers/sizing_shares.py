@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxbench.sim.core.tokens import RateCounter
-from ctxbench.traces.importers.base import allocate
+from ctxbench.traces.importers.base import ImportReport, allocate
 from ctxbench.traces.importers.sizing_marks import blocks_of
 from ctxbench.traces.model import Event, MessageEvent
 
@@ -77,6 +77,15 @@ class Shares:
             if c.text and _long(c.text) and len(text_slots) > 1:  # sized alone: its message's remainder
                 sized_text.setdefault((c.kind, c.text), n)
         self.allocated.extend(text_slots)
+
+    def note_shrunk(self, report: ImportReport, name: str) -> None:
+        """Tell the import report how many requests found the prompt shrunk, if any did."""
+        if self.shrunk:
+            report.note(
+                f"{name}: the prompt shrank before {self.shrunk} request(s) "
+                "(content rewritten outside the transcript): "
+                "the missing tokens were taken back from the blocks just before"
+            )
 
     def after_last_request(
         self, unseen: list[tuple[int, int]], pending: list[tuple[int, int]], counter: RateCounter
