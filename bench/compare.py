@@ -13,14 +13,18 @@ import csv
 import io
 import json
 import math
+import os
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxbench.bench.retention import flags
 from ctxbench.bench.stats import Stat, stat
 from ctxbench.bench.verdicts import rank as rank_verdicts
 from ctxbench.sim.core.records import MISS_CAUSES
+
+if TYPE_CHECKING:
+    from ctxbench.bench.runs import RunOptions
 
 SUM_FIELDS = (
     "cost",
@@ -106,6 +110,33 @@ def compare_rows(rows: list[dict[str, Any]]) -> list[PolicyRow]:
         out.append(pr)
     rank(out)
     return out
+
+
+def compare_runs(
+    traces: list[str],
+    policies: list[str],
+    seeds: list[int],
+    budget: int | None = None,
+    provider: str | None = None,
+    options: RunOptions | None = None,
+    jobs: int | None = None,
+    model: str | None = None,
+) -> tuple[list[dict[str, Any]], list[PolicyRow]]:
+    """Every policy on every trace and seed (`ctxbench compare`): the flat rows, ordered by the
+    policies as given, trace and seed, and the table rows they combine into. `jobs` worker
+    processes (default: all cores, 1 for fewer than 8 runs); every run on the trace's provider and
+    model unless `provider`/`model` say otherwise (bench/runs.py `serve`)."""
+    from ctxbench.bench.runs import cached_policy, make_tasks  # the engine only when runs are made
+    from ctxbench.bench.sweep import execute
+
+    tasks = make_tasks(traces, policies, [budget], [provider], seeds, options, model)
+    rows: list[dict[str, Any]] = []
+    jobs = jobs or (1 if len(tasks) < 8 else min(len(tasks), os.cpu_count() or 1))
+    execute(tasks, rows.append, jobs)
+    pset = options.policy_set if options else ()
+    order = {cached_policy(p, pset).name: i for i, p in reversed(list(enumerate(policies)))}
+    rows.sort(key=lambda r: (order[r["policy"]], r["trace"], r["seed"]))
+    return rows, compare_rows(rows)
 
 
 def failed_runs(p: PolicyRow) -> int:

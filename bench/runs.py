@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -26,8 +26,8 @@ from ctxbench.sim.core.records import MISS_CAUSES
 from ctxbench.sim.prepared import PreparedTrace
 from ctxbench.sim.prepared_cache import PreparedFile, for_model, open_prepared
 from ctxbench.sim.providers.choice import Serving, choose
-from ctxbench.sim.runner import RunHooks, prepare_for, run_prepared
-from ctxbench.sim.summary import summarize
+from ctxbench.sim.runner import RunHooks, RunResult, prepare_for, run_prepared
+from ctxbench.sim.summary import Summary, summarize
 from ctxbench.traces.generators.spec import GEN_PREFIX, GenSpec, is_spec_file, parse_gen_spec
 from ctxbench.traces.model import Trace
 
@@ -266,6 +266,51 @@ def make_tasks(
         for name in sorted(named | {cached_policy(p, opts.policy_set).provider for p in policies}):
             make_provider(name, DEFAULT_MODEL, 0, **opts.provider_params)
     return tasks
+
+
+# ------------------------------------------------------------------ one run, as `ctxbench run`
+@dataclass(frozen=True)
+class SingleRun:
+    """One trace replayed under one policy: the run's records and outcomes, their summary, and
+    the profile and model it ran on (with why: `--provider`, the log's, the preset's)."""
+
+    result: RunResult
+    summary: Summary
+    serving: Serving
+    knows: Knows  # the preset as run: what it took from the trace, what it assumed
+
+def run_single(
+    trace: str | Trace,
+    policy: Policy,
+    seed: int = 0,
+    provider: str | None = None,
+    model: str | None = None,
+    provider_params: dict[str, Any] | None = None,
+    tokenizer: str = "rate",
+    on_note: Callable[[str], None] | None = None,
+    policy_set: tuple[str, ...] = (),
+    spec: str = "",
+) -> SingleRun:
+    """Replay `trace` (a file or generator spec, prepared through the cache; or a trace already
+    read) under `policy` as `ctxbench run` does: the profile, model and preset `serve` picks for a
+    file (a trace already read: the profile and model `choose` picks, prepared for that model),
+    then the records summarised. `on_note` hears the choice's note (a model the profile does not
+    serve...) before the first request."""
+    if isinstance(trace, str):
+        pf = open_prepared(trace, model, tokenizer)  # kept prepared by file content
+        prep, serving, knows = serve(trace, pf, policy, provider, model, tokenizer, policy_set, spec)
+    else:
+        serving = choose(trace, policy.provider, provider, model)  # stops before any request
+        prep = prepare_for(trace, serving.model, tokenizer)
+        if model:  # every request as this model: the trace's own switches are not applied
+            prep = dataclasses.replace(prep, steps=tuple(s for s in prep.steps if s.kind != "switch"))
+        keys = tuple(i.partition("=")[0].strip() for i in policy_set)
+        knows = trace_knows(policy, prep, spec or policy.name, keys)
+    if serving.note and on_note is not None:
+        on_note(serving.note)
+    pol = knows.policy
+    result = run_prepared([prep], pol, serving.profile, seed, provider_params, tokenizer=tokenizer)
+    return SingleRun(result, summarize(result.records, result.outcomes), serving, knows)
 
 
 # ------------------------------------------------------------------ the worker

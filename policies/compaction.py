@@ -80,7 +80,7 @@ class HandoffCompaction(CompactionDefaults):
         msgs = view.tr.messages
         tail: list[Message] = []
         last_reply = next((i for i in range(len(msgs) - 1, -1, -1) if msgs[i].role == "assistant"), -1)
-        if last_reply >= view.prep_msgs:
+        if last_reply >= view.preparation_messages:
             tail.append(msgs[last_reply])
             if last_reply + 1 < len(msgs) and msgs[last_reply + 1].role == "user":
                 results = msgs[last_reply + 1]
@@ -90,4 +90,4 @@ class HandoffCompaction(CompactionDefaults):
                 tail.append(Message.of("user", kept, "observation"))
         elif fresh is not None and self.fresh_observation:
             tail.append(fresh)
-        return Edit(view.prep_msgs, (handoff, *tail), "compaction")
+        return Edit(view.preparation_messages, (handoff, *tail), "compaction")

@@ -164,7 +164,7 @@ class ThresholdSummary(CompactionDefaults):
 
     def _head(self, view: View) -> int:
         """Messages kept in front of the summary (OpenHands keep_first events)."""
-        msgs, n, ev = view.tr.messages, view.prep_msgs, 0
+        msgs, n, ev = view.tr.messages, view.preparation_messages, 0
         while n < len(msgs) and ev < self.keep_first_events:
             ev += events_of(msgs[n])
             n += 1

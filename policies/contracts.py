@@ -198,7 +198,7 @@ class CompactionDefaults:
         return None
 
     def rebuild_handoff(self, view: View, handoff: Message, fresh: Message | None) -> Edit:
-        return Edit(view.prep_msgs, (handoff,), "compaction")
+        return Edit(view.preparation_messages, (handoff,), "compaction")
 
 
 class ProviderBuilder(Protocol):

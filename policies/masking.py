@@ -116,7 +116,10 @@ class MaskToolResults:
         # a run of the newest results, so the protected ones are live[cut:], found from running
         # counts, and only the older ones (the ones about to be masked) are visited.
         live = tr.block_index(_live_result)
-        lo = bisect_left(live, tr.msg_starts[view.prep_msgs] if view.prep_msgs < len(msgs) else len(tr))
+        lo = bisect_left(
+            live,
+            tr.msg_starts[view.preparation_messages] if view.preparation_messages < len(msgs) else len(tr),
+        )
         starts = tr.msg_starts
         turns_from = starts[protect_from] if protect_from < len(msgs) else len(tr)
         kept = max(len(live) - max(lo, bisect_left(live, turns_from)), self.keep_tool_uses)
@@ -151,7 +154,7 @@ class MaskToolResults:
         sums = tr.message_sums(_live_estimate(self.bytes_per_token, False))
         total = sums[-1] if sums else 0
         m = bisect_right(sums, total - self.protect_tokens)  # the last message whose results on reach it
-        if total < self.protect_tokens or m < view.prep_msgs:
+        if total < self.protect_tokens or m < view.preparation_messages:
             return len(live) - lo
         acc = total - sums[m]  # estimates of the results after message m
         end = tr.message_end(m)
@@ -168,7 +171,7 @@ class MaskToolResults:
             return 0
         tr = view.tr
         sums = tr.message_sums(_live_estimate(self.bytes_per_token, self.exempt_skills))
-        first = view.prep_msgs
+        first = view.preparation_messages
         before = sums[first - 1] if first > 0 else 0
         if cut >= len(live):
             return sums[-1] - before

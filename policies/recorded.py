@@ -107,7 +107,7 @@ class RecordedCompaction(CompactionDefaults):
         return None
 
     def recorded(self, view: View, summary: Message | None, keep: int = 0) -> Edit:
-        first = max(0, view.prep_msgs)
+        first = max(0, view.preparation_messages)
         kept, own_last = kept_messages(view.tr.messages, first, keep)
         opening = (summary,) if summary is not None else ()
         return Edit(first, (*opening, *kept), "compaction", kept=own_last)

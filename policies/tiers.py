@@ -87,7 +87,9 @@ def _with_tool_id(b: Block) -> bool:
 def _first_block(view: View) -> int:
     """Position of the first block after the pinned preparation exchange."""
     tr = view.tr
-    return tr.msg_starts[view.prep_msgs] if view.prep_msgs < len(tr.messages) else len(tr)
+    return (
+        tr.msg_starts[view.preparation_messages] if view.preparation_messages < len(tr.messages) else len(tr)
+    )
 
 
 def tool_calls(view: View, exempt_skills: bool = True) -> list[str]:
@@ -297,7 +299,7 @@ class CTiers(CompactionDefaults):
         """C-7: the first message of the recent tail (roughly the last 30k tokens, never fewer
         than the last 3 messages, split at a clean turn boundary)."""
         msgs = view.tr.messages
-        start = view.prep_msgs
+        start = view.preparation_messages
         k = max(start, len(msgs) - self.tail_min_messages)
         acc = sum(msg_estimate(m, self.bytes_per_token, self.image_tokens) for m in msgs[k:])
         while k > start and acc < self.tail_tokens:
@@ -309,7 +311,7 @@ class CTiers(CompactionDefaults):
         """C-9: the keep-boundary moves back to the first image before the tail, so that image and
         everything after it survive as-is."""
         msgs = view.tr.messages
-        start = view.prep_msgs
+        start = view.preparation_messages
         k = self.tail_boundary(view)
         if self.keep_images:  # the message of the first image after the pinned exchange, if before k
             tr = view.tr
@@ -321,7 +323,7 @@ class CTiers(CompactionDefaults):
 
     def _older(self, view: View, end: int) -> tuple[list[Message], tuple[Message, ...]]:
         """The messages a summary of [prep, end) replaces, and those carried verbatim (C-8)."""
-        older = [m for m in view.tr.messages[view.prep_msgs : end] if not is_summary(m)]  # C-10
+        older = [m for m in view.tr.messages[view.preparation_messages : end] if not is_summary(m)]  # C-10
         if self.exempt_skills:
             return carry_skills(older)
         return older, ()
@@ -334,7 +336,7 @@ class CTiers(CompactionDefaults):
         path "stays rare"; an image costs "~1.5k tokens" and is "never summarized away"). So the
         images of the older part are then carried verbatim, as skills are (C-8), and the older
         text up to the tail (C-7) is summarized: no image is ever summarized."""
-        start = view.prep_msgs
+        start = view.preparation_messages
         end = self.boundary(view)
         older, carried = self._older(view, end)
         shown: tuple[Message, ...] = ()

@@ -41,7 +41,7 @@ class View:
     anchor: Anchor | None
     budget: int  # the harness's working budget (H-11) or the model window (C-1)
     window: int  # the model's real context window
-    prep_msgs: int  # number of pinned messages at the start (H-2)
+    preparation_messages: int  # number of pinned messages at the start (H-2)
     prev_end: int  # last block of the previous request, -1 if none or invalid
     first_after_reset: bool  # no request yet since the start or the last compaction
     pinned_images: int = 0
@@ -57,9 +57,9 @@ class View:
     @property
     def prep_end(self) -> int:
         """Last block of the pinned preparation exchange, -1 if there is none."""
-        if self.prep_msgs <= 0 or self.prep_msgs > len(self.tr.messages):
+        if self.preparation_messages <= 0 or self.preparation_messages > len(self.tr.messages):
             return -1
-        return self.tr.message_end(self.prep_msgs - 1) - 1
+        return self.tr.message_end(self.preparation_messages - 1) - 1
 
 
 def text_block(view: View, like: Block, text: str, kind: str = "text", tool_id: str = "") -> Block:

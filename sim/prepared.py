@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from ctxbench.sim.build import builder, tool_block
 from ctxbench.sim.core.content import Block, Message
 from ctxbench.sim.core.makers import slots_maker
+from ctxbench.sim.core.names import StepKind
 from ctxbench.sim.core.tokens import BlockFactory
 from ctxbench.traces.gcpause import gc_paused
 from ctxbench.traces.model import (
@@ -29,7 +30,7 @@ class Step:
     its blocks as a message of role system, tagged with why it changed) or a new tool list
     (`tools`: its blocks as a message of role tools, tagged "tools_change")."""
 
-    kind: str  # message | reply | switch | compaction | resume | system | tools
+    kind: StepKind
     message: Message | None = None
     t: float | None = None
     game_t: float | None = None

@@ -84,25 +84,37 @@ def _first_json(path: Path) -> Any:
     raise ValueError(f"{path}: empty log")
 
 
-def build_report(args: argparse.Namespace, allowed: tuple[str, ...]) -> Report:
-    path = Path(args.log)
+def build_report(
+    log: str,
+    allowed: tuple[str, ...] = DEFAULT_ALLOWED,
+    policy: str | None = None,
+    budget: int | None = None,
+    provider: str | None = None,
+    seed: int = 0,
+    save_log: str | None = None,
+    model: str | None = None,
+) -> Report:
+    """The prefix report of `log` (the module docstring's kinds of LOG); with `policy`, of the
+    requests a simulated run of it on the trace `log` sends, on the provider and model every verb
+    picks (`provider`, `model` override them); `save_log` writes what was checked."""
+    path = Path(log)
     if not path.is_file():
-        raise FileNotFoundError(f"{args.log}: no such file")
+        raise FileNotFoundError(f"{log}: no such file")
     first = _first_json(path)
     entries: list[dict[str, Any]] | None = None
     served = ""  # with --policy: the provider and model simulated
     skipped: list[int] = []  # ledger lines of requests the server refused
     if isinstance(first, dict) and first.get("format") == "ctxbench-trace":
-        if args.policy:
+        if policy:
             from ctxbench.bench.runs import serve
             from ctxbench.policies.preset import load_policy
             from ctxbench.sim.prepared_cache import prepared_file
 
-            policy = load_policy(args.policy).with_budget(args.budget)
+            pol = load_policy(policy).with_budget(budget)
             pf = prepared_file(str(path))  # kept prepared by file content
             # the profile and model `run` and `compare` pick for this trace (bench/runs.py `serve`)
-            prep, serving, knows = serve(str(path), pf, policy, args.provider, args.model, spec=args.policy)
-            entries = simulated_log(prep, knows.policy, serving.profile, args.seed)
+            prep, serving, knows = serve(str(path), pf, pol, provider, model, spec=policy)
+            entries = simulated_log(prep, knows.policy, serving.profile, seed)
             served = f"provider {serving.profile} ({serving.why}) · model {serving.model}"
         else:
             from ctxbench.traces.format import read_trace
@@ -113,15 +125,15 @@ def build_report(args: argparse.Namespace, allowed: tuple[str, ...]) -> Report:
         from ctxbench.sim.core.records import load_jsonl
 
         report = record_breaks(load_jsonl(path), allowed)
-        report.source = str(args.log)
+        report.source = str(log)
         return report
     else:
-        if args.policy:
+        if policy:
             raise ValueError("--policy needs a ctxbench trace as LOG")
         with open_log(path) as f:
             reqs = read_request_log(f, str(path), skipped)
-    if args.save_log:
-        out = Path(args.save_log)
+    if save_log:
+        out = Path(save_log)
         out.parent.mkdir(parents=True, exist_ok=True)
         lines = (
             dump_log(entries)
@@ -130,7 +142,7 @@ def build_report(args: argparse.Namespace, allowed: tuple[str, ...]) -> Report:
         )
         out.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     report = find_breaks(reqs, allowed)
-    report.source = str(args.log) + (f" --policy {args.policy}" if args.policy else "")
+    report.source = str(log) + (f" --policy {policy}" if policy else "")
     if served:
         report.notes.insert(0, f"simulated on {served}")
     if skipped:
@@ -145,7 +157,9 @@ def build_report(args: argparse.Namespace, allowed: tuple[str, ...]) -> Report:
 def handle(args: argparse.Namespace) -> int:
     allowed = tuple(args.allow) if args.allow else DEFAULT_ALLOWED
     try:
-        report = build_report(args, allowed)
+        report = build_report(
+            args.log, allowed, args.policy, args.budget, args.provider, args.seed, args.save_log, args.model
+        )
     except ValueError as exc:
         hint = session_log_hint(Path(args.log)) if Path(args.log).is_file() else ""
         if hint:

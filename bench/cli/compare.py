@@ -6,16 +6,12 @@ with --seeds N, mean ± 95 % interval."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 from ctxbench.bench.cli._run_options import add_run_options, run_options
-from ctxbench.bench.compare import FORMATS, compare_rows, render, served_on, served_pairs
-from ctxbench.bench.runs import cached_policy, make_tasks
-from ctxbench.bench.sweep import execute
+from ctxbench.bench.compare import FORMATS, compare_runs, render, served_on, served_pairs
 from ctxbench.policies.preset import preset_names
 from ctxbench.sim.core.values import size_arg
 
@@ -63,15 +59,9 @@ def handle(args: argparse.Namespace) -> int:
         raise ValueError("--seeds must be at least 1")
     policies = args.policy or preset_names()
     seeds = list(range(args.seed_base, args.seed_base + args.seeds))
-    tasks = make_tasks(
-        args.traces, policies, [args.budget], [args.provider], seeds, run_options(args), args.model
+    rows, prs = compare_runs(
+        args.traces, policies, seeds, args.budget, args.provider, run_options(args), args.jobs, args.model
     )
-    rows: list[dict[str, Any]] = []
-    jobs = args.jobs or (1 if len(tasks) < 8 else min(len(tasks), os.cpu_count() or 1))
-    execute(tasks, rows.append, jobs)
-    order = {cached_policy(p, tuple(args.policy_set)).name: i for i, p in reversed(list(enumerate(policies)))}
-    rows.sort(key=lambda r: (order[r["policy"]], r["trace"], r["seed"]))
-    prs = compare_rows(rows)
     title = f"{len(args.traces)} trace(s) · {len(seeds)} seed(s) · {served_on(rows)}"
     meta = {
         "traces": args.traces,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ctxbench.bench.cli._session_log import trace_or_log_hint
 from ctxbench.policies.preset import Policy, load_policy
 from ctxbench.sim.core.content import IMAGE, TOOL_DEF, Block
-from ctxbench.sim.harness.coding import CConversation, Snapshot
+from ctxbench.sim.harness.coding import CodingConversation, Snapshot
 from ctxbench.sim.harness.conversation import Conversation
 from ctxbench.sim.harness.recorded import RecordedConversation
 from ctxbench.sim.runner import RunHooks, prepare_for, run_prepared
@@ -145,7 +145,7 @@ def snapshot(
     hooks = RunHooks(snapshot_at=(at,), on_conversation=convs.append)
     run_prepared([prepare_for(trace, model)], policy, policy.provider, seed, hooks=hooks)
     conv = convs[0]
-    if isinstance(conv, CConversation | RecordedConversation):
+    if isinstance(conv, CodingConversation | RecordedConversation):
         return conv.snapshots.get(at)
     return None
 

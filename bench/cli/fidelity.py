@@ -12,12 +12,11 @@ from typing import IO
 
 from ctxbench.bench.fidelity.compare import compare
 from ctxbench.bench.fidelity.fields import session_json
+from ctxbench.bench.fidelity.logs import traces_of
 from ctxbench.bench.fidelity.replay import serving
 from ctxbench.bench.fidelity.text import session_text
 from ctxbench.sim.core.catalog import CatalogError, add_prices_file
-from ctxbench.traces.format import TraceError, read_trace
-from ctxbench.traces.importers import ImportFailure, detect, import_paths
-from ctxbench.traces.model import MessageEvent, Trace
+from ctxbench.traces.model import MessageEvent
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -71,26 +70,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     p.set_defaults(handler=handle)
-
-
-def traces_of(path: str) -> list[tuple[str, Trace]]:
-    """The traces in `path`: a ctxbench trace as it is; a log a harness wrote (a format `ctxbench
-    import` detects: a Claude Code session, a Codex rollout, ...) imported first, its main
-    conversation under `path` and each other one (sub-agents) as `path#name`. A user hands over the
-    log they have (issue 11); a file that is neither is reported as the trace reader found it."""
-    try:
-        if Path(path).is_dir():
-            raise TraceError(path, 0, None, "a folder")
-        return [(path, read_trace(path))]
-    except TraceError as e:
-        try:
-            fmt = detect(Path(path))
-        except ImportFailure:
-            raise e from None
-    res = import_paths([Path(path)], fmt)
-    print(f"note: {path}: imported as {fmt} ({len(res.traces)} conversation(s))", file=sys.stderr)
-    pairs = zip(res.names, res.traces, strict=True)
-    return [(path if i == 0 else f"{path}#{n}", tr) for i, (n, tr) in enumerate(pairs)]
 
 
 def handle(args: argparse.Namespace) -> int:

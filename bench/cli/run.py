@@ -8,15 +8,13 @@ import sys
 
 from ctxbench.bench.cli._run_options import add_run_options, run_options
 from ctxbench.bench.cli._session_log import trace_or_log_hint
-from ctxbench.bench.runs import serve
+from ctxbench.bench.runs import run_single
 from ctxbench.policies.budget import budget_label
 from ctxbench.policies.preset import load_policy, with_policy_set
 from ctxbench.sim.core.catalog import add_prices_file, model_info
 from ctxbench.sim.core.records import save, write_jsonl
 from ctxbench.sim.core.values import size_arg
-from ctxbench.sim.prepared_cache import open_prepared
-from ctxbench.sim.runner import run_prepared
-from ctxbench.sim.summary import format_summary, summarize
+from ctxbench.sim.summary import format_summary
 from ctxbench.traces.generators.spec import TRACE_HELP
 
 
@@ -62,21 +60,18 @@ def handle(args: argparse.Namespace) -> int:
     if args.prices:  # before the trace is prepared: its model may be one the file adds
         add_prices_file(args.prices)
     with trace_or_log_hint(args.trace, "run"):  # a raw session log: say `ctxbench import` first
-        pf = open_prepared(args.trace, args.model, opts.tokenizer)  # kept prepared by file content
-    # the profile and model every verb picks (bench/runs.py `serve`); stops before any request
-    prep, serving, knows = serve(
-        args.trace, pf, policy, args.provider, args.model, opts.tokenizer, opts.policy_set, args.policy
-    )
+        one = run_single(
+            args.trace, policy, args.seed, args.provider, args.model, opts.provider_params, opts.tokenizer,
+            on_note=lambda note: print(f"note: {note}", file=sys.stderr),
+            policy_set=opts.policy_set, spec=args.policy,
+        )  # fmt: skip
+    serving, result, s, knows = one.serving, one.result, one.summary, one.knows
     policy = knows.policy
-    if serving.note:
-        print(f"note: {serving.note}", file=sys.stderr)
     provider, model = serving.profile, serving.model
     window = model_info(model).window
     if args.budget and policy.budget_means == "window" and args.budget > window:
         note = f"note: --budget {args.budget:,} is above {model}'s window; capped at {window:,}"
         print(note, file=sys.stderr)
-    result = run_prepared([prep], policy, provider, args.seed, opts.provider_params, tokenizer=opts.tokenizer)
-    s = summarize(result.records, result.outcomes)
     if args.records == "-":
         write_jsonl(result.records, sys.stdout)
     elif args.records:

@@ -108,7 +108,7 @@ def _fidelity(
     args: argparse.Namespace, policy: Policy, blocks: Blocks, codes: Codes, common: dict[str, Any]
 ) -> dict[str, Any]:
     """The imported session's replay under `policy` beside its bill (bench/view/bill.py)."""
-    from ctxbench.bench.cli.fidelity import traces_of
+    from ctxbench.bench.fidelity.logs import traces_of
     from ctxbench.bench.view.bill import bill_json, score
     from ctxbench.bench.view.collect import observe
     from ctxbench.bench.view.data import page_data

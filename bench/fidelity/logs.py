@@ -9,14 +9,17 @@ a second time with `--keep-warm` for the report's read table.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ctxbench.bench.fidelity.compare import compare
 from ctxbench.bench.fidelity.discover import Log
 from ctxbench.bench.fidelity.results import SessionFidelity
 from ctxbench.sim.core.catalog import CatalogError, prices
-from ctxbench.traces.importers import import_paths
+from ctxbench.traces.format import TraceError, read_trace
+from ctxbench.traces.importers import ImportFailure, detect, import_paths
 from ctxbench.traces.model import MessageEvent, Trace
 
 UNKNOWN_MODEL = "model not in sim/data/models.yaml (not replayed; --prices FILE adds it)"
@@ -78,3 +81,23 @@ def not_compared_json(r: Replayed, session: str) -> dict[str, Any]:
         "requests": n, "per_request_usage": n > 0, "within_tolerance": None, "billed": None,
         "predicted": None, "note": r.why_not,
     }  # fmt: skip
+
+
+def traces_of(path: str) -> list[tuple[str, Trace]]:
+    """The traces in `path`: a ctxbench trace as it is; a log a harness wrote (a format `ctxbench
+    import` detects: a Claude Code session, a Codex rollout, ...) imported first, its main
+    conversation under `path` and each other one (sub-agents) as `path#name`. A user hands over the
+    log they have (issue 11); a file that is neither is reported as the trace reader found it."""
+    try:
+        if Path(path).is_dir():
+            raise TraceError(path, 0, None, "a folder")
+        return [(path, read_trace(path))]
+    except TraceError as e:
+        try:
+            fmt = detect(Path(path))
+        except ImportFailure:
+            raise e from None
+    res = import_paths([Path(path)], fmt)
+    print(f"note: {path}: imported as {fmt} ({len(res.traces)} conversation(s))", file=sys.stderr)
+    pairs = zip(res.names, res.traces, strict=True)
+    return [(path if i == 0 else f"{path}#{n}", tr) for i, (n, tr) in enumerate(pairs)]

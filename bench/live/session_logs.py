@@ -1,6 +1,6 @@
 """Run opencode or Gemini CLI against `ctxbench serve` and keep the session log the harness itself
 writes, beside the server's ledger: the importers are then checked on what the harness logged
-against what the server billed (tests/serve/test_live_session_logs.py).
+against what the server billed (tests/bench/live/test_live_session_logs.py).
 
     python -m ctxbench.bench.live.session_logs opencode --out runs/opencode
     python -m ctxbench.bench.live.session_logs gemini-cli --out runs/gemini

@@ -7,6 +7,7 @@
 - `MissCause`: why tokens the previous request left cached were not read (DESIGN.md "every miss
   has a cause"); the values a `RequestRecord.miss_cause` takes besides "".
 - `RequestKind`: what a harness made a request for (`RequestRecord.kind`).
+- `StepKind`: what one step of a prepared trace does (`sim/prepared.py Step`).
 - `BlockHash`: a block's chained prefix hash (DESIGN.md "content is immutable and hashed once").
 - `Breakpoints`: a request's cache marks, (block index, ttl) in ascending block order.
 """
@@ -57,9 +58,12 @@ RequestKind = Literal[
     "interview",  # H-29: the post-episode interview (billed apart)
     "warmup",  # bench/fidelity/compare.py: an earlier session's cache entry
     "live",  # a request `ctxbench serve` received from a real client
-    "recorded",  # a request a trace implies by itself (bench/request_log.trace_log)
+    "recorded",  # a request a trace implies by itself (bench/prefix/request_log.py trace_log)
+    "fork",  # bench/fidelity/forks.py: a side request forked from a recorded session's prefix
 ]
 REQUEST_KINDS: Final[tuple[RequestKind, ...]] = get_args(RequestKind)
+
+StepKind = Literal["message", "reply", "switch", "compaction", "resume", "system", "tools"]
 
 BlockHash = NewType("BlockHash", int)
 Breakpoints = tuple[tuple[int, Ttl], ...]

@@ -64,7 +64,7 @@ class Request:
     model: str
     output_tokens: int
     breakpoints: Breakpoints = ()  # (block index, ttl)
-    kind: str = "gameplay"
+    kind: str = "gameplay"  # a RequestKind from the harness; a live client's header may name any
     conversation: str = ""
     index: int = 0
     cache_key: str | None = None

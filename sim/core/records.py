@@ -10,13 +10,14 @@ from pathlib import Path
 from typing import IO, Any
 
 from ctxbench.sim.core.names import MISS_CAUSES as MISS_CAUSES  # the one spelling, re-exported
+from ctxbench.sim.core.names import RequestKind
 
 
 @dataclass(slots=True)
 class RequestRecord:
     conversation: str
     index: int  # position of this call in the conversation, retries included
-    kind: str  # preparation | gameplay | summary | summary_text | manual
+    kind: RequestKind  # what the harness made the request for (sim/core/names.py)
     attempt: int  # 0 for the first try, n for the n-th retry
     time: float  # wall-clock start (s)
     game_time: float  # game clock at the request (H-18: compaction adds none)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import simpy
 
+from ctxbench.sim.core.names import RequestKind
 from ctxbench.sim.core.provider import Outcome, Provider, Request
 from ctxbench.sim.core.records import RequestRecord
 from ctxbench.sim.core.transcript import Transcript
@@ -30,7 +31,13 @@ Proc = Generator[simpy.Event, Any, Any]
 def wait(env: simpy.Environment, delay: float) -> simpy.Event | None:
     """A timeout of `delay` seconds to yield, or None when the clock was advanced at once: with
     no other event scheduled (this conversation runs alone), the timeout would be the next event
-    anyway, so moving the clock gives the same times and order without the event queue."""
+    anyway, so moving the clock gives the same times and order without the event queue.
+
+    Why simpy's private `_queue` and `_now`: simpy has no public way to move the clock without an
+    event (`Environment.run(until=...)` schedules one and runs the loop), and `peek()`, the public
+    form of the check, costs a call per request on the hot path; a timeout per request and retry
+    is most of the run time of a lone conversation. Both attributes are read and written here
+    only (simpy 4's `Environment` keeps them under these names since 3.0)."""
     if env._queue or delay < 0:  # others to interleave with (or simpy's own error for < 0)
         return env.timeout(delay)
     env._now += delay
@@ -52,7 +59,7 @@ class RunOutcome:
     counters: dict[str, int] = field(default_factory=dict)  # harness-specific events (C: passes, recoveries)
 
 
-class _Failed(Exception):
+class CallFailed(Exception):
     """A failure that ends the run; `kind` is why (RunOutcome.error). The failed calls behind it
     are in the records (their `error`), counted once each by sim/summary.py."""
 
@@ -89,7 +96,7 @@ class ProviderCalls:
     def _send(
         self,
         tr: Transcript,
-        kind: str,
+        kind: RequestKind,
         est: int,
         output: int,
         forced_cause: str = "",
@@ -122,7 +129,7 @@ class ProviderCalls:
             cause, lost = "", 0
             if out.error is None or out.error.billed:
                 cause, lost = self._miss(out.usage.cache_read, req, found, forced_cause, provider, now)
-            self._record(req, out, est, attempt, now, cause, lost, main)
+            self._record(req, kind, out, est, attempt, now, cause, lost, main)
             self.index += 1
             if (ev := wait(self.env, out.duration)) is not None:
                 yield ev
@@ -132,9 +139,11 @@ class ProviderCalls:
                     self._sent(out)
                 return out
             if not err.transient:
-                raise _Failed(err.kind, err.message)
+                raise CallFailed(err.kind, err.message)
             if attempt >= self.policy.retries:
-                raise _Failed("retries_exhausted", f"{err.kind} after {attempt + 1} attempts: {err.message}")
+                raise CallFailed(
+                    "retries_exhausted", f"{err.kind} after {attempt + 1} attempts: {err.message}"
+                )
             delay = err.retry_after if err.retry_after is not None else self.policy.backoff * (2**attempt)
             if (ev := wait(self.env, delay)) is not None:
                 yield ev
@@ -153,6 +162,7 @@ class ProviderCalls:
     def _record(
         self,
         req: Request,
+        kind: RequestKind,
         out: Outcome,
         est: int,
         attempt: int,
@@ -168,7 +178,7 @@ class ProviderCalls:
             RequestRecord(
                 self.name,
                 self.index,
-                req.kind,
+                kind,
                 attempt,
                 now,
                 self.game_t,

@@ -27,7 +27,7 @@ from ctxbench.sim.core.records import RequestRecord
 from ctxbench.sim.core.registry import register
 from ctxbench.sim.core.tokens import BlockFactory
 from ctxbench.sim.core.transcript import Transcript
-from ctxbench.sim.harness.conversation import Proc, ProviderFor, _Failed
+from ctxbench.sim.harness.conversation import CallFailed, Proc, ProviderFor
 from ctxbench.sim.harness.summary_calls import SUMMARIZER_SYSTEM_BYTES, VERIFY_PROMPT_BYTES, SummaryCalls
 from ctxbench.sim.prepared import PreparedTrace, Step
 from ctxbench.traces.model import ResumeEvent
@@ -71,7 +71,7 @@ class Snapshot:
     memory_modified: bool = False  # C-2: a memory file edited since the last request (refreshes now)
 
 
-class CConversation(SummaryCalls):
+class CodingConversation(SummaryCalls):
     """The C harness process (see the module docstring)."""
 
     def __init__(
@@ -125,7 +125,7 @@ class CConversation(SummaryCalls):
             self.anchor if main else None,
             budget_for(self.policy, info),
             info.window,
-            self.prep_msgs if main else 0,
+            self.preparation_messages if main else 0,
             self.prev_end if main else -1,
             self.first_after_reset if main else True,
             self.pinned_images if main else 0,
@@ -193,7 +193,7 @@ class CConversation(SummaryCalls):
             est = self.estimate()
         try:
             out = yield from self._send(self.tr, "turn", est, step.output_tokens)
-        except _Failed as f:
+        except CallFailed as f:
             if f.kind != "too_long" or not self.rules.reactive:
                 raise
             # C-18: classify, compact on the spot, retry once; only a second failure surfaces
@@ -201,7 +201,7 @@ class CConversation(SummaryCalls):
             yield from self._compact_now("reactive", est)
             try:
                 out = yield from self._send(self.tr, "turn", self.estimate(), step.output_tokens)
-            except _Failed as f2:
+            except CallFailed as f2:
                 if f2.kind == "too_long":
                     self.count("too_long_surfaced")
                 raise
@@ -378,7 +378,7 @@ class CConversation(SummaryCalls):
 __all__ = [
     "SUMMARIZER_SYSTEM_BYTES",
     "VERIFY_PROMPT_BYTES",
-    "CConversation",
+    "CodingConversation",
     "CompactionEntry",
     "Snapshot",
     "SummaryCalls",
@@ -387,4 +387,4 @@ __all__ = [
 
 # After the classes, not as decorators: mypyc compiles a decorated class as a plain Python class
 # (sim/core/native.py).
-register("harness", "C")(CConversation)
+register("harness", "C")(CodingConversation)

@@ -24,7 +24,7 @@ from ctxbench.sim.core.records import RequestRecord
 from ctxbench.sim.core.registry import register
 from ctxbench.sim.core.tokens import BlockFactory
 from ctxbench.sim.core.transcript import Transcript
-from ctxbench.sim.harness.calls import Proc, ProviderCalls, ProviderFor, RunOutcome, _Failed, wait
+from ctxbench.sim.harness.calls import CallFailed, Proc, ProviderCalls, ProviderFor, RunOutcome, wait
 from ctxbench.sim.prepared import PreparedTrace, Step
 from ctxbench.traces.model import CompactionEvent
 
@@ -61,7 +61,7 @@ class Conversation(ProviderCalls):
         self.tr = Transcript(trace.tools, trace.system)
         self.outcome = RunOutcome(name)
         self.anchor: Anchor | None = None
-        self.prep_msgs = 0
+        self.preparation_messages = 0
         self.pinned_images = 0
         self.prev_end = -1
         self.prev_cached = (-1, 0)  # (block, tokens) left cached by the previous request
@@ -90,7 +90,11 @@ class Conversation(ProviderCalls):
         if view is None or self._view_model != self.model:
             self._view, self._view_model = (view := self._make_view(tr, True)), self.model
         else:
-            view.anchor, view.prep_msgs, view.prev_end = self.anchor, self.prep_msgs, self.prev_end
+            view.anchor, view.preparation_messages, view.prev_end = (
+                self.anchor,
+                self.preparation_messages,
+                self.prev_end,
+            )
             view.first_after_reset, view.pinned_images = self.first_after_reset, self.pinned_images
         return view
 
@@ -101,7 +105,7 @@ class Conversation(ProviderCalls):
             self.anchor if main else None,
             budget_for(self.policy, info),  # H-11: the working budget, never above the window
             info.window,
-            self.prep_msgs if main else 0,
+            self.preparation_messages if main else 0,
             self.prev_end if main else -1,
             self.first_after_reset if main else True,
             self.pinned_images if main else 0,
@@ -127,39 +131,42 @@ class Conversation(ProviderCalls):
             for step in self.trace.steps:
                 if step.game_t is not None:
                     self.game_t = step.game_t
-                if step.kind == "message":
-                    assert step.message is not None
-                    self.messages_seen += 1
-                    self._append_input(step.message)
-                    last_t = step.t if step.t is not None else last_t
-                elif step.kind == "reply":
-                    idle = last_t - last_reply_t if last_reply_t is not None and last_t is not None else 0.0
-                    if idle > 0 and (ev := wait(self.env, idle)) is not None:
-                        yield ev
-                    self.messages_seen += 1
-                    yield from self._turn(step)
-                    last_reply_t = step.t if step.t is not None else last_reply_t
-                    last_t = last_reply_t
-                elif step.kind == "switch":
-                    self._switch(step)
-                elif step.kind == "compaction":
-                    self._recorded_compaction(step)
-                elif step.kind == "resume":
-                    self._resume(step)
-                elif step.kind == "system":
-                    self._system_change(step)
-                elif step.kind == "tools":
-                    self._tools_change(step)
+                match step.kind:  # StepKind (sim/core/names.py): every kind has its case
+                    case "message":
+                        assert step.message is not None
+                        self.messages_seen += 1
+                        self._append_input(step.message)
+                        last_t = step.t if step.t is not None else last_t
+                    case "reply":
+                        idle = 0.0
+                        if last_reply_t is not None and last_t is not None:
+                            idle = last_t - last_reply_t
+                        if idle > 0 and (ev := wait(self.env, idle)) is not None:
+                            yield ev
+                        self.messages_seen += 1
+                        yield from self._turn(step)
+                        last_reply_t = step.t if step.t is not None else last_reply_t
+                        last_t = last_reply_t
+                    case "switch":
+                        self._switch(step)
+                    case "compaction":
+                        self._recorded_compaction(step)
+                    case "resume":
+                        self._resume(step)
+                    case "system":
+                        self._system_change(step)
+                    case "tools":
+                        self._tools_change(step)
             if self.policy.reflection:  # H-30/H-21: billed with the run
                 yield from self._repeat_conversation("reflection", self.policy.reflection)
             if self.policy.interview:  # H-29: billed apart
                 yield from self._repeat_conversation("interview", self.policy.interview)
-        except _Failed as f:
+        except CallFailed as f:
             self.outcome.status = "error"
             self.outcome.error = f.kind
             self.outcome.message = str(f)
 
-    def _repeat_conversation(self, kind: str, questions: int) -> Proc:
+    def _repeat_conversation(self, kind: RequestKind, questions: int) -> Proc:
         """Requests that repeat the run's own conversation outside the main loop (so they read
         its cache, with the run's session id, H-21), each a prompt and the model's answer:
         - "interview" (H-29): the post-episode interview, billed apart from the run's totals
@@ -251,8 +258,8 @@ class Conversation(ProviderCalls):
 
     def _append_input(self, msg: Message) -> None:
         self.tr.append(msg)
-        if msg.pinned and self.prep_msgs == len(self.tr.messages) - 1:
-            self.prep_msgs += 1
+        if msg.pinned and self.preparation_messages == len(self.tr.messages) - 1:
+            self.preparation_messages += 1
             self.pinned_images += msg.images
 
     def _turn_kind(self) -> RequestKind:
@@ -261,8 +268,8 @@ class Conversation(ProviderCalls):
 
     def _turn(self, step: Step) -> Proc:
         assert step.message is not None
-        pinned_reply = step.message.pinned and self.prep_msgs == len(self.tr.messages)
-        kind = "preparation" if pinned_reply else self._turn_kind()
+        pinned_reply = step.message.pinned and self.preparation_messages == len(self.tr.messages)
+        kind: RequestKind = "preparation" if pinned_reply else self._turn_kind()
         view = self.view()
         est: int | None = None
         if not pinned_reply:
@@ -280,7 +287,7 @@ class Conversation(ProviderCalls):
         out = yield from self._send(self.tr, kind, est, step.output_tokens, view=view)
         self.tr.append(step.message)
         if pinned_reply:
-            self.prep_msgs += 1
+            self.preparation_messages += 1
             self.first_after_reset = True  # H-23: the pinned exchange's end stands for the previous end
         u = out.usage
         self.anchor = Anchor(u.input_total + u.output, self.tr.added_bytes, self.tr.added_images)
@@ -293,7 +300,9 @@ class Conversation(ProviderCalls):
             return
         req = pol.handoff(self.view(), est)
         if req is None:
-            raise _Failed("summary_failed", f"compaction {type(pol).__name__} writes no handoff (harness H)")
+            raise CallFailed(
+                "summary_failed", f"compaction {type(pol).__name__} writes no handoff (harness H)"
+            )
         handoff_bytes = req.handoff_bytes
         ok = False
         instr = self.factory.text("user", None, req.instruction_bytes, key="handoff-instruction")
@@ -304,7 +313,7 @@ class Conversation(ProviderCalls):
             try:
                 yield from self._send(self.tr, "summary", est + req.instruction_estimate, out_tokens)
                 ok = self.rng.random() >= req.tool_call_rate and handoff_bytes >= req.min_bytes
-            except _Failed as f:
+            except CallFailed as f:
                 if f.kind != "too_long":
                     raise
             finally:
@@ -316,10 +325,10 @@ class Conversation(ProviderCalls):
             text_tr.append(Message.of("user", (conv, instr), "instruction"))
             try:
                 yield from self._send(text_tr, "summary_text", est, out_tokens, forced_cause="compaction")
-            except _Failed as f:
-                raise _Failed("summary_failed", f"handoff failed after the text-only retry: {f}") from f
+            except CallFailed as f:
+                raise CallFailed("summary_failed", f"handoff failed after the text-only retry: {f}") from f
         if not req.in_range():
-            raise _Failed(
+            raise CallFailed(
                 "summary_out_of_range",
                 f"handoff of {handoff_bytes} bytes is outside {req.min_bytes}..{req.max_bytes} (H-17)",
             )
@@ -336,7 +345,7 @@ class Conversation(ProviderCalls):
         self.prev_end = -1
         after = self.policy.estimator.estimate(self.view())
         if after > pol.rules().trigger * self.view().budget:
-            raise _Failed(
+            raise CallFailed(
                 "still_over_budget", f"new conversation still at ~{after} tokens after compaction (H-17)"
             )
 

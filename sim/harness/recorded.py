@@ -85,7 +85,7 @@ class RecordedConversation(Conversation):
         msgs = self.tr.messages
         new_turn = msg.role == "user" and bool(msgs) and msgs[-1].role == "assistant" and starts_turn(msg)
         if self._turn_blocks and new_turn:
-            edit = drop_turn_blocks(msgs, self.prep_msgs)
+            edit = drop_turn_blocks(msgs, self.preparation_messages)
             if edit is not None:
                 self.apply(edit)
             self._turn_blocks = False
@@ -106,7 +106,7 @@ class RecordedConversation(Conversation):
         msgs = self.tr.messages
         if self._fork_at < 0:
             held = self.messages_seen - 1 - kept_from  # the trace's messages since kept_from
-            if held <= 0 or held > len(msgs) - self.prep_msgs:
+            if held <= 0 or held > len(msgs) - self.preparation_messages:
                 return
             self._fork_at = len(msgs) - held
             self._set_aside = tuple(msgs[self._fork_at :])

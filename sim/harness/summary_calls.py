@@ -1,8 +1,8 @@
 """The summarizer calls of harness C (C-11): the summary request's transcript, the call with its
 retry on a fallback model, and Gemini CLI's verification probe.
 
-A base class of `CConversation` (`sim/harness/coding.py`), kept in its own module so that each stays
-small; `CConversation` supplies `count` and decides when to summarize (`_compact_now`).
+A base class of `CodingConversation` (`sim/harness/coding.py`), kept in its own module so that each stays
+small; `CodingConversation` supplies `count` and decides when to summarize (`_compact_now`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 from ctxbench.policies.contracts import SummaryPlan
 from ctxbench.sim.core.content import Block, Message
 from ctxbench.sim.core.transcript import Transcript
-from ctxbench.sim.harness.conversation import Conversation, _Failed
+from ctxbench.sim.harness.conversation import CallFailed, Conversation
 
 SUMMARIZER_SYSTEM_BYTES = 1_500  # a separate summarizer's own system prompt (assumed size)
 # Gemini CLI's verification probe: the summarizer's contents + the draft summary as a model turn +
@@ -89,7 +89,7 @@ class SummaryCalls(Conversation):
                     if k:  # a verification probe continues the summarizer's own conversation
                         self._add_probe(t, size, k)
                     yield from self._send(t, "summary", est, out_tokens, forced_cause="compaction")
-            except _Failed:
+            except CallFailed:
                 failed = True
                 if i + 1 < len(models):
                     self.count("summary_fallback_model")

@@ -194,7 +194,7 @@ def test_9_compare_shows_no_vs_best_for_failed_rows_and_no_zero_spread() -> None
 
 def test_9_run_statuses_list_every_ending_of_the_harness() -> None:
     src = "".join(p.read_text() for p in (ROOT / "sim" / "harness").glob("*.py"))
-    named = set(re.findall(r'_Failed\(\s*"([a-z_]+)"', src))
+    named = set(re.findall(r'CallFailed\(\s*"([a-z_]+)"', src))
     assert named and named <= set(HARNESS_ENDINGS) and "still_over_budget" in HARNESS_ENDINGS
     doc = (ROOT / "sim" / "summary.py").read_text()
     assert all(f"`{s}`" in doc for s in HARNESS_ENDINGS)

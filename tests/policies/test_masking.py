@@ -52,7 +52,8 @@ def _masked_by_scan(policy: MaskToolResults, view: View) -> set[tuple[int, int]]
         users = [i for i, m in enumerate(msgs) if m.role == "user" and not m.has_tool_result]
         k = policy.skip_user_turns
         protect_from = min(protect_from, users[-k] if len(users) >= k else 0)
-    results = [(m, i, b) for m in range(view.prep_msgs, len(msgs)) for i, b in enumerate(msgs[m].blocks)
+    first = view.preparation_messages
+    results = [(m, i, b) for m in range(first, len(msgs)) for i, b in enumerate(msgs[m].blocks)
                if b.kind == "tool_result"]  # fmt: skip
     kept = protected = total = 0
     out = set()

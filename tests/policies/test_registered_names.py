@@ -11,7 +11,7 @@ import pytest
 
 from ctxbench.policies.preset import PresetError, policy_from_dict
 from ctxbench.sim.core.registry import home_module, lookup, names
-from ctxbench.sim.harness.coding import CConversation
+from ctxbench.sim.harness.coding import CodingConversation
 from ctxbench.sim.harness.conversation import Conversation
 from ctxbench.sim.harness.recorded import RecordedConversation
 from ctxbench.traces.generators import GENERATORS, PARAMS
@@ -23,7 +23,7 @@ BASE = {"name": "t", "estimator": "anchored", "eviction": "keep-all", "compactio
 def test_harnesses_are_registered() -> None:
     assert names("harness") == ["C", "H", "recorded"]
     assert lookup("harness", "H") is Conversation
-    assert lookup("harness", "C") is CConversation
+    assert lookup("harness", "C") is CodingConversation
     assert lookup("harness", "recorded") is RecordedConversation
 
 

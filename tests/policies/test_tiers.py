@@ -179,7 +179,8 @@ def _trim_by_scan(v: View, keep: int) -> Edit | None:
     ids = tool_calls(v)
     drop = set(ids[: max(0, len(ids) - keep)])
     msgs = v.tr.messages
-    touched = [i for i in range(v.prep_msgs, len(msgs)) if any(b.tool_id in drop for b in msgs[i].blocks)]
+    first = v.preparation_messages
+    touched = [i for i in range(first, len(msgs)) if any(b.tool_id in drop for b in msgs[i].blocks)]
     if not drop or not touched:
         return None
     out: list[Message] = []
@@ -236,7 +237,7 @@ def test_indexed_queries_match_a_scan(kinds: list[str], n: int, prep: int) -> No
         skill_ids = {b.tool_id for m in tr.messages for b in m.blocks if b.skill and b.tool_id}
         scanned = [
             b.tool_id
-            for m in tr.messages[v.prep_msgs :]
+            for m in tr.messages[v.preparation_messages :]
             for b in m.blocks
             if b.kind == "tool_use" and b.tool_id not in skill_ids
         ]

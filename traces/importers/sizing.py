@@ -17,7 +17,8 @@ from ctxbench.sim.core.catalog import CatalogError, model_info, strips_thinking
 from ctxbench.sim.core.tokens import IMAGE_RULES, RateCounter
 from ctxbench.traces.importers.base import ImportReport, allocate
 from ctxbench.traces.importers.sizing_marks import blocks_of, second_mark, text_mark
-from ctxbench.traces.importers.system_tail import system_tails
+from ctxbench.traces.importers.sizing_shares import Shares
+from ctxbench.traces.importers.system_tail import SystemTails, system_tails
 from ctxbench.traces.model import CompactionEvent, Content, Event, MessageEvent, SystemEvent, Usage
 
 ASSUMED_BYTES_PER_TOKEN = 4  # sizes of inferred blocks, for byte-based estimators only (assumed)
@@ -139,19 +140,6 @@ def system_size(events: list[Event], counter: RateCounter, size: Any = _cached) 
     return s, min(w, s), how
 
 
-# A text of at least this many bytes sent again (Gemini CLI re-sends its 437-byte session context
-# at the head of a compressed history) keeps the size it was given the first time, so the replay
-# reads the same prefix as the bill (a Gemini CLI 0.61.0 run: the first request after a compression
-# 133 tokens off -> exact). Shorter texts do not: their first size is a byte share of a larger
-# delta, and pinning it moved the error onto their neighbours (cua pgadmin / pycharm, cost exact
-# -> -0.1 % / -0.2 % with every repeated text pinned).
-SAME_TEXT_BYTES = 256
-
-
-def _long(text: str) -> bool:
-    return len(text.encode("utf-8", "surrogatepass")) >= SAME_TEXT_BYTES
-
-
 def size_events(
     events: list[Event],
     model: str,
@@ -170,69 +158,15 @@ def size_events(
     counter = RateCounter()
     rule = IMAGE_RULES[_image_rule(model)]
     size = _whole if whole else _cached
-    s, w, how = system_size(events, counter, size)
-    # the system prompt's tail per CLI process (system_tail.py): S is then the first one's end
-    tails = None if whole else system_tails(events, s, size, lambda ev: real_user_content(ev.content))
-    head = s
-    restarts: dict[int, int] = {}  # request number -> the new process's system end
-    if tails is not None:
-        s = tails.ends[0][1]
-        restarts = dict(tails.ends[1:])
-        how = f"the end of each CLI process's system prompt, after its first block's ({how}; system_tail.py)"
+    s, w, how, head, tails, restarts = _system_part(events, counter, size, whole)
     tail_at: dict[int, int] = {}  # event index -> the system end of the process that starts there
-    requests = 0
-    prev_request = -1
-    tokens: dict[tuple[int, int], int] = {}
+    requests, prev_request = 0, -1
+    shares = Shares(events, rule)
+    tokens = shares.tokens
     ttl_at: dict[tuple[int, int], str] = {}
     pending: list[tuple[int, int]] = []
     anchor = s
-    ttl = ""
-    first_ttl = ""
-    shrunk = 0
-
-    allocated: list[tuple[int, int]] = []  # text blocks sized since the start or the last compaction
-
-    def take_back(deficit: int) -> int:
-        """The prompt shrank (the harness rewrote earlier content outside the transcript): take
-        the missing tokens back from the most recently sized blocks, so later requests stay exact."""
-        for slot in reversed(allocated):
-            if deficit <= 0:
-                break
-            d = min(tokens.get(slot, 0), deficit)
-            tokens[slot] -= d
-            deficit -= d
-        return deficit
-
-    sized_text: dict[tuple[str, str], int] = {}  # (kind, text) -> its first size (SAME_TEXT_BYTES)
-
-    def share(total: int, slots: list[tuple[int, int]]) -> None:
-        nonlocal shrunk
-        fixed = 0
-        text_slots = []
-        for ev_i, c_i in slots:
-            c = blocks_of(events[ev_i])[c_i]
-            again = sized_text.get((c.kind, c.text)) if c.text and _long(c.text) else None
-            if c.kind == "image":
-                n = rule(c.width, c.height)
-                tokens[(ev_i, c_i)] = n
-                fixed += n
-            elif again is not None and fixed + again <= total:
-                tokens[(ev_i, c_i)] = again
-                fixed += again
-            else:
-                text_slots.append((ev_i, c_i))
-        if total - fixed < 0:
-            shrunk += 1
-            left = take_back(fixed - total)
-            total = fixed - left
-        weights = [max(1, blocks_of(events[e])[c].size) for e, c in text_slots]
-        for slot, n in zip(text_slots, allocate(total - fixed, weights), strict=True):
-            tokens[slot] = n
-            c = blocks_of(events[slot[0]])[slot[1]]
-            if c.text and _long(c.text) and len(text_slots) > 1:  # sized alone: its message's remainder
-                sized_text.setdefault((c.kind, c.text), n)
-        allocated.extend(text_slots)
-
+    ttl = first_ttl = last_role = ""
     strip = strips_thinking(model)  # providers.md §1.6, as the provider model does
     kept: list[tuple[int, int]] = []  # sized thinking blocks still in the prompt
     strip_next = False  # a real user message since the last request: thinking is stripped
@@ -240,24 +174,13 @@ def size_events(
     last_reply = -1  # the latest reply since the start or the last compaction
     live_turn: list[tuple[int, int]] = []  # sized `turn` blocks still in the prompt
     turn_next = False  # a turn started since the last request: the `live_turn` blocks are gone
-    last_role = ""
     message_events: list[int] = []  # event index of each message, in order (what `kept_from` counts)
     prompt_at: tuple[int, int] | None = None  # the latest real user prompt's last text block
     for i, ev in enumerate(events):
         blocks = [(i, j) for j in range(len(blocks_of(ev)))]
         if isinstance(ev, CompactionEvent):
-            # the new prompt: the system, the summary, then the messages the harness kept (not the
-            # summariser's own request, as policies/recorded.py); those sized already add to the anchor
-            since = message_events[ev.kept_from :] if ev.kept_from is not None else []
-            held = [e for e in since if _tag(events[e]) != "summary"]
-            slots = [(e, j) for e in held for j in range(len(blocks_of(events[e])))]
-            anchor = s + sum(tokens[slot] for slot in slots if slot in tokens)
-            pending = blocks + [slot for slot in slots if slot not in tokens]
-            allocated.clear()
-            kept.clear()
-            live_turn.clear()
-            last_reply = next((e for e in reversed(held) if _role(events[e]) == "assistant"), -1)
-            last_role = _role(events[held[-1]]) if held else ""
+            anchor, pending, last_reply, last_role = _after_compaction(ev, message_events, blocks, shares, s)
+            kept, live_turn = [], []
             continue
         if isinstance(ev, MessageEvent):
             message_events.append(i)
@@ -265,15 +188,12 @@ def size_events(
             u = ev.usage
             ttl = "1h" if u.cache_write_1h > 0 else ("5m" if u.cache_write_5m > 0 else (ttl or "5m"))
             first_ttl = first_ttl or ttl
-            if user_prompt_mark:
-                if prompt_at is not None:
-                    ttl_at[prompt_at] = ttl
-            elif pending:
-                ttl_at[pending[-1]] = ttl
-                two = marked_messages >= 2
-                reply_mark = second_mark(events, pending[-1][0], last_reply) if two else None
-                if reply_mark is not None and reply_mark[0] != pending[-1][0]:
-                    ttl_at[reply_mark] = ttl
+            marks = (
+                [prompt_at]
+                if user_prompt_mark
+                else _message_marks(events, pending, last_reply, marked_messages)
+            )
+            ttl_at.update((m, ttl) for m in marks if m is not None)  # fmt: skip
             if requests in restarts:  # a restarted CLI: its new tail replaces the old one
                 anchor += restarts[requests] - s
                 s = restarts[requests]
@@ -283,27 +203,13 @@ def size_events(
             last_reply = i
             gone = 0
             if strip and strip_next:  # the prompt lost every earlier thinking block
-                gone = sum(tokens.get(slot, 0) for slot in kept)
-                dropped = set(kept)
-                allocated[:] = [slot for slot in allocated if slot not in dropped]
-                unseen += [slot for slot in pending if blocks_of(events[slot[0]])[slot[1]].kind == "thinking"]
-                pending = [slot for slot in pending if blocks_of(events[slot[0]])[slot[1]].kind != "thinking"]
+                gone, pending = _strip_thinking(shares, kept, pending, unseen)
                 kept = []
-            vanished = 0
-            if turn_next and live_turn:  # the previous turn's own blocks left the prompt
-                vanished = sum(tokens.get(slot, 0) for slot in live_turn)
-                live_turn = []
+            vanished = sum(tokens.get(slot, 0) for slot in live_turn) if turn_next else 0  # the previous
+            live_turn = [] if turn_next else live_turn  # turn's own blocks left the prompt
             turn_next = False
             total = size(u) - anchor + gone + vanished
-            scoped = [slot for slot in pending if blocks_of(events[slot[0]])[slot[1]].turn]
-            if scoped:
-                turn_slots = set(scoped)  # made once: the test below runs for every pending block
-                others = [slot for slot in pending if slot not in turn_slots]
-                att = _size_turn_blocks(events, scoped, others, total, tokens, counter, rule)
-                share(total - att, others)
-                live_turn += scoped
-            else:
-                share(total, pending)
+            live_turn += _share_request(shares, pending, total, counter)
             if strip:
                 kept += [slot for slot in pending if blocks_of(events[slot[0]])[slot[1]].kind == "thinking"]
             strip_next = False
@@ -319,27 +225,112 @@ def size_events(
         if isinstance(ev, MessageEvent):
             last_role = ev.role
         pending += blocks
-    for ev_i, c_i in unseen:  # never in any billed prompt: sized at the calibrated byte rate
-        c = blocks_of(events[ev_i])[c_i]
-        tokens[(ev_i, c_i)] = counter.count_bytes(c.size, c.lang)
-    for ev_i, c_i in pending:  # after the last request: the last reply at its output, the rest by rate
-        ev = events[ev_i]
-        c = blocks_of(ev)[c_i]
-        if c.kind == "image":
-            tokens[(ev_i, c_i)] = rule(c.width, c.height)
-        elif isinstance(ev, MessageEvent) and ev.role == "assistant" and ev.output_tokens is not None:
-            tokens[(ev_i, c_i)] = allocate(ev.output_tokens, [max(1, x.size) for x in ev.content])[c_i]
-        else:
-            tokens[(ev_i, c_i)] = counter.count_bytes(c.size, c.lang)
-    if shrunk:
-        report.note(
-            f"{name}: the prompt shrank before {shrunk} request(s) "
-            "(content rewritten outside the transcript): "
-            "the missing tokens were taken back from the blocks just before"
-        )
-    out: list[Event] = []
+    shares.after_last_request(unseen, pending, counter)
+    shares.note_shrunk(report, name)
     sys_ttl = first_ttl or "5m"
     first_end = tails.ends[0][1] if tails is not None else s
+    first_head = head if tails is not None else first_end
+    out = _sized(events, tokens, ttl_at, tail_at, (name, w, head, first_head, first_end, sys_ttl))
+    meta: dict[str, Any] = {
+        "system_tokens": first_end, "system_inferred_from": how, "warm_tokens": w, "ttl": sys_ttl,
+        "sized_on": "prompt" if whole else "cached",  # bench/fidelity/compare.py: where the uncached tail is
+        "marked_messages": marked_messages,
+    }  # fmt: skip
+    if tails is not None:  # bench/fidelity/causes.py `system_at`
+        meta |= {"system_head": head, "system_restarts": [list(x) for x in tails.ends[1:]]}
+    return out, meta
+
+
+def _system_part(
+    events: list[Event], counter: RateCounter, size: Any, whole: bool
+) -> tuple[int, int, str, int, SystemTails | None, dict[int, int]]:
+    """(S, W, how S was found, the first system block's end, the system tail per CLI process
+    (system_tail.py), request number -> a restarted process's system end); with tails, S is the
+    first process's end."""
+    s, w, how = system_size(events, counter, size)
+    tails = None if whole else system_tails(events, s, size, lambda ev: real_user_content(ev.content))
+    head = s
+    restarts: dict[int, int] = {}
+    if tails is not None:
+        s = tails.ends[0][1]
+        restarts = dict(tails.ends[1:])
+        how = f"the end of each CLI process's system prompt, after its first block's ({how}; system_tail.py)"
+    return s, w, how, head, tails, restarts
+
+
+def _after_compaction(
+    ev: CompactionEvent, message_events: list[int], blocks: list[tuple[int, int]], shares: Shares, s: int
+) -> tuple[int, list[tuple[int, int]], int, str]:
+    """The prompt after a recorded compaction: the system, the summary, then the messages the
+    harness kept (not the summariser's own request, as policies/recorded.py); those sized already
+    add to the anchor. Returns (anchor, pending blocks, the latest reply kept, the last role)."""
+    events, tokens = shares.events, shares.tokens
+    since = message_events[ev.kept_from :] if ev.kept_from is not None else []
+    held = [e for e in since if _tag(events[e]) != "summary"]
+    slots = [(e, j) for e in held for j in range(len(blocks_of(events[e])))]
+    anchor = s + sum(tokens[slot] for slot in slots if slot in tokens)
+    pending = blocks + [slot for slot in slots if slot not in tokens]
+    shares.allocated.clear()
+    last_reply = next((e for e in reversed(held) if _role(events[e]) == "assistant"), -1)
+    return anchor, pending, last_reply, _role(events[held[-1]]) if held else ""
+
+
+def _message_marks(
+    events: list[Event], pending: list[tuple[int, int]], last_reply: int, marked_messages: int
+) -> list[tuple[int, int] | None]:
+    """Where the recorded harness put its message marks before a request: the last block new in
+    it and, marking two messages, the last block of the reply before it (`second_mark`)."""
+    if not pending:
+        return []
+    reply_mark = second_mark(events, pending[-1][0], last_reply) if marked_messages >= 2 else None
+    if reply_mark is not None and reply_mark[0] != pending[-1][0]:
+        return [pending[-1], reply_mark]
+    return [pending[-1]]
+
+
+def _strip_thinking(
+    shares: Shares, kept: list[tuple[int, int]], pending: list[tuple[int, int]], unseen: list[tuple[int, int]]
+) -> tuple[int, list[tuple[int, int]]]:
+    """A real user message since the last request: the prompt lost every earlier thinking block
+    (providers.md §1.6). Returns the tokens of the `kept` ones that left and the pending blocks
+    without thinking (those new ones go to `unseen`: no bill sizes them)."""
+    events = shares.events
+    gone = sum(shares.tokens.get(slot, 0) for slot in kept)
+    dropped = set(kept)
+    shares.allocated[:] = [slot for slot in shares.allocated if slot not in dropped]
+    unseen += [slot for slot in pending if blocks_of(events[slot[0]])[slot[1]].kind == "thinking"]
+    return gone, [slot for slot in pending if blocks_of(events[slot[0]])[slot[1]].kind != "thinking"]
+
+
+def _share_request(
+    shares: Shares, pending: list[tuple[int, int]], total: int, counter: RateCounter
+) -> list[tuple[int, int]]:
+    """Share what a request's bill added (`total`) among its new blocks; its `turn` blocks first,
+    from the bill (`_size_turn_blocks`). Returns those turn blocks (in the prompt until the turn ends)."""
+    events = shares.events
+    scoped = [slot for slot in pending if blocks_of(events[slot[0]])[slot[1]].turn]
+    if not scoped:
+        shares.share(total, pending)
+        return []
+    turn_slots = set(scoped)  # made once: the test below runs for every pending block
+    others = [slot for slot in pending if slot not in turn_slots]
+    att = _size_turn_blocks(events, scoped, others, total, shares.tokens, counter, shares.rule)
+    shares.share(total - att, others)
+    return scoped
+
+
+def _sized(
+    events: list[Event],
+    tokens: dict[tuple[int, int], int],
+    ttl_at: dict[tuple[int, int], str],
+    tail_at: dict[int, int],
+    system: tuple[str, int, int, int, int, str],
+) -> list[Event]:
+    """The events with their blocks' tokens and marks set, the system part first (`system`:
+    the trace name, W, the first block's end, the opening's head and end, the system ttl) and
+    again where a restarted CLI process starts (`tail_at`)."""
+    name, w, head, first_head, first_end, sys_ttl = system
+    out: list[Event] = []
     for i, ev in enumerate(events):
         if i in tail_at:
             t = ev.t if isinstance(ev, MessageEvent) else None
@@ -356,21 +347,10 @@ def size_events(
             for c in cs
         )
         out.append(_with_contents(ev, cs))
-    opening = _system_blocks(name, w, head if tails is not None else first_end, first_end, sys_ttl, "")
+    opening = _system_blocks(name, w, first_head, first_end, sys_ttl, "")
     if opening:
         out.insert(0, SystemEvent(opening, t=0.0))
-    meta: dict[str, Any] = {
-        "system_tokens": first_end,
-        "system_inferred_from": how,
-        "warm_tokens": w,
-        "ttl": sys_ttl,
-        "sized_on": "prompt" if whole else "cached",  # bench/fidelity/compare.py: where the uncached tail is
-        "marked_messages": marked_messages,
-    }
-    if tails is not None:  # bench/fidelity/causes.py `system_at`
-        meta["system_head"] = head
-        meta["system_restarts"] = [list(x) for x in tails.ends[1:]]
-    return out, meta
+    return out
 
 
 def _system_blocks(name: str, w: int, head: int, end: int, ttl: str, tail: str) -> tuple[Content, ...]:

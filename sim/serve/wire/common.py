@@ -336,7 +336,7 @@ def unknown_model(api: str, name: str) -> WireError:
     claude-code reports "404 ... not_found_error ... model: haiku"); OpenAI `{"error":{"message":"The
     model `X` does not exist or you do not have access to it.","type":"invalid_request_error",
     "param":null,"code":"model_not_found"}}` (the API's 404 as client libraries quote it verbatim;
-    the official SDKs raise NotFoundError for a 404, tests/serve/test_unknown_model.py)."""
+    the official SDKs raise NotFoundError for a 404, tests/sim/serve/test_unknown_model.py)."""
     if api == ANTHROPIC:
         return WireError(404, "not_found_error", f"model: {name}")
     message = f"The model `{name}` does not exist or you do not have access to it."

@@ -1,6 +1,6 @@
 """Gemini CLI sessions (traces/importers/gemini_cli.py), on real output: Gemini CLI 0.61.0 from npm
 run against `ctxbench serve` (`-m gemini-2.5-pro -p … --yolo`), its `chats/session-*.jsonl` beside
-the server's ledger (tests/serve/data): a plain session, and one resumed with `--resume latest` and
+the server's ledger (tests/sim/serve/data): a plain session, and one resumed with `--resume latest` and
 `model.compressionThreshold` 0.03, whose history the CLI replaced twice (the resume, then a
 compression) and whose ledger holds six requests the log does not (compression passes, the request
 loop detection stopped and its recovery request)."""
@@ -21,7 +21,7 @@ from ctxbench.traces.importers import ImportFailure, detect, import_paths
 from ctxbench.traces.model import CompactionEvent, MessageEvent, Trace
 
 DATA = Path(__file__).parent / "data"
-LEDGERS = Path(__file__).parents[2] / "serve" / "data"
+LEDGERS = Path(__file__).parents[2] / "sim" / "serve" / "data"
 PLAIN = DATA / "gemini-cli-0.61.0.session.jsonl.xz"
 RESUMED = DATA / "gemini-cli-0.61.0-resume.session.jsonl.xz"
 
@@ -144,7 +144,7 @@ def test_any_log_shape_imports_or_fails_cleanly(tmp_path: Path, lines: list[Any]
 
 def test_a_compression_in_the_same_folder_reads_the_session_context_as_billed() -> None:
     """Resumed in an unchanged folder, the CLI's session context (437 bytes) opens the compressed
-    history exactly as it opened the session: sized the same (sizing.py SAME_TEXT_BYTES), the
+    history exactly as it opened the session: sized the same (sizing_shares.py SAME_TEXT_BYTES), the
     first request after the compression reads what the bill says. The one miss is the first logged
     request after the resume, which read what the unlogged loop-recovery request had cached (named)."""
     path = DATA / "gemini-cli-0.61.0-resume-samedir.session.jsonl.xz"

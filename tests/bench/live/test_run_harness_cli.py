@@ -1,7 +1,7 @@
 """`python -m ctxbench.bench.live.run_harness`: paths resolved (a relative --out works, CODEX_HOME
 exists), a missing harness is exit 2 with the install command, a failed run or prefix check exit 1.
 A stand-in `codex` executable checks what the real one needs; the real harnesses are exercised
-by tests/serve/test_live_harnesses.py when installed."""
+by tests/bench/live/test_live_harnesses.py when installed."""
 
 from __future__ import annotations
 

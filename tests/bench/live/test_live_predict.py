@@ -213,7 +213,7 @@ def test_task_is_the_conversation_without_compaction_requests(tmp_path: Path) ->
 
 def test_compare_pairs_requests_by_turn_and_names_the_header_change(tmp_path: Path) -> None:
     preset = tmp_path / "tiny.yaml"
-    text = (Path(__file__).parents[2] / "policies/presets/claude-code-live.yaml").read_text(encoding="utf-8")
+    text = (Path(__file__).parents[3] / "policies/presets/claude-code-live.yaml").read_text(encoding="utf-8")
     # a window small enough that this tiny task compacts once: threshold = 35.6k − 20k − 13k = 2.6k
     text = text.replace("budget: 100000", "budget: 35600").replace(
         "summary_bytes: 6000", "summary_bytes: 1000"

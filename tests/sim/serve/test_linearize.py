@@ -22,7 +22,7 @@ from ctxbench.sim.serve.wire import parse
 from ctxbench.traces.format import read_trace
 from ctxbench.traces.model import CompactionEvent, MessageEvent, SystemEvent, ToolsEvent, Trace
 
-DATA = Path(__file__).parents[1] / "traces" / "importers" / "data"
+DATA = Path(__file__).parents[2] / "traces" / "importers" / "data"
 LEDGER = DATA / "claude-code-2.1.197-kept.requests.jsonl.xz"
 
 

@@ -146,7 +146,7 @@ def test_proxy_relays_an_unknown_model_and_says_how_it_traced_it(tmp_path: Path)
 
 
 def test_drive_with_an_unknown_model_stops_before_any_request(capsys: pytest.CaptureFixture[str]) -> None:
-    sample = Path(__file__).resolve().parents[2] / "traces" / "samples" / "game-60.jsonl"
+    sample = Path(__file__).resolve().parents[3] / "traces" / "samples" / "game-60.jsonl"
     args = [
         "drive",
         str(sample),

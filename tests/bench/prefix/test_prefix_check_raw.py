@@ -15,7 +15,7 @@ from ctxbench.bench.prefix.check import Report, find_breaks
 from ctxbench.bench.prefix.request_log import parse_line, read_request_log
 from ctxbench.traces.compressed import open_log
 
-REAL = Path(os.environ.get("CTXBENCH_REAL") or Path(__file__).resolve().parents[3] / "shared" / "traces-real")
+REAL = Path(os.environ.get("CTXBENCH_REAL") or Path(__file__).resolve().parents[4] / "shared" / "traces-real")
 TOOLS = [{"name": "Read", "description": "read a file", "input_schema": {"type": "object"}}]
 SYSTEM = [
     {"type": "text", "text": "You are a coding agent."},
@@ -114,7 +114,7 @@ def test_a_new_task_after_a_final_answer_is_a_new_conversation_and_lost_history_
 def test_an_inspect_eval_ledger_passes_with_its_second_sample_a_new_conversation() -> None:
     """Inspect 0.3.285 against `ctxbench serve`, two samples one after the other (tests/traces/
     importers/test_inspect_ai.py): the second sample's first request is a new conversation."""
-    data = Path(__file__).resolve().parents[1] / "traces/importers/data"
+    data = Path(__file__).resolve().parents[2] / "traces/importers/data"
     for run in ("anthropic", "openai"):
         path = data / f"inspect-0.3.285-{run}.requests.jsonl.xz"
         with open_log(path) as f:

@@ -14,7 +14,7 @@ from ctxbench.policies.tiers import CUsageEstimator
 from ctxbench.sim.core.catalog import model_info, prices
 from ctxbench.sim.core.provider import Faults, Provider
 from ctxbench.sim.core.records import RequestRecord
-from ctxbench.sim.harness.coding import CConversation
+from ctxbench.sim.harness.coding import CodingConversation
 from ctxbench.sim.prepared import PreparedTrace, Step
 from ctxbench.sim.providers.anthropic import AnthropicConfig, AnthropicProvider
 from ctxbench.sim.runner import factory_for, prepare_for, run_prepared
@@ -33,7 +33,7 @@ SMALL: dict[str, Any] = {
 
 
 def run(prep: PreparedTrace, policy: Policy, windows: dict[str, int] | None = None,
-        faults: Faults | None = None) -> tuple[CConversation, list[RequestRecord]]:  # fmt: skip
+        faults: Faults | None = None) -> tuple[CodingConversation, list[RequestRecord]]:  # fmt: skip
     env = simpy.Environment()
     providers: dict[str, Provider] = {}
 
@@ -46,7 +46,7 @@ def run(prep: PreparedTrace, policy: Policy, windows: dict[str, int] | None = No
         return providers[m]
 
     records: list[RequestRecord] = []
-    c = CConversation(
+    c = CodingConversation(
         env, "c0", prep, policy, provider_for, factory_for(prep.model), records, zlib.crc32(b"0:c0")
     )
     env.process(c.run())
@@ -246,7 +246,7 @@ def test_c9_c18_coding_long_with_images_compacts_instead_of_overflowing() -> Non
     from ctxbench.sim.summary import summarize
     from ctxbench.traces.format import read_trace
 
-    sample = Path(__file__).resolve().parents[2] / "traces" / "samples" / "coding-long.jsonl"
+    sample = Path(__file__).resolve().parents[3] / "traces" / "samples" / "coding-long.jsonl"
     res = run_prepared([prepare_for(read_trace(sample))], load_policy("c-default"))
     s = summarize(res.records, res.outcomes)
     counters = res.outcomes[0].counters

@@ -13,10 +13,10 @@ from ctxbench.bench.prefix.check import find_breaks, record_breaks
 from ctxbench.bench.prefix.report import apply_baseline, baseline_dict
 from ctxbench.bench.prefix.request_log import normalize, parse_line, read_request_log
 from ctxbench.sim.core.records import RequestRecord
-from tests.bench.prefix_logs import Conv, bodies, conversations
+from tests.bench.prefix.prefix_logs import Conv, bodies, conversations
 from tests.bench.test_compare_plots import Result, cli
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = "traces/samples/game-300.jsonl"  # the log CI checks (see bench/baselines/README.md)
 
 

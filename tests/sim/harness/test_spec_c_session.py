@@ -13,7 +13,7 @@ from ctxbench.sim.core.content import IMAGE, Block
 from ctxbench.sim.core.provider import Outcome, Request
 from ctxbench.sim.core.records import RequestRecord
 from ctxbench.sim.core.transcript import Transcript
-from ctxbench.sim.harness.coding import CConversation
+from ctxbench.sim.harness.coding import CodingConversation
 from ctxbench.sim.harness.conversation import Conversation
 from ctxbench.sim.runner import RunHooks, prepare_for, run_prepared
 from ctxbench.traces.generators import generate
@@ -22,12 +22,12 @@ from ctxbench.traces.model import ResumeEvent, SystemEvent, Trace
 
 def run_c(
     trace: Trace, policy: Policy, at: tuple[int, ...] = ()
-) -> tuple[CConversation, list[RequestRecord]]:
+) -> tuple[CodingConversation, list[RequestRecord]]:
     convs: list[Conversation] = []
     hooks = RunHooks(snapshot_at=at, on_conversation=convs.append)
     result = run_prepared([prepare_for(trace)], policy, policy.provider, 0, hooks=hooks)
     conv = convs[0]
-    assert isinstance(conv, CConversation)
+    assert isinstance(conv, CodingConversation)
     return conv, result.records
 
 

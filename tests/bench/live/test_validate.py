@@ -12,7 +12,7 @@ from ctxbench.traces.format import read_trace
 
 pytest.importorskip("anthropic", reason="the `live` extra (anthropic SDK) is not installed")
 pytest.importorskip("openai", reason="the `live` extra (openai SDK) is not installed")
-SAMPLES = Path(__file__).resolve().parents[2] / "traces" / "samples"
+SAMPLES = Path(__file__).resolve().parents[3] / "traces" / "samples"
 
 
 @pytest.mark.parametrize("preset", ["h-openrouter", "h-direct", "h-keep-last-2"])

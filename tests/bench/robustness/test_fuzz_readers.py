@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from ctxbench.bench.robustness.fuzz_inputs import IMPORTER_SEEDS, importer_input, mutate_lines, run_cli
 from ctxbench.traces.format import TraceError, loads_line
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = [json.loads(x) for x in (ROOT / "traces/samples/coding-short.jsonl").read_text().splitlines()[:14]]
 FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

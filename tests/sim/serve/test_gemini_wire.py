@@ -1,6 +1,6 @@
 """`ctxbench serve` speaks the Gemini API (sim/serve/wire/gemini.py): through the official SDK
 (google-genai) and with the traffic of Gemini CLI 0.61.0 from npm, recorded against it
-(tests/serve/data: a session, and one resumed with `--resume latest` that compresses its history)."""
+(tests/sim/serve/data: a session, and one resumed with `--resume latest` that compresses its history)."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from ctxbench.bench.prefix.check import Report, find_breaks
 from ctxbench.bench.prefix.request_log import parse_line, read_request_log
 from ctxbench.traces.compressed import open_log
 
-DATA = Path(__file__).parent / "data" / "live"
+DATA = Path(__file__).parents[1] / "data" / "live"
 CLAUDE = DATA / "claude-code-2.1.197.requests.jsonl.xz"
 CODEX = DATA / "codex-0.171.0.requests.jsonl.xz"
 CLAUDE_LATEST = DATA / "claude-code-2.1.332.requests.jsonl.xz"  # the task of bench/live/run_harness.py

@@ -1,0 +1,107 @@
+"""How the tokens a request's bill added are shared among the blocks new in it (the C_k deltas of
+the `ctxbench.traces.importers.tokens` docstring), for `sizing.size_events`: images by the model's
+image rule, a long text sent again at the size it got the first time, the rest in proportion to
+their bytes; a prompt that shrank takes the missing tokens back from the latest blocks sized."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxbench.sim.core.tokens import RateCounter
+from ctxbench.traces.importers.base import ImportReport, allocate
+from ctxbench.traces.importers.sizing_marks import blocks_of
+from ctxbench.traces.model import Event, MessageEvent
+
+# A text of at least this many bytes sent again (Gemini CLI re-sends its 437-byte session context
+# at the head of a compressed history) keeps the size it was given the first time, so the replay
+# reads the same prefix as the bill (a Gemini CLI 0.61.0 run: the first request after a compression
+# 133 tokens off -> exact). Shorter texts do not: their first size is a byte share of a larger
+# delta, and pinning it moved the error onto their neighbours (cua pgadmin / pycharm, cost exact
+# -> -0.1 % / -0.2 % with every repeated text pinned).
+SAME_TEXT_BYTES = 256
+
+
+def _long(text: str) -> bool:
+    return len(text.encode("utf-8", "surrogatepass")) >= SAME_TEXT_BYTES
+
+
+class Shares:
+    """The tokens of the blocks sized so far, and how a request's billed delta is shared among the
+    blocks new in it: images by the model's rule, a long text sent again at its first size, the
+    rest by bytes; a prompt that shrank takes the missing tokens back from the latest blocks."""
+
+    def __init__(self, events: list[Event], rule: Any) -> None:
+        self.events = events
+        self.rule = rule
+        self.tokens: dict[tuple[int, int], int] = {}
+        self.allocated: list[tuple[int, int]] = []  # text blocks sized since the start or the last compaction
+        self.sized_text: dict[tuple[str, str], int] = {}  # (kind, text) -> its first size (SAME_TEXT_BYTES)
+        self.shrunk = 0
+
+    def take_back(self, deficit: int) -> int:
+        """The prompt shrank (the harness rewrote earlier content outside the transcript): take
+        the missing tokens back from the most recently sized blocks, so later requests stay exact."""
+        tokens = self.tokens
+        for slot in reversed(self.allocated):
+            if deficit <= 0:
+                break
+            d = min(tokens.get(slot, 0), deficit)
+            tokens[slot] -= d
+            deficit -= d
+        return deficit
+
+    def share(self, total: int, slots: list[tuple[int, int]]) -> None:
+        events, tokens, sized_text = self.events, self.tokens, self.sized_text
+        fixed = 0
+        text_slots = []
+        for ev_i, c_i in slots:
+            c = blocks_of(events[ev_i])[c_i]
+            again = sized_text.get((c.kind, c.text)) if c.text and _long(c.text) else None
+            if c.kind == "image":
+                n = self.rule(c.width, c.height)
+                tokens[(ev_i, c_i)] = n
+                fixed += n
+            elif again is not None and fixed + again <= total:
+                tokens[(ev_i, c_i)] = again
+                fixed += again
+            else:
+                text_slots.append((ev_i, c_i))
+        if total - fixed < 0:
+            self.shrunk += 1
+            left = self.take_back(fixed - total)
+            total = fixed - left
+        weights = [max(1, blocks_of(events[e])[c].size) for e, c in text_slots]
+        for slot, n in zip(text_slots, allocate(total - fixed, weights), strict=True):
+            tokens[slot] = n
+            c = blocks_of(events[slot[0]])[slot[1]]
+            if c.text and _long(c.text) and len(text_slots) > 1:  # sized alone: its message's remainder
+                sized_text.setdefault((c.kind, c.text), n)
+        self.allocated.extend(text_slots)
+
+    def note_shrunk(self, report: ImportReport, name: str) -> None:
+        """Tell the import report how many requests found the prompt shrunk, if any did."""
+        if self.shrunk:
+            report.note(
+                f"{name}: the prompt shrank before {self.shrunk} request(s) "
+                "(content rewritten outside the transcript): "
+                "the missing tokens were taken back from the blocks just before"
+            )
+
+    def after_last_request(
+        self, unseen: list[tuple[int, int]], pending: list[tuple[int, int]], counter: RateCounter
+    ) -> None:
+        """Blocks no bill sized: thinking never in a billed prompt at the calibrated byte rate;
+        after the last request, the last reply at its output, images by rule, the rest by rate."""
+        events, tokens = self.events, self.tokens
+        for ev_i, c_i in unseen:
+            c = blocks_of(events[ev_i])[c_i]
+            tokens[(ev_i, c_i)] = counter.count_bytes(c.size, c.lang)
+        for ev_i, c_i in pending:
+            ev = events[ev_i]
+            c = blocks_of(ev)[c_i]
+            if c.kind == "image":
+                tokens[(ev_i, c_i)] = self.rule(c.width, c.height)
+            elif isinstance(ev, MessageEvent) and ev.role == "assistant" and ev.output_tokens is not None:
+                tokens[(ev_i, c_i)] = allocate(ev.output_tokens, [max(1, x.size) for x in ev.content])[c_i]
+            else:
+                tokens[(ev_i, c_i)] = counter.count_bytes(c.size, c.lang)
