@@ -45,7 +45,9 @@ def describe(b: Break, failing: bool = True) -> str:
     state = (
         ("explained: " if recognised else "explained by declared ") + b.declared
         if b.explained
-        else "unexplained" if failing else "unexplained, allowed"
+        else "unexplained"
+        if failing
+        else "unexplained, allowed"
     )
     who = (
         f"request {b.request}"
