@@ -114,7 +114,7 @@ def _recognised(
     """What the log itself shows (recognise.py): (class, explained, declared, note)."""
     r, par, seen, own = ctx.reqs[i], ctx.reqs[p], ctx.seen, ctx.reqs[i].declared
     note = ""
-    if r.kind in SUMMARY_KINDS and i not in ctx.main and not own:
+    if r.kind in SUMMARY_KINDS and not own:  # declared by the producer (a simulated run)
         return "side_request", True, f"{r.kind} request", "the harness's compaction request (declared)"
     if seen is None:
         return cls, explained, declared, note

@@ -93,6 +93,8 @@ def first_field(ob: LBlock | None, nb: LBlock | None) -> tuple[str, str, str]:
     if nb is None:
         assert ob is not None
         return block_path(ob), _short(_load(ob)), "(absent)"
+    if ob is not None and ob.segment != nb.segment and ob.segment != "messages":
+        return block_path(ob), _short(_load(ob)), "(absent)"  # a static block removed
     if ob is None or ob.segment != nb.segment:
         return block_path(nb), "(absent)" if ob is None else _short(_load(ob)), _short(_load(nb))
     return _json_diff(_load(ob), _load(nb), block_path(nb))
