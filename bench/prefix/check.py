@@ -38,7 +38,7 @@ from collections import defaultdict
 from typing import Any
 
 from ctxbench.bench.prefix.breaks import CLASSES, DEFAULT_ALLOWED, Break, Report
-from ctxbench.bench.prefix.classify import Context, describe, messages_diverge
+from ctxbench.bench.prefix.classify import Context, describe, messages_diverge, shared_messages
 from ctxbench.bench.prefix.recognise import helpers, recognise
 from ctxbench.bench.prefix.request_log import LBlock, LoggedRequest
 
@@ -101,8 +101,13 @@ def find_breaks(reqs: list[LoggedRequest], allowed: tuple[str, ...] = DEFAULT_AL
         by_session[r.session].append(i)
     members_of = {i: m for m in by_session.values() for i in m}
     seen = recognise(reqs, found, main, helper_calls, extends, frozenset(lasts))
-    grown = {p for i, p, k in found if k < len(reqs[i].blocks) and reqs[i].blocks[k].segment != "messages"
-             and messages_diverge(reqs[i], reqs[p]) is None}  # fmt: skip
+    grown = {  # went on from past a static edit (a time stamp in the system prompt), messages kept
+        p
+        for i, p, k in found
+        if k < len(reqs[i].blocks)
+        and reqs[i].blocks[k].segment != "messages"
+        and shared_messages(reqs[i], reqs[p])
+    }
     ctx = Context(reqs, extends, main, lasts, seen, grown)
     breaks = []
     for i, p, k in sorted(found):

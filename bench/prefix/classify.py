@@ -137,7 +137,7 @@ def _recognised(
         )
     if not explained and cls in ("reset_after_compaction", "static_prefix_edit"):
         c = seen.compaction_between(r.session, p, i)
-        shared_msgs = _shared_messages(r, par)
+        shared_msgs = shared_messages(r, par)
         # shorter than what it carried; or than the conversation a tool-less summariser serialised
         restarted = c is not None and (
             r.n_messages < ctx.reqs[c].n_messages
@@ -208,7 +208,7 @@ def _carries_nothing_of(r: LoggedRequest, par: LoggedRequest) -> bool:
     return not any((b.role, b.payload) in theirs for b in r.blocks if b.segment == "messages")
 
 
-def _shared_messages(r: LoggedRequest, par: LoggedRequest) -> int:
+def shared_messages(r: LoggedRequest, par: LoggedRequest) -> int:
     """Leading messages r and its parent have in common (byte-equal blocks)."""
 
     def msgs(x: LoggedRequest) -> list[list[bytes]]:
