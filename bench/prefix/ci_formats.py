@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 from ctxbench.bench.prefix.breaks import CLASSES, Break, Report
 from ctxbench.bench.prefix.report import culprit, describe
@@ -43,7 +44,7 @@ def format_sarif(report: Report, path: str) -> str:
     results = []
     for b in report.breaks:
         region = {"startLine": b.line} if b.line else {}
-        loc = {
+        loc: dict[str, Any] = {
             "physicalLocation": {"artifactLocation": {"uri": path}, **({"region": region} if region else {})}
         }
         if b.path:
