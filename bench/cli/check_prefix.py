@@ -47,8 +47,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--baseline", help="accepted breaks (JSON); only new failing breaks fail")
     p.add_argument("--write-baseline", metavar="FILE", help="write the current failing breaks as a baseline")
     p.add_argument(
-        "--format", choices=("text", "json", "github"), default="text", help="output (default text)"
+        "--format",
+        choices=("text", "json", "github", "sarif", "junit"),
+        default="text",
+        help="output on stdout (default text; sarif: SARIF 2.1.0 for code scanning; junit: JUnit XML)",
     )
+    p.add_argument("--sarif-output", metavar="FILE", help="also write the SARIF 2.1.0 log to FILE")
+    p.add_argument("--junit-output", metavar="FILE", help="also write the JUnit XML report to FILE")
     p.add_argument(
         "--allow",
         action="append",
@@ -177,10 +182,18 @@ def handle(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise ValueError(f"{args.baseline}: not JSON ({exc})") from exc
         report = apply_baseline(report, base, args.baseline)
+    from ctxbench.bench.prefix.ci_formats import format_junit, format_sarif
+
+    for out, form in ((args.sarif_output, format_sarif), (args.junit_output, format_junit)):
+        if out:
+            Path(out).parent.mkdir(parents=True, exist_ok=True)
+            Path(out).write_text(form(report, args.log) + "\n", encoding="utf-8")
     if args.format == "json":
         print(json.dumps(report_dict(report), indent=2))
     elif args.format == "github":
         print(format_github(report, args.log))
+    elif args.format in ("sarif", "junit"):
+        print((format_sarif if args.format == "sarif" else format_junit)(report, args.log))
     else:
         print(format_text(report, args.limit))
     return 0 if report.ok else 1

@@ -35,80 +35,14 @@ from __future__ import annotations
 import hashlib
 from bisect import bisect_right
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ctxbench.bench.prefix.recognise import (
-    Recognised,
-    break_tokens,
-    changed_system_fields,
-    has_tools,
-    helpers,
-    recognise,
-)
+from ctxbench.bench.prefix.breaks import CLASSES, DEFAULT_ALLOWED, Break, Report
+from ctxbench.bench.prefix.classify import Context, describe, messages_diverge, shared_messages
+from ctxbench.bench.prefix.recognise import helpers, recognise
 from ctxbench.bench.prefix.request_log import LBlock, LoggedRequest
 
-CLASSES = (
-    "side_request",
-    "new_conversation",
-    "reset_after_compaction",
-    "tail_edit",
-    "mid_conversation_edit",
-    "static_prefix_edit",
-)
-DEFAULT_ALLOWED = ("side_request", "new_conversation")
-DIFF_CONTEXT = 24  # bytes of context shown on each side of a divergence
-
-
-@dataclass(frozen=True)
-class Break:
-    request: int  # 0-based index of the request in the log
-    line: int  # its line in the log (0 when unknown)
-    parent: int | None
-    parent_line: int
-    segment: str  # tools | system | messages | end (the request ends inside its parent)
-    message: int | None
-    block: int | None
-    offset: int | None  # byte offset of the first different byte inside the block
-    cls: str
-    explained: bool
-    declared: str
-    old: str  # parent's bytes around the divergence
-    new: str  # this request's bytes around it
-    label: str = ""
-    tokens: int = 0  # re-billed by the break (bench/prefix/recognise.py `break_tokens`)
-    note: str = (
-        ""  # what the log itself shows (bench/prefix/recognise.py): compaction request, changed fields
-    )
-
-    @property
-    def signature(self) -> tuple[Any, ...]:
-        return (self.request, self.cls, self.segment, self.message, self.block, self.offset)
-
-    def where(self) -> str:
-        if self.segment in ("tools", "system"):
-            return f"{self.segment} block {self.block}, byte {self.offset}"
-        if self.segment == "end":
-            return f"request ends inside its parent (after message {self.message})"
-        if self.message is None:
-            return "position unknown"
-        return f"message {self.message}, block {self.block}, byte {self.offset}"
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass
-class Report:
-    requests: int
-    breaks: list[Break]
-    failing: list[Break]
-    source: str = ""
-    notes: list[str] = field(default_factory=list)  # what the reader left out, and why
-
-    @property
-    def ok(self) -> bool:
-        return not self.failing
+__all__ = ["CLASSES", "DEFAULT_ALLOWED", "Break", "Report", "find_breaks", "record_breaks"]
 
 
 def _ident(b: LBlock) -> bytes:
@@ -124,27 +58,6 @@ def chain(blocks: list[LBlock]) -> list[bytes]:
         h = hashlib.blake2b(h + _ident(b), digest_size=12).digest()
         out.append(h)
     return out
-
-
-def _snip(p: bytes, at: int) -> str:
-    s = p[max(0, at - DIFF_CONTEXT) : at + DIFF_CONTEXT].decode("utf-8", "replace")
-    return (
-        ("…" if at > DIFF_CONTEXT else "")
-        + s.replace("\n", "\\n")
-        + ("…" if at + DIFF_CONTEXT < len(p) else "")
-    )
-
-
-def _first_diff(a: bytes, b: bytes) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
-
-
-def _payload_bytes(r: LoggedRequest, k: int) -> int:
-    return sum(len(b.payload) for b in r.blocks[k:])
 
 
 def find_breaks(reqs: list[LoggedRequest], allowed: tuple[str, ...] = DEFAULT_ALLOWED) -> Report:
@@ -183,12 +96,29 @@ def find_breaks(reqs: list[LoggedRequest], allowed: tuple[str, ...] = DEFAULT_AL
             started = started or i not in helper_calls
     main = _main_line(groups, found, extends)
     lasts = {m[-1] for m in groups.values()}
-    members_of = {i: m for m in groups.values() for i in m}
+    by_session: dict[str | None, list[int]] = defaultdict(list)  # every model: a switch keeps the edits
+    for i, r in enumerate(reqs):
+        by_session[r.session].append(i)
+    members_of = {i: m for m in by_session.values() for i in m}
     seen = recognise(reqs, found, main, helper_calls, extends, frozenset(lasts))
-    breaks = [
-        _describe(reqs, i, p, k, extends, main, lasts, _since(reqs, members_of[i], p, i), seen)
-        for i, p, k in sorted(found)
-    ]
+    grown = {  # went on from past a static edit (a time stamp in the system prompt), messages kept
+        p
+        for i, p, k in found
+        if k < len(reqs[i].blocks)
+        and reqs[i].blocks[k].segment != "messages"
+        and shared_messages(reqs[i], reqs[p])
+    }
+    ctx = Context(reqs, extends, main, lasts, seen, grown)
+    breaks = []
+    for i, p, k in sorted(found):
+        since = _since(reqs, members_of[i], p, i)
+        b = describe(ctx, i, p, k, since)
+        breaks.append(b)
+        if b.segment in ("tools", "system") and b.cls == "static_prefix_edit":
+            more = messages_diverge(reqs[i], reqs[p])  # a second bug past the static edit
+            second = describe(ctx, i, p, more[0], since, more[1]) if more is not None else None
+            if second is not None and second.cls in ("tail_edit", "mid_conversation_edit"):
+                breaks.append(second)  # a restart is part of the same change, not a second bug
     failing = [b for b in breaks if not b.explained and b.cls not in allowed]
     return Report(len(reqs), breaks, failing)
 
@@ -227,144 +157,6 @@ def _since(reqs: list[LoggedRequest], members: list[int], p: int, i: int) -> str
 def _side_shape(side: LoggedRequest, base: LoggedRequest) -> bool:
     """`side` = `base` + one user message (a summary instruction): a side request."""
     return side.n_messages == base.n_messages + 1 and bool(side.blocks) and side.blocks[-1].role == "user"
-
-
-def _truncated_side_shape(r: LoggedRequest, msg: int | None) -> bool:
-    """`r` = a prefix of its parent + one new user message (a summary instruction over the older
-    part of the conversation), diverging only at that last message."""
-    return msg is not None and msg == r.n_messages - 1 and bool(r.blocks) and r.blocks[-1].role == "user"
-
-
-def _describe(
-    reqs: list[LoggedRequest],
-    i: int,
-    p: int,
-    k: int,
-    extends: dict[int, list[int]],
-    main: set[int],
-    lasts: set[int],
-    since: str,
-    seen: Recognised | None = None,
-) -> Break:
-    r, par = reqs[i], reqs[p]
-    leaf = not extends.get(i) and i not in lasts  # nothing contains it whole; not the last request
-    branch = leaf or i not in main  # a side branch: the conversation does not go on from it
-    if k < len(r.blocks):
-        nb = r.blocks[k]
-        ob = par.blocks[k] if k < len(par.blocks) else None
-        off = _first_diff(ob.payload, nb.payload) if ob is not None and ob.segment == nb.segment else 0
-        seg, msg, blk = nb.segment, nb.message, nb.index
-        if ob is not None and ob.segment != nb.segment and ob.segment != "messages":
-            seg, msg, blk = ob.segment, ob.message, ob.index  # a static block was removed
-        old = _snip(ob.payload, off) if ob is not None else ""
-        new = _snip(nb.payload, off)
-    else:  # the request is a strict prefix of its parent
-        seg, msg, blk, off = "end", r.n_messages - 1, None, None
-        ob = par.blocks[k] if k < len(par.blocks) else None
-        old, new = (_snip(ob.payload, 0) if ob else ""), ""
-    own = r.declared
-    continued = any(j > i for j in extends.get(p, ()))
-    if seg in ("tools", "system"):
-        cls = "side_request" if branch else "static_prefix_edit"
-    elif "compaction" in own:
-        cls = "reset_after_compaction"
-    elif not own and (
-        (branch and (continued or msg == 0)) or (leaf and seg != "end" and _truncated_side_shape(r, msg))
-    ):
-        cls = "side_request"  # never continued: a helper call or a summarizer
-    elif "compaction" in since:
-        cls = "reset_after_compaction"  # a compaction since the parent (an older one) was sent
-    elif msg == 0 or (
-        seg != "end"
-        and r.n_messages < par.n_messages
-        and msg is not None
-        and msg <= max(3, par.n_messages // 4)
-        and _payload_bytes(r, k) * 2 < _payload_bytes(par, k)
-    ):
-        cls = "reset_after_compaction"  # a new, shorter conversation on the same static prefix
-    elif seg == "end" or (msg is not None and msg >= par.n_messages - 1):
-        cls = "tail_edit"
-    else:
-        cls = "mid_conversation_edit"
-    declared = own if cls == "side_request" else since  # a side request is not explained by main-line edits
-    explained = any(w in declared for w in ("compaction", "eviction", "trim"))
-    note = ""
-    if seen is not None and any(c == i for _s, c in seen.compactions):
-        note = "the harness's compaction request (recognised)"
-        # its own tail edited: a second pass of the summariser (Gemini CLI's verification probe
-        # replaces the instruction with the summary and a new instruction), not the conversation
-        if cls in ("side_request", "tail_edit") and not explained:
-            explained, declared = True, "compaction request (recognised)"
-    if seen is not None and i in seen.helpers:
-        cls, explained, declared = "side_request", False, own  # a helper call (prefix_recognise.py)
-    elif seen is not None and i in seen.pasted and not explained:
-        h = seen.pasted[i]
-        cls, explained, declared = "reset_after_compaction", True, f"compaction (recognised: request {h})"
-        note = f"the summary request {h} wrote, put in the conversation"
-    elif seen is not None and not explained and cls in ("reset_after_compaction", "static_prefix_edit"):
-        c = seen.compaction_between(r.session, p, i)
-        shared_msgs = _shared_messages(r, par)
-        # shorter than what it carried; or than the conversation a tool-less summariser serialised
-        restarted = c is not None and (
-            r.n_messages < reqs[c].n_messages or (not has_tools(reqs[c]) and r.n_messages < par.n_messages)
-        )
-        if c is not None and (msg == 0 or (seg == "system" and shared_msgs == 0) or restarted):
-            cls, explained, declared = "reset_after_compaction", True, f"compaction (recognised: request {c})"
-            fields = changed_system_fields(r, par)
-            note = f"changed with the new conversation: {', '.join(fields)}" if fields else ""
-    if (
-        cls == "reset_after_compaction"
-        and not explained
-        and msg == 0
-        and not extends.get(p)  # the parent's conversation ended there
-        and _carries_nothing_of(r, par)
-        and (seen is None or seen.compaction_between(r.session, p, i) is None)
-    ):
-        cls = "new_conversation"
-    tokens = break_tokens(r, k)
-    return Break(
-        i,
-        r.line,
-        p,
-        par.line,
-        seg,
-        msg,
-        blk,
-        off,
-        cls,
-        explained,
-        declared,
-        old,
-        new,
-        r.label,
-        tokens,
-        note,
-    )
-
-
-def _carries_nothing_of(r: LoggedRequest, par: LoggedRequest) -> bool:
-    """No message block of `par` is anywhere among r's messages (a rewritten first message with
-    the rest kept is an edit, not a new conversation)."""
-    theirs = {(b.role, b.payload) for b in par.blocks if b.segment == "messages"}
-    return not any((b.role, b.payload) in theirs for b in r.blocks if b.segment == "messages")
-
-
-def _shared_messages(r: LoggedRequest, par: LoggedRequest) -> int:
-    """Leading messages r and its parent have in common (byte-equal blocks)."""
-
-    def msgs(x: LoggedRequest) -> list[list[bytes]]:
-        out: list[list[bytes]] = [[] for _ in range(x.n_messages)]
-        for b in x.blocks:
-            if b.segment == "messages" and b.message is not None and b.message < x.n_messages:
-                out[b.message].append(b.payload)
-        return out
-
-    n = 0
-    for a, b in zip(msgs(r), msgs(par), strict=False):
-        if a != b:
-            break
-        n += 1
-    return n
 
 
 # ------------------------------------------------------------------ records files

@@ -13,6 +13,11 @@ or directly:
 `from ctxbench.bench.prefix.pytest_plugin import assert_prefix_stable; assert_prefix_stable(bodies)`.
 Bodies are Anthropic Messages / OpenAI Chat Completions / Responses request dicts, JSON strings,
 or wrapped `{"body": ..., "declared": "compaction"}` entries (a declared edit explains a break).
+
+Stricter than `check-prefix` by default: only `side_request` is allowed, so a history wiped without a
+declaration fails as `new_conversation` unless allowed explicitly (`allow=`, or
+`pytest --prefix-allow new_conversation`). Accepted breaks: `baseline=` (a `check-prefix
+--write-baseline` file, keyed by content) or `pytest --prefix-baseline FILE`.
 """
 
 from __future__ import annotations
@@ -24,9 +29,10 @@ from typing import Any
 
 import pytest
 
-# the classes that never fail by default: bench/prefix/check.py DEFAULT_ALLOWED (a test keeps them
-# equal; not imported here, so that the plugin loads nothing of ctxbench until used)
-DEFAULT_ALLOWED = ("side_request", "new_conversation")
+# the classes that never fail by default (module docstring): a subset of check-prefix's
+# (bench/prefix/breaks.py DEFAULT_ALLOWED; a test keeps it one; not imported here, so that the
+# plugin loads nothing of ctxbench until used)
+DEFAULT_ALLOWED = ("side_request",)
 
 
 class PrefixBreakError(AssertionError):
@@ -40,26 +46,36 @@ def _entries(requests: Iterable[Any] | str | Path) -> list[Any]:
 
 
 def assert_prefix_stable(
-    requests: Iterable[Any] | str | Path, allow: Sequence[str] = DEFAULT_ALLOWED, limit: int = 10
+    requests: Iterable[Any] | str | Path,
+    allow: Sequence[str] | None = None,
+    limit: int = 10,
+    baseline: str | Path | dict[str, Any] | None = None,
 ) -> None:
     """Fail with a readable message if any request does not start with its parent (outside a
-    declared compaction/eviction or an allowed class); `requests` may also be a JSONL path."""
+    declared compaction/eviction, an allowed class or the baseline); `requests` may also be a
+    JSONL path. Every failing break is listed, each with the field that changed and its price."""
     from ctxbench.bench.prefix.check import find_breaks
-    from ctxbench.bench.prefix.report import format_text
+    from ctxbench.bench.prefix.report import apply_baseline, format_text
     from ctxbench.bench.prefix.request_log import parse_line
 
     reqs = [parse_line(e, i + 1, f"request {i}") for i, e in enumerate(_entries(requests))]
-    report = find_breaks(reqs, tuple(allow))
+    report = find_breaks(reqs, tuple(DEFAULT_ALLOWED if allow is None else allow))
+    if baseline is not None:
+        where = "<baseline>" if isinstance(baseline, dict) else str(baseline)
+        base = baseline if isinstance(baseline, dict) else json.loads(Path(baseline).read_text("utf-8"))
+        report = apply_baseline(report, base, where)
     if not report.ok:
         report.source = "prefix stability"
-        raise PrefixBreakError(format_text(report, limit))
+        raise PrefixBreakError(format_text(report, max(limit, len(report.failing))))
 
 
 class PrefixLog:
-    """Collects request bodies during a test; `assert_stable()` checks them."""
+    """Collects request bodies during a test; `assert_stable()` checks them (with the `--allow`
+    classes and baseline given to the fixture's pytest options unless given here)."""
 
-    def __init__(self) -> None:
+    def __init__(self, allow: Sequence[str] | None = None, baseline: str | Path | None = None) -> None:
         self.requests: list[Any] = []
+        self.allow, self.baseline = allow, baseline
 
     def record(self, body: Any, declared: str = "", session_id: str | None = None) -> None:
         if declared or session_id:
@@ -70,14 +86,38 @@ class PrefixLog:
         else:
             self.requests.append(body)
 
-    def assert_stable(self, allow: Sequence[str] = DEFAULT_ALLOWED) -> None:
-        assert_prefix_stable(self.requests, allow)
+    def assert_stable(
+        self, allow: Sequence[str] | None = None, baseline: str | Path | dict[str, Any] | None = None
+    ) -> None:
+        assert_prefix_stable(
+            self.requests,
+            self.allow if allow is None else allow,
+            baseline=self.baseline if baseline is None else baseline,
+        )
 
     def __len__(self) -> int:
         return len(self.requests)
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("ctxbench", "prefix stability (ctxbench)")
+    group.addoption(
+        "--prefix-allow",
+        action="append",
+        default=None,
+        metavar="CLASS",
+        help="break class that never fails the prefix_log fixture (repeat; default side_request)",
+    )
+    group.addoption(
+        "--prefix-baseline",
+        default=None,
+        metavar="FILE",
+        help="accepted breaks (check-prefix --write-baseline)",
+    )
+
+
 @pytest.fixture
-def prefix_log() -> PrefixLog:
+def prefix_log(request: pytest.FixtureRequest) -> PrefixLog:
     """A PrefixLog for this test: record each request body, then call `assert_stable()`."""
-    return PrefixLog()
+    allow = request.config.getoption("--prefix-allow", None)
+    return PrefixLog(allow, request.config.getoption("--prefix-baseline", None))

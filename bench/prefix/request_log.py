@@ -259,14 +259,10 @@ def read_request_log(
 
 
 # ------------------------------------------------------------------ simulated logs
-def _placeholder(b: Block) -> str:
-    return f"<ctxbench {b.kind} {b.nbytes} bytes digest {b.digest:016x}>"
-
-
 def block_json(b: Block) -> dict[str, Any]:
     """A content block in the Anthropic Messages shape; content known only by size is written as
     its digest so equal content stays equal and changed content differs."""
-    text = b.text if b.text is not None else _placeholder(b)
+    text = b.text if b.text is not None else f"<ctxbench {b.kind} {b.nbytes} bytes digest {b.digest:016x}>"
     if b.kind == IMAGE:
         return {
             "type": "image",

@@ -122,11 +122,12 @@ def test_an_inspect_eval_ledger_passes_with_its_second_sample_a_new_conversation
         assert rep.ok and [b.cls for b in rep.breaks] == ["new_conversation"], run
 
 
-def test_the_plugins_default_allowed_classes_are_check_prefixs() -> None:
+def test_the_plugins_default_allowed_classes_are_check_prefixs_without_new_conversation() -> None:
+    # the plugin is stricter (issue 30): a history wiped without a declaration fails a test
     from ctxbench.bench.prefix import pytest_plugin
     from ctxbench.bench.prefix.check import DEFAULT_ALLOWED
 
-    assert pytest_plugin.DEFAULT_ALLOWED == DEFAULT_ALLOWED
+    assert pytest_plugin.DEFAULT_ALLOWED == tuple(c for c in DEFAULT_ALLOWED if c != "new_conversation")
 
 
 @pytest.mark.skipif(not REAL.is_dir(), reason="traces-real not present")
