@@ -127,7 +127,7 @@ def test_the_plugins_default_allowed_classes_are_check_prefixs_without_new_conve
     from ctxbench.bench.prefix import pytest_plugin
     from ctxbench.bench.prefix.check import DEFAULT_ALLOWED
 
-    assert pytest_plugin.DEFAULT_ALLOWED == tuple(c for c in DEFAULT_ALLOWED if c != "new_conversation")
+    assert tuple(c for c in DEFAULT_ALLOWED if c != "new_conversation") == pytest_plugin.DEFAULT_ALLOWED
 
 
 @pytest.mark.skipif(not REAL.is_dir(), reason="traces-real not present")

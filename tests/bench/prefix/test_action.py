@@ -17,7 +17,7 @@ from ctxbench.bench.prefix.check import find_breaks
 from ctxbench.bench.prefix.report import describe
 from ctxbench.bench.prefix.request_log import parse_line, simulated_log
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 ACTION = ROOT / ".github/actions/check-prefix/action.yml"
 WORKFLOW = ROOT / ".github/workflows/prefix-guard-example.yml"
 
@@ -85,7 +85,7 @@ def test_a_presets_compaction_after_a_model_switch_never_fails(name: str, seed: 
     assert _preset_check(name, GenSpec("coding", {"seed": seed}, "test").generate()) == []
 
 
-@pytest.mark.slow  # ~10 min on 2 cores: every preset x sample x generate coding/game seed 0-4
+@pytest.mark.exhaustive  # ~10 min on 2 cores: every preset x sample x generate coding/game seed 0-4
 def test_every_presets_own_compaction_never_fails_check_prefix() -> None:
     from ctxbench.policies.preset import preset_names
     from ctxbench.traces.format import read_trace

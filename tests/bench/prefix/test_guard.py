@@ -14,9 +14,9 @@ from ctxbench.bench.prefix.ci_formats import format_junit, format_sarif
 from ctxbench.bench.prefix.pytest_plugin import PrefixBreakError, assert_prefix_stable
 from ctxbench.bench.prefix.report import apply_baseline, baseline_dict, describe
 from ctxbench.bench.prefix.request_log import parse_line
-from tests.bench.codex_log import codex_log
+from tests.bench.prefix.codex_log import codex_log
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 pytest_plugins = ["pytester"]
 
 
