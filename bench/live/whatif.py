@@ -29,8 +29,18 @@ from dataclasses import dataclass, replace
 from itertools import groupby
 from pathlib import Path
 
-from ctxbench.bench.live.ledger import MAIN, SIDE, SUMMARY, LiveRequest, PredictError, load_ledger, task_of
+from ctxbench.bench.live.ledger import (
+    CONTINUATION_MARKERS,
+    MAIN,
+    SIDE,
+    SUMMARY,
+    LiveRequest,
+    PredictError,
+    load_ledger,
+    task_of,
+)
 from ctxbench.bench.live.predict import PROFILES, _totals_pred, _totals_usage, simulate
+from ctxbench.bench.live.reminders import replace_reminders, texts_of
 from ctxbench.policies.preset import Policy, PresetError, load_policy, with_policy_set
 from ctxbench.sim.core.records import RequestRecord
 
@@ -39,6 +49,7 @@ DATA = Path("tests/serve/data/whatif")
 REPORT = Path("bench/whatif_report.md")
 TURN_TOLERANCE = 1  # issue 29: each compaction within ±1 turn
 COST_TOLERANCE = 0.05  # issue 29: within 5 % of the served cost
+MAX_ROUNDS = 5  # simulate / re-place reminders rounds before the compactions must have settled
 
 
 @dataclass(frozen=True)
@@ -59,6 +70,7 @@ class Harness:
     preset: str
     settings: tuple[Setting, ...]
     task: str | None = None  # the task script under bench/live (None: run_harness's own)
+    reminders: bool = False  # re-place the harness's <system-reminder> attachments (bench/live/reminders.py)
 
 
 def _cc(window: int) -> Setting:
@@ -85,7 +97,11 @@ def _codex(limit: int) -> Setting:
 
 HARNESSES = {
     "claude-code": Harness(
-        "claude-code", "2.1.197", "claude-code-live", (_cc(100_000), _cc(120_000), _cc(140_000))
+        "claude-code",
+        "2.1.197",
+        "claude-code-live",
+        (_cc(100_000), _cc(120_000), _cc(140_000)),
+        reminders=True,
     ),
     "codex": Harness(
         "codex",
@@ -193,10 +209,41 @@ def load_served(data: Path, h: Harness) -> list[Served]:
     return out
 
 
+def summary_bytes(reqs: list[LiveRequest]) -> int | None:
+    """The bytes of the continuation message the harness put at the head of the context after its
+    first compaction (its wrapper text and the model's summary), as recorded; None without one."""
+    after = False
+    for r in reqs:
+        if r.kind == SUMMARY:
+            after = True
+        elif r.kind == MAIN and after:
+            for m in r.parsed.messages:
+                if any(b.text and any(x in b.text for x in CONTINUATION_MARKERS) for b in m.blocks):
+                    return sum(len(b.text.encode("utf-8")) for b in m.blocks if b.text)
+            return None
+    return None
+
+
 def predict(h: Harness, source: Served, target: Served, profile: str | None = None) -> Pair:
+    """Setting `target` predicted from the task recorded at `source`: the preset at the target's
+    knob, with the summary size the source recording shows (what the trace knows; the preset's
+    `summary_bytes` otherwise)."""
     _reqs, f = load_ledger(source.path)
     task = task_of(source.reqs, f, source.path.name)
-    recs = simulate(task, policy_for(h, target.setting), profile or PROFILES[h.name])
+    policy, prof = policy_for(h, target.setting), profile or PROFILES[h.name]
+    size = summary_bytes(source.reqs)
+    if size is not None:
+        policy = with_policy_set(policy, [f"compaction.summary_bytes={size}"])
+    if h.reminders:  # the reminders where the harness would put them for the predicted compactions
+        texts, seen = texts_of(task.prepared, source.turns), [source.turns]
+        while True:
+            moved = replace_reminders(task.prepared, f, texts, seen[-1])
+            recs = simulate(replace(task, prepared=moved), policy, prof)
+            if predicted_turns(recs) in seen or len(seen) >= MAX_ROUNDS:
+                break
+            seen.append(predicted_turns(recs))
+    else:
+        recs = simulate(task, policy, prof)
     served = [r for r in target.reqs if r.kind != SIDE]
     return Pair(
         source.setting.label,
