@@ -84,7 +84,11 @@ def classify(p: Parsed) -> str:
 def load_ledger(folder: Path) -> tuple[list[LiveRequest], BlockFactory]:
     """The ledger `folder/requests.jsonl`, or `folder` itself when it is a ledger file (`.jsonl`, or
     `.jsonl.xz` as kept in the repo's test data)."""
-    path = folder if folder.is_file() else folder / "requests.jsonl"
+    path = (
+        folder
+        if folder.is_file() or folder.name.endswith((".jsonl", ".jsonl.xz"))
+        else folder / "requests.jsonl"
+    )
     if not path.is_file():
         raise PredictError(f"{path}: no such ledger (run `python -m ctxbench.bench.live.run_harness` first)")
     out: list[LiveRequest] = []

@@ -1,4 +1,4 @@
-"""Claude Code's `<system-reminder>` attachments, placed where the harness would place them at another setting.
+"""Claude Code's `<system-reminder>` attachments, placed where the harness puts them at another setting.
 
 Claude Code appends reminders to tool results (research/policies.md §1 attachments; seen in every
 recorded ledger of tests/serve/data/whatif): a long one announcing the agents and tools again on the
@@ -124,4 +124,3 @@ def replace_reminders(
                 blocks.append(f.text("user", text, kind=TOOL_RESULT, lang=lang_of(text), tool_id=b.tool_id))
         steps[i] = replace(steps[i], message=Message.of(msg.role, tuple(blocks), msg.tag))
     return replace(prep, steps=tuple(steps))
-

@@ -41,14 +41,13 @@ from ctxbench.bench.live.ledger import (
 )
 from ctxbench.bench.live.predict import PROFILES, _totals_pred, _totals_usage, simulate
 from ctxbench.bench.live.reminders import replace_reminders, texts_of
+from ctxbench.bench.live.whatif_report import COST_TOLERANCE, TURN_TOLERANCE, Pair, render
 from ctxbench.policies.preset import Policy, PresetError, load_policy, with_policy_set
 from ctxbench.sim.core.records import RequestRecord
 
 ROOT = Path(__file__).resolve().parents[1]  # the repository (bench/live/whatif.py -> repo)
 DATA = Path("tests/serve/data/whatif")
 REPORT = Path("bench/whatif_report.md")
-TURN_TOLERANCE = 1  # issue 29: each compaction within ±1 turn
-COST_TOLERANCE = 0.05  # issue 29: within 5 % of the served cost
 MAX_ROUNDS = 5  # simulate / re-place reminders rounds before the compactions must have settled
 
 
@@ -71,6 +70,10 @@ class Harness:
     settings: tuple[Setting, ...]
     task: str | None = None  # the task script under bench/live (None: run_harness's own)
     reminders: bool = False  # re-place the harness's <system-reminder> attachments (bench/live/reminders.py)
+
+    @property
+    def title(self) -> str:
+        return f"{self.name} {self.version} (preset `{self.preset}`"
 
 
 def _cc(window: int) -> Setting:
@@ -148,33 +151,6 @@ def predicted_turns(recs: list[RequestRecord]) -> list[int]:
         else:
             mains += n
     return turns
-
-
-@dataclass
-class Pair:
-    """Setting `target` predicted from the task recorded at `source`."""
-
-    source: str
-    target: str
-    served_turns: list[int]
-    predicted_turns: list[int]
-    served_cost: float
-    predicted_cost: float
-    served_requests: int
-    predicted_requests: int
-
-    @property
-    def turns_ok(self) -> bool:
-        a, b = self.served_turns, self.predicted_turns
-        return len(a) == len(b) and all(abs(x - y) <= TURN_TOLERANCE for x, y in zip(a, b, strict=True))
-
-    @property
-    def cost_delta(self) -> float:
-        return (self.predicted_cost - self.served_cost) / self.served_cost
-
-    @property
-    def ok(self) -> bool:
-        return self.turns_ok and abs(self.cost_delta) <= COST_TOLERANCE
 
 
 @dataclass
@@ -284,8 +260,6 @@ def record(name: str, prefix: Path, data: Path, timeout: float, work: Path) -> l
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ctxbench.bench.live.whatif_report import render
-
     ap = argparse.ArgumentParser(
         prog="python -m ctxbench.bench.live.whatif",
         description=__doc__,
@@ -322,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     except (PredictError, PresetError) as exc:
         print(f"whatif: error: {exc}", file=sys.stderr)
         return 2
-    text = render(results)
+    text = render({n: (HARNESSES[n].title, *r) for n, r in results.items()})
     if a.out == "-":
         print(text, end="")
     else:
@@ -333,3 +307,6 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+__all__ = ["COST_TOLERANCE", "DATA", "HARNESSES", "TURN_TOLERANCE", "Pair", "Served", "main", "pairs_of"]
