@@ -28,6 +28,7 @@ import sys
 from dataclasses import dataclass, replace
 from itertools import groupby
 from pathlib import Path
+from typing import Any
 
 from ctxbench.bench.live.ledger import (
     CONTINUATION_MARKERS,
@@ -44,6 +45,7 @@ from ctxbench.bench.live.reminders import replace_reminders, texts_of
 from ctxbench.bench.live.whatif_report import COST_TOLERANCE, TURN_TOLERANCE, Pair, render
 from ctxbench.policies.preset import Policy, PresetError, load_policy, with_policy_set
 from ctxbench.sim.core.records import RequestRecord
+from ctxbench.sim.serve.script import SUMMARY_MARKERS
 
 ROOT = Path(__file__).resolve().parents[1]  # the repository (bench/live/whatif.py -> repo)
 DATA = Path("tests/serve/data/whatif")
@@ -162,9 +164,16 @@ class Served:
     cost: float  # main + compaction requests, as billed
     side_cost: float  # side requests (not simulated)
     model: str
+    preset_sizes: tuple[int, int] = (0, 0)  # the preset's summary_bytes, instruction_bytes
+
+    @property
+    def sizes(self) -> tuple[int | None, int | None]:
+        """(continuation message, compaction instruction) bytes as recorded."""
+        return summary_bytes(self.reqs), instruction_bytes(self.reqs)
 
 
 def load_served(data: Path, h: Harness) -> list[Served]:
+    comp: Any = load_policy(h.preset).compaction
     out = []
     for s in h.settings:
         path = ledger_path(data, h, s)
@@ -180,6 +189,7 @@ def load_served(data: Path, h: Harness) -> list[Served]:
                 _totals_usage([r.usage for r in billed], model)["cost"],
                 sum(r.cost for r in reqs if r.kind == SIDE),
                 model,
+                (comp.summary_bytes, comp.instruction_bytes),
             )
         )
     return out
@@ -200,16 +210,29 @@ def summary_bytes(reqs: list[LiveRequest]) -> int | None:
     return None
 
 
+def instruction_bytes(reqs: list[LiveRequest]) -> int | None:
+    """The bytes of the compaction instruction in the harness's first compaction request, as
+    recorded (the block carrying a SUMMARY_MARKERS text); None without one."""
+    for r in reqs:
+        if r.kind == SUMMARY:
+            for m in reversed(r.parsed.messages):
+                for b in m.blocks:
+                    if b.text and any(x in b.text for x in SUMMARY_MARKERS):
+                        return len(b.text.encode("utf-8"))
+            return None
+    return None
+
+
 def predict(h: Harness, source: Served, target: Served, profile: str | None = None) -> Pair:
     """Setting `target` predicted from the task recorded at `source`: the preset at the target's
-    knob, with the summary size the source recording shows (what the trace knows; the preset's
-    `summary_bytes` otherwise)."""
+    knob, with the sizes of the continuation message and of the compaction instruction that the
+    source recording shows (what the trace knows; the preset's values otherwise)."""
     _reqs, f = load_ledger(source.path)
     task = task_of(source.reqs, f, source.path.name)
     policy, prof = policy_for(h, target.setting), profile or PROFILES[h.name]
-    size = summary_bytes(source.reqs)
-    if size is not None:
-        policy = with_policy_set(policy, [f"compaction.summary_bytes={size}"])
+    known = {"summary_bytes": summary_bytes(source.reqs), "instruction_bytes": instruction_bytes(source.reqs)}
+    sets = [f"compaction.{k}={v}" for k, v in known.items() if v is not None]
+    policy = with_policy_set(policy, sets) if sets else policy
     if h.reminders:  # the reminders where the harness would put them for the predicted compactions
         texts, seen = texts_of(task.prepared, source.turns), [source.turns]
         while True:

@@ -51,14 +51,16 @@ def _section(title: str, served: list[Any], pairs: list[Pair]) -> list[str]:
         "",
         "Served (what the harness did against `ctxbench serve`; cost of its main and compaction requests):",
         "",
-        "setting | knob | requests | compactions at turn | served cost $ | side requests $ | ledger",
-        "--- | --- | --- | --- | --- | --- | ---",
+        "setting | knob | requests | compactions at turn | served cost $ | side requests $ "
+        "| continuation / instruction bytes (preset) | ledger",
+        "--- | --- | --- | --- | --- | --- | --- | ---",
     ]
     for s in served:
         n = sum(1 for r in s.reqs if r.kind != "side")
+        (a, b), (pa, pb) = s.sizes, s.preset_sizes
         lines.append(
             f"{s.setting.label} | `{s.setting.knob}` | {n} | {_turns(s.turns)} | {s.cost:.4f} | "
-            f"{s.side_cost:.4f} | {s.path.name}"
+            f"{s.side_cost:.4f} | {a} / {b} ({pa} / {pb}) | {s.path.name}"
         )
     lines += [
         "",
@@ -95,6 +97,16 @@ def render(results: dict[str, tuple[str, list[Any], list[Pair]]]) -> str:
         "main requests before it. Costs are the main and compaction requests at the server's prices",
         "(side requests, e.g. title generation, are not simulated and are listed apart). Target (issue",
         f"29): every compaction within ±{TURN_TOLERANCE} turn and the cost within {COST_TOLERANCE:.0%}.",
+        "",
+        "What the prediction takes from the recording at *from* rather than from the preset: the size",
+        "of the continuation message the harness puts at the head of the context after compacting",
+        "(wrapper text and summary) and of the compaction instruction (`compaction.summary_bytes`,",
+        "`compaction.instruction_bytes`); for Claude Code, the `<system-reminder>` texts it appends to",
+        "tool results, stripped and appended again where the harness puts them for the *predicted*",
+        "compactions (bench/live/reminders.py: the agent listing after each compaction, the task-list",
+        "reminder every 5 turns, its count restarted by a compaction), iterated until the predicted",
+        "compactions settle. Without these, Claude Code 140k -> 120k misses the second compaction",
+        "(-5.4 %; tests/serve/test_whatif.py keeps that finding).",
         "",
     ]
     for title, served, pairs in results.values():
