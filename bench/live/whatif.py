@@ -25,7 +25,7 @@ import argparse
 import lzma
 import shutil
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, is_dataclass, replace
 from itertools import groupby
 from pathlib import Path
 from typing import Any
@@ -62,6 +62,7 @@ class Setting:
     harness_knobs: tuple[tuple[str, str], ...]  # env vars / config keys passed to the harness run
     budget: int | None = None  # the preset's budget (a window override), when the knob is one
     policy_set: tuple[str, ...] = ()  # `--policy-set` items (component parameters)
+    no_compaction: bool = False  # the knob turns auto-compaction off: the preset's compaction is `none`
 
 
 @dataclass(frozen=True)
@@ -100,12 +101,15 @@ def _codex(limit: int) -> Setting:
     )
 
 
+# research/policies.md §1: DISABLE_AUTO_COMPACT turns Claude Code's auto-compaction off (isAutoCompactEnabled)
+CC_OFF = Setting("off", "DISABLE_AUTO_COMPACT=1", (("DISABLE_AUTO_COMPACT", "1"),), no_compaction=True)
+
 HARNESSES = {
     "claude-code": Harness(
         "claude-code",
         "2.1.197",
         "claude-code-live",
-        (_cc(100_000), _cc(120_000), _cc(140_000)),
+        (_cc(100_000), _cc(120_000), _cc(140_000), CC_OFF),
         reminders=True,
     ),
     "codex": Harness(
@@ -125,6 +129,8 @@ def ledger_path(data: Path, h: Harness, s: Setting) -> Path:
 def policy_for(h: Harness, s: Setting) -> Policy:
     """The harness's preset with setting `s`'s knob."""
     p = load_policy(h.preset)
+    if s.no_compaction:
+        p = replace(p, compaction=load_policy("none").compaction)
     if s.budget is not None:
         p = replace(p, budget=s.budget)
     return with_policy_set(p, s.policy_set) if s.policy_set else p
@@ -231,7 +237,8 @@ def predict(h: Harness, source: Served, target: Served, profile: str | None = No
     task = task_of(source.reqs, f, source.path.name)
     policy, prof = policy_for(h, target.setting), profile or PROFILES[h.name]
     known = {"summary_bytes": summary_bytes(source.reqs), "instruction_bytes": instruction_bytes(source.reqs)}
-    sets = [f"compaction.{k}={v}" for k, v in known.items() if v is not None]
+    has: set[str] = {f.name for f in fields(policy.compaction)} if is_dataclass(policy.compaction) else set()
+    sets = [f"compaction.{k}={v}" for k, v in known.items() if v is not None and k in has]
     policy = with_policy_set(policy, sets) if sets else policy
     if h.reminders:  # the reminders where the harness would put them for the predicted compactions
         texts, seen = texts_of(task.prepared, source.turns), [source.turns]
@@ -262,14 +269,19 @@ def pairs_of(data: Path, h: Harness) -> tuple[list[Served], list[Pair]]:
 
 
 # ---------------------------------------------------------------- record (live)
-def record(name: str, prefix: Path, data: Path, timeout: float, work: Path) -> list[str]:
-    """Run harness `name` at each of its settings and keep the ledgers; the problems met."""
+def record(
+    name: str, prefix: Path, data: Path, timeout: float, work: Path, only: list[str] | None = None
+) -> list[str]:
+    """Run harness `name` at each of its settings (or those labelled `only`) and keep the ledgers;
+    the problems met."""
     from ctxbench.bench.live.run_harness import run
 
     h = HARNESSES[name]
     data.mkdir(parents=True, exist_ok=True)
     problems = []
     for s in h.settings:
+        if only and s.label not in only:
+            continue
         out = work / f"{name}-{s.label}"
         task = Path(__file__).parent / h.task if h.task else None
         info = run(name, out, prefix, timeout, dict(s.harness_knobs), task)
@@ -295,6 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("--timeout", type=float, default=400.0)
     rec.add_argument("--work", default="reports/whatif", help="folder for the runs (HOME, work dir)")
     rec.add_argument("--data", default=str(DATA), help=f"where the ledgers are kept (default {DATA})")
+    rec.add_argument("--only", action="append", help="only the setting with this label (repeat)")
     rep = sub.add_parser("report", help="predict every setting from every other (offline)")
     rep.add_argument("--data", default=str(DATA), help=f"the kept ledgers (default {DATA})")
     rep.add_argument("--out", default=str(REPORT), help=f"the report (default {REPORT}; - for stdout)")
@@ -309,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"whatif: error: cannot run {a.harness}: {why}", file=sys.stderr)
             return 2
         work = Path(a.work).resolve()
-        problems = record(a.harness, prefix, Path(a.data), a.timeout, work)
+        problems = record(a.harness, prefix, Path(a.data), a.timeout, work, a.only)
         shutil.rmtree(work, ignore_errors=True) if not problems else None
         for p in problems:
             print(f"whatif: FAIL: {p}", file=sys.stderr)

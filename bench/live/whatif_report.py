@@ -106,7 +106,9 @@ def render(results: dict[str, tuple[str, list[Any], list[Pair]]]) -> str:
         "compactions (bench/live/reminders.py: the agent listing after each compaction, the task-list",
         "reminder every 5 turns, its count restarted by a compaction), iterated until the predicted",
         "compactions settle. Without these, Claude Code 140k -> 120k misses the second compaction",
-        "(-5.4 %; tests/serve/test_whatif.py keeps that finding).",
+        "(-5.4 %; tests/serve/test_whatif.py keeps that finding). A recording without a compaction",
+        "(Claude Code `off`) shows none of these: the preset's assumed sizes stand in, short of the",
+        "real ones, and the prediction from it misses the 120k run's second compaction.",
         "",
     ]
     for title, served, pairs in results.values():

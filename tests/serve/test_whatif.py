@@ -38,10 +38,13 @@ def _results(name: str) -> tuple[list[Served], list[Pair]]:
 def test_each_setting_predicted_from_every_other_within_one_turn_and_5_percent(name: str) -> None:
     served, pairs = _results(name)
     assert len(served) >= 3 and len({tuple(s.turns) for s in served}) == len(served)  # the knob matters
-    assert all(s.turns for s in served)  # every setting compacts at least once
+    compacting = {s.setting.label for s in served if s.turns}
+    assert len(compacting) >= 3
     cross = [p for p in pairs if p.source != p.target]
     assert len(cross) == len(served) * (len(served) - 1)
     for p in cross:
+        if p.source not in compacting:
+            continue  # below: a recording without a compaction cannot show its sizes
         assert len(p.predicted_turns) == len(p.served_turns), (p.source, p.target)
         assert all(abs(a - b) <= 1 for a, b in zip(p.predicted_turns, p.served_turns, strict=True))
         assert abs(p.cost_delta) <= COST_TOLERANCE, (p.source, p.target, p.cost_delta)
@@ -79,7 +82,8 @@ def test_claude_code_reminders_follow_the_rule_in_every_recording() -> None:
         shifted = {(t - 1 if k == "after" else t): k for t, k in expected.items()}
         shifted = {t: k for t, k in shifted.items() if t <= len(idx)}
         assert seen == shifted, s.setting.label
-        assert any(k == "periodic" for k in seen.values()) and any(k == "after" for k in seen.values())
+        assert any(k == "periodic" for k in seen.values())
+        assert any(k == "after" for k in seen.values()) == bool(s.turns)
 
 
 def test_the_plain_preset_misses_where_the_reminders_and_summary_size_are_left_as_recorded() -> None:
@@ -100,3 +104,16 @@ def test_missing_ledgers_are_a_one_line_error(tmp_path: Path, capsys: pytest.Cap
     assert main(["report", "--data", str(tmp_path), "--out", "-"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "no such ledger" in err and str(tmp_path) in err
+
+
+def test_from_a_run_without_compaction_the_unknown_sizes_cost_the_120k_second_compaction() -> None:
+    """DISABLE_AUTO_COMPACT=1: the recording has no continuation message, no compaction instruction
+    and no post-compaction reminder, so the preset's assumed sizes stand in; they are short by
+    ~240 + ~400 tokens, and at 120k the second compaction (turn 24, 87,079 estimated against 87,000)
+    is missed. The other settings are still predicted within ±1 turn and 5 %."""
+    _served, pairs = _results("claude-code")
+    by = {p.target: p for p in pairs if p.source == "off"}
+    assert by["off"].ok and by["off"].served_turns == [] and by["off"].predicted_turns == []
+    assert by["w100k"].ok and by["w140k"].ok
+    assert by["w120k"].served_turns == [13, 24] and by["w120k"].predicted_turns == [13]
+    assert not by["w120k"].ok
