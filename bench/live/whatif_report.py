@@ -60,7 +60,7 @@ def _section(title: str, served: list[Any], pairs: list[Pair]) -> list[str]:
         (a, b), (pa, pb) = s.sizes, s.preset_sizes
         lines.append(
             f"{s.setting.label} | `{s.setting.knob}` | {n} | {_turns(s.turns)} | {s.cost:.4f} | "
-            f"{s.side_cost:.4f} | {a} / {b} ({pa} / {pb}) | {s.path.name}"
+            f"{s.side_cost:.4f} | {a or '-'} / {b or '-'} ({pa} / {pb}) | {s.path.name}"
         )
     lines += [
         "",
