@@ -82,12 +82,24 @@ def classify(p: Parsed) -> str:
 
 
 def load_ledger(folder: Path) -> tuple[list[LiveRequest], BlockFactory]:
-    path = folder / "requests.jsonl"
+    """The ledger `folder/requests.jsonl`, or `folder` itself when it is a ledger file (`.jsonl`, or
+    `.jsonl.xz` as kept in the repo's test data)."""
+    path = (
+        folder
+        if folder.is_file() or folder.name.endswith((".jsonl", ".jsonl.xz"))
+        else folder / "requests.jsonl"
+    )
     if not path.is_file():
         raise PredictError(f"{path}: no such ledger (run `python -m ctxbench.bench.live.run_harness` first)")
     out: list[LiveRequest] = []
     factory: BlockFactory | None = None
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    if path.suffix == ".xz":
+        import lzma
+
+        text = lzma.decompress(path.read_bytes()).decode("utf-8")
+    else:
+        text = path.read_text(encoding="utf-8")
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:

@@ -118,12 +118,19 @@ def _totals_pred(recs: list[RequestRecord]) -> dict[str, float]:
 
 
 def compare(
-    harness: str, folder: Path, preset: str | None = None, profile: str | None = None, seed: int = 0
+    harness: str,
+    folder: Path,
+    preset: str | None = None,
+    profile: str | None = None,
+    seed: int = 0,
+    policy: Policy | None = None,
 ) -> Comparison:
+    """The recording in `folder` against the preset's simulation of its task (`policy`, when given,
+    replaces the preset: bench/live/whatif.py passes one with another setting's knob)."""
     reqs, f = load_ledger(folder)
     task = task_of(reqs, f, folder.name)
-    name = preset or PRESETS[harness]
-    policy = load_policy(name)
+    name = policy.name if policy is not None else preset or PRESETS[harness]
+    policy = policy if policy is not None else load_policy(name)
     prof = profile or PROFILES[harness]
     recs = simulate(task, policy, prof, seed)
     billed = [r for r in reqs if r.kind != SIDE]  # the simulator models no side requests

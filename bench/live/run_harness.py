@@ -86,7 +86,19 @@ def _run(cmd: list[str], env: dict[str, str], cwd: Path, timeout: float, log: Pa
             return -9
 
 
-def run(name: str, out: Path, prefix: Path, timeout: float = 300.0) -> dict[str, Any]:
+def run(
+    name: str,
+    out: Path,
+    prefix: Path,
+    timeout: float = 300.0,
+    knobs: dict[str, str] | None = None,
+    task: Path | None = None,
+) -> dict[str, Any]:
+    """Run `name` against a fresh `serve` in `out`. `knobs` overrides the harness's settings:
+    Claude Code's environment variables (CLAUDE_CODE_AUTO_COMPACT_WINDOW, DISABLE_AUTO_COMPACT ...),
+    Codex's config.toml keys (model_auto_compact_token_limit, model_context_window: integers);
+    `task` replaces the harness's task script (bench/live/whatif.py runs them at several settings)."""
+    knobs = dict(knobs or {})
     # absolute: the harness runs in `out/work` and reads HOME/CODEX_HOME from its environment
     out, prefix = out.resolve(), prefix.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -96,7 +108,7 @@ def run(name: str, out: Path, prefix: Path, timeout: float = 300.0) -> dict[str,
     home.mkdir()
     work.mkdir(exist_ok=True)
     script = load_script(
-        str(HERE / ("claude_code_task.yaml" if name == "claude-code" else "codex_task.yaml"))
+        str(task or HERE / ("claude_code_task.yaml" if name == "claude-code" else "codex_task.yaml"))
     )
     profile, model = PROFILES[name]
     cfg = ServeConfig(profile=profile, model=model, ledger=str(out / "requests.jsonl"))
@@ -116,6 +128,7 @@ def run(name: str, out: Path, prefix: Path, timeout: float = 300.0) -> dict[str,
                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                 "CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000",
                 "DISABLE_AUTOUPDATER": "1",
+                **knobs,
             }
             cmd = [
                 "claude",
@@ -131,10 +144,12 @@ def run(name: str, out: Path, prefix: Path, timeout: float = 300.0) -> dict[str,
         else:
             codex_home = home / ".codex"
             codex_home.mkdir()
+            toml = {"model_auto_compact_token_limit": "30000", "model_context_window": "100000", **knobs}
             (codex_home / "config.toml").write_text(
                 f'model = "{model}"\nmodel_provider = "mock"\napproval_policy = "never"\n'
-                'sandbox_mode = "danger-full-access"\nmodel_auto_compact_token_limit = 30000\n'
-                'model_context_window = 100000\n\n[model_providers.mock]\nname = "mock"\n'
+                'sandbox_mode = "danger-full-access"\n'
+                + "".join(f"{k} = {v}\n" for k, v in toml.items())
+                + '\n[model_providers.mock]\nname = "mock"\n'
                 f'base_url = "{srv.url}/v1"\nwire_api = "responses"\nenv_key = "MOCK_API_KEY"\n',
                 encoding="utf-8",
             )
