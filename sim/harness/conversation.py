@@ -126,6 +126,9 @@ class Conversation(ProviderCalls):
             for step in self.trace.steps:
                 if step.game_t is not None:
                     self.game_t = step.game_t
+                if self._foreign_summariser(step):
+                    self.messages_seen += 1  # counted: `kept_from` counts the trace's messages
+                    continue
                 if step.kind == "message":
                     assert step.message is not None
                     self.messages_seen += 1
@@ -222,6 +225,18 @@ class Conversation(ProviderCalls):
         causes, before, total = self.pending_edit
         self.pending_edit = (f"{causes}+{cause}" if causes else cause, before + detail, total + saved)
 
+    def _foreign_summariser(self, step: Step) -> bool:
+        """A message of the recorded harness's summariser request (its instruction and reply,
+        tagged "summary", e.g. Claude Code's merged from the sub-agent file) under a compaction
+        component that does not replay recorded compactions: it makes its own summary request
+        when it compacts, so the recorded one is not sent (never replayed as a turn, issue 29)."""
+        return (
+            step.kind in ("message", "reply")
+            and step.message is not None
+            and step.message.tag == "summary"
+            and not getattr(self.policy.compaction, "replays_recorded", False)
+        )
+
     def _switch(self, step: Step) -> None:
         """A model switch (hook: harness C recalibrates its thresholds here, C-19)."""
         self.model = step.model
@@ -257,7 +272,8 @@ class Conversation(ProviderCalls):
     def _turn(self, step: Step) -> Proc:
         assert step.message is not None
         pinned_reply = step.message.pinned and self.prep_msgs == len(self.tr.messages)
-        kind = "preparation" if pinned_reply else "gameplay"
+        # the recorded summariser request (its reply tagged "summary") is a summary request
+        kind = "preparation" if pinned_reply else ("summary" if step.message.tag == "summary" else "gameplay")
         view = self.view()
         est: int | None = None
         if not pinned_reply:
