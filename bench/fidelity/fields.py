@@ -65,7 +65,8 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
     `read_match`, `billed` and `predicted` totals of every field, `cost_interval` (central value
     and 90 % interval: seeded lookup failures on Anthropic, the measured rate of finding the
     prefix on automatic-prefix caches, bench/fidelity/interval.py), `fallbacks` (requests
-    predicted as the naive read where the client model is unsure, bench/fidelity/unsure.py) and `not_scored` (billed
+    predicted as the naive read where the client model is unsure, bench/fidelity/unsure.py) and
+    `not_scored` (billed
     requests the replay did not reach, with why). `naive` holds the naive replay's figures;
     `conditioned` those of the replay with the outside events taken from the bill
     (bench/fidelity/outside.py), listed per kind in `outside_events` (requests, count, cost: what
@@ -76,6 +77,8 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
         "session": sf.name,
         "model": sf.model,
         "policy": sf.policy,
+        # what "predicted" is (bench/fidelity/__init__.py): the replay of what was recorded, or P's
+        "predicted_by": "replay" if sf.track is None else f"policy {sf.policy}",
         "requests": sf.n,
         "per_request_usage": sf.has_usage,
         "within_tolerance": round(base.share_within, 4) if sf.has_usage else None,
@@ -83,6 +86,9 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
         "billed": _sum([billed(r) for r in sf.requests]) if sf.has_usage else None,
         "predicted": _sum([predicted(r) for r in base.requests]) if sf.has_usage else None,
     }
+    if sf.track is not None:  # policy P: where each compacted, P's own summary requests (policy.py)
+        out["compactions_before"] = {"real": sf.track.real, "policy": sf.track.own}
+        out["policy_requests"] = [{"before": i, "cost": round(c, 6)} for i, c in sf.own_requests]
     if sf.not_scored:
         out["not_scored"] = {"count": len(sf.not_scored), "requests": sf.not_scored, "why": sf.not_scored_why}
     if len(sf.models) > 1:  # a session on several models (`model_switch`): each request priced as its own
