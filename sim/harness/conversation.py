@@ -18,7 +18,7 @@ from ctxbench.policies.budget import budget_for
 from ctxbench.policies.contracts import Summarize, Trim
 from ctxbench.policies.preset import Policy
 from ctxbench.policies.view import Anchor, Edit, View
-from ctxbench.sim.core.content import Block, Message
+from ctxbench.sim.core.content import IMAGE, TOOL_RESULT, Block, Message
 from ctxbench.sim.core.records import RequestRecord
 from ctxbench.sim.core.registry import register
 from ctxbench.sim.core.tokens import BlockFactory
@@ -128,6 +128,9 @@ class Conversation(ProviderCalls):
                     self.game_t = step.game_t
                 if self._foreign_summariser(step):
                     self.messages_seen += 1  # counted: `kept_from` counts the trace's messages
+                    results = self._results_only(step)
+                    if results is not None:  # the tool results the instruction was folded into
+                        self._append_input(results)
                     continue
                 if step.kind == "message":
                     assert step.message is not None
@@ -236,6 +239,22 @@ class Conversation(ProviderCalls):
             and step.message.tag == "summary"
             and not getattr(self.policy.compaction, "replays_recorded", False)
         )
+
+    @staticmethod
+    def _results_only(step: Step) -> Message | None:
+        """The tool results (and their images) of a recorded summariser's instruction message:
+        Claude Code adds its instruction to the last user message, which holds the results of the
+        last reply's tool calls; a policy that sends no such request still sends those results."""
+        msg = step.message
+        if step.kind != "message" or msg is None:
+            return None
+        keep = []
+        after = False
+        for b in msg.blocks:
+            after = b.kind == TOOL_RESULT or (after and b.kind == IMAGE)
+            if after:
+                keep.append(b)
+        return Message.of(msg.role, tuple(keep), "") if keep else None
 
     def _switch(self, step: Step) -> None:
         """A model switch (hook: harness C recalibrates its thresholds here, C-19)."""

@@ -246,6 +246,12 @@ def size_events(
     for i, ev in enumerate(events):
         blocks = [(i, j) for j in range(len(blocks_of(ev)))]
         if isinstance(ev, CompactionEvent):
+            # the round since the last billed request that no bill covers (no summariser request
+            # merged: its last reply and tool results): sized at the reply's output and the
+            # calibrated rates, not left at 0, so a policy that compacts later sees it (issue 29)
+            for slot in pending:
+                if slot not in tokens:
+                    tokens[slot] = _by_rate(events, slot, counter, rule)
             # the new prompt: the system, the summary, then the messages the harness kept (not the
             # summariser's own request, as policies/recorded.py); those sized already add to the anchor
             since = message_events[ev.kept_from :] if ev.kept_from is not None else []
@@ -322,15 +328,8 @@ def size_events(
     for ev_i, c_i in unseen:  # never in any billed prompt: sized at the calibrated byte rate
         c = blocks_of(events[ev_i])[c_i]
         tokens[(ev_i, c_i)] = counter.count_bytes(c.size, c.lang)
-    for ev_i, c_i in pending:  # after the last request: the last reply at its output, the rest by rate
-        ev = events[ev_i]
-        c = blocks_of(ev)[c_i]
-        if c.kind == "image":
-            tokens[(ev_i, c_i)] = rule(c.width, c.height)
-        elif isinstance(ev, MessageEvent) and ev.role == "assistant" and ev.output_tokens is not None:
-            tokens[(ev_i, c_i)] = allocate(ev.output_tokens, [max(1, x.size) for x in ev.content])[c_i]
-        else:
-            tokens[(ev_i, c_i)] = counter.count_bytes(c.size, c.lang)
+    for slot in pending:  # after the last request: the last reply at its output, the rest by rate
+        tokens[slot] = _by_rate(events, slot, counter, rule)
     if shrunk:
         report.note(
             f"{name}: the prompt shrank before {shrunk} request(s) "
@@ -371,6 +370,18 @@ def size_events(
         meta["system_head"] = head
         meta["system_restarts"] = [list(x) for x in tails.ends[1:]]
     return out, meta
+
+
+def _by_rate(events: list[Event], slot: tuple[int, int], counter: RateCounter, rule: Any) -> int:
+    """A block no bill sizes: an image by the model's rule, a reply's block its share of the
+    reply's output tokens, other text at the calibrated byte rate."""
+    ev = events[slot[0]]
+    c = blocks_of(ev)[slot[1]]
+    if c.kind == "image":
+        return int(rule(c.width, c.height))
+    if isinstance(ev, MessageEvent) and ev.role == "assistant" and ev.output_tokens is not None:
+        return allocate(ev.output_tokens, [max(1, x.size) for x in ev.content])[slot[1]]
+    return counter.count_bytes(c.size, c.lang)
 
 
 def _system_blocks(name: str, w: int, head: int, end: int, ttl: str, tail: str) -> tuple[Content, ...]:
