@@ -174,11 +174,11 @@ def _score(
                 if summariser:
                     break
                 r = records[k]
-                c = prices(r.model).cost(
+                own_cost = prices(r.model).cost(
                     r.uncached, r.cache_read, r.cache_write_5m, r.cache_write_1h, r.output
                 )
-                sf.own_requests.append((i + 1, c))
-                sf.cost_predicted += c
+                sf.own_requests.append((i + 1, own_cost))
+                sf.cost_predicted += own_cost
                 assert track is not None
                 track.own_pending += 1
                 k += 1
