@@ -169,23 +169,8 @@ def _score(
             continue
         summariser = own and ev.tag == "summary"  # the real summariser request, under P
         own_summary = False
-        if own and not stopped:  # P's summary requests: paired with the real one, or P's own
-            while k < len(records) and records[k].kind == "summary":
-                if summariser:
-                    break
-                r = records[k]
-                own_cost = prices(r.model).cost(
-                    r.uncached, r.cache_read, r.cache_write_5m, r.cache_write_1h, r.output
-                )
-                sf.own_requests.append((i + 1, own_cost))
-                sf.cost_predicted += own_cost
-                assert track is not None
-                track.own_pending += 1
-                k += 1
-            own_summary = summariser and k < len(records) and records[k].kind == "summary"
-            if own_summary:  # P compacted where the real harness did
-                assert track is not None
-                track.own_pending += 1
+        if track is not None and not stopped:  # P's summary requests: paired with the real one, or P's own
+            k, own_summary = track.own_before(records, k, summariser, i + 1, sf)
         if summariser and not own_summary:
             rec = None  # P sent no such request
         else:

@@ -19,8 +19,11 @@ request, other than a summariser request, after the compaction.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ctxbench.policies.preset import Policy
+from ctxbench.sim.core.catalog import prices
+from ctxbench.sim.core.records import RequestRecord
 
 
 def replays_recorded(policy: Policy) -> bool:
@@ -37,6 +40,26 @@ class PolicyTrack:
     own: list[int] = field(default_factory=list)  # requests P compacted before
     real_pending: bool = False  # a recorded compaction since the last ordinary request
     own_pending: int = 0  # P's summary requests since the last ordinary request
+
+    def own_before(
+        self, records: list[RequestRecord], k: int, summariser: bool, before: int, sf: Any
+    ) -> tuple[int, bool]:
+        """P's summary records from `k` on, before billed request `before`: with the real
+        summariser request (`summariser`) the first is its pair; otherwise each is P's own, its
+        cost added to `sf` (SessionFidelity: own_requests, cost_predicted). Returns the next
+        record and whether the real summariser request has its pair."""
+        while not summariser and k < len(records) and records[k].kind == "summary":
+            r = records[k]
+            cost = prices(r.model).cost(
+                r.uncached, r.cache_read, r.cache_write_5m, r.cache_write_1h, r.output
+            )
+            sf.own_requests.append((before, cost))
+            sf.cost_predicted += cost
+            self.own_pending += 1
+            k += 1
+        paired = summariser and k < len(records) and records[k].kind == "summary"
+        self.own_pending += paired
+        return k, paired
 
     def at_request(self, index: int) -> None:
         """An ordinary billed request `index`: the compactions pending land before it."""

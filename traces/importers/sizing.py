@@ -246,12 +246,8 @@ def size_events(
     for i, ev in enumerate(events):
         blocks = [(i, j) for j in range(len(blocks_of(ev)))]
         if isinstance(ev, CompactionEvent):
-            # the round since the last billed request that no bill covers (no summariser request
-            # merged: its last reply and tool results): sized at the reply's output and the
-            # calibrated rates, not left at 0, so a policy that compacts later sees it (issue 29)
-            for slot in pending:
-                if slot not in tokens:
-                    tokens[slot] = _by_rate(events, slot, counter, rule)
+            # the round no bill covers (no summariser request merged) sized, not 0 (issue 29)
+            tokens.update({sl: _by_rate(events, sl, counter, rule) for sl in pending if sl not in tokens})
             # the new prompt: the system, the summary, then the messages the harness kept (not the
             # summariser's own request, as policies/recorded.py); those sized already add to the anchor
             since = message_events[ev.kept_from :] if ev.kept_from is not None else []
@@ -373,10 +369,8 @@ def size_events(
 
 
 def _by_rate(events: list[Event], slot: tuple[int, int], counter: RateCounter, rule: Any) -> int:
-    """A block no bill sizes: an image by the model's rule, a reply's block its share of the
-    reply's output tokens, other text at the calibrated byte rate."""
-    ev = events[slot[0]]
-    c = blocks_of(ev)[slot[1]]
+    """A block no bill sizes: an image by rule, a reply's block by its output, text by rate."""
+    ev, c = events[slot[0]], blocks_of(events[slot[0]])[slot[1]]
     if c.kind == "image":
         return int(rule(c.width, c.height))
     if isinstance(ev, MessageEvent) and ev.role == "assistant" and ev.output_tokens is not None:
