@@ -157,6 +157,12 @@ class Compaction(Protocol):
 class CompactionDefaults:
     """The "does not apply" answer of every `Compaction` method a component does not define."""
 
+    # True for a component that replays the recorded harness's own compactions (`recorded`): the
+    # trace's summariser request (messages tagged "summary") is then replayed as the summary
+    # request it was; other components make their own and the recorded one is not sent
+    # (sim/harness/conversation.py, issue 29)
+    replays_recorded = False
+
     __slots__ = ()
 
     def acts(self, view: View, estimate: int, mode: str | None = None) -> bool:

@@ -201,6 +201,12 @@ def policy_assignments(items: list[str]) -> dict[str, Any]:
         raise PresetError(str(exc)) from exc
 
 
+# A harness's own name for a component parameter, accepted by --policy-set: Gemini CLI's
+# `model.compressionThreshold` (research/policies.md §3, "compress at threshold x tokenLimit") is
+# the threshold-summary `trigger` fraction (`compaction.threshold=0.03`).
+SETTING_NAMES = {("compaction", "threshold"): "trigger"}
+
+
 def with_policy_set(policy: Policy, items: list[str] | tuple[str, ...]) -> Policy:
     """`policy` with the `--policy-set` items applied: top-level keys (`retries=3`) and any
     component's parameter, dotted (`marks.ttl=1h`, `compaction.summary_bytes=12000`,
@@ -216,6 +222,7 @@ def with_policy_set(policy: Policy, items: list[str] | tuple[str, ...]) -> Polic
         if "." not in key:
             continue
         kind, _, param = key.partition(".")
+        param = SETTING_NAMES.get((kind, param), param)
         if kind not in COMPONENT_KINDS:
             raise PresetError(
                 f"--policy-set {key}: {unknown('component', kind, COMPONENT_KINDS, 'components')}"

@@ -103,6 +103,8 @@ class RecordedCompaction(CompactionDefaults):
     into an Edit (cause "compaction") that replaces every message after the pinned ones by the
     summary and the conversation's last `keep` messages (the ones the harness kept), unchanged."""
 
+    replays_recorded = True
+
     def decide(self, view: View, estimate: int, mode: str | None = None) -> Action | None:
         return None
 

@@ -27,9 +27,11 @@ from ctxbench.bench.fidelity.auto_interval import PROVIDER_OF_DIALECT, drawn_int
 from ctxbench.bench.fidelity.causes import likely_cause
 from ctxbench.bench.fidelity.gateway import as_charged, reports_cache_writes
 from ctxbench.bench.fidelity.outside import recognise
+from ctxbench.bench.fidelity.policy import PolicyTrack, replays_recorded
 from ctxbench.bench.fidelity.replay import is_anthropic, replay, serving
 from ctxbench.bench.fidelity.results import OutsideEvents, RequestCompare, SessionFidelity, near
 from ctxbench.bench.fidelity.unsure import TIMING_CAUSES, unsure
+from ctxbench.bench.trace_knows import apply as trace_knows
 from ctxbench.policies.preset import Policy, load_policy
 from ctxbench.sim.core.catalog import model_info, prices
 from ctxbench.sim.core.profiles import profile as profile_config
@@ -37,6 +39,7 @@ from ctxbench.sim.core.provider import Usage as SimUsage
 from ctxbench.sim.core.records import RequestRecord
 from ctxbench.sim.providers.anthropic import reported_usage
 from ctxbench.sim.providers.choice import Serving
+from ctxbench.sim.runner import prepare_for
 from ctxbench.traces.importers.claude_code_wire import at_mentions
 from ctxbench.traces.importers.tokens import real_user_content
 from ctxbench.traces.model import CompactionEvent, MessageEvent, ModelSwitchEvent, Trace, Usage
@@ -81,8 +84,11 @@ def compare(
     if model:  # every request as this model: the log's own switches (`/model`, fast mode) not applied
         trace = replace(trace, events=tuple(e for e in trace.events if not isinstance(e, ModelSwitchEvent)))
     sv = serving(trace, profile, model)
+    if not replays_recorded(pol):  # P takes what the trace knows, as `run` does (bench/trace_knows.py)
+        pol = trace_knows(pol, prepare_for(trace, sv.model), pol.name).policy
     plain = _score(trace, name, pol, sv, warm, keep_warm, OutsideEvents())
-    if not condition or not is_anthropic(sv.profile):  # the signatures are the Anthropic cache's
+    # outside events are inferred only when replaying what was recorded (bench/fidelity/policy.py)
+    if not condition or not is_anthropic(sv.profile) or not replays_recorded(pol):
         cfg = profile_config(sv.profile)
         if cfg.get("provider") == "auto-prefix" and plain.requests:  # bench/fidelity/auto_interval.py
             plain.auto_interval = drawn_interval(
@@ -141,13 +147,18 @@ def _score(
     mentions: tuple[str, ...] = ()  # @-mentions of the current turn's prompt, of the one before
     before: tuple[str, ...] = ()
     written: dict[int, int] = {}  # billed cached part -> request index
+    own = not replays_recorded(pol)  # P's own prediction: policy causes (bench/fidelity/policy.py)
+    track = PolicyTrack(pol.name) if own else None
+    sf.track = track
     doubt = unsure(trace)
     i = -1
-    recs = iter(records)
+    k = 0  # the next record
     stopped = False
     for ev in trace.events:
         if isinstance(ev, CompactionEvent):
             turn_start, real = 0, True
+            if track:
+                track.real_pending = True
             continue
         if not isinstance(ev, MessageEvent):
             continue
@@ -156,8 +167,16 @@ def _score(
                 real = True
                 before, mentions = mentions, _mentions(ev)
             continue
-        rec = None if stopped else next(recs, None)
-        if rec is None:  # the replay stopped (e.g. a prompt over the model's window): named, not dropped
+        summariser = own and ev.tag == "summary"  # the real summariser request, under P
+        own_summary = False
+        if track is not None and not stopped:  # P's summary requests: paired with the real one, or P's own
+            k, own_summary = track.own_before(records, k, summariser, i + 1, sf)
+        if summariser and not own_summary:
+            rec = None  # P sent no such request
+        else:
+            rec = None if stopped else (records[k] if k < len(records) else None)
+            k += rec is not None
+        if rec is None and not summariser:  # the replay stopped (e.g. a prompt over the model's window)
             stopped = True
             i += 1
             if ev.usage is not None:
@@ -172,18 +191,23 @@ def _score(
             continue
         b = ev.usage
         prompt = b.input_tokens + b.cache_read
+        # the real summariser request P did not send: predicted nothing (bench/fidelity/policy.py)
+        rec_model = rec.model if rec is not None else (sf.requests[-1].model if sf.requests else model)
+        miss = rec.miss_cause if rec is not None else ""
+        out_tokens = rec.output if rec is not None and own_summary else b.output_tokens  # P's own summary
         if auto:  # all of the previous prompt was cached, rounded to the steps (auto.py naive_read)
-            naive = naive_read(prev_prompt, prompt, _minimum(cfg, rec.model), step) if i else 0
+            naive = naive_read(prev_prompt, prompt, _minimum(cfg, rec_model), step) if i else 0
         else:
             naive = min(prev_cached, _cached(b)) if i else 0
-        why = doubt.at(i)
-        p_billed = _usage(rec)
+        why = "" if own else doubt.at(i)  # P's prediction is P's: no fallback to the naive read
+        p_billed = _usage(rec) if rec is not None else SimUsage(0, 0, 0, 0, 0)
         fallback = ""
         # after the last mark, in no block of the trace (providers.md §1.9), unless the importer
         # sized the blocks on the whole prompt (traces/importers/sizing.py `sized_on`)
-        tail = 0 if meta.get("sized_on") == "prompt" else b.input_tokens
+        tail = 0 if meta.get("sized_on") == "prompt" or rec is None else b.input_tokens
         if (
             why
+            and rec is not None
             and rec.miss_cause not in TIMING_CAUSES
             and rec.cache_read != naive
             and not near(rec.cache_read, naive)
@@ -193,10 +217,10 @@ def _score(
         p = reported_usage(p_billed, reported)
         charged = b if reported else as_charged(b, str(meta.get("ttl", "5m")))
         prev_cached, prev_prompt = _cached(b), prompt
-        rc = RequestCompare(i, t, gap, b, p, naive, rec.miss_cause, turn_start=turn_start, real_user=real)
+        rc = RequestCompare(i, t, gap, b, p, naive, miss, turn_start=turn_start, real_user=real)
         rc.request_id = ev.request_id
         rc.unsure, rc.fallback = why, fallback
-        rc.model = rec.model
+        rc.model = rec_model
         rc.fallback_of = written.get(b.cache_read, -1)
         rc.outside = outside.kind_of(i)
         rc.dropped_mentions = before if real else ()
@@ -207,17 +231,23 @@ def _score(
             # not show (e.g. IDE diagnostics reminders, Claude Code 2.0.x): a new turn starts here
             turn_start, real = _cached(b), False
         rc.input_predicted = p.uncached + tail
-        if not rc.within:  # automatic-prefix caches: bench/fidelity/auto.py, given the requests before
+        if track is not None and not summariser:
+            track.at_request(i)
+        if not rc.within and track is not None:  # P decided differently (bench/fidelity/policy.py)
+            rc.cause = track.cause(i, miss, summariser, own_summary)
+        elif not rc.within:  # automatic-prefix caches: bench/fidelity/auto.py, given the requests before
             rc.cause = (
                 auto_prefix_cause(rc, sf.requests[:-1], meta) if auto else likely_cause(rc, sf.meta, model)
             )
         c, q = charged, p_billed  # priced as billed: writes a gateway did not report included
-        pr = prices(rec.model)  # the model of this request (a `model_switch` changes it)
+        pr = prices(rec_model)  # the model of this request (a `model_switch` changes it)
         rc.cost_billed = pr.cost(
             c.input_tokens, c.cache_read, c.cache_write_5m, c.cache_write_1h, b.output_tokens
         )
-        rc.cost_predicted = pr.cost(
-            q.uncached + tail, q.cache_read, q.cache_write_5m, q.cache_write_1h, b.output_tokens
+        rc.cost_predicted = (
+            pr.cost(q.uncached + tail, q.cache_read, q.cache_write_5m, q.cache_write_1h, out_tokens)
+            if rec is not None
+            else 0.0
         )
         sf.cost_billed += rc.cost_billed
         sf.cost_predicted += rc.cost_predicted

@@ -76,6 +76,8 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
         "session": sf.name,
         "model": sf.model,
         "policy": sf.policy,
+        # what "predicted" is (bench/fidelity/__init__.py): the replay of what was recorded, or P's
+        "predicted_by": "replay" if sf.track is None else f"policy {sf.policy}",
         "requests": sf.n,
         "per_request_usage": sf.has_usage,
         "within_tolerance": round(base.share_within, 4) if sf.has_usage else None,
@@ -83,6 +85,9 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
         "billed": _sum([billed(r) for r in sf.requests]) if sf.has_usage else None,
         "predicted": _sum([predicted(r) for r in base.requests]) if sf.has_usage else None,
     }
+    if sf.track is not None:  # policy P: where each compacted, P's own summary requests (policy.py)
+        out["compactions_before"] = {"real": sf.track.real, "policy": sf.track.own}
+        out["policy_requests"] = [{"before": i, "cost": round(c, 6)} for i, c in sf.own_requests]
     if sf.not_scored:
         out["not_scored"] = {"count": len(sf.not_scored), "requests": sf.not_scored, "why": sf.not_scored_why}
     if len(sf.models) > 1:  # a session on several models (`model_switch`): each request priced as its own

@@ -153,6 +153,11 @@ class SessionFidelity:
     not_scored: list[int] = field(default_factory=list)
     not_scored_why: str = ""
     auto_interval: DrawnInterval | None = None  # automatic-prefix caches: a measured rate (auto_interval.py)
+    # policy P other than `recorded`: P's summary requests the real harness did not send, as
+    # (the billed request they came before, their cost; in cost_predicted), and where each
+    # compacted (bench/fidelity/policy.py PolicyTrack)
+    own_requests: list[tuple[int, float]] = field(default_factory=list)
+    track: Any = None
 
     def without(self, ids: set[str]) -> SessionFidelity:
         """This session scored without the requests of `ids` (copies a forked or resumed session
@@ -165,7 +170,7 @@ class SessionFidelity:
             self,
             requests=keep,
             cost_billed=sum(r.cost_billed for r in keep),
-            cost_predicted=sum(r.cost_predicted for r in keep),
+            cost_predicted=sum(r.cost_predicted for r in keep) + sum(c for _, c in self.own_requests),
             cost_naive=sum(r.cost_naive for r in keep),
             outside=self.outside.only({r.index for r in keep}),
             unconditioned=self.unconditioned.without(ids) if self.unconditioned else None,

@@ -20,6 +20,12 @@ def _request(r: RequestCompare) -> str:
     )
 
 
+def predicted_label(sf: SessionFidelity) -> str:
+    """What the predicted cost is (bench/fidelity/__init__.py): the replay of what was recorded,
+    or policy P's prediction."""
+    return "predicted by the replay" if sf.track is None else f"predicted by policy {sf.policy}"
+
+
 def session_text(path: str, sf: SessionFidelity, every: bool = False) -> list[str]:
     """The lines of one conversation (module docstring); `every`: every request, not only misses."""
     if not sf.has_usage:
@@ -31,10 +37,17 @@ def session_text(path: str, sf: SessionFidelity, every: bool = False) -> list[st
         f"within tolerance {base.share_within:.1%} (naive {sf.share_naive_within:.1%}) · "
         f"read match {base.share_ok:.1%} (naive {sf.share_naive_ok:.1%})",
         f"  cache read billed {sf.total('billed'):,} predicted {base.total('predicted'):,} "
-        f"(naive {sf.total('naive'):,}) · cost billed ${sf.cost_billed:.4f} predicted "
+        f"(naive {sf.total('naive'):,}) · cost billed ${sf.cost_billed:.4f} {predicted_label(sf)} "
         f"${base.cost_predicted:.4f} (naive ${sf.cost_naive:.4f}), 90 % interval "
         f"${ci.low:.4f}..${ci.high:.4f}{'' if ci.holds(sf.cost_billed) else ' (billed outside)'}",
     ]
+    if sf.track is not None:  # policy P: where each compacted (bench/fidelity/policy.py)
+        own = len(sf.own_requests)
+        out.append(
+            f"  compactions before requests: real harness {sf.track.real}, {sf.policy} {sf.track.own}"
+            + (f" · {own} summary request(s) of {sf.policy} with no billed counterpart, "
+               f"${sum(c for _, c in sf.own_requests):.4f} in its prediction" if own else "")
+        )  # fmt: skip
     if ci.drawn is not None:  # an automatic-prefix cache's measured rate (bench/fidelity/auto_interval.py)
         d = ci.drawn
         out.append(

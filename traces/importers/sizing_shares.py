@@ -87,6 +87,21 @@ class Shares:
                 "the missing tokens were taken back from the blocks just before"
             )
 
+    def by_rate(self, slot: tuple[int, int], counter: RateCounter) -> int:
+        """A block no bill sizes: an image by rule, a reply's block by its output, text by rate."""
+        ev = self.events[slot[0]]
+        c = blocks_of(ev)[slot[1]]
+        if c.kind == "image":
+            return int(self.rule(c.width, c.height))
+        if isinstance(ev, MessageEvent) and ev.role == "assistant" and ev.output_tokens is not None:
+            return allocate(ev.output_tokens, [max(1, x.size) for x in ev.content])[slot[1]]
+        return counter.count_bytes(c.size, c.lang)
+
+    def unbilled_round(self, pending: list[tuple[int, int]], counter: RateCounter) -> None:
+        """The round before a compaction that no bill covers (no summariser request merged from the
+        log): sized by `by_rate`, not left at 0, so a policy that compacts later sees it (issue 29)."""
+        self.tokens.update({sl: self.by_rate(sl, counter) for sl in pending if sl not in self.tokens})
+
     def after_last_request(
         self, unseen: list[tuple[int, int]], pending: list[tuple[int, int]], counter: RateCounter
     ) -> None:
@@ -96,12 +111,5 @@ class Shares:
         for ev_i, c_i in unseen:
             c = blocks_of(events[ev_i])[c_i]
             tokens[(ev_i, c_i)] = counter.count_bytes(c.size, c.lang)
-        for ev_i, c_i in pending:
-            ev = events[ev_i]
-            c = blocks_of(ev)[c_i]
-            if c.kind == "image":
-                tokens[(ev_i, c_i)] = self.rule(c.width, c.height)
-            elif isinstance(ev, MessageEvent) and ev.role == "assistant" and ev.output_tokens is not None:
-                tokens[(ev_i, c_i)] = allocate(ev.output_tokens, [max(1, x.size) for x in ev.content])[c_i]
-            else:
-                tokens[(ev_i, c_i)] = counter.count_bytes(c.size, c.lang)
+        for slot in pending:
+            tokens[slot] = self.by_rate(slot, counter)

@@ -1,0 +1,115 @@
+"""`fidelity --policy P` with P other than `recorded`: the replay is P's prediction of the session,
+so a request whose read differs from the bill differs first because P decided differently from
+the real harness (issue 29). Its cause is named "policy: ..." from where each compacted:
+
+- the real harness compacted before request i and P did not (or the billed request is the real
+  summariser request, which P did not send);
+- P compacted before request i and the real harness did not;
+- both compacted at the same points so far, yet P's context differs: its summaries, marks, TTL or
+  evictions (the replay's miss cause named);
+- the compaction points differ earlier: P's context differs since the first such request.
+
+Outside events (lookup failures, outside warming, unlogged turn content) and the Claude Code
+<= 2.0.x causes (IDE diagnostics, turn-scoped attachments) describe the recorded harness's own
+requests: they are inferred only when replaying what was recorded (policy `recorded`,
+bench/fidelity/compare.py). A compaction point is "before request i": i is the first billed
+request, other than a summariser request, after the compaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxbench.policies.preset import Policy
+from ctxbench.sim.core.catalog import prices
+from ctxbench.sim.core.records import RequestRecord
+
+
+def replays_recorded(policy: Policy) -> bool:
+    """The policy's compaction replays the recorded harness's compactions (`recorded` preset)."""
+    return bool(getattr(policy.compaction, "replays_recorded", False))
+
+
+@dataclass
+class PolicyTrack:
+    """Where the real harness and policy P compacted, as the scoring walks the session."""
+
+    policy: str
+    real: list[int] = field(default_factory=list)  # requests the real harness compacted before
+    own: list[int] = field(default_factory=list)  # requests P compacted before
+    real_pending: bool = False  # a recorded compaction since the last ordinary request
+    own_pending: int = 0  # P's summary requests since the last ordinary request
+
+    def own_before(
+        self, records: list[RequestRecord], k: int, summariser: bool, before: int, sf: Any
+    ) -> tuple[int, bool]:
+        """P's summary records from `k` on, before billed request `before`: with the real
+        summariser request (`summariser`) the first is its pair; otherwise each is P's own, its
+        cost added to `sf` (SessionFidelity: own_requests, cost_predicted). Returns the next
+        record and whether the real summariser request has its pair."""
+        while not summariser and k < len(records) and records[k].kind == "summary":
+            r = records[k]
+            cost = prices(r.model).cost(
+                r.uncached, r.cache_read, r.cache_write_5m, r.cache_write_1h, r.output
+            )
+            sf.own_requests.append((before, cost))
+            sf.cost_predicted += cost
+            self.own_pending += 1
+            k += 1
+        paired = summariser and k < len(records) and records[k].kind == "summary"
+        self.own_pending += paired
+        return k, paired
+
+    def at_request(self, index: int) -> None:
+        """An ordinary billed request `index`: the compactions pending land before it."""
+        if self.real_pending:
+            self.real.append(index)
+        if self.own_pending:
+            self.own.append(index)
+        self.real_pending, self.own_pending = False, 0
+
+    def cause(
+        self, index: int, miss_cause: str, real_summariser: bool = False, own_summary: bool = False
+    ) -> str:
+        """Why P's read of request `index` differs from the bill (module docstring)."""
+        p = self.policy
+        if real_summariser and not own_summary:
+            return (
+                f"policy: the real harness compacted at request {index} (its summariser request); {p} did not"
+            )
+        if real_summariser:
+            return f"policy: both compacted at request {index}; {p}'s summariser request differs"
+        real_here, own_here = index in self.real, index in self.own
+        if real_here and not own_here:
+            return f"policy: the real harness compacted before request {index}; {p} did not"
+        if own_here and not real_here:
+            return f"policy: {p} compacted before request {index}; the real harness did not"
+        since = self.first_difference(index)
+        if since is None:
+            what = (
+                "the same compactions as the real harness so far"
+                if self.real_upto(index)
+                else "no compaction yet"
+            )
+            why = f"the replay's miss cause: {miss_cause}" if miss_cause else "no miss in the replay"
+            return (
+                f"policy: {p} reads differently with {what} ({why}): its marks, TTL, evictions or "
+                "summaries differ, or the provider did what no policy predicts (outside events are "
+                "inferred under policy `recorded` only)"
+            )
+        return (
+            f"policy: {p}'s context differs from the real harness's since request {since} "
+            f"(compactions before requests: real {self.real_upto(index)}, {p} {self.own_upto(index)})"
+        )
+
+    def real_upto(self, index: int) -> list[int]:
+        return [i for i in self.real if i <= index]
+
+    def own_upto(self, index: int) -> list[int]:
+        return [i for i in self.own if i <= index]
+
+    def first_difference(self, index: int) -> int | None:
+        """The first request up to `index` before which only one of the two compacted."""
+        diff = sorted(set(self.real_upto(index)) ^ set(self.own_upto(index)))
+        return diff[0] if diff else None
