@@ -37,6 +37,31 @@ class BilledTotals:
     copied: int = 0  # requests left out: counted already in an earlier log (`seen`)
     # per model the requests ran on, in order of first request (a session that switched models)
     models: tuple[ModelTotals, ...] = ()
+    notes: tuple[ReadingNote, ...] = ()  # where these figures differ from the importer's reading
+
+
+@dataclass(frozen=True)
+class ReadingNote:
+    """Requests whose usage `billed` reads as ccusage does (bench/billed_fast.py) and the importer
+    (`import`, `fidelity`) reads otherwise: how many, each figure both ways, and why."""
+
+    what: str
+    requests: int
+    figures: dict[str, tuple[int, int]]  # ccusage's field name -> (billed, the importer's reading)
+    why: str
+
+    def as_dict(self) -> dict[str, object]:
+        """`billed --json`'s `readingNotes` entries."""
+        return {
+            "what": self.what, "requests": self.requests,
+            "figures": {k: {"billed": a, "importer": b} for k, (a, b) in self.figures.items()},
+            "why": self.why,
+        }  # fmt: skip
+
+    def text(self) -> str:
+        """The note `billed` prints on stderr."""
+        both = "; ".join(f"{k} {a:,} (importer {b:,})" for k, (a, b) in self.figures.items())
+        return f"{self.requests} request(s): {both}: {self.why}"
 
 
 @dataclass
