@@ -159,9 +159,10 @@ def read_requests(path: Path) -> tuple[dict[str, _Request], int] | None:
             with open_log(f) as fh:
                 data = fh.read()
             part = 0 if "acompact" in f.name else k  # a compaction agent: the main conversation's
-            for raw in lines_with(data, b'"usage"', b'"isSidechain":true') if k == 0 else lines_with(
-                data, b'"usage"'
-            ):
+            lines = lines_with(data, b'"usage"')
+            if k == 0 and any(b'"isSidechain":true' in raw for raw in lines):  # 1.0.x inline sidechains
+                lines = lines_with(data, b'"usage"', b'"isSidechain":true')
+            for raw in lines:
                 o = _DECODER.decode(raw)
                 conv = "main"
                 if k == 0 and o.isSidechain and o.uuid is not None:  # a sidechain starts at a parent of none
