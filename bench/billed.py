@@ -16,12 +16,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ctxbench.sim.core.catalog import CatalogError, prices
 from ctxbench.traces.compressed import open_log, read_errors
 from ctxbench.traces.importers import import_paths
 from ctxbench.traces.importers.base import parse_time
-from ctxbench.traces.model import MessageEvent, ModelSwitchEvent, Trace
+
+if TYPE_CHECKING:
+    from ctxbench.traces.model import Trace
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,8 @@ def billed_totals(
     `seen`, a request whose id is in it is left out (a copy: module docstring) and each id counted
     is added to it. `mode` "auto" takes a request's cost from the log where it records one
     (Claude Code 1.0.x `costUSD`), as ccusage's default mode does; "calculate" always prices it."""
+    from ctxbench.traces.model import MessageEvent, ModelSwitchEvent  # not for the fast path's start-up
+
     n = i = o = w = w1 = r = copied = 0
     cost = 0.0
     unpriced: list[str] = []

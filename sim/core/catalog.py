@@ -24,7 +24,6 @@ models.yaml does not know must also give its profile (`provider`, `window`, `min
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, replace
 from functools import cache
@@ -179,6 +178,8 @@ def known_ids() -> list[str]:
 
 def closest(name: str, n: int = 3) -> list[str]:
     cand = _candidate(name)[0]
+    import difflib  # only to suggest a name: not at start-up
+
     return difflib.get_close_matches(cand, known_ids(), n=n, cutoff=0.4)
 
 
