@@ -13,6 +13,9 @@ from ctxbench.bench.billed_fast import fast_totals
 from ctxbench.bench.cli import main
 
 
+ZERO = {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0}
+
+
 def _line(k: int, usage: dict[str, object], mid: str = "msg_1", model: str = "claude-sonnet-4-5") -> str:
     return json.dumps({
         "type": "assistant", "uuid": f"u{k}", "sessionId": "s", "requestId": f"req_{mid}",
@@ -51,12 +54,9 @@ def test_lines_of_one_message_with_different_usage_keep_the_largest(tmp_path: Pa
 
 def test_ordinary_message_lines_give_no_note(tmp_path: Path) -> None:
     u = {"input_tokens": 3, "cache_read_input_tokens": 50, "cache_creation_input_tokens": 20,
-         "output_tokens": 1, "cache_creation": {"ephemeral_5m_input_tokens": 20, "ephemeral_1h_input_tokens": 0}}  # fmt: skip
+         "output_tokens": 1, "cache_creation": {**ZERO, "ephemeral_5m_input_tokens": 20}}  # fmt: skip
     fast = fast_totals(_log(tmp_path, _line(1, u), _line(2, {**u, "output_tokens": 40})))
     assert fast is not None and fast.totals.notes == () and fast.totals.output == 40
-
-
-ZERO = {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0}
 
 
 @pytest.mark.parametrize(("split", "write"), [(ZERO, 0), ({}, 0), (None, 111_055)])
@@ -79,7 +79,7 @@ def test_cache_write_total_without_its_split(
 
 def test_billed_prints_the_note_and_json_holds_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     u = {"input_tokens": 1, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 500,
-         "output_tokens": 2, "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0}}  # fmt: skip
+         "output_tokens": 2, "cache_creation": ZERO}  # fmt: skip
     path = _log(tmp_path, _line(1, u))
     assert main(["billed", str(path), "--json"]) == 0
     out = capsys.readouterr()
