@@ -12,7 +12,6 @@ import pytest
 from ctxbench.bench.billed_fast import fast_totals
 from ctxbench.bench.cli import main
 
-
 ZERO = {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0}
 
 
