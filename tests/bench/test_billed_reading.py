@@ -86,3 +86,11 @@ def test_billed_prints_the_note_and_json_holds_it(tmp_path: Path, capsys: pytest
     assert row["cacheCreationTokens"] == 0
     assert row["readingNotes"][0]["figures"] == {"cacheCreationTokens": {"billed": 0, "importer": 500}}
     assert "importer 500" in out.err and "relay" in out.err
+
+
+def test_unknown_model_suggestions_come_from_its_vendor_family() -> None:
+    from ctxbench.sim.core.catalog import closest, model_info
+
+    for name, vendor in (("claude-opus-9", "anthropic"), ("gpt-7-turbo", "openai"), ("gemini-9-pro", "gemini")):
+        near = closest(name)
+        assert near and all(model_info(k).provider == vendor for k in near), (name, near)
