@@ -91,6 +91,7 @@ def test_billed_prints_the_note_and_json_holds_it(tmp_path: Path, capsys: pytest
 def test_unknown_model_suggestions_come_from_its_vendor_family() -> None:
     from ctxbench.sim.core.catalog import closest, model_info
 
-    for name, vendor in (("claude-opus-9", "anthropic"), ("gpt-7-turbo", "openai"), ("gemini-9-pro", "gemini")):
+    cases = (("claude-opus-9", "anthropic"), ("gpt-7-turbo", "openai"), ("gemini-9-pro", "gemini"))
+    for name, vendor in cases:
         near = closest(name)
         assert near and all(model_info(k).provider == vendor for k in near), (name, near)
