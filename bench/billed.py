@@ -16,12 +16,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ctxbench.sim.core.catalog import CatalogError, prices
 from ctxbench.traces.compressed import open_log, read_errors
 from ctxbench.traces.importers import import_paths
 from ctxbench.traces.importers.base import parse_time
-from ctxbench.traces.model import MessageEvent, ModelSwitchEvent, Trace
+
+if TYPE_CHECKING:
+    from ctxbench.traces.model import Trace
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,31 @@ class BilledTotals:
     copied: int = 0  # requests left out: counted already in an earlier log (`seen`)
     # per model the requests ran on, in order of first request (a session that switched models)
     models: tuple[ModelTotals, ...] = ()
+    notes: tuple[ReadingNote, ...] = ()  # where these figures differ from the importer's reading
+
+
+@dataclass(frozen=True)
+class ReadingNote:
+    """Requests whose usage `billed` reads as ccusage does (bench/billed_fast.py) and the importer
+    (`import`, `fidelity`) reads otherwise: how many, each figure both ways, and why."""
+
+    what: str
+    requests: int
+    figures: dict[str, tuple[int, int]]  # ccusage's field name -> (billed, the importer's reading)
+    why: str
+
+    def as_dict(self) -> dict[str, object]:
+        """`billed --json`'s `readingNotes` entries."""
+        return {
+            "what": self.what, "requests": self.requests,
+            "figures": {k: {"billed": a, "importer": b} for k, (a, b) in self.figures.items()},
+            "why": self.why,
+        }  # fmt: skip
+
+    def text(self) -> str:
+        """The note `billed` prints on stderr."""
+        both = "; ".join(f"{k} {a:,} (importer {b:,})" for k, (a, b) in self.figures.items())
+        return f"{self.requests} request(s): {both}: {self.why}"
 
 
 @dataclass
@@ -71,6 +99,8 @@ def billed_totals(
     `seen`, a request whose id is in it is left out (a copy: module docstring) and each id counted
     is added to it. `mode` "auto" takes a request's cost from the log where it records one
     (Claude Code 1.0.x `costUSD`), as ccusage's default mode does; "calculate" always prices it."""
+    from ctxbench.traces.model import MessageEvent, ModelSwitchEvent  # not for the fast path's start-up
+
     n = i = o = w = w1 = r = copied = 0
     cost = 0.0
     unpriced: list[str] = []

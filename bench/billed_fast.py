@@ -3,14 +3,22 @@
 carry `usage` decoded (msgspec, typed: fields not needed are skipped in C), each model's prices
 resolved once per model id, not per line.
 
-Counted as the importer counts them (traces/importers/claude_code.py, so `billed` gives the same
-figures either way): a request per `requestId` (else `message.id`) of an `assistant` line of the
-session file and its sub-agent files; its uncached input and cache fields from its first line,
-its output from its last (Claude Code 1.0.x logs streaming snapshots); a line repeating an earlier
-line's uuid, `<synthetic>` replies and bookkeeping lines are not requests. Cache writes are
-`cache_creation_input_tokens` (as ccusage counts them); the 5m/1h split only prices them (a total
-without a split is priced as 5m). A line the typed decoder cannot read sends the file back to the
-importer (`None`), which names the line and field.
+Counted as ccusage 20.x counts them (ryoppippi/ccusage v20.0.11,
+rust/crates/ccusage/src/adapter/claude/mod.rs `push_deduped_entry`, src/types.rs
+`cache_creation_token_count`), which is also how the importer counts an ordinary log
+(traces/importers/claude_code.py; a test keeps the two equal on the shared sessions): a request
+per `requestId` (else `message.id`) of an `assistant` line of the session file and its sub-agent
+files; of the lines one request is logged on (one per content block, or 1.0.x's streaming
+snapshots), the one with the largest token total, on a tie the one that gives its `speed`; its
+cache writes are the 5m + 1h of its `cache_creation` split where the line has one, else
+`cache_creation_input_tokens` (priced as 5m writes). A line repeating an earlier line's uuid,
+`<synthetic>` replies and bookkeeping lines are not requests. Where that reading and the
+importer's differ (lines of one message whose input or cache counts disagree: Claude Code on
+another backend; a write total its split does not sum to: a relay), `reading_notes` says how
+many requests, both figures and why (`billed` prints them, `--json` `readingNotes`).
+Only the lines holding `"usage"` (or an inline sidechain's marker) are split out and decoded.
+A line the typed decoder cannot read sends the file back to the importer (`None`), which names
+the line and field.
 
 `conversations` counts the conversations with billed requests: the session file's main one, each
 inline sidechain (1.0.x `isSidechain` lines, grouped by the line their `parentUuid` chain starts
@@ -26,16 +34,17 @@ from pathlib import Path
 
 import msgspec
 
-from ctxbench.bench.billed import BilledTotals, ModelTotals
+from ctxbench.bench.billed import BilledTotals, ModelTotals, ReadingNote
 from ctxbench.sim.core.catalog import CatalogError, Prices, prices
 from ctxbench.traces.compressed import open_log
 from ctxbench.traces.importers.base import normalize_model
-from ctxbench.traces.importers.claude_code import related_files
+from ctxbench.traces.importers.claude_code_files import related_files
 
 MAX_COST = 1e6
 
 
 class _Split(msgspec.Struct):
+    ephemeral_5m_input_tokens: int | None = None
     ephemeral_1h_input_tokens: int | None = None
 
 
@@ -77,6 +86,15 @@ class _Request:
     write_1h: int
     output: int
     cost: float | None
+    speed: bool = False  # the kept line says its speed (ccusage prefers it on a tie)
+    lines: int = 1
+    first: tuple[int, int, int] = (0, 0, 0)  # the first line's input, cache read, cache write total
+    total_write: int = 0  # `cache_creation_input_tokens` of the kept line
+    differs: bool = False  # its lines disagree on the input or cache fields (not only the output)
+
+    @property
+    def total(self) -> int:
+        return self.input + self.read + self.write_5m + self.write_1h + self.output
 
 
 @dataclass
@@ -95,6 +113,40 @@ def _n(v: int | None) -> int:
     return v
 
 
+def lines_with(data: bytes, *markers: bytes) -> list[bytes]:
+    """The lines of `data` holding any of `markers`, in order: found by the bytes' own search (C),
+    so the lines without one (most of a log's bytes) are never split out nor looked at in Python."""
+    spans: dict[int, int] = {}
+    for marker in markers:
+        at = data.find(marker)
+        while at != -1:
+            start = data.rfind(b"\n", 0, at) + 1
+            end = data.find(b"\n", at)
+            end = len(data) if end == -1 else end
+            spans[start] = end
+            at = data.find(marker, end)
+    return [data[a : spans[a]] for a in sorted(spans)]
+
+
+def _request(o: _Line, u: _Usage, model: str) -> _Request:
+    """One line's usage as ccusage reads it (module docstring)."""
+    total = _n(u.cache_creation_input_tokens)
+    split = u.cache_creation
+    if split is None:  # no split: the total, priced as 5m writes
+        w5, w1 = total, 0
+    else:
+        w5, w1 = _n(split.ephemeral_5m_input_tokens), _n(split.ephemeral_1h_input_tokens)
+    if u.speed == "fast" and model and not model.endswith("-fast"):
+        model = f"{model}-fast"
+    c = o.costUSD
+    if c is not None and not (math.isfinite(c) and 0 <= c <= MAX_COST):
+        raise ValueError("costUSD out of range")
+    inp, read = _n(u.input_tokens), _n(u.cache_read_input_tokens)
+    return _Request(
+        model, inp, read, w5, w1, _n(u.output_tokens), c, u.speed is not None, 1, (inp, read, total), total
+    )  # fmt: skip
+
+
 def read_requests(path: Path) -> tuple[dict[str, _Request], int] | None:
     """The requests of one session (module docstring), in order, and its conversations; None
     when a line is not of the shape the typed reader knows (the importer reads that file)."""
@@ -106,13 +158,14 @@ def read_requests(path: Path) -> tuple[dict[str, _Request], int] | None:
         for k, f in enumerate(related_files(path)):
             with open_log(f) as fh:
                 data = fh.read()
-            for raw in data.split(b"\n"):
-                side = b'"isSidechain":true' in raw and k == 0
-                if b'"usage"' not in raw and not side:
-                    continue
+            part = 0 if "acompact" in f.name else k  # a compaction agent: the main conversation's
+            lines = lines_with(data, b'"usage"')
+            if k == 0 and any(b'"isSidechain":true' in raw for raw in lines):  # 1.0.x inline sidechains
+                lines = lines_with(data, b'"usage"', b'"isSidechain":true')
+            for raw in lines:
                 o = _DECODER.decode(raw)
                 conv = "main"
-                if side and o.uuid is not None:  # a sidechain starts where its parent is none of one
+                if k == 0 and o.isSidechain and o.uuid is not None:  # a sidechain starts at a parent of none
                     conv = roots[o.uuid] = roots.get(o.parentUuid or "", o.uuid)
                 if o.type != "assistant" or not isinstance(o.message, _Message):
                     continue
@@ -124,26 +177,22 @@ def read_requests(path: Path) -> tuple[dict[str, _Request], int] | None:
                 model = m.model or ""
                 if model == "<synthetic>" or m.usage is None or m.usage.input_tokens is None:
                     continue
-                u = m.usage
                 rid = o.requestId or m.id
                 if rid is None:
                     return None  # the importer names such a line by where it is
-                convs.add((0 if "acompact" in f.name else k, conv))  # a compaction agent: main's
+                convs.add((part, conv))
+                q = _request(o, m.usage, model)
                 prev = reqs.get(rid)
-                if prev is not None:
-                    prev.output = _n(u.output_tokens)
+                if prev is None:
+                    reqs[rid] = q
                     continue
-                write = _n(u.cache_creation_input_tokens)
-                w1 = min(_n(u.cache_creation.ephemeral_1h_input_tokens) if u.cache_creation else 0, write)
-                if u.speed == "fast" and model and not model.endswith("-fast"):
-                    model = f"{model}-fast"
-                c = o.costUSD
-                if c is not None and not (math.isfinite(c) and 0 <= c <= MAX_COST):
-                    return None
-                reqs[rid] = _Request(
-                    model, _n(u.input_tokens), _n(u.cache_read_input_tokens), write - w1, w1,
-                    _n(u.output_tokens), c,
-                )  # fmt: skip
+                q.lines, q.first = prev.lines + 1, prev.first
+                q.differs = prev.differs or (q.input, q.read, q.total_write) != prev.first
+                # ccusage keeps the line of the largest total, on a tie the one that gives its speed
+                if q.total > prev.total or (q.total == prev.total and q.speed and not prev.speed):
+                    reqs[rid] = q
+                else:
+                    prev.lines, prev.differs = q.lines, q.differs
     except (msgspec.DecodeError, msgspec.ValidationError, ValueError, UnicodeDecodeError):
         return None
     return reqs, max(1, len(convs))
@@ -163,12 +212,15 @@ def fast_totals(
     priced: dict[str, Prices | None] = {}
     logged = mode == "auto" and model is None
     per: dict[str, ModelTotals] = {}
+    keys: dict[str, str] = {}  # model id as recorded -> its catalog name (resolved once)
+    counted: list[_Request] = []
     for rid, q in reqs.items():
         if seen is not None:
             if rid in seen:
                 copied += 1
                 continue
             seen.add(rid)
+        counted.append(q)
         n += 1
         i += q.input
         o += q.output
@@ -176,7 +228,8 @@ def fast_totals(
         w1 += q.write_1h
         r += q.read
         name = model or q.model
-        key = model or normalize_model(q.model) or "unknown"
+        key = keys.get(q.model) or keys.setdefault(q.model, normalize_model(q.model) or "unknown")
+        key = model or key
         m = per.setdefault(key, ModelTotals(key))
         m.requests += 1
         m.input += q.input
@@ -202,6 +255,41 @@ def fast_totals(
             m.cost += c
     first = next(iter(reqs.values())).model if reqs else ""
     totals = BilledTotals(
-        n, i, o, w, w1, r, cost, tuple(dict.fromkeys(unpriced)), copied, tuple(per.values())
+        n, i, o, w, w1, r, cost, tuple(dict.fromkeys(unpriced)), copied, tuple(per.values()),
+        reading_notes(counted),
     )
     return FastSession(totals, first, convs, reqs)
+
+
+def reading_notes(reqs: list[_Request]) -> tuple[ReadingNote, ...]:
+    """Where the figures read as ccusage reads them (module docstring) differ from the importer's
+    reading (`ctxbench import`, `fidelity`: a request's first line for its input and cache fields,
+    the cache-write total with the split only pricing it), and why."""
+    notes: list[ReadingNote] = []
+    mixed = [q for q in reqs if q.differs]
+    if mixed:
+        figures = {
+            name: (sum(getattr(q, attr) for q in mixed), sum(q.first[k] for q in mixed))
+            for name, attr, k in (("inputTokens", "input", 0), ("cacheReadTokens", "read", 1))
+        }
+        writes = sum(q.write_5m + q.write_1h for q in mixed)
+        figures["cacheCreationTokens"] = (writes, sum(q.first[2] for q in mixed))
+        notes.append(ReadingNote(
+            "usage-differs-between-lines", len(mixed),
+            {k: v for k, v in figures.items() if v[0] != v[1]},
+            "the lines of one message (one per content block) carry different input or cache counts, as "
+            "a backend other than Anthropic's API behind Claude Code writes them; counted as ccusage does, "
+            "the line of the largest total; `import` and `fidelity` replay its first line's",
+        ))  # fmt: skip
+    unsplit = [q for q in reqs if q.write_5m + q.write_1h != q.total_write and not q.differs]
+    if unsplit:
+        notes.append(ReadingNote(
+            "cache-write-without-split", len(unsplit),
+            {"cacheCreationTokens": (
+                sum(q.write_5m + q.write_1h for q in unsplit), sum(q.total_write for q in unsplit)
+            )},
+            "cache_creation_input_tokens is not the sum of its 5m/1h split (a relay that leaves the "
+            "split 0); counted as ccusage does, the split; `import` and `fidelity` take the total "
+            "(priced as 5m writes)",
+        ))  # fmt: skip
+    return tuple(notes)

@@ -104,8 +104,11 @@ def handle(args: argparse.Namespace) -> int:
                 "totalTokens": t.input + t.output + t.cache_write + t.cache_read,
                 "totalCost": None if t.unpriced else round(t.cost, 6), "copiedRequests": t.copied,
                 "modelBreakdowns": [m.as_dict() for m in t.models],
+                "readingNotes": [note.as_dict() for note in t.notes],
             }
         )  # fmt: skip
+        for note in t.notes:
+            print(f"note: {log.rel}: {note.text()}", file=sys.stderr)
         for why in t.unpriced:
             print(f"ctxbench: error: {log.rel}: no cost: {why}", file=sys.stderr)
         unpriced = unpriced or bool(t.unpriced)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ctxbench.traces.importers import ImportFailure, detect
-from ctxbench.traces.importers.claude_code import related_files
+from ctxbench.traces.importers.claude_code_files import related_files
 
 # Conversations Claude Code sent, whatever recorded them: its own session log, or a proxy log of
 # its requests (claude-trace). These make the report's target table (issue 11: ≥ 99 % within

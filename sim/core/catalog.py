@@ -24,7 +24,6 @@ models.yaml does not know must also give its profile (`provider`, `window`, `min
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, replace
 from functools import cache
@@ -177,9 +176,25 @@ def known_ids() -> list[str]:
     return sorted(out)
 
 
+# The vendor family an unknown id names by its prefix (issue 28: "MiniMax-M2.7" was offered Gemini ids,
+# "claude-…" must be offered Claude ids): models.yaml `provider` of the ids to suggest; else all.
+_VENDOR = re.compile(r"^(?:(claude-)|(gpt-|o\d|codex-)|(gemini-))")
+
+
 def closest(name: str, n: int = 3) -> list[str]:
+    """The known ids nearest `name`, from its own vendor family (`_VENDOR`) when it names one."""
     cand = _candidate(name)[0]
-    return difflib.get_close_matches(cand, known_ids(), n=n, cutoff=0.4)
+    import difflib  # only to suggest a name: not at start-up
+
+    m = _VENDOR.match(cand)
+    pool = known_ids()
+    if m is not None:
+        vendor = ("anthropic", "openai", "gemini")[m.lastindex - 1 if m.lastindex else 0]
+        rows = _models()
+        own = {k for k, r in rows.items() if r.get("provider") == vendor}
+        own |= {str(a) for k in own for a in rows[k].get("aliases") or ()}
+        pool = sorted(own) or pool
+    return difflib.get_close_matches(cand, pool, n=n, cutoff=0.4)
 
 
 def unknown_model_error(name: str, what: str = "unknown model") -> CatalogError:

@@ -115,7 +115,7 @@ _MODULES_OF: dict[str, tuple[str, ...]] = {
     **{kind: _COMPONENTS for kind in ("estimator", "eviction", "compaction", "marks")},
     "provider": ("ctxbench.sim.providers.registry",),
     "generator": ("ctxbench.traces.generators.builtin",),
-    "importer": ("ctxbench.traces.importers",),
+    "importer": (),  # every module of `_HOME["importer"]` (below)
     "harness": (
         "ctxbench.sim.harness.conversation", "ctxbench.sim.harness.recorded", "ctxbench.sim.harness.coding"
     ),
@@ -144,8 +144,24 @@ _HOME: dict[str, dict[str, str]] = {
         "H": "ctxbench.sim.harness.conversation", "recorded": "ctxbench.sim.harness.recorded",
         "C": "ctxbench.sim.harness.coding",
     },
+    # one module per format: `ctxbench billed` or an import of one format imports that importer only
+    # (all ten were a fifth of `billed`'s start-up, issue 28)
+    "importer": {
+        name: f"ctxbench.traces.importers.{name.replace('-', '_')}"
+        for name in (
+            "claude-code", "claude-trace", "cline", "cline-task", "codex", "gemini-cli", "inspect-ai",
+            "opencode", "openhands", "swe-agent",
+        )
+    },
 }  # fmt: skip
+_MODULES_OF["importer"] = tuple(_HOME["importer"].values())
 _loaded: set[str] = set()
+
+
+def homes(kind: str) -> list[str]:
+    """The names of `kind` the lookup table lists, sorted, without importing a module (the importer
+    formats a parser offers as choices)."""
+    return sorted(_HOME.get(kind, {}))
 
 
 def home_module(kind: str, name: str) -> str | None:

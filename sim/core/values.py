@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import difflib
 import functools
 import re
 import types
@@ -92,6 +91,8 @@ def closest(name: str, choices: Iterable[str], n: int = 3) -> list[str]:
         return s.lower().replace("_", "-")
 
     by_norm = {norm(c): c for c in pool}
+    import difflib  # only to suggest a name: not at start-up
+
     hits = difflib.get_close_matches(norm(name), list(by_norm), n=n, cutoff=0.6)
     return [by_norm[h] for h in hits]
 

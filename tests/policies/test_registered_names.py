@@ -44,7 +44,7 @@ def test_generators_and_importers_are_views_of_the_registry() -> None:
     assert "nope" not in GENERATORS and "nope" not in IMPORTERS
 
 
-@pytest.mark.parametrize("kind", ["estimator", "eviction", "compaction", "marks", "harness"])
+@pytest.mark.parametrize("kind", ["estimator", "eviction", "compaction", "marks", "harness", "importer"])
 def test_the_lookup_table_names_the_module_that_registers_each_component(kind: str) -> None:
     """`registry._HOME` lets a lookup import one module: it must list every component of its
     kinds, each with the module that registers it (a wrong or missing row costs time, not
@@ -65,3 +65,18 @@ def test_a_run_imports_only_the_components_its_preset_names() -> None:
     assert {"ctxbench.policies.estimators", "ctxbench.policies.eviction", "ctxbench.policies.marks"} <= loaded
     late = {"ctxbench.policies.tiers", "ctxbench.policies.masking", "ctxbench.sim.harness.coding"}
     assert not loaded & late
+
+
+def test_billed_start_up_imports_no_importer_nor_heavy_library() -> None:
+    """`ctxbench billed` reads Claude Code logs through their usage lines (bench/billed_fast.py): its
+    start-up imports no importer module, no trace model, and none of numpy, simpy, yaml, matplotlib
+    (issue 28: start-up was most of its time)."""
+    code = (
+        "import sys; from ctxbench.bench.cli import build_parser; build_parser('billed'); "
+        "import ctxbench.bench.billed_fast, ctxbench.bench.fidelity.discover; print(sorted(sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    loaded = set(ast.literal_eval(out))
+    heavy = {"numpy", "simpy", "yaml", "matplotlib", "ctxbench.traces.model", "ctxbench.traces.codec"}
+    importers = {f"ctxbench.traces.importers.{m}" for m in ("claude_code", "codex", "opencode", "gemini_cli")}
+    assert not loaded & (heavy | importers)

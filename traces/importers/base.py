@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import contextvars
 import datetime as _dt
-import hashlib
 import json
 import math
 import re
@@ -19,12 +18,14 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxbench.sim.core.imagesize import image_size
 from ctxbench.traces.compressed import is_compressed, open_log, read_errors, read_failure
 from ctxbench.traces.fields import MAX_COST, MAX_SECONDS, MAX_TOKENS
-from ctxbench.traces.model import Content, Trace
+
+if TYPE_CHECKING:  # the trace model is imported by what builds traces, not by `billed`'s start-up
+    from ctxbench.traces.model import Content, Trace
 
 
 class ImportFailure(ValueError):
@@ -261,6 +262,8 @@ def canonical(value: Any) -> str:
 
 def tool_use(arguments: Any, tool_id: Any, name: str) -> Content:
     """A tool call as trace content: its arguments as canonical JSON (key order matters to a cache)."""
+    from ctxbench.traces.model import Content
+
     return Content("tool_use", text=canonical(arguments), lang="json", tool_id=str(tool_id), name=name)
 
 
@@ -277,6 +280,8 @@ def file_names(names: list[str]) -> list[str]:
     for name in names:
         safe = _UNSAFE.sub("_", name).lstrip(".")[:MAX_NAME] or "conversation"
         if safe != name:
+            import hashlib
+
             digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=4).hexdigest()
             safe = f"{safe}-{digest}"
         base, n = safe, 2

@@ -48,11 +48,11 @@ rendering of reminders is not logged, so block sizes are derived from the billed
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ctxbench.sim.core.registry import register
 from ctxbench.traces.importers.anthropic_blocks import (
     anthropic_usage,
     assistant_contents,
@@ -69,6 +69,7 @@ from ctxbench.traces.importers.base import (
     other_price_terms,
     parse_time,
 )
+from ctxbench.traces.importers.claude_code_files import AGENT_FILE, related_files
 from ctxbench.traces.importers.claude_code_wire import (
     FORKED_QUERY_LINES,
     LOG_LINES,
@@ -103,7 +104,6 @@ CANNOT = [
     "the uncached 1-10 tokens after the last cache mark (input_tokens): not part of any block",
     "final output_tokens in some versions (a streaming snapshot: FORMATS.md §2.1 caveat)",
 ]
-_AGENT_FILE = re.compile(r"agent-(.+)\.jsonl$")
 
 
 @dataclass
@@ -124,16 +124,6 @@ class _Conv:
 def _last_result(contents: list[Content]) -> int:
     """Index of the last tool result (the images after it belong to it), -1 if none."""
     return next((k for k in range(len(contents) - 1, -1, -1) if contents[k].kind == "tool_result"), -1)
-
-
-def related_files(path: Path) -> list[Path]:
-    """The session file plus its sub-agent files (2.0.x `agent-*.jsonl` siblings that name this
-    session are not guessed; 2.1.x `<session>/subagents/agent-*.jsonl` are)."""
-    out = [path]
-    sub = path.with_suffix("") / "subagents"
-    if sub.is_dir():
-        out += sorted(p for p in sub.iterdir() if _AGENT_FILE.search(p.name))
-    return out
 
 
 class _Reader:
@@ -325,6 +315,7 @@ class _Reader:
         item.t_end = t if t is not None else item.t_end
 
 
+@register("importer", "claude-code")
 def import_claude_code(paths: list[Path], report: ImportReport | None = None) -> ImportResult:
     """Import one session (its sub-agent files are found next to it) or explicit files."""
     first = paths[0]
@@ -335,7 +326,7 @@ def import_claude_code(paths: list[Path], report: ImportReport | None = None) ->
         files += [f for f in related_files(p) if f not in files]
     r = _Reader(report)
     for f in files:
-        m = _AGENT_FILE.search(f.name)
+        m = AGENT_FILE.search(f.name)
         r.read(f, m.group(1) if m else None)
     convs = list(r.convs.values())
     main = r.convs.get("main") or next((c for c in convs if c.key.startswith("main")), None)

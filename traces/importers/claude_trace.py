@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ctxbench.sim.core.registry import register
 from ctxbench.traces.importers.anthropic_blocks import (
     anthropic_usage,
     assistant_contents,
@@ -147,6 +148,7 @@ def _marked(contents: list[Content], raw: Any) -> list[Content]:
     return contents
 
 
+@register("importer", "claude-trace")
 def import_claude_trace(paths: list[Path], report: ImportReport | None = None) -> ImportResult:
     path = paths[0]
     report = report or ImportReport(str(path), "claude-trace")

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctxbench.sim.core.registry import register
 from ctxbench.traces.importers.base import (
     ImportFailure,
     ImportReport,
@@ -69,6 +70,7 @@ class _Conversation:
     pending: list[Item] = field(default_factory=list)
 
 
+@register("importer", "cline")
 def import_cline(paths: list[Path], report: ImportReport | None = None) -> ImportResult:
     """One conversation per model (a provider cache is per model): Cline lets the user switch
     models mid-session, and session.messages.json ends with one mistralai/voxtral request a day

@@ -30,6 +30,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ctxbench.sim.core.registry import register
 from ctxbench.traces.importers.anthropic_blocks import assistant_contents, user_contents
 from ctxbench.traces.importers.base import (
     ImportFailure,
@@ -126,6 +127,7 @@ def _metadata(ui: Path, report: ImportReport) -> list[tuple[float, str]]:
     return sorted(out)
 
 
+@register("importer", "cline-task")
 def import_cline_task(paths: list[Path], report: ImportReport | None = None) -> ImportResult:
     """One conversation per model, as for Cline's SDK sessions (traces/importers/cline.py): a model's
     requests read its own provider cache."""

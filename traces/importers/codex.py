@@ -27,6 +27,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ctxbench.sim.core.registry import register
 from ctxbench.traces.importers.base import (
     ImportReport,
     ImportResult,
@@ -96,6 +97,7 @@ def _usage(info: Any, where: str) -> Usage | None:
     )
 
 
+@register("importer", "codex")
 def import_codex(paths: list[Path], report: ImportReport | None = None) -> ImportResult:
     path = paths[0]
     report = report or ImportReport(str(path), "codex")

@@ -37,6 +37,32 @@ def _whole_document(path: Path, head: bytes) -> dict[str, object] | None:
     return doc if isinstance(doc, dict) else None
 
 
+def _by_object(obj: dict[str, object] | None) -> str | None:
+    """The format a log's first JSON object names, or None."""
+    if obj is None:
+        return None
+    if obj.get("type") in ("say", "ask") and "ts" in obj:
+        return "cline-task"  # a ui_messages.json row (traces/importers/cline_task.py)
+    if "request" in obj and "response" in obj:
+        return "claude-trace"
+    if obj.get("kind") in ("session_start", "codex_event") or ("dir" in obj and "kind" in obj):
+        return "codex"
+    if obj.get("type") in ("session_meta", "turn_context", "response_item", "event_msg"):
+        return "codex"
+    if "instructions" in obj and "id" in obj and "timestamp" in obj and "type" not in obj:
+        return "codex"  # the first Codex versions' rollout (traces/importers/codex_rollout.py)
+    if "instance_id" in obj and "history" in obj:
+        return "openhands"
+    if "projectHash" in obj and "sessionId" in obj:
+        return "gemini-cli"  # its header line (or the older single-JSON session)
+    if "sessionId" in obj or obj.get("type") in ("file-history-snapshot", "summary", "queue-operation"):
+        return "claude-code"
+    return None
+
+
+HEAD = 65_536  # read first; the rest of the 256 KB only when its complete lines name no format
+
+
 def detect(path: Path) -> str:
     """The format name of `path` (a registered importer); a compressed file by its contents and
     its name without the compression suffix (traces/compressed.py)."""
@@ -55,30 +81,19 @@ def detect(path: Path) -> str:
         return "cline"
     try:
         with open_log(path) as f:
-            head = f.read(256_000)
+            head = f.read(HEAD)
+            first = _by_object(_first_object(head[: head.rfind(b"\n") + 1]))  # its complete lines
+            if first is not None:  # the usual case: a log's first lines name it (HEAD bytes read)
+                return first
+            head += f.read(256_000 - HEAD)
     except read_errors() as e:
         raise ImportFailure(str(path), f"cannot read: {read_failure(e)}") from None
     if head.startswith(b"SQLite format 3\x00"):
         return "opencode"  # opencode's database (traces/importers/opencode.py checks its tables)
+    found = _by_object(_first_object(head) or _whole_document(path, head))
+    if found is not None:
+        return found
     text = head.decode("utf-8", "replace")
-    obj = _first_object(head) or _whole_document(path, head)
-    if obj is not None:
-        if obj.get("type") in ("say", "ask") and "ts" in obj:
-            return "cline-task"  # a ui_messages.json row (traces/importers/cline_task.py)
-        if "request" in obj and "response" in obj:
-            return "claude-trace"
-        if obj.get("kind") in ("session_start", "codex_event") or ("dir" in obj and "kind" in obj):
-            return "codex"
-        if obj.get("type") in ("session_meta", "turn_context", "response_item", "event_msg"):
-            return "codex"
-        if "instructions" in obj and "id" in obj and "timestamp" in obj and "type" not in obj:
-            return "codex"  # the first Codex versions' rollout (traces/importers/codex_rollout.py)
-        if "instance_id" in obj and "history" in obj:
-            return "openhands"
-        if "projectHash" in obj and "sessionId" in obj:
-            return "gemini-cli"  # its header line (or the older single-JSON session)
-        if "sessionId" in obj or obj.get("type") in ("file-history-snapshot", "summary", "queue-operation"):
-            return "claude-code"
     stripped = text.lstrip()
     if stripped.startswith("{"):
         if '"samples"' in text and '"eval"' in text:

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctxbench.sim.core.registry import register
 from ctxbench.traces.importers.base import (
     ImportFailure,
     ImportReport,
@@ -230,6 +231,7 @@ def _operations(path: Path, report: ImportReport) -> list[tuple[str, dict[str, A
     return [("header", doc, path.name), *msgs]
 
 
+@register("importer", "gemini-cli")
 def import_gemini_cli(paths: list[Path], report: ImportReport | None = None) -> ImportResult:
     path = paths[0]
     report = report or ImportReport(str(path), "gemini-cli")

@@ -21,6 +21,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from ctxbench.sim.core.registry import register
 from ctxbench.traces.compressed import read_errors, read_failure, zip_member
 from ctxbench.traces.importers.base import (
     ImportFailure,
@@ -110,6 +111,7 @@ def _usage(u: dict[str, Any], where: str, at: str) -> Usage:
     return Usage(inp - read - write if inside else inp, read, write, 0, out)
 
 
+@register("importer", "inspect-ai")
 def import_inspect_ai(paths: list[Path], report: ImportReport | None = None) -> ImportResult:
     """One trace per sample (and epoch, when the eval ran several) and model: a scorer's or other
     role's model events (a grader on another model) are a conversation of their own, with a cache of

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctxbench.sim.core.registry import register
 from ctxbench.traces.compressed import is_compressed, open_log, read_errors, read_failure
 from ctxbench.traces.importers.base import (
     ImportFailure,
@@ -287,6 +288,7 @@ def _row(data: Any, shown: str, what: str) -> dict[str, Any]:
     return row
 
 
+@register("importer", "opencode")
 def import_opencode(paths: list[Path], report: ImportReport | None = None) -> ImportResult:
     """One trace per session and model (a provider cache is per model), plus each session's
     compaction requests (module docstring)."""

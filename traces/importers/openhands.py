@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ctxbench.sim.core.registry import register
 from ctxbench.traces.importers.base import (
     ImportReport,
     ImportResult,
@@ -24,6 +25,7 @@ CANNOT = [
 ]
 
 
+@register("importer", "openhands")
 def import_openhands(paths: list[Path], report: ImportReport | None = None) -> ImportResult:
     path = paths[0]
     report = report or ImportReport(str(path), "openhands")

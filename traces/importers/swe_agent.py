@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ctxbench.sim.core.registry import register
 from ctxbench.traces.importers.base import ImportFailure, ImportReport, ImportResult, json_document
 from ctxbench.traces.importers.tokens import Item, build_traces
 from ctxbench.traces.model import Content, SystemEvent
@@ -12,6 +13,7 @@ from ctxbench.traces.model import Content, SystemEvent
 CANNOT = ["per-request usage (only totals: model_stats)", "timestamps of requests"]
 
 
+@register("importer", "swe-agent")
 def import_swe_agent(paths: list[Path], report: ImportReport | None = None) -> ImportResult:
     path = paths[0]
     report = report or ImportReport(str(path), "swe-agent")

@@ -1,0 +1,97 @@
+"""`billed` reads usage as ccusage 20.x does (bench/billed_fast.py): of the lines of one message the
+one with the largest total, cache writes from the 5m/1h split where a line has one; and says where the
+importer's reading differs (synthetic lines)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ctxbench.bench.billed_fast import fast_totals
+from ctxbench.bench.cli import main
+
+ZERO = {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0}
+
+
+def _line(k: int, usage: dict[str, object], mid: str = "msg_1", model: str = "claude-sonnet-4-5") -> str:
+    return json.dumps({
+        "type": "assistant", "uuid": f"u{k}", "sessionId": "s", "requestId": f"req_{mid}",
+        "timestamp": f"2025-10-01T00:00:0{k}Z",
+        "message": {"id": mid, "model": model, "role": "assistant", "content": [], "usage": usage},
+    })  # fmt: skip
+
+
+def _log(tmp: Path, *lines: str) -> Path:
+    p = tmp / "s.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+def test_lines_of_one_message_with_different_usage_keep_the_largest(tmp_path: Path) -> None:
+    a = {
+        "input_tokens": 10,
+        "cache_read_input_tokens": 0,
+        "cache_creation_input_tokens": 0,
+        "output_tokens": 5,
+    }
+    b = {
+        "input_tokens": 4,
+        "cache_read_input_tokens": 900,
+        "cache_creation_input_tokens": 0,
+        "output_tokens": 7,
+    }
+    fast = fast_totals(_log(tmp_path, _line(1, a), _line(2, b)))
+    assert fast is not None
+    t = fast.totals
+    assert (t.requests, t.input, t.cache_read, t.output) == (1, 4, 900, 7)  # line b: total 911 > 15
+    (note,) = t.notes
+    assert note.what == "usage-differs-between-lines" and note.requests == 1
+    assert note.figures == {"inputTokens": (4, 10), "cacheReadTokens": (900, 0)}
+
+
+def test_ordinary_message_lines_give_no_note(tmp_path: Path) -> None:
+    u = {"input_tokens": 3, "cache_read_input_tokens": 50, "cache_creation_input_tokens": 20,
+         "output_tokens": 1, "cache_creation": {**ZERO, "ephemeral_5m_input_tokens": 20}}  # fmt: skip
+    fast = fast_totals(_log(tmp_path, _line(1, u), _line(2, {**u, "output_tokens": 40})))
+    assert fast is not None and fast.totals.notes == () and fast.totals.output == 40
+
+
+@pytest.mark.parametrize(("split", "write"), [(ZERO, 0), ({}, 0), (None, 111_055)])
+def test_cache_write_total_without_its_split(
+    tmp_path: Path, split: dict[str, int] | None, write: int
+) -> None:
+    u: dict[str, object] = {"input_tokens": 1, "cache_read_input_tokens": 0,
+                            "cache_creation_input_tokens": 111_055, "output_tokens": 2}  # fmt: skip
+    if split is not None:
+        u["cache_creation"] = split
+    fast = fast_totals(_log(tmp_path, _line(1, u)))
+    assert fast is not None and fast.totals.cache_write == write  # a split (even 0) wins, as ccusage
+    if split is None:
+        assert fast.totals.notes == ()
+    else:
+        (note,) = fast.totals.notes
+        assert note.what == "cache-write-without-split"
+        assert note.figures == {"cacheCreationTokens": (0, 111_055)}
+
+
+def test_billed_prints_the_note_and_json_holds_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    u = {"input_tokens": 1, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 500,
+         "output_tokens": 2, "cache_creation": ZERO}  # fmt: skip
+    path = _log(tmp_path, _line(1, u))
+    assert main(["billed", str(path), "--json"]) == 0
+    out = capsys.readouterr()
+    (row,) = json.loads(out.out)
+    assert row["cacheCreationTokens"] == 0
+    assert row["readingNotes"][0]["figures"] == {"cacheCreationTokens": {"billed": 0, "importer": 500}}
+    assert "importer 500" in out.err and "relay" in out.err
+
+
+def test_unknown_model_suggestions_come_from_its_vendor_family() -> None:
+    from ctxbench.sim.core.catalog import closest, model_info
+
+    cases = (("claude-opus-9", "anthropic"), ("gpt-7-turbo", "openai"), ("gemini-9-pro", "gemini"))
+    for name, vendor in cases:
+        near = closest(name)
+        assert near and all(model_info(k).provider == vendor for k in near), (name, near)
