@@ -5,7 +5,9 @@ For each row the blob COMMIT:PATH is read from a bare git directory under `--mir
 (`<root>/<owner>+<name>/repo` or `<root>/<owner>+<name>`), or else from a blobless clone of
 https://github.com/OWNER/NAME kept in `--cache`; it is written to
 `OUT/<split>/<owner>__<name>/<path>` (sub-folders kept, so a Claude Code session's
-`<uuid>/subagents/agent-*.jsonl` stay beside it) and checked against the row's sha256.
+`<uuid>/subagents/agent-*.jsonl` stay beside it; a folder whose name starts with a dot, such as
+`.codex` or `.claude`, is written as `dot-codex`, `dot-claude`, since the log discovery of
+`fidelity --all-real` and `billed DIR` skips hidden folders) and checked against the row's sha256.
 `ctxbench fidelity --all-real --corpus OUT` then reads the split it is given.
 
 Exit status: 0 all files written, 1 a file missing or with another sha256, 2 bad input."""
@@ -52,6 +54,11 @@ def split_of(repo: str) -> str:
     return "test" if int(hashlib.sha256(repo.encode()).hexdigest(), 16) % 2 else "dev"
 
 
+def visible(path: str) -> str:
+    """`path` with each leading dot of a folder or file name spelled `dot-` (README.md)."""
+    return "/".join("dot-" + c[1:] if c.startswith(".") else c for c in path.split("/"))
+
+
 def git_dir(repo: str, mirror_root: Path | None, cache: Path) -> Path:
     owner, name = repo.split("/", 1)
     if mirror_root is not None:
@@ -91,7 +98,7 @@ def extract(
             problems.append(f"{where}: sha256 {digest} is not the recorded {r['sha256']}")
             continue
         owner, name = r["repo"].split("/", 1)
-        dest = out / r["split"] / f"{owner}__{name}" / r["path"]
+        dest = out / r["split"] / f"{owner}__{name}" / visible(r["path"])
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes(p.stdout)
         n += 1

@@ -1,0 +1,64 @@
+"""bench/corpus/extract.py on a tiny repository made here: a session under a hidden folder
+(`.codex/sessions/...`, as users commit their `~/.codex`) is written where `fidelity --all-real`
+and `billed DIR` find it (`dot-codex/...`), and a wrong sha256 is a problem, exit 1."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ctxbench.bench.corpus.extract import main, visible
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+PATH = ".codex/sessions/2025/10/06/rollout-x.jsonl"
+DATA = b'{"type":"session_meta","payload":{}}\n'
+
+
+def _repo(root: Path) -> str:
+    work = root / "work"
+    (work / PATH).parent.mkdir(parents=True)
+    (work / PATH).write_bytes(DATA)
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+        "HOME": str(root),
+        "PATH": "/usr/bin:/bin",
+    }
+    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "s"]):
+        subprocess.run(["git", *cmd], cwd=work, env=env, check=True)
+    subprocess.run(
+        ["git", "clone", "-q", "--bare", str(work), str(root / "mirror" / "o+n" / "repo")], check=True
+    )
+    return subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=work, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def test_visible() -> None:
+    assert visible(".claude/projects/-Users-a/x.jsonl") == "dot-claude/projects/-Users-a/x.jsonl"
+    assert visible("tests/.hidden/.x.jsonl") == "tests/dot-hidden/dot-x.jsonl"
+    assert visible("a/b.jsonl") == "a/b.jsonl"
+
+
+@pytest.mark.parametrize("good", [True, False])
+def test_extract_hidden_folder(tmp_path: Path, good: bool) -> None:
+    commit = _repo(tmp_path)
+    digest = hashlib.sha256(DATA).hexdigest() if good else "0" * 64
+    table = tmp_path / "s.csv"
+    table.write_text(
+        "repo,path,commit,format,model,requests,licence,split,sha256\n"
+        f"o/n,{PATH},{commit},codex,gpt-5,1,none,test,{digest}\n"
+    )
+    out = tmp_path / "out"
+    rc = main(["--csv", str(table), "--mirror-root", str(tmp_path / "mirror"), "--out", str(out)])
+    dest = out / "test" / "o__n" / "dot-codex/sessions/2025/10/06/rollout-x.jsonl"
+    assert (rc, dest.exists()) == ((0, True) if good else (1, False))
+    if good:
+        assert dest.read_bytes() == DATA
