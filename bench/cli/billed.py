@@ -59,7 +59,7 @@ def handle(args: argparse.Namespace) -> int:
     from ctxbench.bench.billed_fast import fast_totals
     from ctxbench.bench.fidelity.discover import Log, discover
     from ctxbench.sim.core.catalog import add_prices_file, canonical
-    from ctxbench.traces.importers import detect, import_paths
+    from ctxbench.traces.importers import ImportFailure, detect, import_paths
     from ctxbench.traces.importers.base import normalize_model
 
     if args.prices:
@@ -83,7 +83,14 @@ def handle(args: argparse.Namespace) -> int:
         if fast is not None:  # its usage lines only (bench/billed_fast.py)
             t, main_model, n_conv = fast.totals, normalize_model(fast.model), fast.conversations
         else:
-            res = import_paths([log.path], log.format)
+            try:
+                res = import_paths([log.path], log.format)
+            except ImportFailure as e:  # one bad log of a folder: named, the others still summed
+                if len(logs) == 1:
+                    raise
+                print(f"ctxbench: error: {log.rel}: {e} (left out)", file=sys.stderr)
+                unpriced = True
+                continue
             t = billed_totals(
                 list(res.traces), model, seen if log.format == "claude-code" else None, args.mode
             )
@@ -112,8 +119,9 @@ def handle(args: argparse.Namespace) -> int:
         for why in t.unpriced:
             print(f"ctxbench: error: {log.rel}: no cost: {why}", file=sys.stderr)
         unpriced = unpriced or bool(t.unpriced)
+    rows = [r for r in rows if r]  # a log left out above has no row
     print(json.dumps(rows, indent=2) if args.json else _table(rows))
-    return 2 if unpriced else 0  # every figure printed; a cost left out is bad input (H-20)
+    return 2 if unpriced else 0  # every figure printed; a cost or a log left out is bad input (H-20)
 
 
 def _main_model(t: Any) -> str:

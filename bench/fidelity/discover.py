@@ -45,6 +45,14 @@ class Found:
         return [log for log in self.logs if log.format not in CLAUDE_CODE_FORMATS]
 
 
+# folders of tools, never of harness logs: not walked (a dot-folder such as `.claude/projects`,
+# `.codex/sessions` or `.gemini/tmp`, where harnesses keep their logs, is)
+NOT_LOGS = frozenset(
+    {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox",
+     ".mypy_cache", ".ruff_cache", ".pytest_cache", ".hypothesis", ".npm", ".idea", ".vscode-test"}
+)  # fmt: skip
+
+
 def discover(root: Path) -> Found:
     """Every log under `root`, in the order of their paths (deterministic: the report and the
     `--json` list come out the same on every machine). Raises ValueError when `root` is no folder."""
@@ -52,7 +60,7 @@ def discover(root: Path) -> Found:
         raise ValueError(f"--all-real {root}: not a folder of recorded logs (or set CTXBENCH_REAL)")
     files: list[tuple[str, Path]] = []
     for folder, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if d not in NOT_LOGS)  # `.claude`, `.codex`, `.gemini` are walked
         for name in sorted(names):
             if not name.startswith("."):
                 path = Path(folder, name)

@@ -18,6 +18,7 @@ from ctxbench.bench.fidelity.compare import compare
 from ctxbench.bench.fidelity.discover import Log
 from ctxbench.bench.fidelity.results import SessionFidelity
 from ctxbench.sim.core.catalog import CatalogError, prices
+from ctxbench.sim.providers.choice import NoModelError
 from ctxbench.traces.format import TraceError, read_trace
 from ctxbench.traces.importers import ImportFailure, detect, import_paths
 from ctxbench.traces.model import MessageEvent, Trace
@@ -36,6 +37,7 @@ class Replayed:
     trace: Trace
     fidelity: SessionFidelity | None
     keep_warm: SessionFidelity | None = None
+    reason: str = ""  # why it is not replayed, when it is not for another reason than its model
 
     @property
     def compared(self) -> bool:
@@ -45,7 +47,7 @@ class Replayed:
     def why_not(self) -> str:
         """Why this conversation is not compared ("" when it is)."""
         if self.fidelity is None:
-            return UNKNOWN_MODEL
+            return self.reason or UNKNOWN_MODEL
         return "" if self.fidelity.has_usage else NO_USAGE
 
     def billed_requests(self) -> int:
@@ -66,6 +68,9 @@ def replay_log(log: Log, keep_warm: bool = False) -> list[Replayed]:
                 prices(sf.model)
         except CatalogError:
             out.append(Replayed(log, name, tr, None))
+            continue
+        except NoModelError as e:  # named, and the other conversations and logs still scored
+            out.append(Replayed(log, name, tr, None, reason=f"{e.args[0]} (not replayed)"))
             continue
         # the keep-warm replay is read unconditioned only (fidelity_tables.reads)
         kw = compare(tr, name, keep_warm=True, condition=False) if keep_warm and sf.has_usage else None

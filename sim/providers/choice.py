@@ -62,13 +62,17 @@ def provider_family(name: str) -> str:
     return str(profile(name).get("provider", name))
 
 
+class NoModelError(ValueError):
+    """A recorded log that names no model: which to run it as only the user can say (`--model`)."""
+
+
 def choose(
     trace: Trace, preset_provider: str, provider: str | None = None, model: str | None = None
 ) -> Serving:
     """The profile and model of a run (module docstring); CatalogError when the model is unknown."""
     m = model or trace.header.model
     if not m and trace.header.meta.get("format"):
-        raise ValueError(
+        raise NoModelError(
             f"the log names no model ({trace.header.source or 'trace'}): give one with --model NAME"
         )
     m = m or DEFAULT_MODEL
