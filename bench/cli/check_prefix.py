@@ -135,7 +135,7 @@ def _session_log_hint(path: Path) -> str:
 
     try:
         fmt = detect(path)
-    except (ImportFailure, OSError):
+    except (ImportFailure, OSError, ValueError):  # ValueError: a damaged compressed file
         return ""
     if fmt == "claude-trace":  # request traffic: read above
         return ""

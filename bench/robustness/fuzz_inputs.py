@@ -163,7 +163,7 @@ def run_cli(argv: list[str]) -> Outcome:
     err, out = io.StringIO(), io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
         try:
-            code = main(argv)
+            code = main(argv, catch_crashes=False)
         except SystemExit as e:
             code = e.code if isinstance(e.code, int) else 2
         except BaseException as e:

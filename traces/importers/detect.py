@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ctxbench.traces.compressed import open_log, plain, read_errors, read_failure
+from ctxbench.traces.compressed import open_log, plain
 from ctxbench.traces.importers.base import ImportFailure
 
 
@@ -23,7 +23,8 @@ def _first_object(head: bytes) -> dict[str, object] | None:
 
 def detect(path: Path) -> str:
     """The format name of `path` (a registered importer); a compressed file by its contents and
-    its name without the compression suffix (traces/compressed.py)."""
+    its name without the compression suffix (traces/compressed.py). Raises ImportFailure for a file
+    no importer reads, DamagedFile (a ValueError) for a damaged compressed one."""
     name = plain(path)
     if name.suffix == ".traj":
         return "swe-agent"
@@ -34,8 +35,9 @@ def detect(path: Path) -> str:
     try:
         with open_log(path) as f:
             head = f.read(256_000)
-    except read_errors() as e:
-        raise ImportFailure(str(path), f"cannot read: {read_failure(e)}") from None
+    except OSError as e:  # a damaged compressed file raises DamagedFile: no format to guess, and
+        # a folder mode stops on it instead of listing it among files no importer reads
+        raise ImportFailure(str(path), f"cannot read: {e.strerror or e}") from None
     if head.startswith(b"SQLite format 3\x00"):
         return "opencode"  # opencode's database (traces/importers/opencode.py checks its tables)
     text = head.decode("utf-8", "replace")
