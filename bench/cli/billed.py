@@ -109,6 +109,5 @@ def _table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(fmt.format(*line) for line in (head, *body))
 
 
-
 def _dollars(cost: float | None) -> str:
     return "unknown" if cost is None else f"${cost:.4f}"

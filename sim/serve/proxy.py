@@ -239,9 +239,10 @@ class ProxyServer(FrontServer):
         port: int = 0,
         read_timeout: float = 60.0,
         max_connections: int = 256,
+        max_per_client: int = 0,
     ) -> None:
         self.state = state
-        super().__init__((host, port), ProxyHandler, read_timeout, max_connections)
+        super().__init__((host, port), ProxyHandler, read_timeout, max_connections, max_per_client)
 
 
 def start_proxy(

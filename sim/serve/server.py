@@ -275,7 +275,9 @@ class CtxServer(FrontServer):
     def __init__(self, state: ServeState) -> None:
         self.state = state
         cfg = state.cfg
-        super().__init__((cfg.host, cfg.port), Handler, cfg.read_timeout, cfg.max_connections)
+        super().__init__(
+            (cfg.host, cfg.port), Handler, cfg.read_timeout, cfg.max_connections, cfg.max_per_client
+        )
 
     def next_id(self, prefix: str) -> str:
         return self.state.next_id(prefix)
