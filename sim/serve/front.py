@@ -167,6 +167,7 @@ class FrontHandler(BaseHTTPRequestHandler, abc.ABC):
             self.wfile.flush()
         except TimeoutError:
             if self.t0 and not self.answered:  # a request began and stalled: tell the client why
+                self.path = self.path or self.rfile.pending_target()
                 self.refuse(Refusal(408, "Request timed out before it was received in full"), close=True)
             self.close_connection = True
         except (BrokenPipeError, ConnectionResetError):

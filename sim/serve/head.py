@@ -103,6 +103,12 @@ class DeadlineReader:
             pass
         return self._take(min(n, len(self._buf)))
 
+    def pending_target(self) -> str:
+        """The request-target of a request line cut off before its end (for a 408 in its API's
+        shape), from the bytes received and not yet read; "" when none is there."""
+        words = bytes(self._buf).lstrip(b"\r\n").split(b"\n", 1)[0].split(b" ")
+        return words[1].decode("latin-1") if len(words) > 1 else ""
+
     def close(self) -> None:
         self.closed = True
 
