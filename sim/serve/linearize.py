@@ -314,10 +314,9 @@ class TraceRecorder:
                 header = Header(source, "live", c.model, 0, meta=meta)
                 path = folder / f"conv-{i:03d}.jsonl"
                 events = tuple(c.events)
-                if self.secrets:
-                    red = Redactor({}, "")
-                    red.secrets = sorted(self.secrets, key=len, reverse=True)
-                    events = tuple(_scrubbed(ev, red) for ev in events)
+                red = Redactor({}, "")  # values sent as keys, and credential-shaped values
+                red.secrets = sorted(self.secrets, key=len, reverse=True)
+                events = tuple(_scrubbed(ev, red) for ev in events)
                 try:
                     write_trace(Trace(header, events), path)
                 except (TraceError, OSError) as e:
