@@ -36,7 +36,7 @@ from ctxbench.sim.core.provider import ProviderError
 from ctxbench.sim.serve import render
 from ctxbench.sim.serve.front_server import FrontServer, add_front_args, stop_front
 from ctxbench.sim.serve.head import DeadlineReader, HeadError, header_block, keeps_alive, request_line
-from ctxbench.sim.serve.record import Ledger, Redactor
+from ctxbench.sim.serve.record import Ledger, Redactor, scrub_shapes
 from ctxbench.sim.serve.wire import ANTHROPIC, CHAT, GEMINI, RESPONSES, WireError
 
 MAX_BODY = 32 * 1024 * 1024  # 413 request_too_large above 32 MB (providers.md §1.12)
@@ -212,9 +212,9 @@ class FrontHandler(BaseHTTPRequestHandler, abc.ABC):
         connection is closed (its body may be unread), unless `close` is False."""
         api = api_of_path(self.path or "/")
         rid = self.server.next_id(RID_PREFIX.get(api, "resp_"))
-        if entry is None:
-            entry, _ = self.entry(api)
-        entry["error"] = r.message if r.status in (405, 500) else f"refused: {r.message}"
+        fresh, red = self.entry(api)  # the redactor: an error may quote the request line or body
+        entry = fresh if entry is None else entry
+        entry["error"] = red.text(r.message if r.status in (405, 500) else f"refused: {r.message}")
         self.refused = self.refused or close
         self.answer(entry, self.error_reply(api, WireError(r.status, r.type, r.message), rid), close)
 
@@ -234,6 +234,8 @@ class FrontHandler(BaseHTTPRequestHandler, abc.ABC):
         written first, so a client that hangs up never costs a record). `record=False`: the
         caller writes the line itself (the proxy, once a relayed stream has ended)."""
         if record:
+            if isinstance(entry.get("error"), str):  # an error quoting a key: by shape (record.py)
+                entry["error"] = scrub_shapes(entry["error"])
             entry["status"] = reply.status
             self.ledger().write(entry)
         self.answered = True

@@ -170,7 +170,7 @@ class ProxyHandler(FrontHandler):
         except (OSError, http.client.HTTPException) as e:
             if self.answered:
                 return
-            entry["error"] = f"upstream: {e}"
+            entry["error"] = red.text(f"upstream: {e}")
             self._record(entry, red, body, b"", False, t, 502)
             err = WireError(502, "api_error", f"upstream unreachable: {e}")
             rid = self.server.next_id("req_")
