@@ -22,6 +22,20 @@ from typing import Any
 from ctxbench.bench.robustness.fuzz_inputs import mutate
 
 SECRET = "sk-fuzz-SECRET-7f3a9c"  # sent as a key in headers, query strings and body fields
+# A credential of no known shape (issue 32): found only by the name of the field that holds it.
+PLAIN_SECRET = "Zq81mXv0Lp27Ws5n"
+SECRETS = (SECRET, PLAIN_SECRET)
+CREDENTIAL_QUERY = ("key", "api-key", "x-goog-api-key", "secret", "auth", "access_token", "apiKey")
+CREDENTIAL_FIELDS = (
+    "api_key",
+    "openaiApiKey",
+    "apiToken",
+    "authToken",
+    "bearer",
+    "key",
+    "password",
+    "secret",
+)
 
 
 @dataclass(frozen=True)
@@ -156,7 +170,12 @@ def valid_body(path: str, rng: random.Random) -> dict[str, Any]:
             "stream": rng.random() < 0.3,
         }
     if rng.random() < 0.3:  # credentials in body fields (must never be stored)
-        body["metadata"] = {"user_id": f"u{rng.randrange(9)}", "api_key": SECRET, "openai_api_key": SECRET}
+        meta: dict[str, Any] = {
+            "user_id": f"u{rng.randrange(9)}",
+            "api_key": SECRET,
+            "openai_api_key": SECRET,
+        }
+        body["metadata"] = meta
     return body
 
 
@@ -173,6 +192,11 @@ def fuzz_request(rng: random.Random) -> tuple[str, bytes]:
     headers = [("host", "127.0.0.1"), ("content-type", "application/json"), ("x-api-key", SECRET)]
     if rng.random() < 0.3:
         headers.append(("authorization", f"Bearer {SECRET}"))
+    if rng.random() < 0.15:  # a credential-named query parameter of no known shape
+        path += ("&" if "?" in path else "?") + f"{rng.choice(CREDENTIAL_QUERY)}={PLAIN_SECRET}"
+    if rng.random() < 0.1:  # a cookie whose value is repeated in the message text
+        headers.append(("cookie", f"sid={PLAIN_SECRET}; theme=dark"))
+        body = body.replace(b'"hi"', f'"hi, my sid is {PLAIN_SECRET}"'.encode(), 1)
     method = "POST" if path != "/v1/models" else "GET"
     r = rng.random()
     kind = "valid"
@@ -230,6 +254,12 @@ def fuzz_request(rng: random.Random) -> tuple[str, bytes]:
         return kind, line + b"host: x\r\n\r\n"
     elif r < 0.85:
         return "head", _damaged_head(method, path, headers, body, rng)
+    if kind == "valid" and rng.random() < 0.3:  # a credential of no known shape in a named field
+        doc = json.loads(body)  # (only in bodies left whole: a mutated name is no credential name)
+        doc.setdefault("metadata", {})[rng.choice(CREDENTIAL_FIELDS)] = PLAIN_SECRET
+        body = json.dumps(doc).encode()
+    if kind == "valid" and rng.random() < 0.05:  # a body that is not JSON, quoting a credential
+        body = b'{"apiToken": "' + PLAIN_SECRET.encode() + b'", "messages": ['
     if method in ("POST", "PUT", "PATCH", "post") and kind != "framing":
         headers.append(("content-length", str(len(body))))
     elif kind != "method":

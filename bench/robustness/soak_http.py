@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxbench.bench.robustness.fuzz_http import SECRET, expected_shape, fuzz_request, raw_request
+from ctxbench.bench.robustness.fuzz_http import SECRETS, expected_shape, fuzz_request, raw_request
 
 
 @dataclass
@@ -186,9 +186,10 @@ def soak_http(
         for p in folder.rglob("*"):
             if p.is_file():
                 data = p.read_bytes()
-                n = data.count(SECRET.encode())
-                counts.secrets_stored += n
-                if n and len(counts.examples) < 8:
-                    at = data.find(SECRET.encode())
-                    counts.examples.append(f"secret in {p.name}: {data[max(0, at - 300) : at + 60]!r}")
+                for secret in SECRETS:
+                    n = data.count(secret.encode())
+                    counts.secrets_stored += n
+                    if n and len(counts.examples) < 8:
+                        at = data.find(secret.encode())
+                        counts.examples.append(f"secret in {p.name}: {data[max(0, at - 300) : at + 60]!r}")
     return counts

@@ -154,9 +154,10 @@ def header_block(reader: DeadlineReader, path: str) -> http.client.HTTPMessage:
             raise HeadError(400, "Obsolete line folding in the request headers", path)
         name, colon, value = line.rstrip(b"\r\n").partition(b":")
         if not colon:
-            raise HeadError(400, f"Malformed header line (no colon): {name[:40]!r}", path)
+            first = (name.split() or [b""])[0]  # what would be its name: never a value it may hold
+            raise HeadError(400, f"Malformed header line (no colon) starting {first[:40]!r}", path)
         if not _TOKEN.fullmatch(name):
-            raise HeadError(400, f"Malformed header name: {name[:40]!r}", path)
+            raise HeadError(400, f"Malformed header name: {name.split(b' ')[0][:40]!r}", path)
         value = value.strip(b" \t")
         if _BAD_VALUE.search(value):
             raise HeadError(400, f"Invalid character in the value of header {name[:40]!r}", path)
