@@ -8,14 +8,19 @@ a half-sent body. Here (ctxbench issue 12):
 - unparseable framing gets 400: a `content-length` that is not a plain decimal (`abc`, `1e3`) or
   repeated with different values, a bad chunk size, both `transfer-encoding` and `content-length`,
   a transfer coding other than `chunked`, a body shorter than announced; a body past the limit gets
-  413, long or many header lines 431, a long request line 414, a read that stalls past the read
-  timeout 408 (then the connection is closed);
+  413, long or many header lines 431, a long request line 414, a request (head and body) not
+  received in full by its deadline (`read_timeout` after its first byte, however slowly its bytes
+  come) 408, a stalled request line included (then the connection is closed);
+- the request head is read as RFC 9112 frames it (sim/serve/head.py): empty lines before the
+  request line skipped; a malformed header line, a bad version or a non-ASCII target a 400 in the
+  path's API shape, never taken for the end of the head (issue 32);
 - the error body is Anthropic's `{"type":"error","error":{"type","message"},"request_id"}` on
   Anthropic paths and OpenAI's `{"error":{"message","type","param","code"}}` on OpenAI paths
   (`/v1/chat/…`, `/v1/responses…`, providers.md §1.12, §2.5), rendered by `render.error_body`;
 - an unexpected exception is answered 500 `api_error` (and recorded as `internal: …`) instead of
   a dropped connection: it is a bug, and the soak counts it as one;
-- at most `max_connections` connections are served at once; more wait in the listen backlog;
+- at most `max_connections` connections are served at once, at most `max_per_client` of one
+  address (sim/serve/front_server.py); more wait;
 - stopping (`stop_front`) ends reads on idle connections, waits for requests in flight, then the
   caller closes the ledger, so every request received is on it.
 The 405/408/414/431 texts are this project's (providers.md records no verbatim text for them).
