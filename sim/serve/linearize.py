@@ -76,7 +76,8 @@ def _scrubbed(ev: Any, red: Redactor) -> Any:
     fields = [n for n in ("content", "summary") if hasattr(ev, n)]
     changes = {
         n: tuple(
-            dataclasses.replace(c, text=red.text(c.text)) if c.text is not None else c for c in getattr(ev, n)
+            dataclasses.replace(c, text=red.value(c.text)) if c.text is not None else c
+            for c in getattr(ev, n)
         )
         for n in fields
     }

@@ -87,7 +87,9 @@ _KEY_SHAPES = re.compile(
 )
 # In text that is not parsed JSON (a body that is not valid JSON, a query string, an error quoting
 # either): the value after a credential-named field, `"apiToken": "..."`, `api-key=...`.
-_NAMED_VALUE = re.compile(r"([A-Za-z0-9_.\-]{2,60})(\\?[\"']?\s*[:=]\s*\\?[\"']?)([^\s\"'&,;}\\]{4,})")
+_NAMED_VALUE = re.compile(
+    r"(?<![A-Za-z0-9_.\-])([A-Za-z0-9_.\-]{2,60})(\\?[\"']?\s*[:=]\s*\\?[\"']?)([^\s\"'&,;}\\]{4,})"
+)
 
 
 def looks_secret(value: str) -> bool:
@@ -208,6 +210,14 @@ class Redactor:
                 s = s.replace(secret, REDACTED)
         return scrub_shapes(s)
 
+    def value(self, s: str) -> str:
+        """A string of a parsed body or a message text: without the values sent as keys and the
+        credential-shaped values (its field names are judged where it sits: `body`)."""
+        for secret in self.secrets:
+            if secret in s:
+                s = s.replace(secret, REDACTED)
+        return _KEY_SHAPES.sub(REDACTED, s)
+
     def headers(self, headers: dict[str, str]) -> dict[str, str]:
         return {k: self.text(v) for k, v in redact_headers(headers).items()}
 
@@ -217,7 +227,7 @@ class Redactor:
     def body(self, value: Any, depth: int = 0) -> Any:
         """A copy of a parsed JSON body with credential fields `[redacted]` and secrets scrubbed."""
         if isinstance(value, str):
-            return self.text(value)
+            return self.value(value)
         if depth > 400:  # deeper than any request body; recorded as a marker, never a RecursionError
             return "[nested too deeply to record]"
         if isinstance(value, dict):
