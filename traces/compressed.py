@@ -16,8 +16,27 @@ from typing import IO, Any, cast
 SUFFIXES = (".gz", ".xz", ".bz2", ".zst")
 
 
+class DamagedFile(ValueError):
+    """A compressed file, zip archive or zip member that cannot be decompressed. The one error every
+    reader sees for damaged input, whatever the codec raised (zlib.error, EOFError, LZMAError, a
+    zstandard error, gzip's and bz2's OSError, zipfile's BadZipFile, NotImplementedError for a zip
+    method the standard library does not read): a ValueError, so the CLI prints it as one line and
+    exits 2. `what` says what is wrong without the file name (`str()` has both)."""
+
+    def __init__(self, path: Path | str, what: str) -> None:
+        self.path, self.what = str(path), what
+        super().__init__(f"{path}: {what}")
+
+
 def open_log(path: Path) -> IO[bytes]:
-    """`path` opened for reading bytes, decompressed as read when its suffix says so."""
+    """`path` opened for reading bytes, decompressed as read when its suffix says so; a damaged
+    stream raises DamagedFile as it is read."""
+    if path.suffix not in SUFFIXES:
+        return path.open("rb")
+    return io.BufferedReader(_Guarded(_decompressing(path), path), 1 << 16)
+
+
+def _decompressing(path: Path) -> IO[bytes]:
     if path.suffix == ".gz":
         import gzip
 
@@ -30,9 +49,71 @@ def open_log(path: Path) -> IO[bytes]:
         import bz2
 
         return cast("IO[bytes]", bz2.open(path, "rb"))
-    if path.suffix == ".zst":
-        return zstd_stream(path.open("rb"))
-    return path.open("rb")
+    return zstd_stream(path.open("rb"))
+
+
+class _Guarded(io.RawIOBase):
+    """A decompressing stream whose codec errors become DamagedFile naming the file (read in
+    64 KiB blocks, so lines are still split in C by the BufferedReader around it)."""
+
+    def __init__(self, inner: IO[bytes], path: Path) -> None:
+        super().__init__()
+        self._inner, self._path = inner, path
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        try:
+            return self._inner.readinto(b)  # type: ignore[attr-defined]
+        except decode_errors() as e:
+            if isinstance(e, OSError) and e.errno is not None:
+                raise  # a real I/O error (EIO, EISDIR...), not damaged data
+            raise DamagedFile(self._path, damage(self._path.suffix, e)) from None
+
+    def close(self) -> None:
+        self._inner.close()
+        super().close()
+
+
+def damage(kind: str, e: BaseException) -> str:
+    """What is wrong with a damaged `kind` (`.gz`, `zip member x`...) stream, in a few words."""
+    msg = str(e) or type(e).__name__
+    if isinstance(e, EOFError):
+        msg = "truncated: " + msg
+    return f"damaged {kind.lstrip('.')} data ({msg})"
+
+
+def decode_errors() -> tuple[type[BaseException], ...]:
+    """Everything a codec may raise on damaged data: zlib.error (gzip, zip deflate), EOFError (a
+    stream cut short), lzma's LZMAError, the zstandard errors, OSError (gzip's BadGzipFile "not a
+    gzipped file", bz2's "Invalid data stream"), zipfile's BadZipFile (also a CRC mismatch),
+    NotImplementedError (a zip method zipfile does not read: shrink, implode, PPMd, AES...),
+    RuntimeError (an encrypted zip member). Imports zlib and lzma, so it is called only once an
+    error was raised (in an `except` clause)."""
+    import lzma
+    import sys
+    import zipfile
+    import zlib
+
+    zstd_errors = tuple(
+        getattr(m, name)
+        for m, name in (
+            (sys.modules.get("zstandard"), "ZstdError"),
+            (sys.modules.get("compression.zstd"), "ZstdError"),
+        )
+        if m is not None and hasattr(m, name)
+    )
+    return (
+        zlib.error,
+        EOFError,
+        lzma.LZMAError,
+        OSError,
+        zipfile.BadZipFile,
+        NotImplementedError,
+        RuntimeError,
+        *zstd_errors,
+    )
 
 
 def zstd_stream(raw: IO[bytes]) -> IO[bytes]:
@@ -86,25 +167,17 @@ class _ZstdFrames(io.RawIOBase):
 
 
 def read_errors() -> tuple[type[Exception], ...]:
-    """What reading a file may raise: OSError (gzip's BadGzipFile is one), and for a damaged
-    compressed stream EOFError (truncated) or lzma's own error. Called in an `except` clause, so
-    it runs (and imports lzma) only when something was raised."""
-    import lzma
-    import sys
-
-    zstd_errors = tuple(
-        getattr(m, name)
-        for m, name in (
-            (sys.modules.get("zstandard"), "ZstdError"),
-            (sys.modules.get("compression.zstd"), "ZstdError"),
-        )
-        if m is not None and hasattr(m, name)
-    )
-    return (OSError, EOFError, lzma.LZMAError, *zstd_errors)
+    """What reading a file (`open_log`, `zip_member`) may raise: OSError (no such file, a
+    directory, an I/O error) and DamagedFile (every codec's error, translated where the data is
+    decompressed). Called in an `except` clause, so it costs nothing until something was raised."""
+    return (OSError, DamagedFile)
 
 
 def read_failure(e: Exception) -> str:
-    """What went wrong reading, in a few words (an OSError's strerror, else the message)."""
+    """What went wrong reading, in a few words (a DamagedFile's `what`, an OSError's strerror,
+    else the message), without the file name (the caller names the file)."""
+    if isinstance(e, DamagedFile):
+        return e.what
     return str(getattr(e, "strerror", None) or e or type(e).__name__)
 
 
@@ -121,6 +194,28 @@ def is_compressed(path: Path) -> bool:
 def zip_member(path: Path, name: str) -> bytes:
     """The bytes of member `name` of zip archive `path`, zstandard members (method 93, Inspect AI's
     `.eval` logs) included, which the standard library's zipfile reads only from Python 3.14."""
+    import zipfile
+
+    try:
+        return _zip_member(path, name)
+    except KeyError:
+        raise DamagedFile(path, f"no member {name!r} in the zip archive") from None
+    except zipfile.BadZipFile as e:
+        raise DamagedFile(path, f"damaged zip archive or member {name} ({e})") from None
+    except DamagedFile as e:
+        raise DamagedFile(path, f"zip member {name}: {e.what}") from None
+    except decode_errors() as e:
+        if isinstance(e, OSError) and e.errno is not None:
+            raise
+        what = (
+            f"zip member {name} is stored with a method this reader cannot decompress ({e})"
+            if isinstance(e, NotImplementedError)
+            else damage(f"zip member {name}", e)
+        )
+        raise DamagedFile(path, what) from None
+
+
+def _zip_member(path: Path, name: str) -> bytes:
     import struct
     import zipfile
 
@@ -136,8 +231,11 @@ def zip_member(path: Path, name: str) -> bytes:
         name_len, extra_len = struct.unpack("<HH", head[26:30])
         f.seek(info.header_offset + 30 + name_len + extra_len)
         raw = f.read(info.compress_size)
-    with zstd_stream(io.BytesIO(raw)) as member:
-        return member.read()
+    try:
+        with zstd_stream(io.BytesIO(raw)) as member:
+            return member.read()
+    except decode_errors() as e:
+        raise DamagedFile(path, damage(f"zip member {name}", e)) from None
 
 
 ZIP_ZSTANDARD = 93  # zip APPNOTE 4.4.5 compression method "Zstandard"

@@ -247,3 +247,35 @@ def write_trace(trace: Trace, dest: PathLike | IO[str]) -> None:
             f.write(text)
     else:
         dest.write(dumps_trace(trace, path=str(getattr(dest, "name", "<stream>"))))
+
+
+class TraceAppender:
+    """A trace written line by line as it grows (a live recording, issue 32): each line checked as
+    `dumps_trace` checks it, then written and flushed at once, so a writer killed at any moment
+    leaves a valid trace up to its last complete line. A line that fails its check is not written
+    (TraceError)."""
+
+    def __init__(self, path: PathLike) -> None:
+        self.path = os.fspath(path)
+        self._f: IO[str] | None = open(self.path, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
+        self._seq = _Sequence()
+        self.lines = 0
+
+    def append(self, items: Iterator[Header | Event] | tuple[Header | Event, ...] | list[Any]) -> None:
+        if self._f is None:
+            raise ValueError(f"{self.path}: trace already closed")
+        for item in items:
+            lineno = self.lines + 1
+            line = dumps_event(item, path=self.path, lineno=lineno)
+            try:
+                self._seq.check(item, lineno)
+            except FieldError as e:
+                raise TraceError(self.path, lineno, e.field, e.reason) from None
+            self._f.write(line + "\n")
+            self.lines = lineno
+        self._f.flush()
+
+    def close(self) -> None:
+        if self._f is not None:
+            self._f.close()
+            self._f = None

@@ -112,16 +112,46 @@ def _start_up(verb: str, freeze: bool) -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+# Exit status of a crash (an exception no reader turned into a user error): 2, as for bad input,
+# because 1 means "a check failed" to a CI script (issue 32); the line says it is a bug.
+CRASH_STATUS = 2
+
+
+def main(argv: Sequence[str] | None = None, *, catch_crashes: bool = True) -> int:
+    """Run `ctxbench ARGV`; the exit status. A crash prints one `ctxbench: internal error:` line
+    (the traceback with CTXBENCH_TRACEBACK=1) and exits CRASH_STATUS, never 1; `catch_crashes=False`
+    lets the exception through (the fuzz oracle counts it as a traceback)."""
     words = sys.argv[1:] if argv is None else list(argv)
     try:
         return _main(words, freeze=argv is None)
     except ModuleNotFoundError as exc:  # an optional extra is not installed: say which (issue 14)
         msg = missing_message(exc, f"ctxbench {chosen_verb(words) or ''}".strip())
         if msg is None:
-            raise
+            if not catch_crashes:
+                raise
+            return _crashed(exc)
         print(f"ctxbench: error: {msg}", file=sys.stderr)
         return 2
+    except Exception as exc:
+        if not catch_crashes:
+            raise
+        return _crashed(exc)
+
+
+def _crashed(exc: Exception) -> int:
+    import os
+
+    if os.environ.get("CTXBENCH_TRACEBACK"):
+        import traceback
+
+        traceback.print_exc()
+    first = (str(exc).splitlines() or [""])[0][:300]
+    print(
+        f"ctxbench: internal error: {type(exc).__name__}: {first} (a bug in ctxbench; "
+        "CTXBENCH_TRACEBACK=1 shows where)",
+        file=sys.stderr,
+    )
+    return CRASH_STATUS
 
 
 def _main(words: list[str], freeze: bool = False) -> int:
@@ -138,4 +168,3 @@ def _main(words: list[str], freeze: bool = False) -> int:
     except USER_ERRORS as exc:
         print(f"ctxbench: error: {user_message(exc)}", file=sys.stderr)
         return 2
-

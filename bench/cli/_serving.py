@@ -36,10 +36,13 @@ def drive_inputs(args: argparse.Namespace) -> tuple[Any, Any]:
 
 
 def serve_until_stopped(srv: Any, label: str, banner: str, record: str | None) -> int:
-    """Serve until SIGINT/SIGTERM, then close the ledger and write the recorded traces (if any)."""
+    """Serve until SIGINT/SIGTERM, then close the ledger and the recorded traces (if any), which
+    were written as the conversations progressed."""
     from ctxbench.sim.serve.front import stop_front
 
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    if record:  # traces written as conversations progress (issue 32)
+        srv.state.recorder.stream_to(record)
     print(f"ctxbench {label}: {banner}", file=sys.stderr, flush=True)
     try:
         srv.serve_forever(poll_interval=0.1)
@@ -51,7 +54,7 @@ def serve_until_stopped(srv: Any, label: str, banner: str, record: str | None) -
         stop_front(srv, serving=False)  # requests in flight finish and are recorded
         srv.state.ledger.close()
         if record:
-            paths = srv.state.recorder.write(record)
+            paths = srv.state.recorder.finish()
             written = ", ".join(map(str, paths)) or "none (no conversation was recorded)"
             print(f"ctxbench {label}: {srv.state.ledger.count} requests; traces: {written}", file=sys.stderr)
             for failure in srv.state.recorder.failed:  # the other conversations are written

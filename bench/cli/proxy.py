@@ -33,5 +33,6 @@ def handle(args: argparse.Namespace) -> int:
         args.port,
         args.read_timeout,
         args.max_connections,
+        args.max_per_client,
     )
     return serve_until_stopped(srv, "proxy", f"{srv.url} -> {args.upstream}", args.record)

@@ -71,8 +71,8 @@ def scripter_from(args: argparse.Namespace) -> Scripter:
 
 def handle(args: argparse.Namespace) -> int:
     ledger = str(Path(args.record) / "requests.jsonl") if args.record else None
-    if args.read_timeout <= 0 or args.max_connections < 1:
-        raise ValueError("--read-timeout must be > 0 and --max-connections at least 1")
+    if args.read_timeout <= 0 or args.max_connections < 1 or args.max_per_client < 0:
+        raise ValueError("--read-timeout must be > 0, --max-connections at least 1, --max-per-client >= 0")
     cfg = ServeConfig(
         args.host,
         args.port,
@@ -84,6 +84,7 @@ def handle(args: argparse.Namespace) -> int:
         ledger=ledger,
         read_timeout=args.read_timeout,
         max_connections=args.max_connections,
+        max_per_client=args.max_per_client,
     )
     srv = make_server(cfg, scripter_from(args))
     banner = f"listening on {srv.url} (provider {args.provider})"

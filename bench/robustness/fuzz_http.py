@@ -11,6 +11,8 @@ wrong types, credentials in body fields).
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import random
 import socket
@@ -20,6 +22,20 @@ from typing import Any
 from ctxbench.bench.robustness.fuzz_inputs import mutate
 
 SECRET = "sk-fuzz-SECRET-7f3a9c"  # sent as a key in headers, query strings and body fields
+# A credential of no known shape (issue 32): found only by the name of the field that holds it.
+PLAIN_SECRET = "Zq81mXv0Lp27Ws5n"
+SECRETS = (SECRET, PLAIN_SECRET)
+CREDENTIAL_QUERY = ("key", "api-key", "x-goog-api-key", "secret", "auth", "access_token", "apiKey")
+CREDENTIAL_FIELDS = (
+    "api_key",
+    "openaiApiKey",
+    "apiToken",
+    "authToken",
+    "bearer",
+    "key",
+    "password",
+    "secret",
+)
 
 
 @dataclass(frozen=True)
@@ -28,6 +44,7 @@ class Answer:
     headers: dict[str, str]
     body: bytes
     head: bool = False  # the answer to a HEAD request (no body by definition)
+    extra: int = 0  # further answers on the connection to the one request sent (must be 0)
 
     @property
     def shape(self) -> str:
@@ -98,7 +115,12 @@ def raw_request(port: int, data: bytes, timeout: float = 10.0, half_close: bool 
                 s.shutdown(socket.SHUT_WR)  # nothing more is coming: a server waiting for more ends
             with s.makefile("rb") as f:
                 head_only = data[:5] == b"HEAD "
-                return _read_answer(f, head_only)
+                ans = _read_answer(f, head_only)
+                if ans.status and half_close and "close" not in ans.headers.get("connection", ""):
+                    with contextlib.suppress(OSError):
+                        rest = f.read()  # the server closes once it read our end: anything else?
+                        ans = dataclasses.replace(ans, extra=rest.count(b"HTTP/1."))
+                return ans
         except (OSError, ValueError):
             return Answer(0, {}, b"")
 
@@ -148,7 +170,12 @@ def valid_body(path: str, rng: random.Random) -> dict[str, Any]:
             "stream": rng.random() < 0.3,
         }
     if rng.random() < 0.3:  # credentials in body fields (must never be stored)
-        body["metadata"] = {"user_id": f"u{rng.randrange(9)}", "api_key": SECRET, "openai_api_key": SECRET}
+        meta: dict[str, Any] = {
+            "user_id": f"u{rng.randrange(9)}",
+            "api_key": SECRET,
+            "openai_api_key": SECRET,
+        }
+        body["metadata"] = meta
     return body
 
 
@@ -165,6 +192,11 @@ def fuzz_request(rng: random.Random) -> tuple[str, bytes]:
     headers = [("host", "127.0.0.1"), ("content-type", "application/json"), ("x-api-key", SECRET)]
     if rng.random() < 0.3:
         headers.append(("authorization", f"Bearer {SECRET}"))
+    if rng.random() < 0.15:  # a credential-named query parameter of no known shape
+        path += ("&" if "?" in path else "?") + f"{rng.choice(CREDENTIAL_QUERY)}={PLAIN_SECRET}"
+    if rng.random() < 0.1:  # a cookie whose value is repeated in the message text
+        headers.append(("cookie", f"sid={PLAIN_SECRET}; theme=dark"))
+        body = body.replace(b'"hi"', f'"hi, my sid is {PLAIN_SECRET}"'.encode(), 1)
     method = "POST" if path != "/v1/models" else "GET"
     r = rng.random()
     kind = "valid"
@@ -206,17 +238,28 @@ def fuzz_request(rng: random.Random) -> tuple[str, bytes]:
             headers += [(f"x-h{i}", "v") for i in range(120)]
         else:
             headers.append(("x-claude-code-session-id", rng.choice(("zz", "../x", "é" * 50))))
-    elif r < 0.8:
+    elif r < 0.79:
         kind = "request-line"
+        target = path.encode()
         line = rng.choice(
             (
                 b"GET\r\n",
-                b"POST /v1/messages HTTP/9.9\r\n",
-                b"POST " + b"/a" * 40000 + b" HTTP/1.1\r\n",
+                b"POST " + target + b" HTTP/9.9\r\n",
+                b"POST " + target + b" HTTP/1.1 extra\r\n",
+                b"POST " + target + b"/a" * 40000 + b" HTTP/1.1\r\n",
+                b"POST " + target + b"\xc3\xa9\xff HTTP/1.1\r\n",  # non-ASCII in the path
                 b"\x00\xff\r\n",
             )
         )
         return kind, line + b"host: x\r\n\r\n"
+    elif r < 0.85:
+        return "head", _damaged_head(method, path, headers, body, rng)
+    if kind == "valid" and rng.random() < 0.3:  # a credential of no known shape in a named field
+        doc = json.loads(body)  # (only in bodies left whole: a mutated name is no credential name)
+        doc.setdefault("metadata", {})[rng.choice(CREDENTIAL_FIELDS)] = PLAIN_SECRET
+        body = json.dumps(doc).encode()
+    if kind == "valid" and rng.random() < 0.05:  # a body that is not JSON, quoting a credential
+        body = b'{"apiToken": "' + PLAIN_SECRET.encode() + b'", "messages": ['
     if method in ("POST", "PUT", "PATCH", "post") and kind != "framing":
         headers.append(("content-length", str(len(body))))
     elif kind != "method":
@@ -224,3 +267,38 @@ def fuzz_request(rng: random.Random) -> tuple[str, bytes]:
     else:
         headers.append(("content-length", str(len(body))))
     return kind, _frame(method, path, headers, body)
+
+
+def _damaged_head(
+    method: str, path: str, headers: list[tuple[str, str]], body: bytes, rng: random.Random
+) -> bytes:
+    """A request whose head is damaged as RFC 9112 frames it (issue 32): empty lines before the
+    request line (to be ignored), a header line with no colon, a space before the colon, a NUL in
+    a name, an obsolete folding, a bare LF line end; `content-length` comes after the bad line, so
+    a front that ends the head there answers the body as a second request."""
+    head = _frame(method, path, headers, b"")[:-2]  # without the final empty line
+    bad = rng.choice(
+        (
+            b"x-no-colon-here\r\n",
+            b"x-space : v\r\n",
+            b"x-n\x00ul: v\r\n",
+            b" folded continuation\r\n",
+            b"x-ok: v\x00v\r\n",
+        )
+    )
+    tail = b"content-length: %d\r\n\r\n" % len(body) + body
+    if rng.random() < 0.35:  # leading empty lines only: a valid request
+        return rng.choice((b"\r\n", b"\r\n\r\n", b"\n")) + head + tail
+    return head + bad + tail
+
+
+def expected_shape(data: bytes) -> str:
+    """The error shape a request's path calls for (`anthropic`, `openai`, `gemini`), read from its
+    request line as the front reads it (leading empty lines skipped)."""
+    from ctxbench.sim.serve.front import api_of_path
+    from ctxbench.sim.serve.wire import ANTHROPIC, GEMINI
+
+    line = data.lstrip(b"\r\n").split(b"\n", 1)[0]
+    words = line.split(b" ")
+    api = api_of_path(words[1].decode("latin-1") if len(words) > 1 else "/")
+    return "anthropic" if api == ANTHROPIC else "gemini" if api == GEMINI else "openai"

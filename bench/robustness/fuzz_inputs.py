@@ -147,12 +147,14 @@ class Outcome:
 
     @property
     def clean(self) -> bool:
-        """Exit 0 or 1, or exit 2 with exactly one `ctxbench: error:` line; never a traceback."""
+        """Exit 0 or 1, or exit 2 with one `ctxbench: error:` line per bad input (a folder mode names
+        each log it left out, on a line of its own); never a traceback."""
         if self.traceback:
             return False
         if self.code == 2:
             lines = self.stderr.strip().splitlines()
-            return len(lines) == 1 and lines[0].startswith(("ctxbench: error:", "usage:"))
+            errors = [x for x in lines if not x.startswith("note:")]
+            return bool(errors) and all(x.startswith(("ctxbench: error:", "usage:")) for x in errors)
         return self.code in (0, 1)
 
 
@@ -163,7 +165,7 @@ def run_cli(argv: list[str]) -> Outcome:
     err, out = io.StringIO(), io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
         try:
-            code = main(argv)
+            code = main(argv, catch_crashes=False)
         except SystemExit as e:
             code = e.code if isinstance(e.code, int) else 2
         except BaseException as e:

@@ -51,6 +51,9 @@ def _print_http(c: HttpCounts) -> None:
     print(f"  stored secrets: {c.secrets_stored}")
     print(f"  server tracebacks: {c.tracebacks}")
     print(f"  stalled bodies answered 408: {c.stalled_answered_408} of {c.stalled}")
+    print(f"  second answers to one request: {c.extra_answers}")
+    print(f"  errors not in their path's API shape: {c.wrong_shape}")
+    print(f"  slowest ordinary request with {c.slow} slow connections open: {c.slow_latency_max:.3f} s")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -78,6 +81,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         + http.non_json
         + http.seq_gaps
         + http.secrets_stored
+        + http.extra_answers
+        + http.wrong_shape
+        + (http.slow_latency_max > 1.0)
         + http.tracebacks
         + (http.stalled - http.stalled_answered_408)
     )

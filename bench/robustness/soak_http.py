@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxbench.bench.robustness.fuzz_http import SECRET, fuzz_request, raw_request
+from ctxbench.bench.robustness.fuzz_http import SECRETS, expected_shape, fuzz_request, raw_request
 
 
 @dataclass
@@ -40,6 +40,10 @@ class HttpCounts:
     tracebacks: int = 0
     stalled: int = 0
     stalled_answered_408: int = 0
+    extra_answers: int = 0  # a second answer to one request (a head ended early: smuggling shape)
+    wrong_shape: int = 0  # an error not in its path's API shape
+    slow: int = 0  # slow connections open while ordinary requests were timed
+    slow_latency_max: float = 0.0  # seconds, the slowest ordinary request among them
     examples: list[str] = field(default_factory=list)
 
 
@@ -91,7 +95,34 @@ def _stalled(port: int, n: int) -> int:
     return got
 
 
-def soak_http(n_requests: int, seed: int = 0, jobs: int = 8, stalled: int = 40) -> HttpCounts:
+def slow_clients(port: int, n: int, ordinary: int = 5) -> float:
+    """Open `n` connections from 127.0.0.2 that send the start of a request line and stall (a slow
+    client), then time `ordinary` ordinary requests from 127.0.0.1; the slowest, in seconds (a
+    missing answer counts as 60)."""
+    import time
+
+    body = b'{"model":"claude-sonnet-4-6","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}'
+    socks = []
+    try:
+        for _ in range(n):
+            s = socket.create_connection(("127.0.0.1", port), timeout=30, source_address=("127.0.0.2", 0))
+            s.sendall(b"POST /v1/mes")
+            socks.append(s)
+        worst = 0.0
+        req = b"POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-length: %d\r\n\r\n" % len(body) + body
+        for _ in range(ordinary):
+            t0 = time.monotonic()
+            ans = raw_request(port, req, timeout=10.0)
+            worst = max(worst, time.monotonic() - t0 if ans.status == 200 else 60.0)
+        return worst
+    finally:
+        for s in socks:
+            s.close()
+
+
+def soak_http(
+    n_requests: int, seed: int = 0, jobs: int = 8, stalled: int = 40, slow: int = 300
+) -> HttpCounts:
     from ctxbench.sim.serve.proxy import start_proxy, stop_proxy
     from ctxbench.sim.serve.server import ServeConfig, start_background, stop
 
@@ -122,6 +153,15 @@ def soak_http(n_requests: int, seed: int = 0, jobs: int = 8, stalled: int = 40) 
                         counts.examples.append(f"no answer: {data[:300]!r}")
                 if shape == "html":
                     counts.html += 1
+                counts.extra_answers += ans.extra
+                if (
+                    ans.status >= 400
+                    and shape not in ("head", expected_shape(data))
+                    and not (via_proxy and ans.status == 502)
+                ):
+                    counts.wrong_shape += 1
+                    if len(counts.examples) < 8:
+                        counts.examples.append(f"shape {shape}: {data[:200]!r} -> {ans.body[:200]!r}")
                 if ans.status >= 500 and not (via_proxy and ans.status == 502):
                     counts.unmodelled_5xx += 1
                     if len(counts.examples) < 5:
@@ -131,10 +171,12 @@ def soak_http(n_requests: int, seed: int = 0, jobs: int = 8, stalled: int = 40) 
             list(ex.map(one, plan))
         counts.stalled = stalled
         counts.stalled_answered_408 = _stalled(ports[False], stalled) if stalled else 0
+        counts.slow = slow
+        counts.slow_latency_max = slow_clients(ports[False], slow) if slow else 0.0
         stop_proxy(proxy)
         stop(upstream)
         stop(direct)
-        direct_n = sum(1 for p, _, _ in plan if not p) + stalled
+        direct_n = sum(1 for p, _, _ in plan if not p) + stalled + (5 if slow else 0)
         _check_ledger(folder / "serve.jsonl", direct_n, counts)
         _check_ledger(folder / "proxy.jsonl", n_requests - direct_n + stalled, counts)
         _check_ledger(folder / "upstream.jsonl", None, counts)
@@ -144,9 +186,10 @@ def soak_http(n_requests: int, seed: int = 0, jobs: int = 8, stalled: int = 40) 
         for p in folder.rglob("*"):
             if p.is_file():
                 data = p.read_bytes()
-                n = data.count(SECRET.encode())
-                counts.secrets_stored += n
-                if n and len(counts.examples) < 8:
-                    at = data.find(SECRET.encode())
-                    counts.examples.append(f"secret in {p.name}: {data[max(0, at - 300) : at + 60]!r}")
+                for secret in SECRETS:
+                    n = data.count(secret.encode())
+                    counts.secrets_stored += n
+                    if n and len(counts.examples) < 8:
+                        at = data.find(secret.encode())
+                        counts.examples.append(f"secret in {p.name}: {data[max(0, at - 300) : at + 60]!r}")
     return counts

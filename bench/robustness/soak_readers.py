@@ -135,13 +135,66 @@ def fuzz_importers(counts: ReaderCounts, n_lines: int, rng: random.Random, folde
         _check(counts, f"import {fmt}", argv, f"import {fmt} {data!r:.400}")
 
 
+def fuzz_containers(counts: ReaderCounts, n_lines: int, rng: random.Random, folder: Path) -> None:
+    """Damaged compressed and zipped files (bench/robustness/fuzz_containers.py): a trace and each
+    importer's log under every compression suffix, Inspect `.eval` zips and opencode databases,
+    through every verb that reads files and the folder modes; a file counts its plain lines."""
+    from ctxbench.bench.robustness.fuzz_containers import (
+        container_runs,
+        damaged_db,
+        damaged_eval,
+        damaged_files,
+    )
+
+    trace = (SAMPLES / "coding-short.jsonl").read_bytes()
+    fmts = sorted(IMPORTER_SEEDS)
+    done = k = 0
+    while done < n_lines:
+        k += 1
+        sub = folder / f"c{k % 2}"
+        if sub.exists():
+            for old in sub.iterdir():
+                old.unlink()
+        sub.mkdir(exist_ok=True)
+        fmt: str | None = None if k % 4 == 0 else fmts[k % len(fmts)]
+        if fmt is None:
+            files, n = damaged_files(trace, "t.jsonl", rng), trace.count(b"\n")
+        else:
+            name, data, n = importer_input(fmt, rng) if rng.random() < 0.3 else _plain_seed(fmt)
+            files = damaged_files(data, name, rng)
+            if fmt == "inspect-ai":
+                files.append(("log.eval", damaged_eval({"header.json": b"{}", "samples/1.json": data}, rng)))
+            if fmt == "opencode":
+                files.append(damaged_db(rng))
+        for name, data in files:
+            (sub / name).write_bytes(data)
+            for label, argv in container_runs(sub / name, fmt, folder):
+                folder_mode = label.endswith("folder") or label == "fidelity --all-real"
+                if folder_mode and rng.random() < 0.8:
+                    continue  # the folder modes read every file in it: one run in five
+                _check(counts, f"damaged {label}", argv, f"{label} {name} {data[:200]!r}")
+            (sub / name).unlink()
+            done += n
+            counts.lines += n
+            counts.files += 1
+
+
+def _plain_seed(fmt: str) -> tuple[str, bytes, int]:
+    name, seed, jsonl = IMPORTER_SEEDS[fmt]
+    if jsonl:
+        return name, b"\n".join(json.dumps(x).encode() for x in seed) + b"\n", len(seed)
+    return name, json.dumps(seed).encode(), 1
+
+
 def soak_readers(n_lines: int, seed: int = 0) -> ReaderCounts:
-    """At least `n_lines` fuzzed lines: 60% trace lines, 20% request-log lines, 20% importer logs."""
+    """At least `n_lines` fuzzed lines: 50% trace lines, 20% request-log lines, 15% importer logs,
+    15% lines in damaged compressed or zipped files."""
     counts = ReaderCounts()
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory(prefix="ctxbench-soak-") as tmp:
         folder = Path(tmp)
-        fuzz_trace_lines(counts, n_lines * 6 // 10, rng, folder)
+        fuzz_trace_lines(counts, n_lines * 5 // 10, rng, folder)
         fuzz_request_logs(counts, n_lines * 2 // 10, rng, folder)
+        fuzz_containers(counts, n_lines * 15 // 100, rng, folder)
         fuzz_importers(counts, n_lines - counts.lines, rng, folder)
     return counts

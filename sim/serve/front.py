@@ -8,14 +8,19 @@ a half-sent body. Here (ctxbench issue 12):
 - unparseable framing gets 400: a `content-length` that is not a plain decimal (`abc`, `1e3`) or
   repeated with different values, a bad chunk size, both `transfer-encoding` and `content-length`,
   a transfer coding other than `chunked`, a body shorter than announced; a body past the limit gets
-  413, long or many header lines 431, a long request line 414, a read that stalls past the read
-  timeout 408 (then the connection is closed);
+  413, long or many header lines 431, a long request line 414, a request (head and body) not
+  received in full by its deadline (`read_timeout` after its first byte, however slowly its bytes
+  come) 408, a stalled request line included (then the connection is closed);
+- the request head is read as RFC 9112 frames it (sim/serve/head.py): empty lines before the
+  request line skipped; a malformed header line, a bad version or a non-ASCII target a 400 in the
+  path's API shape, never taken for the end of the head (issue 32);
 - the error body is Anthropic's `{"type":"error","error":{"type","message"},"request_id"}` on
   Anthropic paths and OpenAI's `{"error":{"message","type","param","code"}}` on OpenAI paths
   (`/v1/chat/…`, `/v1/responses…`, providers.md §1.12, §2.5), rendered by `render.error_body`;
 - an unexpected exception is answered 500 `api_error` (and recorded as `internal: …`) instead of
   a dropped connection: it is a bug, and the soak counts it as one;
-- at most `max_connections` connections are served at once; more wait in the listen backlog;
+- at most `max_connections` connections are served at once, at most `max_per_client` of one
+  address (sim/serve/front_server.py); more wait;
 - stopping (`stop_front`) ends reads on idle connections, waits for requests in flight, then the
   caller closes the ledger, so every request received is on it.
 The 405/408/414/431 texts are this project's (providers.md records no verbatim text for them).
@@ -27,16 +32,16 @@ import abc
 import contextlib
 import re
 import socket
-import sys
-import threading
 import time
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from ctxbench.sim.core.provider import ProviderError
 from ctxbench.sim.serve import render
-from ctxbench.sim.serve.record import Ledger, Redactor
+from ctxbench.sim.serve.front_server import FrontServer, add_front_args, stop_front
+from ctxbench.sim.serve.head import DeadlineReader, HeadError, header_block, keeps_alive, request_line
+from ctxbench.sim.serve.record import Ledger, Redactor, scrub_shapes
 from ctxbench.sim.serve.wire import ANTHROPIC, CHAT, GEMINI, RESPONSES, WireError
 
 MAX_BODY = 32 * 1024 * 1024  # 413 request_too_large above 32 MB (providers.md §1.12)
@@ -87,9 +92,12 @@ class FrontHandler(BaseHTTPRequestHandler, abc.ABC):
     default_request_version = "HTTP/1.0"  # a garbled request line still gets a status line back
     server: FrontServer
 
+    rfile: DeadlineReader  # type: ignore[assignment]
+
     def setup(self) -> None:
         super().setup()
-        self.connection.settimeout(self.server.read_timeout)
+        self.rfile.close()
+        self.rfile = DeadlineReader(self.connection, self.server.read_timeout)
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # ecosystem.md §2.2
         self.server.track(self.connection, True)
         self.t0 = 0.0
@@ -134,22 +142,21 @@ class FrontHandler(BaseHTTPRequestHandler, abc.ABC):
     # ------------------------------------------------------------ one request
     def handle_one_request(self) -> None:
         self.command, self.path, self.request_version = "", "", self.default_request_version
-        self.headers = None  # type: ignore[assignment]  # parse_request sets them
+        self.requestline = ""
+        self.headers = None  # type: ignore[assignment]  # _read_head sets them
         self.answered, self.t0 = False, 0.0
         try:
-            self.raw_requestline = self.rfile.readline(65537)
-            if not self.raw_requestline:
+            self.rfile.idle()
+            if not self.rfile.wait():  # the client closed an idle connection
                 self.close_connection = True
                 return
-            self.t0 = self.now()
-            if len(self.raw_requestline) > 65536:
-                self.requestline = ""
-                self.send_error(414, "Request line too long")
-                return
-            if not self.parse_request():  # its errors go through send_error below
-                return
-            if len(self.requestline.split()) == 2:  # `GET /`: HTTP/0.9, which no API client speaks
-                self.send_error(400, "HTTP/0.9 requests are not supported")
+            self.t0 = self.now()  # its first byte: the whole request must arrive by the deadline
+            self.rfile.start(self.server.read_timeout)
+            try:
+                self._read_head()
+            except HeadError as e:
+                self.path = e.path
+                self.refuse(Refusal(e.status, e.message), close=True)
                 return
             if self.command not in METHODS:
                 where = self.path.split("?")[0]
@@ -165,6 +172,7 @@ class FrontHandler(BaseHTTPRequestHandler, abc.ABC):
             self.wfile.flush()
         except TimeoutError:
             if self.t0 and not self.answered:  # a request began and stalled: tell the client why
+                self.path = self.path or self.rfile.pending_target()
                 self.refuse(Refusal(408, "Request timed out before it was received in full"), close=True)
             self.close_connection = True
         except (BrokenPipeError, ConnectionResetError):
@@ -173,6 +181,17 @@ class FrontHandler(BaseHTTPRequestHandler, abc.ABC):
             if not self.answered:
                 self.refuse(Refusal(500, f"internal: {type(e).__name__}: {e}", "api_error"), close=True)
             self.close_connection = True
+
+    def _read_head(self) -> None:
+        """Request line and header fields (sim/serve/head.py), and what they say of the connection."""
+        self.command, self.path, self.request_version = request_line(self.rfile)
+        self.requestline = f"{self.command} {self.path} {self.request_version}"
+        self.headers = header_block(self.rfile, self.path)
+        self.close_connection = not keeps_alive(self.request_version, self.headers)
+        expect = (self.headers.get("expect") or "").strip().lower()
+        if expect == "100-continue" and self.request_version == "HTTP/1.1":
+            self.send_response_only(100)
+            self.end_headers()
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """The standard library's framing errors (400, 414, 431, 505), as JSON in the API's shape."""
@@ -198,9 +217,9 @@ class FrontHandler(BaseHTTPRequestHandler, abc.ABC):
         connection is closed (its body may be unread), unless `close` is False."""
         api = api_of_path(self.path or "/")
         rid = self.server.next_id(RID_PREFIX.get(api, "resp_"))
-        if entry is None:
-            entry, _ = self.entry(api)
-        entry["error"] = r.message if r.status in (405, 500) else f"refused: {r.message}"
+        fresh, red = self.entry(api)  # the redactor: an error may quote the request line or body
+        entry = fresh if entry is None else entry
+        entry["error"] = red.text(r.message if r.status in (405, 500) else f"refused: {r.message}")
         self.refused = self.refused or close
         self.answer(entry, self.error_reply(api, WireError(r.status, r.type, r.message), rid), close)
 
@@ -220,6 +239,8 @@ class FrontHandler(BaseHTTPRequestHandler, abc.ABC):
         written first, so a client that hangs up never costs a record). `record=False`: the
         caller writes the line itself (the proxy, once a relayed stream has ended)."""
         if record:
+            if isinstance(entry.get("error"), str):  # an error quoting a key: by shape (record.py)
+                entry["error"] = scrub_shapes(entry["error"])
             entry["status"] = reply.status
             self.ledger().write(entry)
         self.answered = True
@@ -304,93 +325,4 @@ def json_reply(status: int, body: Any, extra: dict[str, str] | None = None) -> R
     return Reply(status, {"content-type": "application/json", **(extra or {})}, data)
 
 
-class FrontServer(ThreadingHTTPServer):
-    """A threading server with a read timeout, a bound on concurrent connections and a stop that
-    lets requests in flight finish (and be recorded)."""
-
-    daemon_threads = True
-    block_on_close = True
-    allow_reuse_address = True
-    request_queue_size = 128
-
-    def __init__(
-        self, address: tuple[str, int], handler: type[FrontHandler], read_timeout: float, max_connections: int
-    ) -> None:
-        self.read_timeout = read_timeout
-        self.started = time.monotonic()
-        self._slots = threading.BoundedSemaphore(max_connections)
-        self._open: set[socket.socket] = set()
-        self._open_lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._ids = 0
-        super().__init__(address, handler)
-
-    @property
-    def url(self) -> str:
-        host, port = self.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def next_id(self, prefix: str) -> str:
-        with self._open_lock:
-            self._ids += 1
-            return f"{prefix}{self._ids:024d}"
-
-    def track(self, conn: socket.socket, opened: bool) -> None:
-        with self._open_lock:
-            (self._open.add if opened else self._open.discard)(conn)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        # Bound on concurrent connections: wait for a slot (the kernel backlog queues the rest).
-        while not self._slots.acquire(timeout=0.05):
-            if self._stopping.is_set():
-                self.shutdown_request(request)
-                return
-        super().process_request(request, client_address)
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self._slots.release()
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        exc = sys.exc_info()[1]
-        if not isinstance(exc, ConnectionError | TimeoutError):
-            super().handle_error(request, client_address)
-
-    def stop_reading(self) -> None:
-        """End reads on every open connection: idle keep-alive connections close at once, a
-        request in flight finishes writing its answer (its record is written before that)."""
-        self._stopping.set()
-        with self._open_lock:
-            conns = list(self._open)
-        for c in conns:
-            with contextlib.suppress(OSError):
-                c.shutdown(socket.SHUT_RD)
-
-
-def add_front_args(p: Any) -> None:
-    """`--read-timeout` and `--max-connections` of `serve` and `proxy` (defaults: ServeConfig)."""
-    p.add_argument(
-        "--read-timeout",
-        type=float,
-        default=60.0,
-        metavar="SECONDS",
-        help="a request that stalls this long is answered 408; idle connections close (default 60)",
-    )
-    p.add_argument(
-        "--max-connections",
-        type=int,
-        default=256,
-        metavar="N",
-        help="connections served at once; more wait in the listen backlog (default 256)",
-    )
-
-
-def stop_front(srv: FrontServer, serving: bool = True) -> None:
-    """Stop accepting, let requests in flight finish, close the listening socket."""
-    srv._stopping.set()
-    if serving:
-        srv.shutdown()
-    srv.stop_reading()
-    srv.server_close()  # joins the connection threads (block_on_close)
+__all__ = ["FrontHandler", "FrontServer", "Refusal", "Reply", "add_front_args", "json_reply", "stop_front"]

@@ -36,7 +36,7 @@ from ctxbench.sim.core.content import IMAGE, TOOL_DEF, TOOL_USE, Block, Message
 from ctxbench.sim.core.provider import Usage
 from ctxbench.sim.serve.record import Redactor
 from ctxbench.sim.serve.wire import Parsed, lang_of
-from ctxbench.traces.format import TraceError, write_trace
+from ctxbench.traces.format import TraceAppender, TraceError, write_trace
 from ctxbench.traces.model import (
     CompactionEvent,
     Content,
@@ -76,7 +76,8 @@ def _scrubbed(ev: Any, red: Redactor) -> Any:
     fields = [n for n in ("content", "summary") if hasattr(ev, n)]
     changes = {
         n: tuple(
-            dataclasses.replace(c, text=red.text(c.text)) if c.text is not None else c for c in getattr(ev, n)
+            dataclasses.replace(c, text=red.value(c.text)) if c.text is not None else c
+            for c in getattr(ev, n)
         )
         for n in fields
     }
@@ -159,6 +160,55 @@ class TraceRecorder:
         self.convs: dict[str, _Conv] = {}
         self.failed: list[str] = []  # conversations `write` could not write, with the reason
         self.secrets: set[str] = set()
+        self._live: Path | None = None  # `stream_to`: traces appended as requests are answered
+        self._source = "ctxbench-serve"
+        self._files: dict[str, tuple[TraceAppender | None, int]] = {}  # conversation -> file, events written
+
+    def stream_to(self, folder: str | Path, source: str = "ctxbench-serve") -> None:
+        """Write each conversation's trace as it grows (issue 32): `conv-NNN.jsonl` numbered in
+        the order conversations begin, one line per event appended and flushed when its request
+        is answered, so a server killed at any moment leaves every trace covering every answered
+        request, and stopping (`finish`) only closes files. Texts are scrubbed of the values sent
+        as keys so far and of credential-shaped values (sim/serve/record.py)."""
+        self._live = Path(folder)
+        self._live.mkdir(parents=True, exist_ok=True)
+        self._source = source
+
+    def _sync(self, name: str, c: _Conv) -> None:
+        """Append the conversation's events not yet written to its trace (opened at its first)."""
+        assert self._live is not None
+        appender, done = self._files.get(name, (None, 0))
+        if done < 0:  # this conversation could not be written: the others still are
+            return
+        items: list[Any] = []
+        if appender is None:
+            shown = name.encode("utf-8", "backslashreplace").decode("utf-8")
+            meta = {"conversation": shown, "format": "live", "sized_on": "prompt"}
+            path = self._live / f"conv-{len(self._files):03d}.jsonl"
+            try:
+                appender = TraceAppender(path)
+            except OSError as e:
+                self.failed.append(f"{path}: {e}")
+                self._files[name] = (None, -1)
+                return
+            items.append(Header(self._source, "live", c.model, 0, meta=meta))
+        red = Redactor({}, "")
+        red.secrets = sorted(self.secrets, key=len, reverse=True)
+        items += [_scrubbed(ev, red) for ev in c.events[done:]]
+        try:
+            appender.append(items)
+            self._files[name] = (appender, len(c.events))
+        except (TraceError, OSError) as e:
+            self.failed.append(f"{appender.path}: {e}")
+            self._files[name] = (appender, -1)
+
+    def finish(self) -> list[Path]:
+        """Close the traces `stream_to` writes; their paths (constant work per conversation)."""
+        with self._lock:
+            for appender, _ in self._files.values():
+                if appender is not None:
+                    appender.close()
+            return [Path(a.path) for a, done in self._files.values() if a is not None and done >= 0]
 
     def add(
         self,
@@ -194,6 +244,8 @@ class TraceRecorder:
             else:
                 self._reset(c, msgs, keys, t)
             self._reply(c, reply_blocks, usage, out_tokens, t, tag)
+            if self._live is not None:
+                self._sync(p.session, c)
 
     def _head(self, c: _Conv, p: Parsed, t: float) -> None:
         """The request's tools and system prompt: recorded at the conversation's start, and again
@@ -314,10 +366,9 @@ class TraceRecorder:
                 header = Header(source, "live", c.model, 0, meta=meta)
                 path = folder / f"conv-{i:03d}.jsonl"
                 events = tuple(c.events)
-                if self.secrets:
-                    red = Redactor({}, "")
-                    red.secrets = sorted(self.secrets, key=len, reverse=True)
-                    events = tuple(_scrubbed(ev, red) for ev in events)
+                red = Redactor({}, "")  # values sent as keys, and credential-shaped values
+                red.secrets = sorted(self.secrets, key=len, reverse=True)
+                events = tuple(_scrubbed(ev, red) for ev in events)
                 try:
                     write_trace(Trace(header, events), path)
                 except (TraceError, OSError) as e:

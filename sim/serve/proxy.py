@@ -170,7 +170,7 @@ class ProxyHandler(FrontHandler):
         except (OSError, http.client.HTTPException) as e:
             if self.answered:
                 return
-            entry["error"] = f"upstream: {e}"
+            entry["error"] = red.text(f"upstream: {e}")
             self._record(entry, red, body, b"", False, t, 502)
             err = WireError(502, "api_error", f"upstream unreachable: {e}")
             rid = self.server.next_id("req_")
@@ -239,9 +239,10 @@ class ProxyServer(FrontServer):
         port: int = 0,
         read_timeout: float = 60.0,
         max_connections: int = 256,
+        max_per_client: int = 0,
     ) -> None:
         self.state = state
-        super().__init__((host, port), ProxyHandler, read_timeout, max_connections)
+        super().__init__((host, port), ProxyHandler, read_timeout, max_connections, max_per_client)
 
 
 def start_proxy(

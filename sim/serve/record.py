@@ -34,25 +34,101 @@ SECRET_HEADERS = frozenset(
         "chatgpt-account-id",
     }
 )
-_SECRET_WORDS = re.compile(r"(token|secret|key|auth|cookie|password|credential|session-token)", re.I)
-_SECRET_QUERY = re.compile(r"([?&](?:key|api_key|apikey|token|access_token)=)[^&]*", re.I)
-
-
-# A body field whose name ends in a credential word, at any depth (`api_key`, `openai_api_key`,
-# `access_token`, `client_secret`, `password`, `authorization`...). Token *counts* (`max_tokens`,
-# `input_tokens`) and `prompt_cache_key` (Codex's session id, ecosystem.md L197) are not secrets.
-_SECRET_FIELD = re.compile(
-    r"(^|[_\-.])(token|secret|password|passwd|passphrase|authorization|auth|cookie|credentials?|"
-    r"(api|access|private|secret|auth|admin|session|signing)[_\-]?key|apikey)$",
-    re.I,
+# Redaction by rule, not by list (issue 32): a name is a credential's when one of its words (split
+# at separators and camelCase: `openaiApiKey` -> openai api key, `x-goog-api-key`, `authToken`)
+# is a credential word. Token *counts* (`max_tokens`, `maxOutputTokens`, `token_count`) and cache
+# keys (`prompt_cache_key`: Codex's session id, openai/codex codex-rs/core/src/client.rs) are not.
+_CREDENTIAL_WORDS = frozenset(
+    {
+        "key",
+        "apikey",
+        "token",
+        "secret",
+        "auth",
+        "authorization",
+        "password",
+        "passwd",
+        "passphrase",
+        "pwd",
+        "bearer",
+        "cookie",
+        "credential",
+        "credentials",
+        "signature",
+    }
 )
+_NOT_SECRET_AFTER = frozenset(
+    {"count", "counts", "limit", "budget", "type", "usage", "id", "ids", "name", "tokens"}
+)
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def is_credential_name(name: str) -> bool:
+    """Whether a header, query or body field named `name` holds a credential, by the words in it."""
+    words = [w.lower() for w in _WORDS.findall(name)]
+    if not words or words[-1] in _NOT_SECRET_AFTER:
+        return False
+    if words[-2:] == ["cache", "key"]:
+        return False  # a cache key identifies a conversation, it grants nothing
+    return any(w in _CREDENTIAL_WORDS for w in words)
+
+
+# Values shaped like known credentials, wherever they appear (a key pasted into a message, an
+# unparsed body, an error quoting one): Anthropic `sk-ant-`, OpenAI `sk-`/`sk-proj-`, Google `AIza`,
+# GitHub `ghp_`/`gho_`/`ghu_`/`ghs_`/`ghr_`/`github_pat_`, Slack `xox?-`, AWS access key ids
+# `AKIA`, and the token after `Bearer`.
+_KEY_SHAPES = re.compile(
+    r"sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{12,}"
+    r"|AIza[0-9A-Za-z_\-]{30,}"
+    r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
+    r"|xox[abposr]-[A-Za-z0-9\-]{10,}"
+    r"|AKIA[0-9A-Z]{16}"
+    r"|(?<=[Bb]earer )[A-Za-z0-9._~+/=\-]{8,}"
+)
+# In text that is not parsed JSON (a body that is not valid JSON, a query string, an error quoting
+# either): the value after a credential-named field, `"apiToken": "..."`, `api-key=...`.
+_NAMED_VALUE = re.compile(
+    r"(?<![A-Za-z0-9_.\-])([A-Za-z0-9_.\-]{2,60})(\\?[\"']?\s*[:=]\s*\\?[\"']?)([^\s\"'&,;}\\]{4,})"
+)
+
+
+def looks_secret(value: str) -> bool:
+    """A value that can be a credential, not a word: 8 or more characters with letters and digits
+    and no space (`ArrowLeft`, `os.environ` are not), or a known key shape."""
+    if _KEY_SHAPES.fullmatch(value):
+        return True
+    return (
+        len(value) >= 8
+        and value != REDACTED
+        and " " not in value
+        and any(c.isdigit() for c in value)
+        and any(c.isalpha() for c in value)
+    )
+
+
+def scrub_shapes(text: str) -> str:
+    """`text` with every credential-shaped value and every value after a credential-named field
+    replaced by `[redacted]`."""
+    text = _KEY_SHAPES.sub(REDACTED, text)
+    if ":" in text or "=" in text:
+        text = _NAMED_VALUE.sub(
+            lambda m: (
+                m.group(1) + m.group(2) + REDACTED
+                if is_credential_name(m.group(1)) and looks_secret(m.group(3))
+                else m.group(0)
+            ),
+            text,
+        )
+    return text
+
+
 MIN_SCRUBBED = 8  # a secret value this long or longer is also removed wherever else it appears
 
 
 def _is_secret_header(name: str) -> bool:
     if name.startswith("x-ctxbench-"):  # this project's control headers (index, output tokens, now)
         return False
-    return name in SECRET_HEADERS or _SECRET_WORDS.search(name) is not None
+    return name in SECRET_HEADERS or is_credential_name(name)
 
 
 def redact_headers(headers: dict[str, str]) -> dict[str, str]:
@@ -61,7 +137,31 @@ def redact_headers(headers: dict[str, str]) -> dict[str, str]:
 
 
 def redact_path(path: str) -> str:
-    return _SECRET_QUERY.sub(lambda m: m.group(1) + REDACTED, path)
+    """The path with the value of every credential-named query parameter `[redacted]`."""
+    base, q, query = path.partition("?")
+    if not q:
+        return path
+    parts = []
+    for item in query.split("&"):
+        name, eq, _value = item.partition("=")
+        parts.append(f"{name}={REDACTED}" if eq and is_credential_name(_unquote(name)) else item)
+    return base + "?" + "&".join(parts)
+
+
+def _unquote(text: str) -> str:
+    from urllib.parse import unquote_plus
+
+    return unquote_plus(text)
+
+
+def _query_secrets(path: str) -> list[str]:
+    query = path.partition("?")[2]
+    out = []
+    for item in query.split("&") if query else ():
+        name, eq, value = item.partition("=")
+        if eq and is_credential_name(_unquote(name)):
+            out += [value, _unquote(value)]
+    return out
 
 
 def _scalar(v: Any) -> bool:
@@ -74,8 +174,9 @@ def _secret_values(value: Any, out: set[str], depth: int = 0) -> None:
         return
     if isinstance(value, dict):
         for k, v in value.items():
-            if isinstance(k, str) and _SECRET_FIELD.search(k) and _scalar(v):
-                out.add(str(v))
+            if isinstance(k, str) and is_credential_name(k) and _scalar(v):
+                if looks_secret(str(v)):  # removed wherever else it appears (`ArrowLeft` is not)
+                    out.add(str(v))
             else:
                 _secret_values(v, out, depth + 1)
     elif isinstance(value, list):
@@ -94,18 +195,28 @@ class Redactor:
             if _is_secret_header(k.lower()):
                 found.add(v)
                 found.update(v.split())  # `Bearer sk-...`: the key alone too
-        for m in _SECRET_QUERY.finditer(path):
-            end = path.find("&", m.end())
-            found.add(path[m.end() : end if end >= 0 else None])
+                for part in re.split(r"[;,\s]+", v):  # a cookie's values: `a=...; b=...`
+                    found.add(part.partition("=")[2])
+        found.update(_query_secrets(path))
         _secret_values(body, found)
         # longest first, so that a key is removed whole before a part of it could match
         self.secrets = sorted((s for s in found if len(s) >= MIN_SCRUBBED), key=len, reverse=True)
 
     def text(self, s: str) -> str:
+        """`s` without the values sent as keys, credential-shaped values, or values after a
+        credential-named field (`scrub_shapes`)."""
         for secret in self.secrets:
             if secret in s:
                 s = s.replace(secret, REDACTED)
-        return s
+        return scrub_shapes(s)
+
+    def value(self, s: str) -> str:
+        """A string of a parsed body or a message text: without the values sent as keys and the
+        credential-shaped values (its field names are judged where it sits: `body`)."""
+        for secret in self.secrets:
+            if secret in s:
+                s = s.replace(secret, REDACTED)
+        return _KEY_SHAPES.sub(REDACTED, s)
 
     def headers(self, headers: dict[str, str]) -> dict[str, str]:
         return {k: self.text(v) for k, v in redact_headers(headers).items()}
@@ -116,13 +227,13 @@ class Redactor:
     def body(self, value: Any, depth: int = 0) -> Any:
         """A copy of a parsed JSON body with credential fields `[redacted]` and secrets scrubbed."""
         if isinstance(value, str):
-            return self.text(value) if self.secrets else value
+            return self.value(value)
         if depth > 400:  # deeper than any request body; recorded as a marker, never a RecursionError
             return "[nested too deeply to record]"
         if isinstance(value, dict):
             return {
                 k: REDACTED
-                if isinstance(k, str) and _SECRET_FIELD.search(k) and _scalar(v)
+                if isinstance(k, str) and is_credential_name(k) and _scalar(v)
                 else self.body(v, depth + 1)
                 for k, v in value.items()
             }

@@ -156,42 +156,77 @@ class Handler(FrontHandler):
     ) -> Reply:
         """Bill and answer one parsed request; the ledger entry is filled in on the way."""
         st = self.server.state
+        body, requested, model, speed, counting, named = self._model(api, path, body)
+        p = parse(api, body, headers, st.factory(model), model)
+        if named is not None:
+            p.stream = named[1] == "streamGenerateContent"
+        entry["conversation"] = p.session
+        if counting:  # no caching logic (providers.md §1.14, §2.7, §3)
+            return count_reply(api, p.tr.total_tokens)
+        provider = st.provider(model)
+        reply = st.scripter.reply(p, header_int(headers, "x-ctxbench-output-tokens"))
+        req, out, index = self._bill(api, p, model, reply.output_tokens, headers, t)
+        entry.update(
+            model=model,
+            index=index,
+            blocks=len(p.tr),
+            breakpoints=[list(b) for b in p.breakpoints],
+            usage=usage_dict(out.usage),
+            reply=list(reply.blocks),
+            cost=round(out.cost, 9),
+        )
+        extra = {
+            "request-id": rid,
+            "x-request-id": rid,
+            "x-ctxbench-ttft": repr(out.ttft),
+            "x-ctxbench-duration": repr(out.duration),
+            "x-ctxbench-cached-pos": str(out.cached_pos),
+            "x-ctxbench-cost": repr(out.cost),
+        }
+        err = out.error
+        if err is not None and not (err.kind == "stream_error" and p.stream):
+            entry["error"] = err.kind
+            return self.error_reply(api, err, rid, provider.model.window, req.input_tokens)
+        if err is None:
+            st.recorder.add(p, reply.blocks, out.usage, reply.output_tokens, t, self.secrets)
+        else:
+            entry["error"] = err.kind
+        return self._render(api, p, body, rid, requested or model, reply, out, speed, extra)
+
+    def _model(
+        self, api: str, path: str, body: Any
+    ) -> tuple[Any, Any, str, str, bool, tuple[str, str] | None]:
+        """(body, the model id asked for, the model served, speed, a token count?, Gemini's
+        (model, method) from the path) of one request; a model the catalog does not know is the
+        API's own not-found error."""
+        st = self.server.state
         counting = path.endswith(("/count_tokens", "/input_tokens"))
         if counting and isinstance(body, dict) and api == ANTHROPIC:
             body = {"max_tokens": 1, **body}
         requested = body.get("model") if isinstance(body, dict) else None
         named = gemini_route(path) if api == GEMINI else None
         if named is not None:  # the Gemini API names the model in the path
-            requested, method = named
-            counting = method == "countTokens"
+            requested = named[0]
+            counting = named[1] == "countTokens"
         model = st.cfg.model  # a missing or ill-typed model is parse's 400
         if isinstance(requested, str):
             try:
                 model = st.model_for(requested)
             except CatalogError:
-                missing = gemini_not_found(requested, method) if named else unknown_model(api, requested)
+                missing = gemini_not_found(requested, named[1]) if named else unknown_model(api, requested)
                 raise missing from None
         speed = fast_mode(body, requested) if api == ANTHROPIC and isinstance(requested, str) else "standard"
         if speed == "fast":
             model = st.model_for(f"{model}-fast")
-        p = parse(api, body, headers, st.factory(model), model)
-        if named is not None:
-            p.stream = method == "streamGenerateContent"
-        entry["conversation"] = p.session
-        if counting:  # no caching logic (providers.md §1.14, §2.7, §3)
-            n = p.tr.total_tokens
-            if api == GEMINI:
-                return json_reply(200, {"totalTokens": n})
-            return json_reply(
-                200,
-                {"input_tokens": n}
-                if api == ANTHROPIC
-                else {"object": "response.input_tokens", "input_tokens": n},
-            )
+        return body, requested, model, speed, counting, named
+
+    def _bill(
+        self, api: str, p: Any, model: str, output_tokens: int, headers: dict[str, str], t: float
+    ) -> tuple[Request, Any, int]:
+        """The request as the provider model sees it, its outcome, and its index in the session."""
+        st = self.server.state
         provider = st.provider(model)
-        hint = header_int(headers, "x-ctxbench-output-tokens")
         asked_index = header_int(headers, "x-ctxbench-index")
-        reply = st.scripter.reply(p, hint)
         with st.lock:
             index = asked_index if asked_index is not None else st.counters.get(p.session, 0)
             st.counters[p.session] = index + 1
@@ -199,7 +234,7 @@ class Handler(FrontHandler):
                 p.tr,
                 len(p.tr),
                 model,
-                reply.output_tokens,
+                output_tokens,
                 p.breakpoints,
                 headers.get("x-ctxbench-kind", "live"),
                 p.session,
@@ -222,33 +257,22 @@ class Handler(FrontHandler):
                         out.error.kind if out.error else "",
                     )
                 )
-        entry.update(
-            model=model,
-            index=index,
-            blocks=len(p.tr),
-            breakpoints=[list(b) for b in p.breakpoints],
-            usage=usage_dict(out.usage),
-            reply=list(reply.blocks),
-            cost=round(out.cost, 9),
-        )
-        extra = {
-            "request-id": rid,
-            "x-request-id": rid,
-            "x-ctxbench-ttft": repr(out.ttft),
-            "x-ctxbench-duration": repr(out.duration),
-            "x-ctxbench-cached-pos": str(out.cached_pos),
-            "x-ctxbench-cost": repr(out.cost),
-        }
-        err = out.error
-        if err is not None and not (err.kind == "stream_error" and p.stream):
-            entry["error"] = err.kind
-            return self.error_reply(api, err, rid, provider.model.window, req.input_tokens)
-        u = out.usage
-        if err is None:
-            st.recorder.add(p, reply.blocks, u, reply.output_tokens, t, self.secrets)
-        else:
-            entry["error"] = err.kind
-        name = requested or model
+        return req, out, index
+
+    def _render(
+        self,
+        api: str,
+        p: Any,
+        body: Any,
+        rid: str,
+        name: str,
+        reply: Any,
+        out: Any,
+        speed: str,
+        extra: dict[str, str],
+    ) -> Reply:
+        """The answer in the API's shape, streamed when the request asked for a stream."""
+        u, err = out.usage, out.error
         sse = {"content-type": "text/event-stream", "cache-control": "no-cache", **extra}
         if api == ANTHROPIC:
             if p.stream:
@@ -271,11 +295,22 @@ class Handler(FrontHandler):
         return json_reply(200, render.response_object(rid, name, reply, u, reasoning=think), extra)
 
 
+def count_reply(api: str, n: int) -> Reply:
+    """The answer to a token count (`count_tokens`, `input_tokens`, `countTokens`)."""
+    if api == GEMINI:
+        return json_reply(200, {"totalTokens": n})
+    if api == ANTHROPIC:
+        return json_reply(200, {"input_tokens": n})
+    return json_reply(200, {"object": "response.input_tokens", "input_tokens": n})
+
+
 class CtxServer(FrontServer):
     def __init__(self, state: ServeState) -> None:
         self.state = state
         cfg = state.cfg
-        super().__init__((cfg.host, cfg.port), Handler, cfg.read_timeout, cfg.max_connections)
+        super().__init__(
+            (cfg.host, cfg.port), Handler, cfg.read_timeout, cfg.max_connections, cfg.max_per_client
+        )
 
     def next_id(self, prefix: str) -> str:
         return self.state.next_id(prefix)

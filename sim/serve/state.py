@@ -37,10 +37,12 @@ class ServeConfig:
     tokenizer: str = "rate"
     ledger: str | None = None
     keep_observations: bool = False
-    # A read that stalls this long (a half-sent request) is answered 408 and its connection closed;
-    # an idle keep-alive connection is closed. This project's choice (no provider figure in research/).
+    # A request (head and body) not received in full this long after its first byte is answered
+    # 408 and its connection closed; an idle keep-alive connection is closed after as long. This
+    # project's choice (no provider documents a figure).
     read_timeout: float = 60.0
     max_connections: int = 256  # served at once; more wait in the listen backlog (50 harnesses: 0 wait)
+    max_per_client: int = 0  # of one client address at once, more answered 429 (0: max_connections // 2)
 
 
 @dataclass

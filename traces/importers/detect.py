@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ctxbench.traces.compressed import open_log, plain, read_errors, read_failure
+from ctxbench.traces.compressed import DamagedFile, open_log, plain
 from ctxbench.traces.importers.base import ImportFailure
 
 
@@ -26,11 +26,12 @@ def _whole_document(path: Path, head: bytes) -> dict[str, object] | None:
     whole: its first lines are no JSON on their own (`[`, `{`)."""
     if head.lstrip()[:1] not in (b"[", b"{"):
         return None
-    errors: tuple[type[Exception], ...] = (ValueError, RecursionError, *read_errors())
     try:
         with open_log(path) as f:
             doc = json.loads(f.read().decode("utf-8", "replace"))
-    except errors:
+    except DamagedFile:
+        raise  # a damaged compressed file is said as such, not as a format no importer reads
+    except (ValueError, RecursionError, OSError):
         return None
     if isinstance(doc, list):
         doc = next((x for x in doc if isinstance(x, dict)), None)
@@ -65,7 +66,8 @@ HEAD = 65_536  # read first; the rest of the 256 KB only when its complete lines
 
 def detect(path: Path) -> str:
     """The format name of `path` (a registered importer); a compressed file by its contents and
-    its name without the compression suffix (traces/compressed.py)."""
+    its name without the compression suffix (traces/compressed.py). Raises ImportFailure for a file
+    no importer reads, DamagedFile (a ValueError) for a damaged compressed one."""
     if path.is_dir():
         if (path / "ui_messages.json").is_file():
             return "cline-task"  # a Cline / Roo Code / Kilo Code task folder (traces/importers/cline_task.py)
@@ -86,8 +88,9 @@ def detect(path: Path) -> str:
             if first is not None:  # the usual case: a log's first lines name it (HEAD bytes read)
                 return first
             head += f.read(256_000 - HEAD)
-    except read_errors() as e:
-        raise ImportFailure(str(path), f"cannot read: {read_failure(e)}") from None
+    except OSError as e:  # a damaged compressed file raises DamagedFile: no format to guess, and
+        # a folder mode stops on it instead of listing it among files no importer reads
+        raise ImportFailure(str(path), f"cannot read: {e.strerror or e}") from None
     if head.startswith(b"SQLite format 3\x00"):
         return "opencode"  # opencode's database (traces/importers/opencode.py checks its tables)
     found = _by_object(_first_object(head) or _whole_document(path, head))
