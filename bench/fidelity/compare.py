@@ -90,7 +90,8 @@ def compare(
     # outside events are inferred only when replaying what was recorded (bench/fidelity/policy.py)
     if not condition or not is_anthropic(sv.profile) or not replays_recorded(pol):
         cfg = profile_config(sv.profile)
-        if cfg.get("provider") == "auto-prefix" and plain.requests:  # bench/fidelity/auto_interval.py
+        caches = float(cfg.get("ttl", 1) or 0) > 0  # a profile that caches nothing has no chance to draw
+        if cfg.get("provider") == "auto-prefix" and caches and plain.requests:  # auto_interval.py
             plain.auto_interval = drawn_interval(
                 plain,
                 PROVIDER_OF_DIALECT.get(str(cfg.get("dialect", "")), ""),
@@ -133,6 +134,7 @@ def _score(
     reported = reports_cache_writes(sv.profile)  # else compared as the gateway reports, priced as charged
     cfg = profile_config(sv.profile)
     auto = cfg.get("provider") == "auto-prefix"  # bench/fidelity/auto.py causes and naive reading
+    caching = float(cfg.get("ttl", 1) or 0) > 0  # `no-cache` (ttl 0): the naive read is nothing
     step = int(cfg.get("granularity", 1) or 1)
     records = replay(trace, pol, sv.profile, warm, keep_warm=keep_warm, model=sv.model, outside=outside)
     records = [r for r in records if r.kind != "warmup"]
@@ -196,7 +198,7 @@ def _score(
         miss = rec.miss_cause if rec is not None else ""
         out_tokens = rec.output if rec is not None and own_summary else b.output_tokens  # P's own summary
         if auto:  # all of the previous prompt was cached, rounded to the steps (auto.py naive_read)
-            naive = naive_read(prev_prompt, prompt, _minimum(cfg, rec_model), step) if i else 0
+            naive = naive_read(prev_prompt, prompt, _minimum(cfg, rec_model), step) if i and caching else 0
         else:
             naive = min(prev_cached, _cached(b)) if i else 0
         why = "" if own else doubt.at(i)  # P's prediction is P's: no fallback to the naive read
@@ -251,9 +253,9 @@ def _score(
         )
         sf.cost_billed += rc.cost_billed
         sf.cost_predicted += rc.cost_predicted
-        nw = _cached(b) - naive
-        n5, n1 = (0, nw) if b.cache_write_1h and not b.cache_write_5m else (nw, 0)
-        rc.cost_naive = pr.cost(b.input_tokens, naive, n5, n1, b.output_tokens)
+        nw = _cached(b) - naive  # below 0: the naive read took that much of the uncached input
+        n5, n1 = (0, max(0, nw)) if b.cache_write_1h and not b.cache_write_5m else (max(0, nw), 0)
+        rc.cost_naive = pr.cost(max(0, b.input_tokens + min(0, nw)), naive, n5, n1, b.output_tokens)
         sf.cost_naive += rc.cost_naive
     if sf.not_scored:
         sf.not_scored_why = (
@@ -267,5 +269,7 @@ def _naive_usage(b: Usage, naive: int, uncached: int, output: int) -> SimUsage:
     """What the bill implies for a request the replay is unsure of: the naive read, the rest of
     the billed cached part written (at the billed ttl), the billed uncached input."""
     write = _cached(b) - naive
+    if write < 0:  # read more than the bill cached (an automatic cache: the previous prompt), so
+        return SimUsage(max(0, uncached + write), naive, 0, 0, output)  # that much less uncached
     w5, w1 = (0, write) if b.cache_write_1h and not b.cache_write_5m else (write, 0)
     return SimUsage(uncached, naive, w5, w1, output)

@@ -57,3 +57,17 @@ def test_a_log_without_a_model_is_named_not_fatal(tmp_path: Path) -> None:
     replayed = [r for log in discover(tmp_path).logs for r in replay_log(log)]
     assert replayed and all(r.fidelity is None for r in replayed)
     assert all("names no model" in r.why_not for r in replayed)
+
+
+def test_a_naive_read_past_the_billed_cache_takes_from_the_uncached_input() -> None:
+    """An automatic cache's naive read (the previous prompt) can exceed what the bill cached: the
+    excess comes out of the uncached input, never as a negative write (a no-cache relay behind a
+    Claude Code log once predicted a negative cost)."""
+    from ctxbench.bench.fidelity.compare import _naive_usage
+    from ctxbench.traces.model import Usage
+
+    u = _naive_usage(Usage(input_tokens=1000, output_tokens=5), 600, 1000, 5)
+    assert (u.uncached, u.cache_read, u.cache_write_5m, u.cache_write_1h) == (400, 600, 0, 0)
+    billed = Usage(input_tokens=100, cache_read=500, cache_write_5m=300, output_tokens=5)
+    v = _naive_usage(billed, 500, 100, 5)
+    assert (v.uncached, v.cache_read, v.cache_write_5m) == (100, 500, 300)
