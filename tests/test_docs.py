@@ -230,3 +230,19 @@ def test_the_pages_are_what_a_user_has() -> None:
         assert not issue, f"{_page_id(page)} cites an issue number: {issue.group()}"
         for link in re.findall(r"\]\((?!https?://|#)([^)#]+)", text):
             assert (page.parent / link).exists(), f"{_page_id(page)} links {link}, which does not exist"
+
+
+def test_the_tour_writes_nothing_in_the_checkouts_root() -> None:
+    """Issue 31 #9: every file a README or guide command writes goes under `reports/` (git-ignored),
+    so following the tour leaves the checkout clean."""
+    import re as _re
+
+    outside = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for line in page.read_text(encoding="utf-8").splitlines():
+            if not line.startswith(("ctxbench ", "python -m ctxbench")):
+                continue
+            for m in _re.finditer(r"(?:-o|--records|--write-baseline|--record|--out)\s+(\S+)", line):
+                if m.group(1) != "-" and not m.group(1).startswith(("reports/", "/tmp/", "$")):
+                    outside.append(f"{page.name}: {line}")
+    assert not outside, "\n".join(outside)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from ctxbench.traces.format import write_trace
@@ -94,6 +95,7 @@ def handle(args: argparse.Namespace) -> int:
     if args.output == "-":
         write_trace(trace, sys.stdout)
     else:
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)  # as `import -o` and `sweep -o` do
         write_trace(trace, args.output)
         # on stdout, like `ctxbench import` (issue 31 #9); the trace itself is never on stdout here
         print(f"wrote {args.output}: {length_note(spec, trace.replies)}")

@@ -73,6 +73,7 @@ def write_csv(records: Iterable[RequestRecord], out: IO[str]) -> None:
 
 def save(records: Sequence[RequestRecord], path: str | Path) -> None:
     p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)  # `run --records reports/x.csv` on a fresh checkout
     with p.open("w", encoding="utf-8", newline="") as f:
         (write_csv if p.suffix == ".csv" else write_jsonl)(records, f)
 

@@ -16,11 +16,8 @@ import socket
 import sys
 import threading
 import time
-from http.server import ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from ctxbench.sim.serve.front import FrontHandler
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 
 class FrontServer(ThreadingHTTPServer):
@@ -35,7 +32,7 @@ class FrontServer(ThreadingHTTPServer):
     def __init__(
         self,
         address: tuple[str, int],
-        handler: type[FrontHandler],
+        handler: type[BaseHTTPRequestHandler],  # sim/serve/front.py FrontHandler
         read_timeout: float,
         max_connections: int,
         max_per_client: int = 0,

@@ -78,11 +78,12 @@ def is_credential_name(name: str) -> bool:
 # GitHub `ghp_`/`gho_`/`ghu_`/`ghs_`/`ghr_`/`github_pat_`, Slack `xox?-`, AWS access key ids
 # `AKIA`, and the token after `Bearer`.
 _KEY_SHAPES = re.compile(
-    r"sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{12,}"
+    r"(?<![A-Za-z0-9_\-])"  # a key starts a token: `task-list-management` holds no `sk-` key
+    r"(?:sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{12,}"
     r"|AIza[0-9A-Za-z_\-]{30,}"
     r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
     r"|xox[abposr]-[A-Za-z0-9\-]{10,}"
-    r"|AKIA[0-9A-Z]{16}"
+    r"|AKIA[0-9A-Z]{16})"
     r"|(?<=[Bb]earer )[A-Za-z0-9._~+/=\-]{8,}"
 )
 # In text that is not parsed JSON (a body that is not valid JSON, a query string, an error quoting
