@@ -39,8 +39,8 @@ from __future__ import annotations
 from typing import Any
 
 from ctxbench.bench.fidelity.results import RequestCompare, near
-from ctxbench.sim.core.catalog import strips_thinking
 from ctxbench.sim.core.names import TTL_SECONDS, is_ttl
+from ctxbench.sim.core.thinking import strips_thinking
 from ctxbench.traces.importers.claude_code_wire import turn_scoped_attachments, version_tuple
 
 # Previous request's entry not read (module docstring): what is known.

@@ -21,6 +21,7 @@ read. The naive baseline predicts that each request reads everything the previou
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from ctxbench.bench.fidelity.auto import auto_prefix_cause, naive_read
 from ctxbench.bench.fidelity.auto_interval import PROVIDER_OF_DIALECT, drawn_interval
@@ -134,8 +135,6 @@ def _score(
     reported = reports_cache_writes(sv.profile)  # else compared as the gateway reports, priced as charged
     cfg = profile_config(sv.profile)
     auto = cfg.get("provider") == "auto-prefix"  # bench/fidelity/auto.py causes and naive reading
-    caching = float(cfg.get("ttl", 1) or 0) > 0  # `no-cache` (ttl 0): the naive read is nothing
-    step = int(cfg.get("granularity", 1) or 1)
     records = replay(trace, pol, sv.profile, warm, keep_warm=keep_warm, model=sv.model, outside=outside)
     records = [r for r in records if r.kind != "warmup"]
     model = records[0].model if records else trace.header.model
@@ -153,9 +152,7 @@ def _score(
     track = PolicyTrack(pol.name) if own else None
     sf.track = track
     doubt = unsure(trace)
-    i = -1
-    k = 0  # the next record
-    stopped = False
+    i, k, stopped = -1, 0, False  # k: the next record
     for ev in trace.events:
         if isinstance(ev, CompactionEvent):
             turn_start, real = 0, True
@@ -170,14 +167,7 @@ def _score(
                 before, mentions = mentions, _mentions(ev)
             continue
         summariser = own and ev.tag == "summary"  # the real summariser request, under P
-        own_summary = False
-        if track is not None and not stopped:  # P's summary requests: paired with the real one, or P's own
-            k, own_summary = track.own_before(records, k, summariser, i + 1, sf)
-        if summariser and not own_summary:
-            rec = None  # P sent no such request
-        else:
-            rec = None if stopped else (records[k] if k < len(records) else None)
-            k += rec is not None
+        rec, k, own_summary = _next_record(records, k, track, stopped, summariser, i + 1, sf)
         if rec is None and not summariser:  # the replay stopped (e.g. a prompt over the model's window)
             stopped = True
             i += 1
@@ -192,37 +182,22 @@ def _score(
             real = False
             continue
         b = ev.usage
-        prompt = b.input_tokens + b.cache_read
         # the real summariser request P did not send: predicted nothing (bench/fidelity/policy.py)
         rec_model = rec.model if rec is not None else (sf.requests[-1].model if sf.requests else model)
         miss = rec.miss_cause if rec is not None else ""
         out_tokens = rec.output if rec is not None and own_summary else b.output_tokens  # P's own summary
-        if auto:  # all of the previous prompt was cached, rounded to the steps (auto.py naive_read)
-            naive = naive_read(prev_prompt, prompt, _minimum(cfg, rec_model), step) if i and caching else 0
-        else:
-            naive = min(prev_cached, _cached(b)) if i else 0
+        naive = _naive(cfg, i, b, prev_cached, prev_prompt, rec_model)
         why = "" if own else doubt.at(i)  # P's prediction is P's: no fallback to the naive read
-        p_billed = _usage(rec) if rec is not None else SimUsage(0, 0, 0, 0, 0)
-        fallback = ""
         # after the last mark, in no block of the trace (providers.md §1.9), unless the importer
         # sized the blocks on the whole prompt (traces/importers/sizing.py `sized_on`)
         tail = 0 if meta.get("sized_on") == "prompt" or rec is None else b.input_tokens
-        if (
-            why
-            and rec is not None
-            and rec.miss_cause not in TIMING_CAUSES
-            and rec.cache_read != naive
-            and not near(rec.cache_read, naive)
-        ):
-            p_billed = _naive_usage(b, naive, b.input_tokens - tail, rec.output)  # no invented break
-            fallback = f"naive ({why})"
+        p_billed, fallback = _predicted(rec, why, b, naive, tail)
         p = reported_usage(p_billed, reported)
         charged = b if reported else as_charged(b, str(meta.get("ttl", "5m")))
-        prev_cached, prev_prompt = _cached(b), prompt
+        prev_cached, prev_prompt = _cached(b), b.input_tokens + b.cache_read
         rc = RequestCompare(i, t, gap, b, p, naive, miss, turn_start=turn_start, real_user=real)
         rc.request_id = ev.request_id
-        rc.unsure, rc.fallback = why, fallback
-        rc.model = rec_model
+        rc.unsure, rc.fallback, rc.model = why, fallback, rec_model
         rc.fallback_of = written.get(b.cache_read, -1)
         rc.outside = outside.kind_of(i)
         rc.dropped_mentions = before if real else ()
@@ -235,34 +210,109 @@ def _score(
         rc.input_predicted = p.uncached + tail
         if track is not None and not summariser:
             track.at_request(i)
-        if not rc.within and track is not None:  # P decided differently (bench/fidelity/policy.py)
-            rc.cause = track.cause(i, miss, summariser, own_summary)
-        elif not rc.within:  # automatic-prefix caches: bench/fidelity/auto.py, given the requests before
-            rc.cause = (
-                auto_prefix_cause(rc, sf.requests[:-1], meta) if auto else likely_cause(rc, sf.meta, model)
-            )
-        c, q = charged, p_billed  # priced as billed: writes a gateway did not report included
-        pr = prices(rec_model)  # the model of this request (a `model_switch` changes it)
-        rc.cost_billed = pr.cost(
-            c.input_tokens, c.cache_read, c.cache_write_5m, c.cache_write_1h, b.output_tokens
-        )
-        rc.cost_predicted = (
-            pr.cost(q.uncached + tail, q.cache_read, q.cache_write_5m, q.cache_write_1h, out_tokens)
-            if rec is not None
-            else 0.0
-        )
-        sf.cost_billed += rc.cost_billed
-        sf.cost_predicted += rc.cost_predicted
-        nw = _cached(b) - naive  # below 0: the naive read took that much of the uncached input
-        n5, n1 = (0, max(0, nw)) if b.cache_write_1h and not b.cache_write_5m else (max(0, nw), 0)
-        rc.cost_naive = pr.cost(max(0, b.input_tokens + min(0, nw)), naive, n5, n1, b.output_tokens)
-        sf.cost_naive += rc.cost_naive
+        if not rc.within:
+            rc.cause = _cause(rc, sf, track, auto, summariser, own_summary)
+        _costs(sf, rc, charged, p_billed if rec is not None else None, tail, out_tokens)
     if sf.not_scored:
         sf.not_scored_why = (
             f"the replay stopped after request #{sf.not_scored[0] - 1} (a prompt over "
             f"{model}'s window, or an error of the replayed run)"
         )
     return sf
+
+
+def _cause(
+    rc: RequestCompare,
+    sf: SessionFidelity,
+    track: PolicyTrack | None,
+    auto: bool,
+    summariser: bool,
+    own_summary: bool,
+) -> str:
+    """Why request `rc` (the last of `sf`) is not within the bill: where P decided differently
+    (bench/fidelity/policy.py), on automatic-prefix caches given the requests before
+    (bench/fidelity/auto.py), else the likeliest cause (bench/fidelity/causes.py)."""
+    if track is not None:
+        return track.cause(rc.index, rc.miss_cause, summariser, own_summary)
+    if auto:
+        return auto_prefix_cause(rc, sf.requests[:-1], sf.meta)
+    return likely_cause(rc, sf.meta, sf.model)
+
+
+def _next_record(
+    records: list[RequestRecord],
+    k: int,
+    track: PolicyTrack | None,
+    stopped: bool,
+    summariser: bool,
+    n: int,
+    sf: SessionFidelity,
+) -> tuple[RequestRecord | None, int, bool]:
+    """The replay's record for the `n`-th real request, the index of the record after it, and
+    whether it is P's own summary request. P's summary requests are paired with the real
+    summariser request, or are P's own (bench/fidelity/policy.py); None when P sent no such
+    request or the replay has stopped."""
+    own_summary = False
+    if track is not None and not stopped:  # P's summary requests: paired with the real one, or P's own
+        k, own_summary = track.own_before(records, k, summariser, n, sf)
+    if summariser and not own_summary:
+        return None, k, own_summary  # P sent no such request
+    rec = None if stopped else (records[k] if k < len(records) else None)
+    return rec, k + (rec is not None), own_summary
+
+
+def _naive(cfg: dict[str, Any], i: int, b: Usage, prev_cached: int, prev_prompt: int, model: str) -> int:
+    """The naive read of request `i` (billed `b`): everything the previous request cached, the
+    first request nothing. On automatic-prefix caches all of the previous prompt, rounded to the
+    profile's steps (bench/fidelity/auto.py `naive_read`)."""
+    if not i:
+        return 0
+    if cfg.get("provider") == "auto-prefix":
+        if not float(cfg.get("ttl", 1) or 0) > 0:  # `no-cache` (ttl 0): nothing is ever read
+            return 0
+        step = int(cfg.get("granularity", 1) or 1)
+        return naive_read(prev_prompt, b.input_tokens + b.cache_read, _minimum(cfg, model), step)
+    return min(prev_cached, _cached(b))
+
+
+def _predicted(rec: RequestRecord | None, why: str, b: Usage, naive: int, tail: int) -> tuple[SimUsage, str]:
+    """The predicted usage of a request and, when the replay is unsure there (`why`,
+    bench/fidelity/unsure.py) and its read is not a timing miss yet differs from the naive read,
+    the naive read instead (no invented break) with the fallback's name."""
+    if (
+        why
+        and rec is not None
+        and rec.miss_cause not in TIMING_CAUSES
+        and rec.cache_read != naive
+        and not near(rec.cache_read, naive)
+    ):
+        return _naive_usage(b, naive, b.input_tokens - tail, rec.output), f"naive ({why})"
+    return (_usage(rec) if rec is not None else SimUsage(0, 0, 0, 0, 0)), ""
+
+
+def _costs(
+    sf: SessionFidelity, rc: RequestCompare, c: Usage, q: SimUsage | None, tail: int, out_tokens: int
+) -> None:
+    """Request `rc` priced as billed (`c`: writes a gateway did not report included), as
+    predicted (`q`, priced as billed with the uncached tail; None: P sent no such request, 0) and
+    as the naive read, on the model it ran on (a `model_switch` changes it); added to the
+    session's totals."""
+    b, naive = rc.billed, rc.naive_read
+    pr = prices(rc.model)
+    rc.cost_billed = pr.cost(
+        c.input_tokens, c.cache_read, c.cache_write_5m, c.cache_write_1h, b.output_tokens
+    )
+    rc.cost_predicted = (
+        pr.cost(q.uncached + tail, q.cache_read, q.cache_write_5m, q.cache_write_1h, out_tokens)
+        if q is not None
+        else 0.0
+    )
+    sf.cost_billed += rc.cost_billed
+    sf.cost_predicted += rc.cost_predicted
+    nw = _cached(b) - naive  # below 0: the naive read took that much of the uncached input
+    n5, n1 = (0, max(0, nw)) if b.cache_write_1h and not b.cache_write_5m else (max(0, nw), 0)
+    rc.cost_naive = pr.cost(max(0, b.input_tokens + min(0, nw)), naive, n5, n1, b.output_tokens)
+    sf.cost_naive += rc.cost_naive
 
 
 def _naive_usage(b: Usage, naive: int, uncached: int, output: int) -> SimUsage:

@@ -45,10 +45,10 @@ from ctxbench.bench.fidelity.results import (
     near,
     tolerance,
 )
-from ctxbench.sim.core.catalog import strips_thinking
 from ctxbench.sim.core.content import Block
 from ctxbench.sim.core.names import Ttl
 from ctxbench.sim.core.provider import Outcome, Provider, Request
+from ctxbench.sim.core.thinking import strips_thinking
 from ctxbench.sim.core.transcript import Transcript
 
 

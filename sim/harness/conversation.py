@@ -9,7 +9,6 @@ simpy holds time only: idle gaps from the trace, latencies, back-off; policies n
 from __future__ import annotations
 
 import random
-from bisect import bisect_left, bisect_right
 from dataclasses import replace
 
 import simpy
@@ -25,6 +24,7 @@ from ctxbench.sim.core.registry import register
 from ctxbench.sim.core.tokens import BlockFactory
 from ctxbench.sim.core.transcript import Transcript
 from ctxbench.sim.harness.calls import CallFailed, Proc, ProviderCalls, ProviderFor, RunOutcome, wait
+from ctxbench.sim.harness.handoff import fresh_observation
 from ctxbench.sim.prepared import PreparedTrace, Step
 from ctxbench.traces.model import CompactionEvent
 
@@ -373,7 +373,7 @@ class Conversation(ProviderCalls):
         # the playbook's revision (as large as the playbook the episode started with: assumed)
         carried = handoff_bytes + req.state_bytes + self.trace.playbook_bytes
         handoff = self.factory.text("user", None, carried, key=f"handoff-{self.index}", summary=True)
-        fresh = self._fresh_observation()
+        fresh = fresh_observation(self.tr, self.factory, self.index)
         self.apply(pol.rebuild_handoff(self.view(), Message.of("user", (handoff,), "handoff"), fresh))
         self.outcome.compactions += 1
         self.outcome.tokens_saved += self.pending_edit[2]
@@ -385,20 +385,6 @@ class Conversation(ProviderCalls):
             raise CallFailed(
                 "still_over_budget", f"new conversation still at ~{after} tokens after compaction (H-17)"
             )
-
-    def _fresh_observation(self) -> Message | None:
-        """A new screenshot like the first unpinned image of the newest message holding one
-        (H-16), found from the transcript's image positions."""
-        tr = self.tr
-        images, blocks = tr.image_pos, tr.blocks
-        newest = next((p for p in reversed(images) if not blocks[p].pinned), -1)
-        if newest < tr.system_end:
-            return None
-        start = tr.msg_starts[bisect_right(tr.msg_starts, newest) - 1]
-        first = next(p for p in images[bisect_left(images, start) :] if not blocks[p].pinned)
-        b = blocks[first]
-        img = self.factory.image("user", b.width, b.height, b.nbytes, f"fresh-{self.index}")
-        return Message.of("user", (img,), "observation")
 
 
 # After the classes, not as decorators: mypyc compiles a decorated class as a plain Python class

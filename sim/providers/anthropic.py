@@ -32,7 +32,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ctxbench.sim.core.catalog import ModelInfo, Prices, strips_thinking
+from ctxbench.sim.core.catalog import ModelInfo, Prices
 from ctxbench.sim.core.chain import chain
 from ctxbench.sim.core.content import IMAGE, TOOL_RESULT, TOOL_USE, Block
 from ctxbench.sim.core.names import TTL_SECONDS, Breakpoints, Ttl
@@ -43,6 +43,7 @@ from ctxbench.sim.core.provider import (
     Usage,
     price,
 )
+from ctxbench.sim.core.thinking import strips_thinking
 from ctxbench.sim.providers.anthropic_config import AnthropicConfig
 from ctxbench.sim.providers.dialects import ANTHROPIC, anthropic_wire_usage, fault_error, too_long
 from ctxbench.sim.providers.thinking import ThinkingStripper, real_user

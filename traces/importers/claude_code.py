@@ -75,11 +75,11 @@ from ctxbench.traces.importers.claude_code_wire import (
     LOG_LINES,
     at_mentions,
     folds_reminders,
+    forked_requests,
     kept_lines,
     loaded_tools,
     marked_messages,
     mention_call,
-    query_ttl,
     rendered_texts,
     sent_to_model,
     turn_scoped_attachments,
@@ -348,7 +348,7 @@ def import_claude_code(paths: list[Path], report: ImportReport | None = None) ->
                     **meta_common,
                     "session": c.session,
                     "marked_messages": marked_messages(c.version),
-                    **({"forked_requests": _forked_requests(c)} if c.forks else {}),
+                    **({"forked_requests": forked_requests(c.forks, c.items)} if c.forks else {}),
                 },
             )
             for c in convs
@@ -362,26 +362,6 @@ def import_claude_code(paths: list[Path], report: ImportReport | None = None) ->
 def _uuid(o: dict[str, Any]) -> list[str]:
     u = o.get("uuid")
     return [u] if isinstance(u, str) else []
-
-
-def _forked_requests(c: _Conv) -> list[list[Any]]:
-    """Each forked query as [seconds before the next request, that request's index, ttl]: the
-    next request is the first reply whose request (its last user item, else itself) starts after
-    the fork; a fork after the last request is never replayed (nothing reads what it did)."""
-    out: list[list[Any]] = []
-    for tf, source in c.forks:
-        index, start = -1, None
-        for it in c.items:
-            if it.kind == "reply":
-                index += 1
-                begin = start if start is not None else it.t
-                if begin is not None and begin >= tf:
-                    out.append([round(begin - tf, 3), index, query_ttl(source)])
-                    break
-                start = None
-            elif it.kind == "user" and it.t is not None:
-                start = it.t
-    return out
 
 
 def _merge_compaction_request(main: _Conv, ac: _Conv, report: ImportReport) -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ctxbench.traces.importers.tokens import Item
+
 # Attachment types Claude Code's normalizeAttachmentForAPI turns into no message at all (cli.js
 # 2.1.39, 2.1.97, 2.1.114: `case ...: return []` and the final `[...].includes(type) return []`).
 NOT_SENT = frozenset(
@@ -79,6 +81,27 @@ def query_ttl(source: str) -> str:
         if source == pattern or (pattern.endswith("*") and source.startswith(pattern[:-1])):
             return "1h"
     return "5m"
+
+
+def forked_requests(forks: list[tuple[float, str]], items: list[Item]) -> list[list[Any]]:
+    """Each forked query (`forks`: its time, its querySource; `FORKED_QUERY_LINES`) as [seconds
+    before the next request, that request's index, ttl]: the next request is the first reply of
+    `items` whose request (its last user item, else itself) starts after the fork; a fork after the
+    last request is never replayed (nothing reads what it did)."""
+    out: list[list[Any]] = []
+    for tf, source in forks:
+        index, start = -1, None
+        for it in items:
+            if it.kind == "reply":
+                index += 1
+                begin = start if start is not None else it.t
+                if begin is not None and begin >= tf:
+                    out.append([round(begin - tf, 3), index, query_ttl(source)])
+                    break
+                start = None
+            elif it.kind == "user" and it.t is not None:
+                start = it.t
+    return out
 
 
 # Lines Claude Code 2.1.332 writes that are no message: the request log it keeps beside the

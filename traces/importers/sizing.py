@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ctxbench.sim.core.catalog import CatalogError, model_info, strips_thinking
+from ctxbench.sim.core.catalog import CatalogError, model_info
+from ctxbench.sim.core.thinking import strips_thinking
 from ctxbench.sim.core.tokens import IMAGE_RULES, RateCounter
 from ctxbench.traces.importers.base import ImportReport, allocate
 from ctxbench.traces.importers.sizing_marks import blocks_of, second_mark, text_mark

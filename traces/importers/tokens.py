@@ -145,19 +145,7 @@ def _events(items: list[Item], report: ImportReport, name: str, model: str = "")
             tools = it.tools
         elif it.kind == "compact":
             flush()
-            pre = it.pre_tokens if isinstance(it.pre_tokens, int) and it.pre_tokens >= 0 else None
-            trig = it.trigger if it.trigger in ("auto", "manual") else "auto"
-            kept_from = message_of.get(it.kept[0]) if it.kept else None
-            if it.kept and kept_from is None:
-                report.skip("compaction keeps messages from a line not in the log (none kept)", it.where)
-            elif kept_from is not None and len(it.kept) > 1:
-                listed = {message_of.get(u) for u in it.kept}
-                if listed != set(range(kept_from, messages)):
-                    report.note(
-                        f"{name}: a compaction kept messages other than the latest ones; replayed as "
-                        "keeping every message from the first it kept on"
-                    )
-            compaction = CompactionEvent(trigger=trig, pre_tokens=pre, t=rel(it.t), kept_from=kept_from)
+            compaction = _compaction(it, message_of, messages, report, name, rel(it.t))
             events.append(compaction)
         elif it.kind == "reply":
             start = pending_t if pending else None
@@ -166,21 +154,7 @@ def _events(items: list[Item], report: ImportReport, name: str, model: str = "")
                 events.append(ToolsEvent(tools, t=start if start is not None else last_t))
                 tools = None
             compaction = None
-            contents: list[Content] = []
-            for c in it.contents:
-                if c.kind == "tool_use":
-                    tid = c.tool_id or f"{name}-tool-{len(tool_ids)}"
-                    if tid in tool_ids:
-                        report.skip("repeated tool_use id (renamed)", it.where)
-                        k = 2
-                        while f"{tid}#{k}" in tool_ids:
-                            k += 1
-                        tid = f"{tid}#{k}"
-                    tool_ids.add(tid)
-                    c = replace(c, tool_id=tid)
-                contents.append(c)
-            if not contents:
-                contents = [Content("text", text="")]
+            contents = _reply_contents(it, tool_ids, report, name)
             if it.usage is None:
                 report.skip("response without usage (kept, no ground truth)", it.where)
             t = start if start is not None else rel(it.t)
@@ -206,6 +180,48 @@ def _events(items: list[Item], report: ImportReport, name: str, model: str = "")
             rel(it.t_end)
     flush()
     return events
+
+
+def _compaction(
+    it: Item, message_of: dict[str, int], messages: int, report: ImportReport, name: str, t: float
+) -> CompactionEvent:
+    """A compact boundary item as a CompactionEvent at `t`, `kept_from` the message holding the
+    first of its `kept` lines (`message_of`: log line -> message index; `messages` so far)."""
+    pre = it.pre_tokens if isinstance(it.pre_tokens, int) and it.pre_tokens >= 0 else None
+    trig = it.trigger if it.trigger in ("auto", "manual") else "auto"
+    kept_from = message_of.get(it.kept[0]) if it.kept else None
+    if it.kept and kept_from is None:
+        report.skip("compaction keeps messages from a line not in the log (none kept)", it.where)
+    elif kept_from is not None and len(it.kept) > 1:
+        listed = {message_of.get(u) for u in it.kept}
+        if listed != set(range(kept_from, messages)):
+            report.note(
+                f"{name}: a compaction kept messages other than the latest ones; replayed as "
+                "keeping every message from the first it kept on"
+            )
+    return CompactionEvent(trigger=trig, pre_tokens=pre, t=t, kept_from=kept_from)
+
+
+def _reply_contents(it: Item, tool_ids: set[str], report: ImportReport, name: str) -> list[Content]:
+    """A reply item's contents, every tool_use with an id unique in the conversation (a missing
+    one named after the conversation, a repeated one renamed `id#k`), added to `tool_ids`; an
+    empty reply is one empty text."""
+    contents: list[Content] = []
+    for c in it.contents:
+        if c.kind == "tool_use":
+            tid = c.tool_id or f"{name}-tool-{len(tool_ids)}"
+            if tid in tool_ids:
+                report.skip("repeated tool_use id (renamed)", it.where)
+                k = 2
+                while f"{tid}#{k}" in tool_ids:
+                    k += 1
+                tid = f"{tid}#{k}"
+            tool_ids.add(tid)
+            c = replace(c, tool_id=tid)
+        contents.append(c)
+    if not contents:
+        contents = [Content("text", text="")]
+    return contents
 
 
 def build_traces(

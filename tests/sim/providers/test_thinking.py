@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxbench.sim.core.catalog import model_info, prices, strips_thinking
+from ctxbench.sim.core.catalog import model_info, prices
 from ctxbench.sim.core.content import Block, Message, digest64
 from ctxbench.sim.core.provider import Latency, Request
+from ctxbench.sim.core.thinking import strips_thinking
 from ctxbench.sim.core.transcript import Transcript
 from ctxbench.sim.providers.anthropic import AnthropicConfig, AnthropicProvider
 from ctxbench.sim.providers.thinking import ThinkingStripper, real_user
