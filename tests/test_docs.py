@@ -41,10 +41,10 @@ SKIPPED: dict[str, str] = {
     "python3 -m venv .venv && .venv/bin/pip install -q -e '.[all]' && .venv/bin/python -m pytest": (
         INSTALL + "; it runs this very suite"
     ),
-    "ctxbench serve --task bench/live/claude_code_task.yaml --record runs/cc": (
+    "ctxbench serve --task bench/live/claude_code_task.yaml --record reports/runs/cc": (
         "a server that runs until stopped (tests/serve/ start it on a free port)"
     ),
-    "ctxbench proxy --upstream https://api.anthropic.com --record runs/mine": (
+    "ctxbench proxy --upstream https://api.anthropic.com --record reports/runs/mine": (
         "needs the network and an API key"
     ),
     f"npm install --prefix {NPM} @anthropic-ai/claude-code@2.1.197 @openai/codex@0.171.0 "

@@ -68,6 +68,7 @@ def handle(args: argparse.Namespace) -> int:
     written = []
     for text, dest in zip(texts, dests, strict=True):
         try:
+            Path(dest).parent.mkdir(parents=True, exist_ok=True)  # `-o reports/x.jsonl` on a fresh checkout
             with open(dest, "w", encoding="utf-8", newline="\n") as f:
                 f.write(text)
         except OSError as e:
