@@ -18,17 +18,20 @@ process with what the recorded harness did beyond the transcript.
 
 from __future__ import annotations
 
-from typing import Any
+import simpy
 
+from ctxbench.policies.preset import Policy
 from ctxbench.policies.recorded import drop_turn_blocks, starts_turn
 from ctxbench.policies.view import Edit
 from ctxbench.sim.core.content import Message
 from ctxbench.sim.core.names import RequestKind
 from ctxbench.sim.core.provider import Outcome, Request
+from ctxbench.sim.core.records import RequestRecord
 from ctxbench.sim.core.registry import register
+from ctxbench.sim.core.tokens import BlockFactory
 from ctxbench.sim.harness.coding import Snapshot
-from ctxbench.sim.harness.conversation import Conversation
-from ctxbench.sim.prepared import Step
+from ctxbench.sim.harness.conversation import Conversation, ProviderFor
+from ctxbench.sim.prepared import PreparedTrace, Step
 from ctxbench.traces.model import CompactionEvent
 
 
@@ -59,8 +62,19 @@ class RecordedConversation(Conversation):
     _fork_at = -1  # where the messages set aside for a summariser were, -1 when none are
     _set_aside: tuple[Message, ...] = ()
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self,
+        env: simpy.Environment,
+        name: str,
+        trace: PreparedTrace,
+        policy: Policy,
+        provider_for: ProviderFor,
+        factory: BlockFactory,
+        records: list[RequestRecord],
+        seed: int = 0,
+        snapshot_at: tuple[int, ...] = (),
+    ) -> None:  # the signature spelled out: a compiled class cannot pass *args on (mypyc)
+        super().__init__(env, name, trace, policy, provider_for, factory, records, seed, snapshot_at)
         self.snapshots: dict[int, Snapshot] = {}  # `ctxbench context` on an imported session
 
     def _turn_kind(self) -> RequestKind:
