@@ -23,9 +23,13 @@ def test_every_name_of_all_resolves() -> None:
         ["read_trace", "write_trace", "import_logs", "load_policy", "run", "compare", "fidelity",
          "check_prefix", "Trace", "Policy", "RequestRecord", "RunResult", "Summary", "SessionFidelity"]
     )  # fmt: skip
+    from ctxbench.sim.core.native import is_compiled
+
     for name in api.__all__:
-        assert getattr(api, name) is not None, name
-        assert getattr(api, name).__doc__, name
+        obj = getattr(api, name)
+        assert obj is not None, name
+        # a class mypyc compiled keeps no docstring (`ctxbench compile`); its source has one
+        assert obj.__doc__ or (isinstance(obj, type) and is_compiled(obj)), name
 
 
 def test_read_and_write_trace_round_trip(tmp_path: Path) -> None:
