@@ -80,6 +80,14 @@ class ModelTotals:
     cost: float = 0.0
     priced: bool = True  # False: the catalog has no prices for it and the log records no cost
 
+    def count(self, uncached: int, output: int, write: int, read: int) -> None:
+        """One more request of this model, with its billed tokens."""
+        self.requests += 1
+        self.input += uncached
+        self.output += output
+        self.cache_write += write
+        self.cache_read += read
+
     def as_dict(self) -> dict[str, object]:
         """ccusage's `modelBreakdowns` field names (`billed --json`)."""
         return {
@@ -127,11 +135,7 @@ def billed_totals(
             w += u.cache_write_5m + u.cache_write_1h
             w1 += u.cache_write_1h
             r += u.cache_read
-            m.requests += 1
-            m.input += u.input_tokens
-            m.output += u.output_tokens
-            m.cache_write += u.cache_write_5m + u.cache_write_1h
-            m.cache_read += u.cache_read
+            m.count(u.input_tokens, u.output_tokens, u.cache_write_5m + u.cache_write_1h, u.cache_read)
             if logged and u.cost is not None:  # the cost the log records needs no price
                 cost += u.cost
                 m.cost += u.cost

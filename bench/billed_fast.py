@@ -231,11 +231,7 @@ def fast_totals(
         key = keys.get(q.model) or keys.setdefault(q.model, normalize_model(q.model) or "unknown")
         key = model or key
         m = per.setdefault(key, ModelTotals(key))
-        m.requests += 1
-        m.input += q.input
-        m.output += q.output
-        m.cache_write += q.write_5m + q.write_1h
-        m.cache_read += q.read
+        m.count(q.input, q.output, q.write_5m + q.write_1h, q.read)
         if logged and q.cost is not None:
             cost += q.cost
             m.cost += q.cost
