@@ -11,103 +11,72 @@ request reads what the previous one left (its prompt, rounded to the steps) on t
 conversation is routed to. What no document gives is how often a request lands elsewhere: that is
 `FOUND`, a rate measured on real logs, each cited next to its constant.
 
-A draw goes through the session's requests: each (after the first) finds its prefix with the
-drawn rate and then reads what the central prediction says; otherwise it reads what another
-machine holds, as the measured misses did: only the static prefix other sessions of the account
-keep warm (`warm_tokens` of the log), or the entry a request `BACK` requests before it left, if
-within the retention and still a prefix of this prompt (the shortest central read since then
-bounds the shared part). The rates are drawn per session from Beta(a, b) of their counts (mean: the
-measured share), so the interval also carries the uncertainty of rates measured on few requests. Deterministic
-for a seed.
+How much of what the central prediction reads the provider did not find varies from one
+conversation to another (their shares on the development part: 0.05 % to 13 %)
+and is not predictable from a log. So the session's cost is a distribution over that share: its
+cost with every request after the first reading `1 - share` of its central read, at each measured
+5 % quantile of the share (`LOST_SHARE`). The cost grows with the share, so the 5 % and 95 %
+quantiles bound the 90 % interval; the predicted cost (the central value) is the mean over the
+share's distribution (its quantile function, interpolated). Deterministic: no draw.
+
+Every constant is re-measured by `python -m ctxbench.bench.fidelity.measure --corpus DIR
+--shared DIR` on the development part (bench/corpus/README.md), never on the test part.
 """
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
-from ctxbench.bench.fidelity.results import DrawnInterval, SessionFidelity
+from ctxbench.bench.fidelity.results import AutoInterval, SessionFidelity
 from ctxbench.sim.core.catalog import prices
-from ctxbench.sim.providers.auto_prefix import granular
 
-# (found, missed): requests after the first that read the previous prompt (within tolerance, or
-# more) / that read less, on logs billed by the provider itself.
-# OpenAI, Codex TUI 0.x on gpt-5 (August 2025), traces-real codex-tui/binary-size-log.jsonl: main
-# 13 / 6 (#3 #5 #6 #10 #14 #17 read the static prefix or an older entry), session-2 11 / 2 (#10
-# #12). Idle gaps 1.4-286 s; misses at every gap (23 requests under 10 s: 6 missed; 9 over:
-# 2 missed), so the rate is one figure, not a function of the gap, until more logs say otherwise.
-FOUND: dict[str, tuple[int, int]] = {
-    "openai": (24, 8),
-}
-# What a request that did not find its prefix read, same log: 3 of the 8 only the static prefix
-# other sessions keep warm (main #3 #5, session-2 #10), 5 the entry of the request 3 to 5 before it
-# (main #6 <- #2, #10 <- #5, #14 <- #11, #17 <- #13; session-2 #12 <- #9), never expired there
-# (the retention of the profile bounds it).
-STATIC_ONLY: tuple[int, int] = (3, 5)  # (static prefix only, an older entry)
-BACK = (3, 4, 5)  # how many requests back that older entry was written
-DRAWS = 200
+# Per conversation of >= 10 requests of the development part's OpenAI-served logs (38: Codex CLI
+# rollouts of the `dev` rows of bench/corpus/sessions.csv and traces-real codex-tui), the share of
+# the central prediction's cached reads the bill did not read (net of reads past it), weighted by
+# those reads (the share of a token; its mean, 3.0 %, is the pooled share): its 0 %, 5 %, ...,
+# 100 % quantiles. Over all 107 conversations, 1,857 requests after a first read what the central
+# prediction says and 491 read less (69 only the static prefix, 197 an older entry of the
+# conversation, 225 neither).
+LOST_SHARE: dict[str, tuple[float, ...]] = {
+    "openai": (
+        0.0005, 0.0005, 0.0104, 0.0117, 0.0117, 0.0135, 0.0186, 0.0202, 0.0235, 0.0289, 0.0301,
+        0.0379, 0.0379, 0.0379, 0.0379, 0.0379, 0.0396, 0.041, 0.0441, 0.056, 0.1318,
+    ),
+}  # fmt: skip
 LEVEL = 0.90
-# providers a log's endpoint must name for its rate to apply (the Codex logs' model_provider):
+# providers a log's endpoint must name for its share to apply (the Codex logs' model_provider):
 # a log recorded against another endpoint (e.g. `ctxbench serve`, model_provider "mock") is not
 # the provider's cache
 PROVIDER_OF_DIALECT = {"openai-chat": "openai", "openai-responses": "openai", "gemini": "gemini"}
 
 
-def measured_rate(provider: str, meta: dict[str, Any]) -> tuple[int, int] | None:
-    """The measured (found, missed) counts for a log served by `provider`, or None: no rate
+def measured_share(provider: str, meta: dict[str, Any]) -> tuple[float, ...] | None:
+    """The measured quantiles of the lost share for a log served by `provider`, or None: none
     measured for it, or the log names another endpoint."""
     endpoint = str(meta.get("model_provider", "") or "").lower()
     if endpoint and endpoint != provider:
         return None
-    return FOUND.get(provider)
+    return LOST_SHARE.get(provider)
 
 
-def drawn_interval(
-    sf: SessionFidelity,
-    provider: str,
-    ttl: float,
-    minimum: int,
-    step: int,
-    seed: int = 0,
-    draws: int = DRAWS,
-) -> DrawnInterval | None:
-    """The 90 % interval of the session's cost over `draws` seeded draws (module docstring), or
-    None when no rate is measured for this provider and endpoint."""
-    rate = measured_rate(provider, sf.meta)
-    if rate is None or not sf.requests:
+def auto_interval(sf: SessionFidelity, provider: str) -> AutoInterval | None:
+    """The session's predicted cost and 90 % interval (module docstring), or None when no share
+    is measured for this provider and endpoint."""
+    qs = measured_share(provider, sf.meta)
+    if qs is None or not sf.requests:
         return None
-    warm = int(sf.meta.get("warm_tokens", 0) or 0)
-    rng = random.Random(seed)  # the same draws whatever the session is called
-    costs = sorted(_draw(sf, rng, rate, ttl, minimum, step, warm) for _ in range(draws))
-    tail = (1 - LEVEL) / 2
-    low = costs[int(tail * (draws - 1))]
-    high = costs[round((1 - tail) * (draws - 1))]
-    return DrawnInterval(low, high, sum(costs) / draws, draws, seed, rate, provider)
+    costs = [_cost(sf, s) for s in qs]
+    n = len(costs) - 1
+    mean = (costs[0] / 2 + sum(costs[1:-1]) + costs[-1] / 2) / n  # the interpolated quantile function's mean
+    tail = round((1 - LEVEL) / 2 * n)
+    return AutoInterval(costs[tail], costs[n - tail], mean, provider, (qs[tail], qs[n // 2], qs[n - tail]))
 
 
-def _draw(
-    sf: SessionFidelity,
-    rng: random.Random,
-    rate: tuple[int, int],
-    ttl: float,
-    minimum: int,
-    step: int,
-    warm: int,
-) -> float:
-    p = rng.betavariate(rate[0], rate[1])
-    q = rng.betavariate(*STATIC_ONLY)
+def _cost(sf: SessionFidelity, share: float) -> float:
+    """The session's cost when every request after the first reads `1 - share` of its central read."""
     cost = 0.0
-    reqs = sf.requests
-    for k, r in enumerate(reqs):
+    for k, r in enumerate(sf.requests):
         prompt = r.billed.input_tokens + r.billed.cache_read
-        read = r.predicted.cache_read  # the central prediction: found
-        if k and rng.random() >= p:  # not found: the static prefix, or an older entry
-            read = granular(min(warm, prompt), minimum, step)
-            j = k - rng.choice(BACK)
-            if j >= 0 and rng.random() >= q and r.t - reqs[j].t <= ttl:
-                left = reqs[j].billed.input_tokens + reqs[j].billed.cache_read
-                shared = min([left] + [reqs[m].predicted.cache_read for m in range(j + 1, k + 1)])
-                read = max(read, granular(min(shared, prompt), minimum, step))
-        pr = prices(r.model or sf.model)
-        cost += pr.cost(prompt - read, read, 0, 0, r.billed.output_tokens)
+        read = r.predicted.cache_read if not k else int(r.predicted.cache_read * (1 - share))
+        cost += prices(r.model or sf.model).cost(prompt - read, read, 0, 0, r.billed.output_tokens)
     return cost

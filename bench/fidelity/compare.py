@@ -24,7 +24,7 @@ from dataclasses import replace
 from typing import Any
 
 from ctxbench.bench.fidelity.auto import auto_prefix_cause, naive_read
-from ctxbench.bench.fidelity.auto_interval import PROVIDER_OF_DIALECT, drawn_interval
+from ctxbench.bench.fidelity.auto_interval import PROVIDER_OF_DIALECT, auto_interval
 from ctxbench.bench.fidelity.causes import likely_cause
 from ctxbench.bench.fidelity.gateway import as_charged, reports_cache_writes
 from ctxbench.bench.fidelity.outside import recognise
@@ -93,13 +93,8 @@ def compare(
         cfg = profile_config(sv.profile)
         caches = float(cfg.get("ttl", 1) or 0) > 0  # a profile that caches nothing has no chance to draw
         if cfg.get("provider") == "auto-prefix" and caches and plain.requests:  # auto_interval.py
-            plain.auto_interval = drawn_interval(
-                plain,
-                PROVIDER_OF_DIALECT.get(str(cfg.get("dialect", "")), ""),
-                float(cfg.get("ttl", 0) or 0),
-                _minimum(cfg, plain.model),
-                int(cfg.get("granularity", 1) or 1),
-            )
+            provider = PROVIDER_OF_DIALECT.get(str(cfg.get("dialect", "")), "")
+            plain.auto_interval = auto_interval(plain, provider)
         return plain
     sf, events = plain, OutsideEvents()
     for _ in range(OUTSIDE_ROUNDS):
@@ -198,6 +193,7 @@ def _score(
         rc = RequestCompare(i, t, gap, b, p, naive, miss, turn_start=turn_start, real_user=real)
         rc.request_id = ev.request_id
         rc.unsure, rc.fallback, rc.model = why, fallback, rec_model
+        rc.replay_read = rec.cache_read if rec is not None else 0
         rc.fallback_of = written.get(b.cache_read, -1)
         rc.outside = outside.kind_of(i)
         rc.dropped_mentions = before if real else ()

@@ -82,7 +82,10 @@ def discover(root: Path) -> Found:
     # A Cline-family task folder is one log: its ui_messages.json (the importer reads the prompts
     # in api_conversation_history.json beside it).
     with_session |= {
-        log.path for log in logs if log.format == "cline-task" and log.path.name != "ui_messages.json"
+        log.path
+        for log in logs
+        if log.format == "cline-task"
+        and log.path.name != "ui_messages.json"
         and (log.path.parent / "ui_messages.json").is_file()
     }
     logs = [log for log in logs if log.path not in with_session]

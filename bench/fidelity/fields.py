@@ -107,8 +107,8 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
         "level": 0.9,
         "billed_inside": ci.holds(sf.cost_billed),
     }
-    if ci.drawn is not None:  # an automatic-prefix cache's measured rate (auto_interval.py)
-        out["cost_interval"].update(draws=ci.drawn.draws, seed=ci.drawn.seed, rate=ci.drawn.rate_json())
+    if ci.auto is not None:  # an automatic-prefix cache's measured share (auto_interval.py)
+        out["cost_interval"].update(ci.auto.share_json())
     out["fallbacks"] = {
         "count": base.fallbacks,
         "requests": {str(r.index): r.fallback for r in base.requests if r.fallback},

@@ -1,27 +1,36 @@
 """A session's predicted cost as a distribution, not a point (issue 28): what the provider does by
-chance is simulated seeded at a rate measured on the development sessions, and the prediction is
-a central value with a 90 % interval.
+chance, and what the replay's model of the client cannot see, is simulated seeded at rates
+measured on the development part, and the prediction is a central value with a 90 % interval.
 
-Modelled: server-side lookup failures (a live entry the provider does not find,
-anthropics/claude-code#87966): each request with a cache read fails independently with
-`LOOKUP_FAILURE_RATE`; a failed request writes what it would have read (at the request's ttl)
-and the next request reads it again, so a failure changes its own request's cost only. The
-replay without anything taken from the bill (`SessionFidelity.baseline`) is the base; `DRAWS`
-seeded draws give the 5th and 95th percentiles and the mean (the central value).
+Modelled (explicit-breakpoint caches, Anthropic): a request the replay predicts to read part of
+its prompt from the cache reads less instead at `UNPREDICTED_MISS`, the rate measured on the
+development part; it covers server-side lookup failures (a live entry the provider does not find,
+anthropics/claude-code#87966) and every other miss the log does not show. Such a miss loses a
+share of the predicted read drawn from the measured shares (`LOST_SHARE`), which the request
+writes instead (at its ttl); the next request reads it again, so a miss changes its own
+request's cost only. The replay without anything taken from the bill
+(`SessionFidelity.baseline`) is the base; `DRAWS` seeded draws give the 5th and 95th percentiles
+and the mean (the central value, the predicted cost). Where the replay predicts a break, the
+development part never saw the bill side with the naive read (0 of 67), so no draw reverses one.
+Automatic-prefix caches have their own measured distribution (auto_interval.py).
+
+Re-measured by `python -m ctxbench.bench.fidelity.measure --corpus DIR --shared DIR`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ctxbench.bench.fidelity.results import DrawnInterval, SessionFidelity
+from ctxbench.bench.fidelity.results import AutoInterval, SessionFidelity
 from ctxbench.sim.core.catalog import prices
 
-# Server-side lookup failures per request on the development part: 5 of the 1,104 Claude Code
-# requests of the shared sessions (claude-code-log 37f83ec9 #1 of 105, 9e953218 1 of 101,
-# cua-sandbox-apps pgadmin 1 of 119, spotter 258c7280 2 of 153; bench/fidelity/outside.py
-# recognises them; the corpus dev rows, chiphuyen/sniffly, show none in 90).
-LOOKUP_FAILURE_RATE = 5 / (1104 + 90)
+# Development part (traces-real and the corpus's `dev` rows, 5,641 requests of Claude Code, Cline,
+# claude-trace and Inspect logs): of 5,548 requests the replay predicted to read something, 54
+# read less (5 of them the lookup failures bench/fidelity/outside.py recognises on the
+# shared sessions: claude-code-log 37f83ec9, 9e953218, cua-sandbox-apps pgadmin, spotter 258c7280).
+UNPREDICTED_MISS = 54 / 5548
+# The share of its predicted read such a miss lost: the 0 %, 10 %, ..., 100 % quantiles of the 54.
+LOST_SHARE = (0.014, 0.055, 0.131, 0.436, 0.601, 0.649, 0.746, 0.773, 0.781, 0.856, 1.0)
 DRAWS = 1000  # seeded draws per session
 LEVEL = 0.90  # the interval's coverage target
 
@@ -31,7 +40,7 @@ class CostInterval:
     central: float
     low: float
     high: float
-    drawn: DrawnInterval | None = None  # an automatic-prefix cache's draws (auto_interval.py)
+    auto: AutoInterval | None = None  # an automatic-prefix cache's measured share (auto_interval.py)
 
     def holds(self, cost: float) -> bool:
         """`cost` inside the interval (a cent's thousandth of slack for rounding)."""
@@ -43,9 +52,9 @@ class CostInterval:
         return (self.high - self.low) / self.central if self.central else 0.0
 
 
-def cost_interval(sf: SessionFidelity, seed: int = 0, rate: float = LOOKUP_FAILURE_RATE) -> CostInterval:
+def cost_interval(sf: SessionFidelity, seed: int = 0, rate: float = UNPREDICTED_MISS) -> CostInterval:
     """The predicted cost of `sf` with its 90 % interval (module docstring); on an automatic-prefix
-    cache, the interval of its measured rate of finding the prefix (auto_interval.py)."""
+    cache, the interval of its measured share of reads not found (auto_interval.py)."""
     if sf.auto_interval is not None:
         iv = sf.auto_interval
         return CostInterval(iv.mean, iv.low, iv.high, iv)
@@ -67,7 +76,8 @@ def cost_interval(sf: SessionFidelity, seed: int = 0, rate: float = LOOKUP_FAILU
         return CostInterval(cost, cost, cost)
     rng = np.random.default_rng(seed)
     fails = rng.random((DRAWS, len(extra))) < rate
-    draws = cost + fails.astype(float) @ np.asarray(extra)
+    lost = np.interp(rng.random((DRAWS, len(extra))), np.linspace(0, 1, len(LOST_SHARE)), LOST_SHARE)
+    draws = cost + (fails * lost) @ np.asarray(extra)  # the cost is linear in the read lost
     tail = (1 - LEVEL) / 2
     low, high = np.quantile(draws, [tail, 1 - tail])
     return CostInterval(float(draws.mean()), float(low), float(high))

@@ -105,7 +105,7 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
         acc[1] += sum(x.within for x in base.requests)
         acc[2] += sum(x.naive_within for x in sf.requests)
         acc[3] += sf.cost_billed
-        acc[4] += base.cost_predicted
+        acc[4] += ci.central
         acc[5] += sf.cost_naive
         acc[6] += len(sf.not_scored)
         if base.n >= CONVERSATION_FLOOR and base.share_ok < sf.share_naive_ok - 0.005:
@@ -114,7 +114,7 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
         lines.append(
             f"| {Path(r.log.rel).name[:40]} | {r.name} | {r.log.format} | {models} | {base.n} | "
             f"{base.share_within:.1%} | {sf.share_naive_within:.1%} | {base.share_ok:.1%} | "
-            f"{sf.share_naive_ok:.1%} | {_pct(base.cost_predicted, sf.cost_billed)} | "
+            f"{sf.share_naive_ok:.1%} | {_pct(ci.central, sf.cost_billed)} | "
             f"{_pct(sf.cost_naive, sf.cost_billed)} | ${ci.low:.3f}..${ci.high:.3f} | "
             f"{'yes' if ok else 'no'} | {base.fallbacks} | {len(sf.not_scored)} |"
         )

@@ -86,6 +86,7 @@ class RequestCompare:
     model: str = ""  # the model it ran on and is priced as (a `model_switch` changes it)
     unsure: str = ""  # why the replay's model of the client is unsure here (bench/fidelity/unsure.py)
     fallback: str = ""  # "naive (<reason>)": the prediction is the naive read (unsure.py)
+    replay_read: int = 0  # the replay's own read (the prediction's, unless it fell back)
 
     @property
     def ok(self) -> bool:
@@ -117,23 +118,23 @@ class RequestCompare:
 
 
 @dataclass(frozen=True)
-class DrawnInterval:
-    """A 90 % interval on a session's cost from seeded draws of a measured rate of finding the
-    cached prefix on an automatic-prefix cache (auto_interval.py)."""
+class AutoInterval:
+    """A 90 % interval on the cost of a session replayed on an automatic-prefix cache, from the
+    measured distribution of the share of its central reads the provider does not find
+    (auto_interval.py)."""
 
     low: float
     high: float
     mean: float
-    draws: int
-    seed: int
-    rate: tuple[int, int]  # the (found, missed) counts the rate was drawn from
     provider: str
+    shares: tuple[float, float, float]  # the lost share at the interval's low end, median, high end
 
     def inside(self, billed: float) -> bool:
         return self.low <= billed <= self.high
 
-    def rate_json(self) -> dict[str, object]:
-        return {"provider": self.provider, "found": self.rate[0], "missed": self.rate[1]}
+    def share_json(self) -> dict[str, object]:
+        low, median, high = self.shares
+        return {"provider": self.provider, "lost_share": {"low": low, "median": median, "high": high}}
 
 
 @dataclass
@@ -152,7 +153,7 @@ class SessionFidelity:
     # billed requests the replay could not score (it stopped before them), and why
     not_scored: list[int] = field(default_factory=list)
     not_scored_why: str = ""
-    auto_interval: DrawnInterval | None = None  # automatic-prefix caches: a measured rate (auto_interval.py)
+    auto_interval: AutoInterval | None = None  # automatic-prefix caches: a measured share (auto_interval.py)
     # policy P other than `recorded`: P's summary requests the real harness did not send, as
     # (the billed request they came before, their cost; in cost_predicted), and where each
     # compacted (bench/fidelity/policy.py PolicyTrack)

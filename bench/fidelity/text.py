@@ -38,8 +38,13 @@ def session_text(path: str, sf: SessionFidelity, every: bool = False) -> list[st
         f"read match {base.share_ok:.1%} (naive {sf.share_naive_ok:.1%})",
         f"  cache read billed {sf.total('billed'):,} predicted {base.total('predicted'):,} "
         f"(naive {sf.total('naive'):,}) · cost billed ${sf.cost_billed:.4f} {predicted_label(sf)} "
-        f"${base.cost_predicted:.4f} (naive ${sf.cost_naive:.4f}), 90 % interval "
-        f"${ci.low:.4f}..${ci.high:.4f}{'' if ci.holds(sf.cost_billed) else ' (billed outside)'}",
+        f"${ci.central:.4f} (naive ${sf.cost_naive:.4f}), 90 % interval "
+        f"${ci.low:.4f}..${ci.high:.4f}{'' if ci.holds(sf.cost_billed) else ' (billed outside)'}"
+        + (
+            f" · each request as predicted ${base.cost_predicted:.4f}"
+            if ci.central != base.cost_predicted
+            else ""
+        ),
     ]
     if sf.track is not None:  # policy P: where each compacted (bench/fidelity/policy.py)
         own = len(sf.own_requests)
@@ -48,11 +53,11 @@ def session_text(path: str, sf: SessionFidelity, every: bool = False) -> list[st
             + (f" · {own} summary request(s) of {sf.policy} with no billed counterpart, "
                f"${sum(c for _, c in sf.own_requests):.4f} in its prediction" if own else "")
         )  # fmt: skip
-    if ci.drawn is not None:  # an automatic-prefix cache's measured rate (bench/fidelity/auto_interval.py)
-        d = ci.drawn
+    if ci.auto is not None:  # an automatic-prefix cache's measured share (bench/fidelity/auto_interval.py)
+        lo, mid, hi = ci.auto.shares
         out.append(
-            f"  interval from {d.draws} seeded draws (seed {d.seed}) of the {d.provider} rate of finding "
-            f"the cached prefix, {d.rate[0]} found / {d.rate[1]} missed; expected ${d.mean:.4f}"
+            f"  the {ci.auto.provider} cache did not find {lo:.1%}..{hi:.1%} (median {mid:.1%}) of the "
+            "predicted reads on the development part: the interval; its mean is the predicted cost"
         )
     if sf.outside:  # taken from the bill: an explanation, not the prediction (bench/fidelity/outside.py)
         out.append(

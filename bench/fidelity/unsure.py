@@ -19,7 +19,10 @@ Reasons, per request (`Unsure.at`):
   0 tokens by the importer (content the bill never showed: the same 1.0.8x logs, 70-76 %);
 - `unknown line type`: the log holds line types the importer does not know (`ai-title`, `mode`);
 - `version not checked`: the recorded Claude Code version is not one the replay was checked on
-  (`CHECKED_VERSIONS`).
+  (`CHECKED_VERSIONS`);
+- `prompt as sent not in the log`: a format whose log does not hold the prompt as it was sent
+  (`PROMPT_NOT_LOGGED`): a read the replay predicts short of the naive one, from a prefix break
+  in the rebuilt prompt, is not evidence of a break.
 """
 
 from __future__ import annotations
@@ -42,6 +45,13 @@ ZERO_BLOCKS_SHARE = 0.5
 # §1.6): the largest such shrink of the development sessions is 13.6 % (claude-code-log 9e953218,
 # 2.0.5, Sonnet 4.5); the issue 28 1.0.81 log shrinks by 79 % (169,061 -> 35,522).
 SHRINK_SHARE = 0.5
+# Formats whose rebuilt prompt is not the prompt as sent, with the measurement that says so. Codex
+# rollouts keep the reasoning items encrypted or not at all, and not the instructions and tools as
+# serialised: on the development part (`python -m ctxbench.bench.fidelity.measure --corpus DIR`,
+# Codex rows of bench/corpus/sessions.csv with split dev and traces-real codex-tui), where the
+# replay predicted a read short of the naive one with no miss cause, the bill read what the naive
+# reading says on 204 requests, what the replay said on 6 (and neither on 96).
+PROMPT_NOT_LOGGED = frozenset({"codex", "codex-rollout"})
 # Miss causes the provider model predicts from the recorded timing and events alone: kept where
 # the rebuilt prompt is unsure (sim/core/names.py MissCause).
 TIMING_CAUSES = frozenset(
@@ -84,6 +94,8 @@ def unsure(trace: Trace) -> Unsure:
         out.whole.append("blocks sized 0")
     if meta.get("unknown_line_types"):
         out.whole.append("unknown line type")
+    if meta.get("format") in PROMPT_NOT_LOGGED:
+        out.whole.append("prompt as sent not in the log")
     version = str(meta.get("version", "") or "")
     if meta.get("format") == "claude-code" and version and version not in CHECKED_VERSIONS:
         out.whole.append(f"version {version} not checked")

@@ -1,0 +1,227 @@
+"""Re-measure, on the development part only, the rates the fidelity replay draws from and the
+fallback evidence it cites (issue 28: every fitted constant cites the development sessions it was
+measured on, and the measurement can be rerun):
+
+- on automatic-prefix caches (bench/fidelity/auto_interval.py `LOST_SHARE`): per conversation,
+  the share of the central prediction's cached reads the bill did not read (net), weighted by
+  those reads (the share of a token: its mean is the pooled share); and, as
+  evidence for the causes bench/fidelity/auto.py names, of the requests after the first, how many
+  read what the central prediction says (within tolerance, or more: *found*) and how many read
+  less (*missed*); of the misses, how many read only the static prefix other sessions keep warm,
+  how many an older entry of the conversation (and how many requests back), and how many neither;
+- on explicit-breakpoint caches (bench/fidelity/interval.py `UNPREDICTED_MISS`, `LOST_SHARE`):
+  of the requests the replay predicts to read something, how many read less, and the share of
+  the predicted read they lost;
+- where the rebuilt prompt is unsure (bench/fidelity/unsure.py `PROMPT_NOT_LOGGED`): requests the
+  replay, before any fallback, predicted short of the naive read with no timing cause, and which
+  of the two the bill sided with.
+
+    python -m ctxbench.bench.fidelity.measure --corpus DIR [--shared DIR] [--json]
+
+The test part is never read here: it is read only by the command that writes the report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ctxbench.bench.fidelity.auto import STEP
+from ctxbench.bench.fidelity.parts import Part, replay_part
+from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity, near
+
+
+@dataclass
+class AutoCounts:
+    """What the requests of one provider's logs read (module docstring)."""
+
+    found: int = 0
+    missed: int = 0
+    static_only: int = 0
+    older: int = 0
+    neither: int = 0
+    back: Counter[int] = field(default_factory=Counter)
+    sessions: list[str] = field(default_factory=list)
+    lost: list[tuple[float, int]] = field(default_factory=list)  # (share, central reads) per conversation
+
+    def json(self) -> dict[str, object]:
+        return {
+            "found": self.found, "missed": self.missed, "static_only": self.static_only,
+            "older_entry": self.older, "neither": self.neither,
+            "back": {str(k): v for k, v in sorted(self.back.items())},
+            "lost_share_quantiles": [round(q, 4) for q in _quantiles(self.lost)],
+            "conversations_in_lost_share": len(self.lost), "sessions": self.sessions,
+        }  # fmt: skip
+
+
+SHARE_FLOOR = 10  # conversations with at least this many requests give a lost share
+QUANTILES = 20  # a distribution as its 5 % quantiles (0 % and 100 % included)
+
+
+def _quantiles(xs: list[tuple[float, int]]) -> list[float]:
+    """The 5 % quantiles of values weighted by their weights (a conversation's share weighted by
+    its central reads: the distribution of the share of a token, whose mean is the pooled share)."""
+    if not xs:
+        return []
+    ys = sorted(xs)
+    total = sum(w for _, w in ys)
+    out, acc, k = [], 0.0, 0
+    for i in range(QUANTILES + 1):
+        target = total * i / QUANTILES
+        while k < len(ys) - 1 and acc + ys[k][1] < target:
+            acc += ys[k][1]
+            k += 1
+        out.append(ys[k][0])
+    return out
+
+
+def _prompt(r: RequestCompare) -> int:
+    return r.billed.input_tokens + r.billed.cache_read
+
+
+def count_auto(sf: SessionFidelity, acc: AutoCounts) -> None:
+    """Add the reads of one conversation on an automatic-prefix cache to `acc`: each request after
+    the first against the central prediction's read, and the conversation's lost share (the
+    central reads' tokens the bill did not read, net, over the central reads)."""
+    warm = int(sf.meta.get("warm_tokens", 0) or 0)
+    reqs = sf.requests
+    for k in range(1, len(reqs)):
+        read, central = reqs[k].billed.cache_read, reqs[k].predicted.cache_read
+        if read >= central or near(read, central) or (central == 0 and read == 0):
+            acc.found += 1
+            continue
+        acc.missed += 1
+        if warm and abs(read - warm) < STEP:
+            acc.static_only += 1
+            continue
+        held = (
+            k - j for j in range(k - 2, -1, -1) if _prompt(reqs[j]) - STEP < read <= _prompt(reqs[j]) + STEP
+        )
+        back = next(held, 0)
+        if back:
+            acc.older += 1
+            acc.back[back] += 1
+        else:
+            acc.neither += 1
+    central_total = sum(r.predicted.cache_read for r in reqs[1:])
+    if len(reqs) >= SHARE_FLOOR and central_total:
+        lost = sum(r.predicted.cache_read - r.billed.cache_read for r in reqs[1:])
+        acc.lost.append((lost / central_total, central_total))
+
+
+@dataclass
+class MissCounts:
+    """Explicit-breakpoint caches: requests with a predicted read, and the share of it each one that
+    read less lost (bench/fidelity/interval.py `UNPREDICTED_MISS`, `LOST_SHARE`)."""
+
+    reads: int = 0
+    lost: list[float] = field(default_factory=list)
+
+    def json(self) -> dict[str, object]:
+        ys = sorted(self.lost)
+        deciles = [round(ys[round(i * (len(ys) - 1) / 10)], 3) for i in range(11)] if ys else []
+        return {"predicted_reads": self.reads, "read_less": len(ys), "lost_share_deciles": deciles}
+
+
+def count_misses(sf: SessionFidelity, acc: MissCounts) -> None:
+    """Add the requests of one conversation with a predicted read to `acc` (the replay without
+    anything taken from the bill)."""
+    for r in sf.baseline.requests:
+        pred = r.predicted.cache_read
+        if pred <= 0:
+            continue
+        acc.reads += 1
+        if r.billed.cache_read < pred and not near(r.billed.cache_read, pred):
+            acc.lost.append((pred - r.billed.cache_read) / pred)
+
+
+def dev_part(shared: Path | None, corpus: Path) -> Part:
+    """The development part: the shared folder and the corpus's `dev/` folder (never `test/`)."""
+    roots = tuple(p for p in (shared, corpus / "dev") if p is not None and p.is_dir())
+    if not roots:
+        raise ValueError(
+            f"no development part under {corpus} (make it with python -m ctxbench.bench.corpus.extract)"
+        )
+    return Part("dev", roots)
+
+
+@dataclass
+class Measured:
+    """Everything the module docstring lists, over one part."""
+
+    auto: dict[str, AutoCounts] = field(default_factory=dict)
+    misses: MissCounts = field(default_factory=MissCounts)
+    sided: Counter[str] = field(default_factory=Counter)  # unsure breaks: whom the bill sided with
+
+    def json(self) -> dict[str, object]:
+        return {
+            "auto_prefix": {p: a.json() for p, a in sorted(self.auto.items())},
+            "explicit_breakpoints": self.misses.json(),
+            "prompt_not_logged_breaks": dict(sorted(self.sided.items())),
+        }
+
+    def lines(self) -> list[str]:
+        out = []
+        for provider, c in sorted(self.auto.items()):
+            out += [
+                f"{provider}: found {c.found}, missed {c.missed} (static prefix only {c.static_only}, "
+                f"an older entry {c.older}, neither {c.neither}); {len(c.sessions)} conversations",
+                f"  lost share per conversation of >= {SHARE_FLOOR} requests ({len(c.lost)}), weighted, "
+                f"5 % quantiles: {[round(q, 4) for q in _quantiles(c.lost)]}",
+            ]
+        m = self.misses.json()
+        out.append(
+            f"explicit breakpoints: {m['read_less']} of {m['predicted_reads']} requests with a predicted "
+            f"read read less; share lost, deciles: {m['lost_share_deciles']}"
+        )
+        out.append(f"breaks in a rebuilt prompt not the one sent, the bill sided with: {dict(self.sided)}")
+        return out
+
+
+def measure(part: Part) -> Measured:
+    """The counts of the module docstring over `part`."""
+    if part.name != "dev":
+        raise ValueError("the measurement reads the development part only")
+    convs, _ = replay_part(part)
+    out = Measured()
+    for r in convs:
+        sf = r.fidelity
+        if sf is None or not sf.has_usage:
+            continue
+        if sf.auto_interval is not None:
+            acc = out.auto.setdefault(sf.auto_interval.provider, AutoCounts())
+            count_auto(sf, acc)
+            acc.sessions.append(f"{r.log.rel} {r.name}")
+        else:
+            count_misses(sf, out.misses)
+        for q in sf.baseline.requests:  # a break in a rebuilt prompt that is not the one sent
+            short = q.replay_read < q.naive_read and not near(q.replay_read, q.naive_read)
+            if short and "prompt as sent" in q.unsure and not q.miss_cause:
+                side = "replay" if near(q.billed.cache_read, q.replay_read) else "neither"
+                out.sided["naive" if q.naive_ok else side] += 1
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m ctxbench.bench.fidelity.measure", description=(__doc__ or "").split("\n\n")[0]
+    )
+    ap.add_argument("--corpus", required=True, help="folder made by python -m ctxbench.bench.corpus.extract")
+    ap.add_argument("--shared", default=None, help="the shared traces-real folder (development part too)")
+    ap.add_argument("--json", action="store_true", help="the counts as JSON (with the sessions)")
+    a = ap.parse_args(argv)
+    try:
+        out = measure(dev_part(Path(a.shared) if a.shared else None, Path(a.corpus)))
+    except (ValueError, OSError) as e:
+        print(f"ctxbench: error: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(out.json(), indent=1) if a.json else "\n".join(out.lines()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,59 @@
+"""The re-measurement of the fidelity replay's rates (bench/fidelity/measure.py): development part
+only, and counts that add up on the part a test can reach (the shared sessions: the corpus is
+not on a test machine)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctxbench.bench.fidelity.measure import AutoCounts, count_auto, dev_part, main, measure
+from ctxbench.bench.fidelity.parts import Part
+from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity
+from ctxbench.sim.core.provider import Usage as SimUsage
+from ctxbench.traces.model import Usage
+from tests.real import REAL, needs_real
+
+
+def _rc(i: int, prompt: int, read: int, central: int) -> RequestCompare:
+    return RequestCompare(
+        i, float(i), 1.0, Usage(prompt - read, read, 0, 0, 10), SimUsage(prompt - central, central), 0
+    )
+
+
+def test_auto_counts_sort_misses_by_what_they_read() -> None:
+    reqs = [
+        _rc(0, 2000, 0, 0),
+        _rc(1, 3000, 1920, 1920),  # found
+        _rc(2, 4000, 1100, 2944),  # the static prefix only (warm 1,100)
+        _rc(3, 5000, 2944, 3968),  # request #1's prompt... of 3,000 tokens: an older entry, 2 back
+        _rc(4, 6000, 4200, 4992),  # neither
+    ]
+    acc = AutoCounts()
+    count_auto(SessionFidelity("s", "gpt-5", "recorded", reqs, meta={"warm_tokens": 1100}), acc)
+    assert (acc.found, acc.missed, acc.static_only, acc.older, acc.neither) == (1, 3, 1, 1, 1)
+    assert dict(acc.back) == {2: 1}
+    assert acc.lost == []  # fewer than 10 requests: no share of its own
+
+
+def test_the_test_part_is_never_measured(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(ValueError, match="development part only"):
+        measure(Part("test", (tmp_path,)))
+    assert main(["--corpus", str(tmp_path / "absent")]) == 2
+    assert "no development part" in capsys.readouterr().err
+    (tmp_path / "test").mkdir()
+    with pytest.raises(ValueError):
+        dev_part(None, tmp_path)  # a corpus with only its test part has no development part
+
+
+@needs_real
+def test_shared_sessions_give_counts_that_add_up() -> None:
+    out = measure(Part("dev", (REAL,)))
+    openai = out.auto["openai"]
+    assert (
+        openai.found + openai.missed > 0
+        and openai.static_only + openai.older + openai.neither == openai.missed
+    )
+    assert 0 < len(out.misses.lost) < out.misses.reads  # a few of the predicted reads read less
+    assert out.sided["replay"] <= out.sided["naive"]  # PROMPT_NOT_LOGGED: breaks the bill did not show
