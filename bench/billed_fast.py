@@ -88,13 +88,18 @@ class _Request:
     cost: float | None
     speed: bool = False  # the kept line says its speed (ccusage prefers it on a tie)
     lines: int = 1
-    first: tuple[int, int, int] = (0, 0, 0)  # the first line's input, cache read, cache write total
+    first: tuple[int, int, int] = (0, 0, 0)  # input, cache read, cache write total of the first line with any
     total_write: int = 0  # `cache_creation_input_tokens` of the kept line
     differs: bool = False  # its lines disagree on the input or cache fields (not only the output)
 
     @property
     def total(self) -> int:
         return self.input + self.read + self.write_5m + self.write_1h + self.output
+
+    @property
+    def prompt(self) -> tuple[int, int, int]:
+        """This line's input, cache read and cache write total."""
+        return self.input, self.read, self.total_write
 
 
 @dataclass
@@ -186,8 +191,9 @@ def read_requests(path: Path) -> tuple[dict[str, _Request], int] | None:
                 if prev is None:
                     reqs[rid] = q
                     continue
-                q.lines, q.first = prev.lines + 1, prev.first
-                q.differs = prev.differs or (q.input, q.read, q.total_write) != prev.first
+                # the importer's reading: the first line with prompt counts (traces/importers/claude_code.py)
+                q.lines, q.first = prev.lines + 1, prev.first if any(prev.first) else q.prompt
+                q.differs = prev.differs or q.prompt != q.first
                 # ccusage keeps the line of the largest total, on a tie the one that gives its speed
                 if q.total > prev.total or (q.total == prev.total and q.speed and not prev.speed):
                     reqs[rid] = q
@@ -259,7 +265,8 @@ def fast_totals(
 
 def reading_notes(reqs: list[_Request]) -> tuple[ReadingNote, ...]:
     """Where the figures read as ccusage reads them (module docstring) differ from the importer's
-    reading (`ctxbench import`, `fidelity`: a request's first line for its input and cache fields,
+    reading (`ctxbench import`, `fidelity`: a request's first line with prompt counts for its input
+    and cache fields,
     the cache-write total with the split only pricing it), and why."""
     notes: list[ReadingNote] = []
     mixed = [q for q in reqs if q.differs]
@@ -275,7 +282,7 @@ def reading_notes(reqs: list[_Request]) -> tuple[ReadingNote, ...]:
             {k: v for k, v in figures.items() if v[0] != v[1]},
             "the lines of one message (one per content block) carry different input or cache counts, as "
             "a backend other than Anthropic's API behind Claude Code writes them; counted as ccusage does, "
-            "the line of the largest total; `import` and `fidelity` replay its first line's",
+            "the line of the largest total; `import` and `fidelity` replay the first line with prompt counts",
         ))  # fmt: skip
     unsplit = [q for q in reqs if q.write_5m + q.write_1h != q.total_write and not q.differs]
     if unsplit:

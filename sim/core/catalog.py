@@ -4,7 +4,10 @@ A model id as a log or a user writes it resolves to one catalog row by these rul
 (`resolve`; nothing else is guessed, and an id no rule maps to a row is an error that names the
 closest known ids, H-20):
 1. a catalog key or one of its `aliases` (models.yaml), case-insensitive;
-2. a trailing `[1m]` asks for the row's 1M-token window (`window_1m`; Claude Code's `[1m]` ids);
+2. a trailing `[1m]` asks for the row's 1M-token window (`window_1m`; Claude Code's `[1m]` ids), and
+   so does a trailing `-1m` (the spelling of Claude Code logs served through a gateway that names
+   models `claude-opus-4.6`, `claude-opus-4.6-fast`, `claude-opus-4.6-1m`: bench/corpus/sessions.csv,
+   Damon-Salvetore/claude-code);
 3. a routing prefix up to the last `/` is dropped (`anthropic/claude-opus-4.5`, `openai/gpt-4o-mini`,
    `meta-llama/llama-4-maverick`: OpenRouter, LiteLLM, Inspect and Cline name models this way);
 4. Bedrock ids lose their region (or `global.` cross-region profile) and vendor prefix and version
@@ -147,10 +150,10 @@ _CLAUDE_DOT = re.compile(r"(\d)\.(\d)")
 def _candidate(name: str) -> tuple[str, bool, bool]:
     """(normalised id, fast, 1m) by rules 2-8 of the module docstring."""
     s = name.strip().lower()
-    long_window = s.endswith("[1m]")
-    if long_window:
-        s = s[: -len("[1m]")]
     s = s.rsplit("/", 1)[-1]
+    long_window = s.endswith(("[1m]", "-1m"))
+    if long_window:
+        s = s[: -len("[1m]")] if s.endswith("[1m]") else s[: -len("-1m")]
     m = _BEDROCK.match(s)
     if m:
         s = m.group(1)
@@ -181,25 +184,42 @@ def known_ids() -> list[str]:
 _VENDOR = re.compile(r"^(?:(claude-)|(gpt-|o\d|codex-)|(gemini-))")
 
 
+def _first_token(model_id: str) -> str:
+    """The vendor word an id starts with, after any `vendor/` prefix ("x-ai/grok-code-fast-1": grok)."""
+    return re.split(r"[-.:_\s]", model_id.rsplit("/", 1)[-1].lower(), maxsplit=1)[0]
+
+
 def closest(name: str, n: int = 3) -> list[str]:
-    """The known ids nearest `name`, from its own vendor family (`_VENDOR`) when it names one."""
+    """The known ids nearest `name`, from its own vendor family (`_VENDOR`) when it names one, else
+    from the ids that start with the same vendor word; none when the catalog has no model of it
+    (ids of other vendors are never offered: "MiniMax-M2.7" is no Gemini model)."""
     cand = _candidate(name)[0]
     import difflib  # only to suggest a name: not at start-up
 
     m = _VENDOR.match(cand)
-    pool = known_ids()
     if m is not None:
         vendor = ("anthropic", "openai", "gemini")[m.lastindex - 1 if m.lastindex else 0]
         rows = _models()
         own = {k for k, r in rows.items() if r.get("provider") == vendor}
         own |= {str(a) for k in own for a in rows[k].get("aliases") or ()}
-        pool = sorted(own) or pool
+        pool = sorted(own)
+    else:
+        pool = [k for k in known_ids() if _first_token(k) == _first_token(cand)]
     return difflib.get_close_matches(cand, pool, n=n, cutoff=0.4)
+
+
+def known_vendors() -> list[str]:
+    """The vendor words the catalog's ids start with."""
+    return sorted({_first_token(k) for k in model_names()})
 
 
 def unknown_model_error(name: str, what: str = "unknown model") -> CatalogError:
     near = closest(name)
-    hint = f"closest known: {', '.join(near)}" if near else f"known: {', '.join(model_names())}"
+    hint = (
+        f"closest known: {', '.join(near)}"
+        if near
+        else f"no model of its vendor in the catalog; vendors known: {', '.join(known_vendors())}"
+    )
     return CatalogError(
         f"{what} {name!r} ({hint}); run it as a known model with --model NAME, or give its prices "
         "and profile with --prices FILE (rows as in sim/data/prices.yaml)"

@@ -51,6 +51,20 @@ def test_lines_of_one_message_with_different_usage_keep_the_largest(tmp_path: Pa
     assert note.figures == {"inputTokens": (4, 10), "cacheReadTokens": (900, 0)}
 
 
+def test_a_first_line_without_prompt_counts_is_read_as_the_importer_reads_it(tmp_path: Path) -> None:
+    """A gateway writes 0 input and no cache fields on every line but the last: ccusage keeps the
+    last (largest), and the importer takes the first line with prompt counts, the same one: no note."""
+    real = {
+        "input_tokens": 30,
+        "cache_read_input_tokens": 40239,
+        "cache_creation_input_tokens": 0,
+        "output_tokens": 197,
+    }
+    fast = fast_totals(_log(tmp_path, _line(1, {"input_tokens": 0, "output_tokens": 0}), _line(2, real)))
+    assert fast is not None and fast.totals.notes == ()
+    assert (fast.totals.input, fast.totals.cache_read, fast.totals.output) == (30, 40239, 197)
+
+
 def test_ordinary_message_lines_give_no_note(tmp_path: Path) -> None:
     u = {"input_tokens": 3, "cache_read_input_tokens": 50, "cache_creation_input_tokens": 20,
          "output_tokens": 1, "cache_creation": {**ZERO, "ephemeral_5m_input_tokens": 20}}  # fmt: skip

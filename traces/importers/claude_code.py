@@ -310,6 +310,11 @@ class _Reader:
                 for term in other_price_terms(msg.get("usage")):
                     rep.counts[f"requests billed on {term} (priced at list prices: no rates for it)"] += 1
                 item.usage = replace(usage, cost=cost(o, "costUSD", where))
+            elif usage.total_input and not item.usage.total_input:  # the earlier lines held no prompt
+                # counts (a gateway logs 0 input and no cache fields on every line but the last;
+                # Anthropic direct repeats message_start's counts on every line): take this line's
+                rep.counts["messages whose first usage lines had no prompt counts (a later one taken)"] += 1
+                item.usage = replace(usage, cost=item.usage.cost)
             else:  # input/cache fields from message_start (all lines); output from the LAST line
                 item.usage = replace(item.usage, output_tokens=usage.output_tokens)
         item.t_end = t if t is not None else item.t_end

@@ -49,6 +49,7 @@ def _no_added_rows() -> Iterator[None]:
         ("meta-llama/llama-4-maverick", "llama-4-maverick"),
         ("anthropic/claude-opus-4.8-fast", "claude-opus-4-8-fast"),
         ("claude-sonnet-4-5[1m]", "claude-sonnet-4-5[1m]"),
+        ("claude-opus-4.6-1m", "claude-opus-4-6[1m]"),  # a gateway's spelling of the 1M tier
     ],
 )
 def test_every_spelling_resolves_to_one_profile(given: str, key: str) -> None:
@@ -80,6 +81,15 @@ def test_unknown_model_names_the_closest_ids_and_the_options() -> None:
         prices("gpt-7")
     msg = str(err.value)
     assert "'gpt-7'" in msg and "gpt-5" in msg and "--model" in msg and "--prices" in msg
+
+
+@pytest.mark.parametrize("unknown", ["MiniMax-M2.7", "x-ai/grok-code-fast-1", "qwen3:8b"])
+def test_an_unknown_vendor_is_offered_no_other_vendors_ids(unknown: str) -> None:
+    with pytest.raises(CatalogError) as err:
+        prices(unknown)
+    msg = str(err.value)
+    assert "closest known" not in msg and "no model of its vendor" in msg and "claude" in msg
+    assert "--model" in msg and "--prices" in msg
 
 
 def test_fast_needs_fast_prices() -> None:

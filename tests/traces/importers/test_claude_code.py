@@ -91,6 +91,23 @@ def test_groups_lines_by_request_and_takes_output_from_last_line(tmp_path: Path)
     dumps_trace(res.main)  # writable
 
 
+def test_prompt_counts_come_from_the_line_that_has_them(tmp_path: Path) -> None:
+    """A gateway logs every line of a message but the last with 0 input and no cache fields; the
+    prompt counts are the later line's (Anthropic direct repeats them on every line)."""
+    text = _session(tmp_path).read_text().replace(
+        '"usage": {"input_tokens": 3, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 5000, '
+        '"output_tokens": 1}',
+        '"usage": {"input_tokens": 0, "output_tokens": 0}',
+    )
+    assert '"usage": {"input_tokens": 0, "output_tokens": 0}' in text
+    (tmp_path / "s1.jsonl").write_text(text)
+    res = import_paths([tmp_path / "s1.jsonl"])
+    first = next(e for e in res.main.events if isinstance(e, MessageEvent) and e.role == "assistant")
+    assert first.usage is not None
+    assert (first.usage.input_tokens, first.usage.cache_write_5m, first.usage.output_tokens) == (3, 5000, 40)
+    assert any("no prompt counts" in k for k in res.report.counts)
+
+
 def test_sizes_reproduce_billed_cached_part(tmp_path: Path) -> None:
     res = import_paths([_session(tmp_path)])
     total = 0
