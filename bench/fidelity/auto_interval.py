@@ -16,8 +16,9 @@ conversation to another (their shares on the development part: 0.06 % to 13 %)
 and is not predictable from a log. So the session's cost is a distribution over that share: its
 cost with every request after the first reading `1 - share` of its central read, at each measured
 5 % quantile of the share (`LOST_SHARE`). The cost grows with the share, so the 5 % and 95 %
-quantiles bound the 90 % interval; the predicted cost (the central value) is the mean over the
-share's distribution (its quantile function, interpolated). Deterministic: no draw.
+quantiles bound the 90 % interval, the median share gives the central value (the session's
+predicted cost), and the mean over the share's distribution (its quantile function,
+interpolated) is what a part's pooled prediction sums. Deterministic: no draw.
 
 Every constant is re-measured by `python -m ctxbench.bench.fidelity.measure --corpus DIR
 --shared DIR` on the development part (bench/corpus/README.md), never on the test part.
@@ -69,7 +70,8 @@ def auto_interval(sf: SessionFidelity, provider: str) -> AutoInterval | None:
     n = len(costs) - 1
     mean = (costs[0] / 2 + sum(costs[1:-1]) + costs[-1] / 2) / n  # the interpolated quantile function's mean
     tail = round((1 - LEVEL) / 2 * n)
-    return AutoInterval(costs[tail], costs[n - tail], mean, provider, (qs[tail], qs[n // 2], qs[n - tail]))
+    shares = (qs[tail], qs[n // 2], qs[n - tail])
+    return AutoInterval(costs[tail], costs[n - tail], mean, provider, shares, costs[n // 2])
 
 
 def _cost(sf: SessionFidelity, share: float) -> float:

@@ -62,9 +62,10 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
     """One session. Its top level is the prediction, nothing taken from the bill (issue 28):
     `within_tolerance` (share of requests whose cache read, cache write and uncached input are
     each within max(1 %, 128) tokens of the bill, 0-1; null without per-request usage),
-    `read_match`, `billed` and `predicted` totals of every field, `cost_interval` (central value
-    and 90 % interval: seeded lookup failures on Anthropic, the measured rate of finding the
-    prefix on automatic-prefix caches, bench/fidelity/interval.py), `fallbacks` (requests
+    `read_match`, `billed` and `predicted` totals of every field, `cost_interval` (`central`: the
+    median, the session's predicted cost; `mean`: what a pooled prediction sums; the 90 % interval:
+    misses the log cannot show drawn at the measured rate on Anthropic, the measured share of reads
+    not found on automatic-prefix caches, bench/fidelity/interval.py), `fallbacks` (requests
     predicted as the naive read where the client model is unsure, bench/fidelity/unsure.py) and
     `not_scored` (billed requests the replay did not reach, with why). `naive` holds the naive
     replay's figures; `conditioned` those of the replay with the outside events taken from the bill
@@ -102,6 +103,7 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
     ci = cost_interval(sf)
     out["cost_interval"] = {
         "central": round(ci.central, 6),
+        "mean": round(ci.mean, 6),
         "low": round(ci.low, 6),
         "high": round(ci.high, 6),
         "level": 0.9,

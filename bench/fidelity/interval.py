@@ -9,8 +9,9 @@ anthropics/claude-code#87966) and every other miss the log does not show. Such a
 share of the predicted read drawn from the measured shares (`LOST_SHARE`), which the request
 writes instead (at its ttl); the next request reads it again, so a miss changes its own
 request's cost only. The replay without anything taken from the bill
-(`SessionFidelity.baseline`) is the base; `DRAWS` seeded draws give the 5th and 95th percentiles
-and the mean (the central value, the predicted cost). Where the replay predicts a break, the
+(`SessionFidelity.baseline`) is the base; `DRAWS` seeded draws give the 5th and 95th percentiles,
+the median (the central value: the session's predicted cost) and the mean (what a part's pooled
+prediction sums). Where the replay predicts a break, the
 development part never saw the bill side with the naive read (0 of 67), so no draw reverses one.
 Automatic-prefix caches have their own measured distribution (auto_interval.py).
 
@@ -37,10 +38,15 @@ LEVEL = 0.90  # the interval's coverage target
 
 @dataclass(frozen=True)
 class CostInterval:
+    """A session's predicted cost: `central` is the median of its distribution (the point
+    prediction of one session), `mean` its expectation (what sums: a part's pooled cost is the sum
+    of its sessions' means), `low`..`high` the 90 % interval."""
+
     central: float
     low: float
     high: float
     auto: AutoInterval | None = None  # an automatic-prefix cache's measured share (auto_interval.py)
+    mean: float = 0.0
 
     def holds(self, cost: float) -> bool:
         """`cost` inside the interval (a cent's thousandth of slack for rounding)."""
@@ -57,7 +63,7 @@ def cost_interval(sf: SessionFidelity, seed: int = 0, rate: float = UNPREDICTED_
     cache, the interval of its measured share of reads not found (auto_interval.py)."""
     if sf.auto_interval is not None:
         iv = sf.auto_interval
-        return CostInterval(iv.mean, iv.low, iv.high, iv)
+        return CostInterval(iv.median, iv.low, iv.high, iv, iv.mean)
     import numpy as np  # here: the fidelity verb's start-up does not pay for it
 
     base = sf.baseline
@@ -73,11 +79,11 @@ def cost_interval(sf: SessionFidelity, seed: int = 0, rate: float = UNPREDICTED_
         extra.append(pr.cost(u, 0, *failed, o) - pr.cost(u, p.cache_read, w5, w1, o))
     cost = base.cost_predicted
     if not extra:
-        return CostInterval(cost, cost, cost)
+        return CostInterval(cost, cost, cost, mean=cost)
     rng = np.random.default_rng(seed)
     fails = rng.random((DRAWS, len(extra))) < rate
     lost = np.interp(rng.random((DRAWS, len(extra))), np.linspace(0, 1, len(LOST_SHARE)), LOST_SHARE)
     draws = cost + (fails * lost) @ np.asarray(extra)  # the cost is linear in the read lost
     tail = (1 - LEVEL) / 2
     low, high = np.quantile(draws, [tail, 1 - tail])
-    return CostInterval(float(draws.mean()), float(low), float(high))
+    return CostInterval(float(np.median(draws)), float(low), float(high), mean=float(draws.mean()))

@@ -87,6 +87,7 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
         "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|",
     ]
     pooled: dict[str, list[float]] = {}
+    close: dict[str, list[int]] = {}  # per family: conversations, within 2 % and 5 % (and naive's)
     inside: list[bool] = []
     widths: list[float] = []
     below: list[str] = []
@@ -105,9 +106,15 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
         acc[1] += sum(x.within for x in base.requests)
         acc[2] += sum(x.naive_within for x in sf.requests)
         acc[3] += sf.cost_billed
-        acc[4] += ci.central
+        acc[4] += ci.mean  # the pooled prediction sums the sessions' expectations
         acc[5] += sf.cost_naive
         acc[6] += len(sf.not_scored)
+        c = close.setdefault(fam, [0, 0, 0, 0, 0])
+        c[0] += 1
+        for k, (cost, share) in enumerate(
+            ((ci.central, 0.02), (ci.central, 0.05), (sf.cost_naive, 0.02), (sf.cost_naive, 0.05))
+        ):
+            c[k + 1] += abs(cost - sf.cost_billed) <= share * sf.cost_billed
         if base.n >= CONVERSATION_FLOOR and base.share_ok < sf.share_naive_ok - 0.005:
             below.append(f"{Path(r.log.rel).name} {r.name}")
         models = " -> ".join(sf.models)
@@ -118,12 +125,18 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
             f"{_pct(sf.cost_naive, sf.cost_billed)} | ${ci.low:.3f}..${ci.high:.3f} | "
             f"{'yes' if ok else 'no'} | {base.fallbacks} | {len(sf.not_scored)} |"
         )
-    lines += ["", "| family | requests | within | naive within | cost Δ | naive cost Δ | not scored |"]
-    lines += ["|---|---:|---:|---:|---:|---:|---:|"]
+    lines += [
+        "",
+        "| family | requests | within | naive within | cost Δ | naive cost Δ | conversations "
+        "| cost within 2 % (naive) | within 5 % (naive) | not scored |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for fam, (n, w, nw, billed, pred, naive, ns) in sorted(pooled.items()):
+        k, c2, c5, n2, n5 = close[fam]
         lines.append(
             f"| {fam} | {n} | {w / max(1, n):.1%} | {nw / max(1, n):.1%} | {_pct(pred, billed)} | "
-            f"{_pct(naive, billed)} | {ns} |"
+            f"{_pct(naive, billed)} | {k} | {c2 / k:.0%} ({n2 / k:.0%}) | {c5 / k:.0%} ({n5 / k:.0%}) "
+            f"| {ns} |"
         )
     cover = sum(inside) / len(inside) if inside else 0.0
     width = statistics.median(widths) if widths else 0.0

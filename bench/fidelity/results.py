@@ -127,7 +127,8 @@ class AutoInterval:
     high: float
     mean: float
     provider: str
-    shares: tuple[float, float, float]  # the lost share at the interval's low end, median, high end
+    shares: tuple[float, float, float]
+    median: float = 0.0  # the lost share at the interval's low end, median, high end
 
     def inside(self, billed: float) -> bool:
         return self.low <= billed <= self.high

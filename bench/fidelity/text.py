@@ -40,6 +40,7 @@ def session_text(path: str, sf: SessionFidelity, every: bool = False) -> list[st
         f"(naive {sf.total('naive'):,}) · cost billed ${sf.cost_billed:.4f} {predicted_label(sf)} "
         f"${ci.central:.4f} (naive ${sf.cost_naive:.4f}), 90 % interval "
         f"${ci.low:.4f}..${ci.high:.4f}{'' if ci.holds(sf.cost_billed) else ' (billed outside)'}"
+        f", mean ${ci.mean:.4f}"
         + (
             f" · each request as predicted ${base.cost_predicted:.4f}"
             if ci.central != base.cost_predicted
@@ -57,7 +58,7 @@ def session_text(path: str, sf: SessionFidelity, every: bool = False) -> list[st
         lo, mid, hi = ci.auto.shares
         out.append(
             f"  the {ci.auto.provider} cache did not find {lo:.1%}..{hi:.1%} (median {mid:.1%}) of the "
-            "predicted reads on the development part: the interval; its mean is the predicted cost"
+            "predicted reads on the development part: the interval; at the median share, the predicted cost"
         )
     if sf.outside:  # taken from the bill: an explanation, not the prediction (bench/fidelity/outside.py)
         out.append(
