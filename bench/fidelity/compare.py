@@ -93,8 +93,8 @@ def compare(
         cfg = profile_config(sv.profile)
         caches = float(cfg.get("ttl", 1) or 0) > 0  # a profile that caches nothing has no chance to draw
         if cfg.get("provider") == "auto-prefix" and caches and plain.requests:  # auto_interval.py
-            provider = PROVIDER_OF_DIALECT.get(str(cfg.get("dialect", "")), "")
-            plain.auto_interval = auto_interval(plain, provider)
+            plain.auto_provider = PROVIDER_OF_DIALECT.get(str(cfg.get("dialect", "")), "")
+            plain.auto_interval = auto_interval(plain, plain.auto_provider)
         return plain
     sf, events = plain, OutsideEvents()
     for _ in range(OUTSIDE_ROUNDS):

@@ -64,9 +64,12 @@ def cost_interval(sf: SessionFidelity, seed: int = 0, rate: float = UNPREDICTED_
     if sf.auto_interval is not None:
         iv = sf.auto_interval
         return CostInterval(iv.median, iv.low, iv.high, iv, iv.mean)
+    base = sf.baseline
+    if sf.auto_provider:  # an automatic-prefix cache with no share measured for its provider
+        cost = base.cost_predicted
+        return CostInterval(cost, cost, cost, mean=cost)
     import numpy as np  # here: the fidelity verb's start-up does not pay for it
 
-    base = sf.baseline
     extra = []
     for r in base.requests:
         p = r.predicted

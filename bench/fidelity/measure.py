@@ -192,8 +192,8 @@ def measure(part: Part) -> Measured:
         sf = r.fidelity
         if sf is None or not sf.has_usage:
             continue
-        if sf.auto_interval is not None:
-            acc = out.auto.setdefault(sf.auto_interval.provider, AutoCounts())
+        if sf.auto_provider:
+            acc = out.auto.setdefault(sf.auto_provider, AutoCounts())
             count_auto(sf, acc)
             acc.sessions.append(f"{r.log.rel} {r.name}")
         else:

@@ -155,6 +155,7 @@ class SessionFidelity:
     not_scored: list[int] = field(default_factory=list)
     not_scored_why: str = ""
     auto_interval: AutoInterval | None = None  # automatic-prefix caches: a measured share (auto_interval.py)
+    auto_provider: str = ""  # the provider of an automatic-prefix cache that caches (openai, gemini)
     # policy P other than `recorded`: P's summary requests the real harness did not send, as
     # (the billed request they came before, their cost; in cost_predicted), and where each
     # compacted (bench/fidelity/policy.py PolicyTrack)

@@ -60,6 +60,11 @@ def session_text(path: str, sf: SessionFidelity, every: bool = False) -> list[st
             f"  the {ci.auto.provider} cache did not find {lo:.1%}..{hi:.1%} (median {mid:.1%}) of the "
             "predicted reads on the development part: the interval; at the median share, the predicted cost"
         )
+    elif sf.auto_provider:
+        out.append(
+            f"  no share of reads not found is measured for the {sf.auto_provider} cache on the development "
+            "part: the interval is the prediction itself (bench/fidelity/auto_interval.py)"
+        )
     if sf.outside:  # taken from the bill: an explanation, not the prediction (bench/fidelity/outside.py)
         out.append(
             f"  explained by outside events taken from the bill: lookup failures "
