@@ -87,9 +87,9 @@ SHARED_DEV = {"chiphuyen/sniffly"}  # a session of it is in the shared developme
 
 def test_sessions_csv_rows() -> None:
     """The committed pointers: one row per (repo, path), the hash split (bar SHARED_DEV), a known
-    format, a sha256, billed requests on every main file, 0 on a Claude Code sub-agent file whose
-    session file is a row (`billed` counts it there), no reserved repository, and both parts for
-    the families of issue 33."""
+    format, a sha256, billed requests on every main file, 0 on a Claude Code sub-agent file exactly
+    when its session file is a row (`billed` counts it there; without it, the sub-agent file is a
+    session of its own), no reserved repository, and both parts for the families of issue 33."""
     from ctxbench.bench.corpus.extract import rows, split_of
 
     table = rows()
@@ -105,7 +105,7 @@ def test_sessions_csv_rows() -> None:
         assert r["licence"], where
         if "/subagents/" in r["path"]:
             main = r["path"].split("/subagents/")[0] + ".jsonl"
-            assert r["requests"] == "0" or (r["repo"], main) not in keys, where
+            assert (r["requests"] == "0") == ((r["repo"], main) in keys), where
         else:
             assert int(r["requests"]) > 0, where
         parts.setdefault(r["format"], set()).add(r["split"])
