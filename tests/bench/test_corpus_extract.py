@@ -62,3 +62,52 @@ def test_extract_hidden_folder(tmp_path: Path, good: bool) -> None:
     assert (rc, dest.exists()) == ((0, True) if good else (1, False))
     if good:
         assert dest.read_bytes() == DATA
+
+
+RESERVED = (  # the independent check's repositories (issues 28 and 33): never in the corpus
+    "Jason-liu-0219/my-claude",
+    "Eduardodmb/",
+    "SWORDIntel/claude-backups",
+    "austinweitao/claude-backup",
+    "MoonLadderStudios/MoonMind",
+    "Mai0313/VibeCodingTracker",
+    "wingorithm/Vibe-Coding-Comparison-Project",
+    "fabien-lessirard/dotfiles",
+    "Kocoro-lab/Shannon",
+    "Xu-Wentao/dotfile",
+    "blubber/dotfiles",
+    "CoreGems/Cline-Xray",
+    "Jeehunter/mcp-vscode-server",
+    "marot/spotter",
+    "daaain/claude-code-log",
+    "trycua/cua",
+)
+SHARED_DEV = {"chiphuyen/sniffly"}  # a session of it is in the shared development folder
+
+
+def test_sessions_csv_rows() -> None:
+    """The committed pointers: one row per (repo, path), the hash split (bar SHARED_DEV), a known
+    format, a sha256, billed requests on every main file, 0 on a Claude Code sub-agent file exactly
+    when its session file is a row (`billed` counts it there; without it, the sub-agent file is a
+    session of its own), no reserved repository, and both parts for the families of issue 33."""
+    from ctxbench.bench.corpus.extract import rows, split_of
+
+    table = rows()
+    keys = {(r["repo"], r["path"]) for r in table}
+    assert len(keys) == len(table)
+    parts: dict[str, set[str]] = {}
+    for r in table:
+        where = f"{r['repo']}:{r['path']}"
+        assert r["split"] == ("dev" if r["repo"] in SHARED_DEV else split_of(r["repo"])), where
+        assert r["format"] in {"claude-code", "codex", "gemini-cli", "opencode", "cline-task"}, where
+        assert len(r["sha256"]) == 64 and int(r["sha256"], 16) >= 0, where
+        assert not any(r["repo"] == x or (x.endswith("/") and r["repo"].startswith(x)) for x in RESERVED)
+        assert r["licence"], where
+        if "/subagents/" in r["path"]:
+            main = r["path"].split("/subagents/")[0] + ".jsonl"
+            assert (r["requests"] == "0") == ((r["repo"], main) in keys), where
+        else:
+            assert int(r["requests"]) > 0, where
+        parts.setdefault(r["format"], set()).add(r["split"])
+    for family in ("claude-code", "codex", "gemini-cli"):
+        assert parts[family] == {"dev", "test"}, family
