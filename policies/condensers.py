@@ -97,6 +97,8 @@ class ThresholdSummary(CompactionDefaults):
     keep_value: float = 0.0
     keep_first_events: int = 0
     keep_max_tokens: Tokens = 0  # cap on the kept tail (opencode preserve budget)
+    keep_max_fraction: Fraction = 0.0  # > 0: the cap is this fraction of the threshold, clamped to
+    keep_min_tokens: Tokens = 0  # [keep_min_tokens, keep_max_tokens] (opencode: 25 % of usable)
     bytes_per_token: float = 4.0
     image_tokens: Tokens = 2000
     summary_bytes: int = 8_000  # assumed, the same for every preset (what the model writes)
@@ -104,6 +106,7 @@ class ThresholdSummary(CompactionDefaults):
     summary_input: str = "full"  # full (same prefix + instruction) | older | text (own prompt, no tools)
     summary_tools: bool = True  # Codex sends the compaction request without tools
     summary_input_max_tokens: Tokens = 0  # LangChain trim_tokens_to_summarize
+    summary_tool_output_max_bytes: int = 0  # `text` input: each tool result cut to this (opencode)
     summary_calls: int = 1  # Gemini: summary + self-verification probe
     ack_bytes: int = 0  # Gemini: model "Got it. Thanks for the additional context!"
     reattach_files: int = 0  # Claude Code: re-read recent files after compaction
@@ -207,9 +210,12 @@ class ThresholdSummary(CompactionDefaults):
         else:  # none, user_messages: the whole conversation is summarized
             return len(msgs)
         k = clean_boundary(msgs, min(k, len(msgs)), head)
-        if self.keep_max_tokens:
+        cap = self.keep_max_tokens
+        if cap and self.keep_max_fraction:
+            cap = min(cap, max(self.keep_min_tokens, int(self.threshold(view) * self.keep_max_fraction)))
+        if cap:
             tail = sum(self.est(m) for m in msgs[k:])
-            while k < len(msgs) and tail > self.keep_max_tokens:
+            while k < len(msgs) and tail > cap:
                 tail -= self.est(msgs[k])
                 k += 1
             while k < len(msgs) and msgs[k].has_tool_result:
@@ -264,6 +270,7 @@ class ThresholdSummary(CompactionDefaults):
             max(1, self.summary_calls),
             self.fallback_model,
             self.ack_bytes,
+            self.summary_tool_output_max_bytes,
         )
 
     def rebuild_summary(

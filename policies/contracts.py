@@ -88,6 +88,7 @@ class SummaryRequest:
     calls: int = 1
     fallback_model: str = ""
     ack_bytes: int = 0
+    tool_output_max_bytes: int = 0  # `text`: each tool result shown up to this many bytes (0 = whole)
 
 
 @dataclass(frozen=True)

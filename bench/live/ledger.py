@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench.sim.core.catalog import model_info
-from ctxbench.sim.core.content import BILLING_HEADER, TOOL_USE, Message
+from ctxbench.sim.core.content import BILLING_HEADER, TOOL_USE, Block, Message
 from ctxbench.sim.core.provider import Provider, Request
 from ctxbench.sim.core.tokens import BlockFactory
 from ctxbench.sim.prepared import PreparedTrace, Step
@@ -34,7 +34,13 @@ from ctxbench.sim.serve.wire import Parsed, WireError, parse
 CONTINUATION_MARKERS = (
     "This session is being continued from a previous conversation",
     "Another language model started to solve this problem",
+    # opencode 1.18.33 (ecosystem.md §3c): the compaction's user message and the replayed turn
+    "What did we do so far?",
+    "Continue if you have next steps, or stop and ask for clarification",
 )
+# The model turn Gemini CLI puts after its state snapshot (research/policies.md §3 "new history"):
+# harness text, modelled by the preset's `ack_bytes`, not part of the continuation message.
+ACK_MARKERS = ("Got it. Thanks for the additional context!",)
 MAIN, SUMMARY, SIDE = "main", "summary", "side"
 
 
@@ -74,9 +80,12 @@ def classify(p: Parsed) -> str:
     """summary: carries a compaction instruction (SUMMARY_MARKERS, ecosystem.md §3a/§3b); side: no
     tools (title generation and other helper calls, ecosystem.md §3a); main: a turn of the task."""
     last = p.messages[-1] if p.messages else None
-    if any(m in p.last_user_text for m in SUMMARY_MARKERS) or (
-        last is not None and last.role == "user" and _has(last, SUMMARY_MARKERS)
-    ):
+    system = p.tr.blocks[p.tr.tools_end : p.tr.system_end]
+    if (
+        any(m in p.last_user_text for m in SUMMARY_MARKERS)
+        or (last is not None and last.role == "user" and _has(last, SUMMARY_MARKERS))
+        or (not p.tool_names and any(b.text and any(x in b.text for x in SUMMARY_MARKERS) for b in system))
+    ):  # the last: opencode's compaction agent, its instruction in its own system prompt (§3c)
         return SUMMARY
     return MAIN if p.tool_names else SIDE
 
@@ -140,16 +149,50 @@ def _key(m: Message) -> tuple[str, tuple[int, ...]]:
     return m.role, tuple(b.digest for b in m.blocks)
 
 
-def _task_messages(p: Parsed, kind: str) -> list[Message]:
+def summary_texts(reqs: list[LiveRequest]) -> tuple[str, ...]:
+    """The texts the model wrote in reply to the harness's compaction requests (the summaries)."""
+    out = []
+    for r in reqs:
+        if r.kind == SUMMARY:
+            out += [str(b["text"]).strip() for b in r.reply if b.get("type") == "text" and b.get("text")]
+    return tuple(t for t in out if len(t) >= 40)
+
+
+def is_continuation(b: Block, summaries: tuple[str, ...] = ()) -> bool:
+    """A block the harness made for a compaction: its continuation text, its acknowledgement, or a
+    summary the model wrote (opencode replays it as an assistant turn, Gemini CLI in the first
+    user message). Blocks, not messages: the Anthropic API merges consecutive messages of one
+    role, so opencode's summary turn arrives in one message with the kept tail's first reply, and
+    its "Continue ..." text in one with the last tool result."""
+    t = b.text
+    return bool(t) and any(x in t for x in (*CONTINUATION_MARKERS, *ACK_MARKERS, *summaries))
+
+
+def _without_continuation(msgs: list[Message], summaries: tuple[str, ...]) -> list[Message]:
+    out = []
+    for m in msgs:
+        kept = tuple(b for b in m.blocks if not is_continuation(b, summaries))
+        if len(kept) == len(m.blocks):
+            out.append(m)
+        elif kept:
+            out.append(Message.of(m.role, kept, m.tag))
+    return out
+
+
+def _task_messages(p: Parsed, kind: str, summaries: tuple[str, ...] = ()) -> list[Message]:
     """The request's messages minus what the harness added for compaction: the compaction
-    instruction (a block of the last user message in Claude Code, its own message in Codex) and the
-    continuation summary message."""
+    instruction (a block of the last user message in Claude Code, its own message in Codex), the
+    continuation summary message; none of a compaction request made with its own system prompt
+    from a transcript written out as text (opencode, ecosystem.md §3c)."""
     msgs = list(p.messages)
+    system = p.tr.blocks[p.tr.tools_end : p.tr.system_end]
+    if kind == SUMMARY and any(b.text and any(x in b.text for x in SUMMARY_MARKERS) for b in system):
+        return []
     if kind == SUMMARY and msgs:
         last = msgs[-1]
         kept = tuple(b for b in last.blocks if not (b.text and any(x in b.text for x in SUMMARY_MARKERS)))
         msgs[-1:] = [Message.of(last.role, kept, last.tag)] if kept else []
-    return [m for m in msgs if not _has(m, CONTINUATION_MARKERS)]
+    return _without_continuation(msgs, summaries)
 
 
 def _reply_message(r: LiveRequest, f: BlockFactory) -> Message:
@@ -187,10 +230,11 @@ def task_of(reqs: list[LiveRequest], f: BlockFactory, name: str = "live") -> Tas
     msgs: list[Message] = []
     first_seen: list[float] = []
     known: set[tuple[str, tuple[int, ...]]] = set()
+    summaries = summary_texts(reqs)
     for r in reqs:
         if r.kind == SIDE:
             continue
-        cur = _task_messages(r.parsed, r.kind)
+        cur = _task_messages(r.parsed, r.kind, summaries)
         last_known = max((i for i, m in enumerate(cur) if _key(m) in known), default=-1)
         for m in cur[last_known + 1 :]:
             msgs.append(m)

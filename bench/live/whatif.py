@@ -31,13 +31,15 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench.bench.live.ledger import (
-    CONTINUATION_MARKERS,
+    ACK_MARKERS,
     MAIN,
     SIDE,
     SUMMARY,
     LiveRequest,
     PredictError,
+    is_continuation,
     load_ledger,
+    summary_texts,
     task_of,
 )
 from ctxbench.bench.live.predict import PROFILES, _totals_pred, _totals_usage, simulate
@@ -103,6 +105,47 @@ def _codex(limit: int) -> Setting:
 # research/policies.md §1: DISABLE_AUTO_COMPACT turns Claude Code's auto-compaction off (isAutoCompactEnabled)
 CC_OFF = Setting("off", "DISABLE_AUTO_COMPACT=1", (("DISABLE_AUTO_COMPACT", "1"),), no_compaction=True)
 
+def _opencode(context: int) -> Setting:
+    # research/policies.md §5 / ecosystem.md §3c: opencode compacts when the last usage reaches
+    # usable = limit.context - min(limit.output, 32k); limit.output is 4,000 in every run
+    # (session_logs.OPENCODE_KNOBS), so the preset's budget is the context limit and its
+    # reserve_output that output limit.
+    return Setting(
+        f"limit{context // 1000}k",
+        f"limit.context={context}",
+        (("limit.context", str(context)),),
+        budget=context,
+        policy_set=("compaction.reserve_output=4000",),
+    )
+
+
+# ecosystem.md §3c: OPENCODE_DISABLE_AUTOCOMPACT turns opencode's auto-compaction off (context 22k kept)
+OPENCODE_OFF = Setting(
+    "off",
+    "OPENCODE_DISABLE_AUTOCOMPACT=1",
+    (("OPENCODE_DISABLE_AUTOCOMPACT", "1"),),
+    budget=22_000,
+    no_compaction=True,
+)
+
+
+def _gemini(threshold: float) -> Setting:
+    # research/policies.md §3: Gemini CLI compresses when the last prompt token count reaches
+    # model.compressionThreshold x tokenLimit(model) (1,048,576 for gemini-2.5-pro), the preset's
+    # `compaction.threshold`. Two `--resume latest` runs follow the first (see GEMINI_CLI below).
+    return Setting(
+        f"t{round(threshold * 100):02d}",
+        f"model.compressionThreshold={threshold}",
+        (("model.compressionThreshold", str(threshold)), ("resumes", "2")),
+        policy_set=(f"compaction.threshold={threshold}",),
+    )
+
+
+# Gemini CLI 0.61.0 compresses only where it can split the history at a user message that carries
+# no function response (findCompressSplitPoint in the bundle's chatCompressionService): in one
+# `-p` run the only such message is the first, so however large the context it never compresses
+# (research/ecosystem.md §3d "not seen in a fresh -p session"). Each `--resume latest -p` adds one,
+# so the task (whatif_gemini_cli_task.yaml) is three segments, each ended by a text-only reply.
 HARNESSES = {
     "claude-code": Harness(
         "claude-code",
@@ -117,6 +160,20 @@ HARNESSES = {
         "codex-live",
         (_codex(20_000), _codex(30_000), _codex(45_000)),
         "whatif_codex_task.yaml",
+    ),
+    "opencode": Harness(
+        "opencode",
+        "1.18.33",
+        "opencode",
+        (_opencode(22_000), _opencode(25_000), _opencode(30_000), OPENCODE_OFF),
+        "opencode_task.yaml",
+    ),
+    "gemini-cli": Harness(
+        "gemini-cli",
+        "0.61.0",
+        "gemini-cli",
+        (_gemini(0.03), _gemini(0.04), _gemini(0.05)),
+        "whatif_gemini_cli_task.yaml",
     ),
 }
 
@@ -202,16 +259,22 @@ def load_served(data: Path, h: Harness) -> list[Served]:
 
 def summary_bytes(reqs: list[LiveRequest]) -> int | None:
     """The bytes of the continuation message the harness put at the head of the context after its
-    first compaction (its wrapper text and the model's summary), as recorded; None without one."""
-    after = False
+    first compaction (its wrapper text and the model's summary), as recorded; None without one.
+    Where the harness spreads it over several messages (opencode: "What did we do so far?", the
+    summary as an assistant turn, "Continue if you have next steps ..."), their sum; Gemini CLI's
+    acknowledgement turn is the preset's `ack_bytes`, not counted here."""
+    after, summaries = False, summary_texts(reqs)
     for r in reqs:
         if r.kind == SUMMARY:
             after = True
         elif r.kind == MAIN and after:
-            for m in r.parsed.messages:
-                if any(b.text and any(x in b.text for x in CONTINUATION_MARKERS) for b in m.blocks):
-                    return sum(len(b.text.encode("utf-8")) for b in m.blocks if b.text)
-            return None
+            n = sum(
+                len(b.text.encode("utf-8"))
+                for m in r.parsed.messages
+                for b in m.blocks
+                if b.text and is_continuation(b, summaries) and b.text not in ACK_MARKERS
+            )
+            return n or None
     return None
 
 

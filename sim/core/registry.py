@@ -137,7 +137,7 @@ _HOME: dict[str, dict[str, str]] = {
         "threshold-summary": "condensers", "recorded": "recorded",
     },
     "marks": {
-        "h-direct": "marks", "h-openrouter": "marks", "last-block": "marks", "none": "marks",
+        "h-direct": "marks", "h-openrouter": "marks", "last-block": "marks", "none": "marks", "opencode": "marks",
         "claude-code": "condensers", "recorded": "recorded",
     },
     "harness": {

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxbench.policies.contracts import SummaryPlan
-from ctxbench.sim.core.content import Block, Message
+from ctxbench.sim.core.content import TOOL_RESULT, Block, Message
 from ctxbench.sim.core.transcript import Transcript
 from ctxbench.sim.harness.conversation import CallFailed, Conversation
 
@@ -52,7 +52,17 @@ class SummaryCalls(Conversation):
         if mode == "text":  # a separate prompt: own system, no tools, the older part as text
             sys_block = self.factory.text("system", None, SUMMARIZER_SYSTEM_BYTES, key="summarizer-system")
             t = Transcript((), (sys_block,))
-            nbytes = sum(m.nbytes for m in plan.older)
+            cut = req.tool_output_max_bytes
+            nbytes = (
+                sum(
+                    min(b.nbytes, cut) if b.kind == TOOL_RESULT else b.nbytes
+                    for m in plan.older
+                    for b in m.blocks
+                    if not b.is_image
+                )
+                if cut
+                else sum(m.nbytes for m in plan.older)
+            )
             if req.input_max_bytes:
                 nbytes = min(nbytes, req.input_max_bytes)
             conv = self.factory.text("user", None, nbytes, key=f"as-text-{self.name}-{self.index}")

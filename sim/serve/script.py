@@ -44,6 +44,7 @@ SUMMARY_MARKERS = (
     "CONTEXT CHECKPOINT COMPACTION",  # Codex (§3b)
     "create a detailed summary",
     "context summarization agent",  # opencode (§3c)
+    "<state_snapshot>",  # Gemini CLI's summary and verification prompts (§3d)
 )
 STEP_KEYS = ("shell", "tool", "input", "text", "output_tokens")
 
@@ -131,6 +132,8 @@ class Scripter:
         blocks: list[dict[str, Any]] = []
         if step.get("text"):
             blocks.append({"type": "text", "text": str(step["text"])})
+        if "shell" not in step and "tool" not in step:  # a text-only step: the turn ends here
+            return self._text(str(step["text"]), int(step.get("output_tokens", 0)) or None)
         if "shell" in step:
             name = next((n for n in SHELL_TOOLS if n in p.tool_names), p.tool_names[0])
             inp = shell_input(p, name, str(step["shell"]))
@@ -167,8 +170,8 @@ def load_script(path: str) -> Scripter:
     if not isinstance(steps, list):
         raise ScriptError(f"{path}: 'steps' must be a list")
     for i, s in enumerate(steps):
-        if not isinstance(s, dict) or not ("shell" in s or "tool" in s):
-            raise ScriptError(f"{path}: steps[{i}]: needs 'shell' or 'tool'")
+        if not isinstance(s, dict) or not ("shell" in s or "tool" in s or "text" in s):
+            raise ScriptError(f"{path}: steps[{i}]: needs 'shell', 'tool' or 'text' (a text-only reply)")
         for k in s:
             if k not in STEP_KEYS:
                 raise ScriptError(
