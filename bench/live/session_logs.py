@@ -118,7 +118,8 @@ def _gemini(
     many `--resume latest` runs follow the first; `resume` is one)."""
     k = {**GEMINI_KNOBS, **(knobs or {})}
     auth = {"selectedType": "gemini-api-key"}  # with GOOGLE_GEMINI_BASE_URL alone -p exits 41
-    settings = {"security": {"auth": auth}, "model": {"compressionThreshold": float(k["model.compressionThreshold"])}}
+    threshold = float(k["model.compressionThreshold"])
+    settings = {"security": {"auth": auth}, "model": {"compressionThreshold": threshold}}
     (home / ".gemini").mkdir(parents=True, exist_ok=True)
     (home / ".gemini" / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
     env = {

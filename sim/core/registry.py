@@ -137,8 +137,8 @@ _HOME: dict[str, dict[str, str]] = {
         "threshold-summary": "condensers", "recorded": "recorded",
     },
     "marks": {
-        "h-direct": "marks", "h-openrouter": "marks", "last-block": "marks", "none": "marks", "opencode": "marks",
-        "claude-code": "condensers", "recorded": "recorded",
+        "h-direct": "marks", "h-openrouter": "marks", "last-block": "marks", "none": "marks",
+        "opencode": "marks", "claude-code": "condensers", "recorded": "recorded",
     },
     "harness": {
         "H": "ctxbench.sim.harness.conversation", "recorded": "ctxbench.sim.harness.recorded",
