@@ -180,16 +180,8 @@ class ThresholdSummary(CompactionDefaults):
             while k > head and acc + self.est(msgs[k - 1]) <= v:
                 k -= 1
                 acc += self.est(msgs[k])
-        elif (
-            self.keep == "tail_fraction"
-        ):  # Gemini: split at a user prompt once ≥ (1 − v) of chars precede it
-            total = sum(m.nbytes for m in msgs[head:]) or 1
-            acc, k = 0, len(msgs)
-            for i in range(head, len(msgs)):
-                if acc >= (1 - v) * total and msgs[i].role == "user" and not msgs[i].has_tool_result:
-                    k = i
-                    break
-                acc += msgs[i].nbytes
+        elif self.keep == "tail_fraction":
+            return self._gemini_split(msgs, head, v)
         elif self.keep == "messages":
             k = max(head, len(msgs) - int(v))
         elif self.keep == "events":
@@ -221,6 +213,27 @@ class ThresholdSummary(CompactionDefaults):
             while k < len(msgs) and msgs[k].has_tool_result:
                 k += 1
         return k
+
+    @staticmethod
+    def _gemini_split(msgs: list[Message], head: int, v: float) -> int:
+        """Gemini CLI's findCompressSplitPoint(history, 1 - v) (research/policies.md §3 "clean
+        split"; @google/gemini-cli 0.61.0 chatCompressionService): the first user message without
+        tool results once at least (1 - v) of the characters precede it; else, when the history
+        ends in a model reply without tool calls, all of it; else the last such user message
+        before that point (the first message: nothing to compress, no compaction)."""
+        total = sum(m.nbytes for m in msgs[head:])
+        acc, last = 0, head
+        for i in range(head, len(msgs)):
+            m = msgs[i]
+            if m.role == "user" and not m.has_tool_result:
+                if acc >= (1 - v) * total:
+                    return i
+                last = i
+            acc += m.nbytes
+        end = msgs[-1] if len(msgs) > head else None
+        if end is not None and end.role == "assistant" and not any(b.kind == TOOL_USE for b in end.blocks):
+            return len(msgs)
+        return last
 
     def plan(self, view: View, reason: str = "auto") -> SummaryPlan | None:
         head = self._head(view)
@@ -314,6 +327,17 @@ class LastUsageEstimator(AnchoredEstimator):
 
     bytes_per_token: float = 4.0  # policies.md §3: ASCII 1/4 token per char
     image_tokens: Tokens = 3000  # policies.md §3
+    # Before a report (a new chat, after each compression): Gemini CLI's GeminiChat starts its count
+    # at estimateTokenCountSync(history), the messages without system prompt and tools
+    # (@google/gemini-cli 0.61.0 bundle, GeminiChat constructor and setHistory).
+    history_only: bool = False
+
+    def whole(self, view: View) -> int:
+        if not self.history_only:
+            return super().whole(view)
+        tr = view.tr
+        nbytes = tr.total_bytes - tr.bytes_before(tr.system_end)
+        return math.ceil(nbytes / self.bytes_per_token) + tr.total_images * self.image_tokens
 
     def estimate(self, view: View) -> int:
         a = view.anchor

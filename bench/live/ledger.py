@@ -12,6 +12,7 @@ compares.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +35,10 @@ from ctxbench.sim.serve.wire import Parsed, WireError, parse
 CONTINUATION_MARKERS = (
     "This session is being continued from a previous conversation",
     "Another language model started to solve this problem",
-    # opencode 1.18.33 (ecosystem.md §3c): the compaction's user message and the replayed turn
+)
+# Continuation *blocks*: opencode 1.18.33's user message of the compaction and the turn it replays
+# (ecosystem.md §3c), which the Anthropic API merges with the messages beside them.
+CONTINUATION_BLOCKS = (
     "What did we do so far?",
     "Continue if you have next steps, or stop and ask for clarification",
 )
@@ -159,18 +163,21 @@ def summary_texts(reqs: list[LiveRequest]) -> tuple[str, ...]:
 
 
 def is_continuation(b: Block, summaries: tuple[str, ...] = ()) -> bool:
-    """A block the harness made for a compaction: its continuation text, its acknowledgement, or a
-    summary the model wrote (opencode replays it as an assistant turn, Gemini CLI in the first
-    user message). Blocks, not messages: the Anthropic API merges consecutive messages of one
-    role, so opencode's summary turn arrives in one message with the kept tail's first reply, and
-    its "Continue ..." text in one with the last tool result."""
+    """A block the harness made for a compaction: opencode's continuation texts, Gemini CLI's
+    acknowledgement, or a summary the model wrote (opencode replays it as an assistant turn,
+    Gemini CLI in the first user message). Blocks, not messages: the Anthropic API merges
+    consecutive messages of one role, so opencode's summary turn arrives in one message with the
+    kept tail's first reply, and its "Continue ..." text in one with the last tool result. (Claude
+    Code's and Codex's continuation is a message of its own: CONTINUATION_MARKERS, whole.)"""
     t = b.text
-    return bool(t) and any(x in t for x in (*CONTINUATION_MARKERS, *ACK_MARKERS, *summaries))
+    return bool(t) and any(x in t for x in (*CONTINUATION_BLOCKS, *ACK_MARKERS, *summaries))
 
 
 def _without_continuation(msgs: list[Message], summaries: tuple[str, ...]) -> list[Message]:
     out = []
     for m in msgs:
+        if _has(m, CONTINUATION_MARKERS):
+            continue
         kept = tuple(b for b in m.blocks if not is_continuation(b, summaries))
         if len(kept) == len(m.blocks):
             out.append(m)
@@ -228,22 +235,36 @@ def task_of(reqs: list[LiveRequest], f: BlockFactory, name: str = "live") -> Tas
         raise PredictError("the recording has no main request (only compaction or side requests)")
     first = mains[0].parsed.tr
     msgs: list[Message] = []
-    first_seen: list[float] = []
-    known: set[tuple[str, tuple[int, ...]]] = set()
+    first_seen: list[tuple[float, int]] = []  # when, and how many main requests came before
+    known: Counter[tuple[str, tuple[int, ...]]] = Counter()
     summaries = summary_texts(reqs)
+    n_main = 0
     for r in reqs:
         if r.kind == SIDE:
             continue
+        n_main += r.kind == MAIN
         cur = _task_messages(r.parsed, r.kind, summaries)
-        last_known = max((i for i, m in enumerate(cur) if _key(m) in known), default=-1)
+        # a message is known when the task has it at least as many times as the request so far
+        # (the same text twice, e.g. Gemini CLI's "Please continue.", is two messages)
+        seen: Counter[tuple[str, tuple[int, ...]]] = Counter()
+        last_known = -1
+        for i, m in enumerate(cur):
+            seen[_key(m)] += 1
+            if seen[_key(m)] <= known[_key(m)]:
+                last_known = i
         for m in cur[last_known + 1 :]:
             msgs.append(m)
-            first_seen.append(r.t)
-            known.add(_key(m))
+            first_seen.append((r.t, n_main - (r.kind == MAIN)))
+            known[_key(m)] += 1
     notes: list[str] = []
     steps: list[Step] = []
     k = 0  # replies so far: the k-th assistant message answers mains[k]
-    for m, t in zip(msgs, first_seen, strict=True):
+    for m, (t, before) in zip(msgs, first_seen, strict=True):
+        while m.role != "assistant" and k < before:  # a reply no later request carries (compacted
+            r = mains[k]  # before it was sent back: Gemini CLI compressing after a text reply)
+            notes.append(f"reply {k + 1} is in no later request: rebuilt from the ledger's reply")
+            steps.append(Step("reply", _reply_message(r, f), r.t, None, int(r.usage["output"])))
+            k += 1
         if m.role == "assistant":
             if k >= len(mains):
                 notes.append(

@@ -57,7 +57,7 @@ def missing(name: str, prefix: Path) -> str | None:
 # opencode's model limits in opencode.json (research/policies.md §5: usable = context - output) and
 # Gemini CLI's settings (policies.md §3) as run here; `knobs` (bench/live/whatif.py) override them.
 OPENCODE_KNOBS = {"limit.context": "22000", "limit.output": "4000"}
-GEMINI_KNOBS = {"model.compressionThreshold": "0.03", "resumes": "0"}
+GEMINI_KNOBS = {"model.compressionThreshold": "0.03", "resumes": "0", "model.skipNextSpeakerCheck": "true"}
 
 
 def _opencode(
@@ -119,7 +119,9 @@ def _gemini(
     k = {**GEMINI_KNOBS, **(knobs or {})}
     auth = {"selectedType": "gemini-api-key"}  # with GOOGLE_GEMINI_BASE_URL alone -p exits 41
     threshold = float(k["model.compressionThreshold"])
-    settings = {"security": {"auth": auth}, "model": {"compressionThreshold": threshold}}
+    skip = k["model.skipNextSpeakerCheck"] == "true"  # false: "Please continue." after a text reply
+    model_settings = {"compressionThreshold": threshold, "skipNextSpeakerCheck": skip}
+    settings = {"security": {"auth": auth}, "model": model_settings}
     (home / ".gemini").mkdir(parents=True, exist_ok=True)
     (home / ".gemini" / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
     env = {

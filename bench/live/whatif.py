@@ -32,6 +32,7 @@ from typing import Any
 
 from ctxbench.bench.live.ledger import (
     ACK_MARKERS,
+    CONTINUATION_MARKERS,
     MAIN,
     SIDE,
     SUMMARY,
@@ -132,20 +133,28 @@ OPENCODE_OFF = Setting(
 def _gemini(threshold: float) -> Setting:
     # research/policies.md §3: Gemini CLI compresses when the last prompt token count reaches
     # model.compressionThreshold x tokenLimit(model) (1,048,576 for gemini-2.5-pro), the preset's
-    # `compaction.threshold`. Two `--resume latest` runs follow the first (see GEMINI_CLI below).
+    # `compaction.threshold`. model.skipNextSpeakerCheck false: see GEMINI_CLI below.
     return Setting(
         f"t{round(threshold * 100):02d}",
         f"model.compressionThreshold={threshold}",
-        (("model.compressionThreshold", str(threshold)), ("resumes", "2")),
+        (("model.compressionThreshold", str(threshold)), ("model.skipNextSpeakerCheck", "false")),
         policy_set=(f"compaction.threshold={threshold}",),
     )
 
 
-# Gemini CLI 0.61.0 compresses only where it can split the history at a user message that carries
-# no function response (findCompressSplitPoint in the bundle's chatCompressionService): in one
-# `-p` run the only such message is the first, so however large the context it never compresses
-# (research/ecosystem.md §3d "not seen in a fresh -p session"). Each `--resume latest -p` adds one,
-# so the task (whatif_gemini_cli_task.yaml) is three segments, each ended by a text-only reply.
+# GEMINI_CLI: Gemini CLI 0.61.0 compresses only where it can split the history at a user message
+# that carries no function response (findCompressSplitPoint, the bundle's chatCompressionService):
+# the newest such message with at least 70 % of the history's characters before it, else the
+# last one before that, else (the history ending in a model text) all of it; the first message
+# alone is no split. In a `-p` run the prompt is the only such message, so however large the
+# context it never compresses (research/ecosystem.md §3d "not seen in a fresh -p session");
+# `--resume latest` adds one but re-sends every earlier function response twice (the resumed
+# history has both the recorded response message and one rebuilt from the tool call,
+# convertSessionToClientHistory). With model.skipNextSpeakerCheck false, a reply without a tool
+# call is followed by a next-speaker check and, when the model is to speak, by a user message
+# "Please continue." (GeminiClient.sendMessageStream): the task (whatif_gemini_cli_task.yaml) is
+# three segments, each ended by a text-only reply, and `ctxbench serve` answers the check with
+# "model" while the script has steps left.
 HARNESSES = {
     "claude-code": Harness(
         "claude-code",
@@ -172,7 +181,7 @@ HARNESSES = {
         "gemini-cli",
         "0.61.0",
         "gemini-cli",
-        (_gemini(0.03), _gemini(0.04), _gemini(0.05)),
+        (_gemini(0.03), _gemini(0.04), _gemini(0.06), _gemini(0.08)),
         "whatif_gemini_cli_task.yaml",
     ),
 }
@@ -268,12 +277,14 @@ def summary_bytes(reqs: list[LiveRequest]) -> int | None:
         if r.kind == SUMMARY:
             after = True
         elif r.kind == MAIN and after:
-            n = sum(
-                len(b.text.encode("utf-8"))
-                for m in r.parsed.messages
-                for b in m.blocks
-                if b.text and is_continuation(b, summaries) and b.text not in ACK_MARKERS
-            )
+            n = 0
+            for m in r.parsed.messages:
+                whole = any(b.text and any(x in b.text for x in CONTINUATION_MARKERS) for b in m.blocks)
+                n += sum(
+                    len(b.text.encode("utf-8"))
+                    for b in m.blocks
+                    if b.text and (whole or (is_continuation(b, summaries) and b.text not in ACK_MARKERS))
+                )
             return n or None
     return None
 

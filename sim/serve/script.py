@@ -46,6 +46,8 @@ SUMMARY_MARKERS = (
     "context summarization agent",  # opencode (§3c)
     "<state_snapshot>",  # Gemini CLI's summary and verification prompts (§3d)
 )
+# Gemini CLI's next-speaker check prompt (bundle: nextSpeakerChecker CHECK_PROMPT, ecosystem.md §3d)
+NEXT_SPEAKER_CHECK = "determine who should logically speak next"
 STEP_KEYS = ("shell", "tool", "input", "text", "output_tokens")
 
 
@@ -114,6 +116,13 @@ class Scripter:
         return Reply(({"type": "text", "text": text},), out if out is not None else _tokens(text))
 
     def _choose(self, p: Parsed) -> Reply:
+        if p.wants_json and NEXT_SPEAKER_CHECK in p.last_user_text:
+            # Gemini CLI asks after a reply without tool calls (model.skipNextSpeakerCheck false): the
+            # model speaks next while the task has steps left, so a text-only step ends a segment of
+            # the run ("Please continue." follows) and not the run
+            left = self.mode == "task" and self._step < len(self.steps)
+            who = "model" if left else "user"
+            return self._text(json.dumps({"reasoning": "task script", "next_speaker": who}))
         if p.wants_json:
             return self._text(json.dumps({"title": "ctxbench task", "isNewTopic": True}))
         if self.mode == "replay" and self.replies:
