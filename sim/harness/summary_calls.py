@@ -50,7 +50,8 @@ class SummaryCalls(Conversation):
         mode = req.input
         instr_msg = Message.of("user", (instr,), "instruction")
         if mode == "text":  # a separate prompt: own system, no tools, the older part as text
-            sys_block = self.factory.text("system", None, SUMMARIZER_SYSTEM_BYTES, key="summarizer-system")
+            own = req.system_bytes or SUMMARIZER_SYSTEM_BYTES
+            sys_block = self.factory.text("system", None, own, key="summarizer-system")
             t = Transcript((), (sys_block,))
             cut = req.tool_output_max_bytes
             nbytes = (
@@ -71,7 +72,12 @@ class SummaryCalls(Conversation):
         msgs = self.tr.messages
         kept = len(msgs) if mode == "full" else plan.first  # the conversation's own leading messages
         # with tools, the same prefix as the conversation's: its arrays copied, not re-hashed
-        t = self.tr.fork(kept) if req.tools else self._without_tools(msgs[:kept])
+        if not req.tools and req.system_bytes:  # its own system prompt (Gemini CLI's compression prompt)
+            own = self.factory.text("system", None, req.system_bytes, key="summarizer-system")
+            t = Transcript((), (own,))
+            t.extend(msgs[:kept])
+        else:
+            t = self.tr.fork(kept) if req.tools else self._without_tools(msgs[:kept])
         if mode != "full":
             t.extend(plan.shown or plan.older)
         t.append(instr_msg)
