@@ -107,7 +107,7 @@ class ThresholdSummary(CompactionDefaults):
     summary_tools: bool = True  # Codex sends the compaction request without tools
     summary_input_max_tokens: Tokens = 0  # LangChain trim_tokens_to_summarize
     summary_tool_output_max_bytes: int = 0  # `text` input: each tool result cut to this (opencode)
-    summary_system_bytes: int = 0  # the summarizer's own system prompt (Gemini CLI, opencode); 0: see SummaryRequest
+    summary_system_bytes: int = 0  # the summarizer's own system prompt (Gemini CLI, opencode)
     summary_calls: int = 1  # Gemini: summary + self-verification probe
     ack_bytes: int = 0  # Gemini: model "Got it. Thanks for the additional context!"
     reattach_files: int = 0  # Claude Code: re-read recent files after compaction

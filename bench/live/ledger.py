@@ -227,6 +227,30 @@ class Task:
     notes: list[str] = field(default_factory=list)
 
 
+def _answers(m: Message, r: LiveRequest) -> bool:
+    """Whether message `m` is the reply the server gave to request `r`."""
+    ids = [str(b.get("id")) for b in r.reply if b.get("type") == "tool_use"]
+    if ids:
+        return list(m.tool_use_ids) == ids
+    texts = [str(b.get("text", "")) for b in r.reply if b.get("type") == "text"]
+    return m.role == "assistant" and [b.text for b in m.blocks if b.text is not None] == texts
+
+
+def _after_compaction(r: LiveRequest, prev: LiveRequest, summaries: tuple[str, ...]) -> list[Message] | None:
+    """The new input of main request `r` when a compaction took the previous main's reply away
+    before it was sent back (Gemini CLI compressing everything after a text reply): the messages
+    after the harness's continuation; None when `r` carries that reply (the usual case)."""
+    raw = r.parsed.messages
+    if any(_answers(m, prev) for m in raw):
+        return None
+    made = [
+        i
+        for i, m in enumerate(raw)
+        if _has(m, CONTINUATION_MARKERS) or any(is_continuation(b, summaries) for b in m.blocks)
+    ]
+    return _without_continuation(list(raw[made[-1] + 1 :]), summaries) if made else None
+
+
 def task_of(reqs: list[LiveRequest], f: BlockFactory, name: str = "live") -> Task:
     """Rebuild the task: messages in first-seen order over the main and compaction requests; each
     assistant message is the reply to the next main request (in order); user messages are inputs."""
@@ -252,7 +276,8 @@ def task_of(reqs: list[LiveRequest], f: BlockFactory, name: str = "live") -> Tas
             seen[_key(m)] += 1
             if seen[_key(m)] <= known[_key(m)]:
                 last_known = i
-        for m in cur[last_known + 1 :]:
+        fresh = _after_compaction(r, mains[n_main - 2], summaries) if r.kind == MAIN and n_main > 1 else None
+        for m in cur[last_known + 1 :] if fresh is None else fresh:
             msgs.append(m)
             first_seen.append((r.t, n_main - (r.kind == MAIN)))
             known[_key(m)] += 1

@@ -106,6 +106,7 @@ def _codex(limit: int) -> Setting:
 # research/policies.md §1: DISABLE_AUTO_COMPACT turns Claude Code's auto-compaction off (isAutoCompactEnabled)
 CC_OFF = Setting("off", "DISABLE_AUTO_COMPACT=1", (("DISABLE_AUTO_COMPACT", "1"),), no_compaction=True)
 
+
 def _opencode(context: int) -> Setting:
     # research/policies.md §5 / ecosystem.md §3c: opencode compacts when the last usage reaches
     # usable = limit.context - min(limit.output, 32k); limit.output is 4,000 in every run

@@ -29,7 +29,14 @@ def _unsigned(m: Message) -> Message:
         if b.kind == TOOL_USE:
             dig = digest64(b"unsigned", b.digest.to_bytes(8, "little"))
             blocks[i] = make_block(
-                b.kind, b.role, b.nbytes, b.tokens, dig, pinned=b.pinned, text=b.text, name=b.name,
+                b.kind,
+                b.role,
+                b.nbytes,
+                b.tokens,
+                dig,
+                pinned=b.pinned,
+                text=b.text,
+                name=b.name,
                 tool_id=b.tool_id,
             )
             return Message.of(m.role, tuple(blocks), m.tag)

@@ -59,20 +59,23 @@ def _tokens(text: str) -> int:
     return max(1, len(text.encode("utf-8")) // 4)
 
 
-def _filler(nbytes: int) -> str:
+def _filler(nbytes: int, n: int = 0) -> str:
     words = "The summary records the goal, the files touched, the decisions and the next step. "
-    return (words * (nbytes // len(words) + 1))[:nbytes]
+    head = f"Summary {n}. " if n else ""
+    return (head + words * (nbytes // len(words) + 1))[:nbytes]
 
 
-def summary_reply(instruction: str, nbytes: int) -> str:
+def summary_reply(instruction: str, nbytes: int, n: int = 0) -> str:
     """A summary of `nbytes` bytes, in the form the instruction asks for: Claude Code's compaction
     prompt asks for an <analysis> block and a <summary> block, and 2.1.332 sends the request again
     when the reply has no <summary> tags (bench/claude_code_wire.md §3); a real model follows the
-    form, so the mock does too. Other instructions get the plain text."""
+    form, so the mock does too. Other instructions get the plain text. `n` > 0: the n-th summary
+    of the run, which says so (a real model's summaries differ; identical ones let a harness that
+    summarizes its own summary, as Gemini CLI does, read the next request from the cache)."""
     if "<summary>" not in instruction:
-        return _filler(nbytes)
+        return _filler(nbytes, n)
     head, tail = "<analysis>\nThe conversation so far.\n</analysis>\n\n<summary>\n", "\n</summary>"
-    return head + _filler(max(0, nbytes - len(head) - len(tail))) + tail
+    return head + _filler(max(0, nbytes - len(head) - len(tail)), n) + tail
 
 
 def shell_input(p: Parsed, name: str, cmd: str) -> dict[str, Any]:
@@ -98,6 +101,7 @@ class Scripter:
     replies: list[Reply] = field(default_factory=list)  # replay mode
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _step: int = 0
+    _summaries: int = 0
     _per_conv: dict[str, int] = field(default_factory=dict)
     _ids: int = 0
 
@@ -133,7 +137,8 @@ class Scripter:
             return self._text("ok")
         summary = not p.tool_names or any(m in p.last_user_text for m in SUMMARY_MARKERS)
         if summary:
-            return self._text(summary_reply(p.last_user_text, self.summary_bytes))
+            self._summaries += 1
+            return self._text(summary_reply(p.last_user_text, self.summary_bytes, self._summaries))
         if self.mode != "task" or self._step >= len(self.steps):
             return self._text(self.final_text if self.mode == "task" else "ok")
         step = self.steps[self._step]
