@@ -189,7 +189,9 @@ class CodingConversation(SummaryCalls):
 
     def _append_input(self, msg: Message) -> None:
         if self.policy.thought_signatures and msg.role == "user" and not msg.has_tool_result:
-            end_active_loop(self.tr, self.preparation_messages)
+            edit = end_active_loop(self.tr, self.preparation_messages)
+            if edit is not None:
+                self.apply(edit)
         super()._append_input(msg)
 
     def _turn(self, step: Step) -> Proc:

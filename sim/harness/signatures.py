@@ -8,11 +8,12 @@ turn of the active loop, on every request; recorded against `ctxbench serve`
 (tests/bench/data/whatif/gemini-cli-*), the request after "Please continue." differs from the one
 before it from the first model turn of the previous loop on, so the provider's cache is read
 only up to there. A function of the transcript, kept apart from `CodingConversation`
-(sim/harness/coding.py), which calls it when a policy says `thought_signatures: true`.
+(sim/harness/coding.py), which applies it when a policy says `thought_signatures: true`.
 """
 
 from __future__ import annotations
 
+from ctxbench.policies.view import Edit
 from ctxbench.sim.core.content import TOOL_USE, Message, digest64, make_block
 from ctxbench.sim.core.transcript import Transcript
 
@@ -43,14 +44,18 @@ def _unsigned(m: Message) -> Message:
     return m
 
 
-def end_active_loop(tr: Transcript, first: int = 0) -> None:
-    """Before a new user prompt: the previous loop's model turns lose their signatures."""
+def end_active_loop(tr: Transcript, first: int = 0) -> Edit | None:
+    """Before a new user prompt: the edit by which the previous loop's model turns lose their
+    signatures (cause `thought_signatures`, a declared edit), or None when nothing changes."""
     msgs = tr.messages
     start = next((i for i in range(len(msgs) - 1, first - 1, -1) if _is_prompt(msgs[i])), -1)
     if start < 0:
-        return
-    new = [(_unsigned(m) if m.role == "assistant" else m) for m in msgs[start + 1 :]]
-    changed = next((k for k, (a, b) in enumerate(zip(new, msgs[start + 1 :], strict=True)) if a is not b), -1)
-    if changed >= 0:
-        at = start + 1 + changed
-        tr.replace_from(at, new[changed:])
+        return None
+    old = msgs[start + 1 :]
+    new = [(_unsigned(m) if m.role == "assistant" else m) for m in old]
+    changed = [k for k, (a, b) in enumerate(zip(new, old, strict=True)) if a is not b]
+    if not changed:
+        return None
+    at = start + 1 + changed[0]
+    swapped = tuple(start + 1 + k for k in changed)
+    return Edit(at, tuple(new[changed[0] :]), "thought_signatures", swapped=swapped)
