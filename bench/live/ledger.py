@@ -170,7 +170,7 @@ def is_continuation(b: Block, summaries: tuple[str, ...] = ()) -> bool:
     kept tail's first reply, and its "Continue ..." text in one with the last tool result. (Claude
     Code's and Codex's continuation is a message of its own: CONTINUATION_MARKERS, whole.)"""
     t = b.text
-    return bool(t) and any(x in t for x in (*CONTINUATION_BLOCKS, *ACK_MARKERS, *summaries))
+    return t is not None and any(x in t for x in (*CONTINUATION_BLOCKS, *ACK_MARKERS, *summaries))
 
 
 def _without_continuation(msgs: list[Message], summaries: tuple[str, ...]) -> list[Message]:

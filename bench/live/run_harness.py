@@ -64,10 +64,6 @@ def harness_available(name: str, prefix: Path) -> str | None:
         return (
             f"node/npm not installed (Debian: apt-get install -y nodejs npm; {INSTALL.format(prefix=prefix)})"
         )
-    if name in SESSION_LOG_HARNESSES:
-        from ctxbench.bench.live.session_logs import missing
-
-        return missing(name, prefix)
     binary = prefix / "node_modules" / ".bin" / ("claude" if name == "claude-code" else "codex")
     if not binary.exists():
         return f"{binary} missing (install the harnesses: {INSTALL.format(prefix=prefix)})"
@@ -75,7 +71,6 @@ def harness_available(name: str, prefix: Path) -> str | None:
 
 
 INSTALL = "npm install --prefix {prefix} @anthropic-ai/claude-code @openai/codex"
-SESSION_LOG_HARNESSES = ("opencode", "gemini-cli")  # run by bench/live/session_logs.py
 
 
 def _run(cmd: list[str], env: dict[str, str], cwd: Path, timeout: float, log: Path) -> int:
@@ -108,11 +103,8 @@ def run(
     """Run `name` against a fresh `serve` in `out`. `knobs` overrides the harness's settings:
     Claude Code's environment variables (CLAUDE_CODE_AUTO_COMPACT_WINDOW, DISABLE_AUTO_COMPACT ...),
     Codex's config.toml keys (model_auto_compact_token_limit, model_context_window: integers);
-    `task` replaces the harness's task script (bench/live/whatif.py runs them at several settings).
-    opencode and Gemini CLI are run by bench/live/session_logs.py (their knobs: see there)."""
+    `task` replaces the harness's task script (bench/live/whatif.py runs them at several settings)."""
     knobs = dict(knobs or {})
-    if name in SESSION_LOG_HARNESSES:
-        return _run_session_log_harness(name, out, prefix, timeout, knobs, task)
     # absolute: the harness runs in `out/work` and reads HOME/CODEX_HOME from its environment
     out, prefix = out.resolve(), prefix.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -178,28 +170,6 @@ def run(
         "rc": rc,
         "seconds": round(time.monotonic() - t0, 1),
         "requests": srv.state.ledger.count,
-        "steps_done": script.steps_done,
-    }
-
-
-def _run_session_log_harness(
-    name: str, out: Path, prefix: Path, timeout: float, knobs: dict[str, str], task: Path | None
-) -> dict[str, Any]:
-    from ctxbench.bench.live.session_logs import run as run_logged
-
-    t0 = time.monotonic()
-    try:
-        _log, ledger, script = run_logged(name, out, prefix, timeout, False, knobs, task)
-        rc = 0
-    except RuntimeError as exc:  # the harness exited non-zero: its log's tail is in the message
-        (out / "harness.error").write_text(str(exc), encoding="utf-8")
-        return {"harness": name, "rc": 1, "seconds": round(time.monotonic() - t0, 1), "requests": 0}
-    lines = ledger.read_text(encoding="utf-8").splitlines() if ledger.exists() else []
-    return {
-        "harness": name,
-        "rc": rc,
-        "seconds": round(time.monotonic() - t0, 1),
-        "requests": sum(1 for x in lines if x.strip()),
         "steps_done": script.steps_done,
     }
 

@@ -50,8 +50,8 @@ class SummaryCalls(Conversation):
         mode = req.input
         instr_msg = Message.of("user", (instr,), "instruction")
         if mode == "text":  # a separate prompt: own system, no tools, the older part as text
-            own = req.system_bytes or SUMMARIZER_SYSTEM_BYTES
-            sys_block = self.factory.text("system", None, own, key="summarizer-system")
+            sys_bytes = req.system_bytes or SUMMARIZER_SYSTEM_BYTES
+            sys_block = self.factory.text("system", None, sys_bytes, key="summarizer-system")
             t = Transcript((), (sys_block,))
             cut = req.tool_output_max_bytes
             nbytes = (
@@ -73,8 +73,8 @@ class SummaryCalls(Conversation):
         kept = len(msgs) if mode == "full" else plan.first  # the conversation's own leading messages
         # with tools, the same prefix as the conversation's: its arrays copied, not re-hashed
         if not req.tools and req.system_bytes:  # its own system prompt (Gemini CLI's compression prompt)
-            own = self.factory.text("system", None, req.system_bytes, key="summarizer-system")
-            t = Transcript((), (own,))
+            own_system = self.factory.text("system", None, req.system_bytes, key="summarizer-system")
+            t = Transcript((), (own_system,))
             t.extend(msgs[:kept])
         else:
             t = self.tr.fork(kept) if req.tools else self._without_tools(msgs[:kept])
