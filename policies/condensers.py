@@ -97,6 +97,8 @@ class ThresholdSummary(CompactionDefaults):
     keep_value: float = 0.0
     keep_first_events: int = 0
     keep_max_tokens: Tokens = 0  # cap on the kept tail (opencode preserve budget)
+    keep_max_fraction: Fraction = 0.0  # > 0: the cap is this fraction of the threshold, clamped to
+    keep_min_tokens: Tokens = 0  # [keep_min_tokens, keep_max_tokens] (opencode: 25 % of usable)
     bytes_per_token: float = 4.0
     image_tokens: Tokens = 2000
     summary_bytes: int = 8_000  # assumed, the same for every preset (what the model writes)
@@ -104,6 +106,8 @@ class ThresholdSummary(CompactionDefaults):
     summary_input: str = "full"  # full (same prefix + instruction) | older | text (own prompt, no tools)
     summary_tools: bool = True  # Codex sends the compaction request without tools
     summary_input_max_tokens: Tokens = 0  # LangChain trim_tokens_to_summarize
+    summary_tool_output_max_bytes: int = 0  # `text` input: each tool result cut to this (opencode)
+    summary_system_bytes: int = 0  # the summarizer's own system prompt (Gemini CLI, opencode)
     summary_calls: int = 1  # Gemini: summary + self-verification probe
     ack_bytes: int = 0  # Gemini: model "Got it. Thanks for the additional context!"
     reattach_files: int = 0  # Claude Code: re-read recent files after compaction
@@ -177,16 +181,8 @@ class ThresholdSummary(CompactionDefaults):
             while k > head and acc + self.est(msgs[k - 1]) <= v:
                 k -= 1
                 acc += self.est(msgs[k])
-        elif (
-            self.keep == "tail_fraction"
-        ):  # Gemini: split at a user prompt once ≥ (1 − v) of chars precede it
-            total = sum(m.nbytes for m in msgs[head:]) or 1
-            acc, k = 0, len(msgs)
-            for i in range(head, len(msgs)):
-                if acc >= (1 - v) * total and msgs[i].role == "user" and not msgs[i].has_tool_result:
-                    k = i
-                    break
-                acc += msgs[i].nbytes
+        elif self.keep == "tail_fraction":
+            return self._gemini_split(msgs, head, v)
         elif self.keep == "messages":
             k = max(head, len(msgs) - int(v))
         elif self.keep == "events":
@@ -207,14 +203,38 @@ class ThresholdSummary(CompactionDefaults):
         else:  # none, user_messages: the whole conversation is summarized
             return len(msgs)
         k = clean_boundary(msgs, min(k, len(msgs)), head)
-        if self.keep_max_tokens:
+        cap = self.keep_max_tokens
+        if cap and self.keep_max_fraction:
+            cap = min(cap, max(self.keep_min_tokens, int(self.threshold(view) * self.keep_max_fraction)))
+        if cap:
             tail = sum(self.est(m) for m in msgs[k:])
-            while k < len(msgs) and tail > self.keep_max_tokens:
+            while k < len(msgs) and tail > cap:
                 tail -= self.est(msgs[k])
                 k += 1
             while k < len(msgs) and msgs[k].has_tool_result:
                 k += 1
         return k
+
+    @staticmethod
+    def _gemini_split(msgs: list[Message], head: int, v: float) -> int:
+        """Gemini CLI's findCompressSplitPoint(history, 1 - v) (research/policies.md §3 "clean
+        split"; @google/gemini-cli 0.61.0 chatCompressionService): the first user message without
+        tool results once at least (1 - v) of the characters precede it; else, when the history
+        ends in a model reply without tool calls, all of it; else the last such user message
+        before that point (the first message: nothing to compress, no compaction)."""
+        total = sum(m.nbytes for m in msgs[head:])
+        acc, last = 0, head
+        for i in range(head, len(msgs)):
+            m = msgs[i]
+            if m.role == "user" and not m.has_tool_result:
+                if acc >= (1 - v) * total:
+                    return i
+                last = i
+            acc += m.nbytes
+        end = msgs[-1] if len(msgs) > head else None
+        if end is not None and end.role == "assistant" and not any(b.kind == TOOL_USE for b in end.blocks):
+            return len(msgs)
+        return last
 
     def plan(self, view: View, reason: str = "auto") -> SummaryPlan | None:
         head = self._head(view)
@@ -264,6 +284,8 @@ class ThresholdSummary(CompactionDefaults):
             max(1, self.summary_calls),
             self.fallback_model,
             self.ack_bytes,
+            self.summary_tool_output_max_bytes,
+            self.summary_system_bytes,
         )
 
     def rebuild_summary(
@@ -307,6 +329,17 @@ class LastUsageEstimator(AnchoredEstimator):
 
     bytes_per_token: float = 4.0  # policies.md §3: ASCII 1/4 token per char
     image_tokens: Tokens = 3000  # policies.md §3
+    # Before a report (a new chat, after each compression): Gemini CLI's GeminiChat starts its count
+    # at estimateTokenCountSync(history), the messages without system prompt and tools
+    # (@google/gemini-cli 0.61.0 bundle, GeminiChat constructor and setHistory).
+    history_only: bool = False
+
+    def whole(self, view: View) -> int:
+        if not self.history_only:
+            return super().whole(view)
+        tr = view.tr
+        nbytes = tr.total_bytes - tr.bytes_before(tr.system_end)
+        return math.ceil(nbytes / self.bytes_per_token) + tr.total_images * self.image_tokens
 
     def estimate(self, view: View) -> int:
         a = view.anchor

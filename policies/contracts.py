@@ -88,6 +88,10 @@ class SummaryRequest:
     calls: int = 1
     fallback_model: str = ""
     ack_bytes: int = 0
+    tool_output_max_bytes: int = 0  # `text`: each tool result shown up to this many bytes (0 = whole)
+    # the summarizer's own system prompt, without tools (0: `text` assumes one, others keep the
+    # conversation's)
+    system_bytes: int = 0
 
 
 @dataclass(frozen=True)

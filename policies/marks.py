@@ -68,3 +68,20 @@ class NoMarks:
 
     def place(self, view: View) -> Breakpoints:
         return ()
+
+
+@register("marks", "opencode")
+@dataclass(frozen=True)
+class OpencodeMarks:
+    """opencode's ProviderTransform caching (opencode-ai 1.18.33, as recorded against `ctxbench
+    serve` on the Anthropic API, tests/bench/data/whatif/opencode-*): a mark on each of the first
+    two system messages and on the last block of each of the last two non-system messages."""
+
+    ttl: Ttl = "5m"
+
+    def place(self, view: View) -> Breakpoints:
+        tr = view.tr
+        n, system = len(tr), list(range(tr.tools_end, tr.system_end))[:2]
+        msgs = len(tr.messages)
+        last = [tr.message_end(i) - 1 for i in range(max(0, msgs - 2), msgs)]
+        return _dedupe([*system, *last], self.ttl, n)

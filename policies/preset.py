@@ -37,6 +37,7 @@ TOP_KEYS = (
     "cache_key",
     "interview",
     "reflection",
+    "thought_signatures",
 )
 
 
@@ -63,6 +64,7 @@ class Policy:
     cache_key: bool = False  # H-22: send a prompt_cache_key
     interview: int = 0  # H-29: questions of a post-episode interview, billed apart (0 = none)
     reflection: int = 0  # H-30/H-21: reflection requests at the episode's end, billed with the run
+    thought_signatures: bool = False  # Gemini CLI: the active loop's calls signed (sim/harness/signatures.py)
     description: str = ""
     spec: tuple[str, ...] = ()
     sources: tuple[str, ...] = field(default=())

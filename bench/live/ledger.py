@@ -12,13 +12,14 @@ compares.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ctxbench.sim.core.catalog import model_info
-from ctxbench.sim.core.content import BILLING_HEADER, TOOL_USE, Message
+from ctxbench.sim.core.content import BILLING_HEADER, TOOL_USE, Block, Message
 from ctxbench.sim.core.provider import Provider, Request
 from ctxbench.sim.core.tokens import BlockFactory
 from ctxbench.sim.prepared import PreparedTrace, Step
@@ -35,6 +36,15 @@ CONTINUATION_MARKERS = (
     "This session is being continued from a previous conversation",
     "Another language model started to solve this problem",
 )
+# Continuation *blocks*: opencode 1.18.33's user message of the compaction and the turn it replays
+# (ecosystem.md §3c), which the Anthropic API merges with the messages beside them.
+CONTINUATION_BLOCKS = (
+    "What did we do so far?",
+    "Continue if you have next steps, or stop and ask for clarification",
+)
+# The model turn Gemini CLI puts after its state snapshot (research/policies.md §3 "new history"):
+# harness text, modelled by the preset's `ack_bytes`, not part of the continuation message.
+ACK_MARKERS = ("Got it. Thanks for the additional context!",)
 MAIN, SUMMARY, SIDE = "main", "summary", "side"
 
 
@@ -74,9 +84,12 @@ def classify(p: Parsed) -> str:
     """summary: carries a compaction instruction (SUMMARY_MARKERS, ecosystem.md §3a/§3b); side: no
     tools (title generation and other helper calls, ecosystem.md §3a); main: a turn of the task."""
     last = p.messages[-1] if p.messages else None
-    if any(m in p.last_user_text for m in SUMMARY_MARKERS) or (
-        last is not None and last.role == "user" and _has(last, SUMMARY_MARKERS)
-    ):
+    system = p.tr.blocks[p.tr.tools_end : p.tr.system_end]
+    if (
+        any(m in p.last_user_text for m in SUMMARY_MARKERS)
+        or (last is not None and last.role == "user" and _has(last, SUMMARY_MARKERS))
+        or (not p.tool_names and any(b.text and any(x in b.text for x in SUMMARY_MARKERS) for b in system))
+    ):  # the last: opencode's compaction agent, its instruction in its own system prompt (§3c)
         return SUMMARY
     return MAIN if p.tool_names else SIDE
 
@@ -140,16 +153,53 @@ def _key(m: Message) -> tuple[str, tuple[int, ...]]:
     return m.role, tuple(b.digest for b in m.blocks)
 
 
-def _task_messages(p: Parsed, kind: str) -> list[Message]:
+def summary_texts(reqs: list[LiveRequest]) -> tuple[str, ...]:
+    """The texts the model wrote in reply to the harness's compaction requests (the summaries)."""
+    out = []
+    for r in reqs:
+        if r.kind == SUMMARY:
+            out += [str(b["text"]).strip() for b in r.reply if b.get("type") == "text" and b.get("text")]
+    return tuple(t for t in out if len(t) >= 40)
+
+
+def is_continuation(b: Block, summaries: tuple[str, ...] = ()) -> bool:
+    """A block the harness made for a compaction: opencode's continuation texts, Gemini CLI's
+    acknowledgement, or a summary the model wrote (opencode replays it as an assistant turn,
+    Gemini CLI in the first user message). Blocks, not messages: the Anthropic API merges
+    consecutive messages of one role, so opencode's summary turn arrives in one message with the
+    kept tail's first reply, and its "Continue ..." text in one with the last tool result. (Claude
+    Code's and Codex's continuation is a message of its own: CONTINUATION_MARKERS, whole.)"""
+    t = b.text
+    return t is not None and any(x in t for x in (*CONTINUATION_BLOCKS, *ACK_MARKERS, *summaries))
+
+
+def _without_continuation(msgs: list[Message], summaries: tuple[str, ...]) -> list[Message]:
+    out = []
+    for m in msgs:
+        if _has(m, CONTINUATION_MARKERS):
+            continue
+        kept = tuple(b for b in m.blocks if not is_continuation(b, summaries))
+        if len(kept) == len(m.blocks):
+            out.append(m)
+        elif kept:
+            out.append(Message.of(m.role, kept, m.tag))
+    return out
+
+
+def _task_messages(p: Parsed, kind: str, summaries: tuple[str, ...] = ()) -> list[Message]:
     """The request's messages minus what the harness added for compaction: the compaction
-    instruction (a block of the last user message in Claude Code, its own message in Codex) and the
-    continuation summary message."""
+    instruction (a block of the last user message in Claude Code, its own message in Codex), the
+    continuation summary message; none of a compaction request made with its own system prompt
+    from a transcript written out as text (opencode, ecosystem.md §3c)."""
     msgs = list(p.messages)
+    system = p.tr.blocks[p.tr.tools_end : p.tr.system_end]
+    if kind == SUMMARY and any(b.text and any(x in b.text for x in SUMMARY_MARKERS) for b in system):
+        return []
     if kind == SUMMARY and msgs:
         last = msgs[-1]
         kept = tuple(b for b in last.blocks if not (b.text and any(x in b.text for x in SUMMARY_MARKERS)))
         msgs[-1:] = [Message.of(last.role, kept, last.tag)] if kept else []
-    return [m for m in msgs if not _has(m, CONTINUATION_MARKERS)]
+    return _without_continuation(msgs, summaries)
 
 
 def _reply_message(r: LiveRequest, f: BlockFactory) -> Message:
@@ -177,6 +227,30 @@ class Task:
     notes: list[str] = field(default_factory=list)
 
 
+def _answers(m: Message, r: LiveRequest) -> bool:
+    """Whether message `m` is the reply the server gave to request `r`."""
+    ids = [str(b.get("id")) for b in r.reply if b.get("type") == "tool_use"]
+    if ids:
+        return list(m.tool_use_ids) == ids
+    texts = [str(b.get("text", "")) for b in r.reply if b.get("type") == "text"]
+    return m.role == "assistant" and [b.text for b in m.blocks if b.text is not None] == texts
+
+
+def _after_compaction(r: LiveRequest, prev: LiveRequest, summaries: tuple[str, ...]) -> list[Message] | None:
+    """The new input of main request `r` when a compaction took the previous main's reply away
+    before it was sent back (Gemini CLI compressing everything after a text reply): the messages
+    after the harness's continuation; None when `r` carries that reply (the usual case)."""
+    raw = r.parsed.messages
+    if any(_answers(m, prev) for m in raw):
+        return None
+    made = [
+        i
+        for i, m in enumerate(raw)
+        if _has(m, CONTINUATION_MARKERS) or any(is_continuation(b, summaries) for b in m.blocks)
+    ]
+    return _without_continuation(list(raw[made[-1] + 1 :]), summaries) if made else None
+
+
 def task_of(reqs: list[LiveRequest], f: BlockFactory, name: str = "live") -> Task:
     """Rebuild the task: messages in first-seen order over the main and compaction requests; each
     assistant message is the reply to the next main request (in order); user messages are inputs."""
@@ -185,21 +259,37 @@ def task_of(reqs: list[LiveRequest], f: BlockFactory, name: str = "live") -> Tas
         raise PredictError("the recording has no main request (only compaction or side requests)")
     first = mains[0].parsed.tr
     msgs: list[Message] = []
-    first_seen: list[float] = []
-    known: set[tuple[str, tuple[int, ...]]] = set()
+    first_seen: list[tuple[float, int]] = []  # when, and how many main requests came before
+    known: Counter[tuple[str, tuple[int, ...]]] = Counter()
+    summaries = summary_texts(reqs)
+    n_main = 0
     for r in reqs:
         if r.kind == SIDE:
             continue
-        cur = _task_messages(r.parsed, r.kind)
-        last_known = max((i for i, m in enumerate(cur) if _key(m) in known), default=-1)
-        for m in cur[last_known + 1 :]:
+        n_main += r.kind == MAIN
+        cur = _task_messages(r.parsed, r.kind, summaries)
+        # a message is known when the task has it at least as many times as the request so far
+        # (the same text twice, e.g. Gemini CLI's "Please continue.", is two messages)
+        seen: Counter[tuple[str, tuple[int, ...]]] = Counter()
+        last_known = -1
+        for i, m in enumerate(cur):
+            seen[_key(m)] += 1
+            if seen[_key(m)] <= known[_key(m)]:
+                last_known = i
+        fresh = _after_compaction(r, mains[n_main - 2], summaries) if r.kind == MAIN and n_main > 1 else None
+        for m in cur[last_known + 1 :] if fresh is None else fresh:
             msgs.append(m)
-            first_seen.append(r.t)
-            known.add(_key(m))
+            first_seen.append((r.t, n_main - (r.kind == MAIN)))
+            known[_key(m)] += 1
     notes: list[str] = []
     steps: list[Step] = []
     k = 0  # replies so far: the k-th assistant message answers mains[k]
-    for m, t in zip(msgs, first_seen, strict=True):
+    for m, (t, before) in zip(msgs, first_seen, strict=True):
+        while m.role != "assistant" and k < before:  # a reply no later request carries (compacted
+            r = mains[k]  # before it was sent back: Gemini CLI compressing after a text reply)
+            notes.append(f"reply {k + 1} is in no later request: rebuilt from the ledger's reply")
+            steps.append(Step("reply", _reply_message(r, f), r.t, None, int(r.usage["output"])))
+            k += 1
         if m.role == "assistant":
             if k >= len(mains):
                 notes.append(

@@ -41,7 +41,13 @@ HERE = Path(__file__).parent
 # Responses with no cache_control, so it gets OpenAI automatic caching (profile openai-auto;
 # gpt-5.1-codex is an alias of gpt-5.1 in sim/data/models.yaml). Every request is billed as the
 # model it names (side requests on another model included); an unknown one is answered 404.
-PROFILES = {"claude-code": ("anthropic", "claude-sonnet-4-5"), "codex": ("openai-auto", "gpt-5.1-codex")}
+PROFILES = {
+    "claude-code": ("anthropic", "claude-sonnet-4-5"),
+    "codex": ("openai-auto", "gpt-5.1-codex"),
+    # run by bench/live/session_logs.py (HARNESSES there: the same profile and model)
+    "opencode": ("anthropic", "claude-sonnet-4-5"),
+    "gemini-cli": ("gemini-implicit", "gemini-2.5-pro"),
+}
 PROMPT = (
     "Review the build logs: run the shell command I give you each time with your shell tool, read its "
     "output, and keep going until I say stop. Start now."

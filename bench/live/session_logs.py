@@ -43,6 +43,7 @@ HARNESSES = {
 }
 INSTALL = "npm install --prefix {prefix} opencode-ai@1.18.33 @google/gemini-cli@0.61.0"
 PROMPT = "Review the build logs: run the shell command I give you each time"
+RESUME_PROMPT = "Review the remaining logs the same way"
 
 
 def missing(name: str, prefix: Path) -> str | None:
@@ -53,13 +54,32 @@ def missing(name: str, prefix: Path) -> str | None:
     return None if binary.exists() else f"{binary} missing (install: {INSTALL.format(prefix=prefix)})"
 
 
-def _opencode(url: str, home: Path, work: Path, binary: Path, model: str, timeout: float, log: Path) -> Path:
+# opencode's model limits in opencode.json (research/policies.md §5: usable = context - output) and
+# Gemini CLI's settings (policies.md §3) as run here; `knobs` (bench/live/whatif.py) override them.
+OPENCODE_KNOBS = {"limit.context": "22000", "limit.output": "4000"}
+GEMINI_KNOBS = {"model.compressionThreshold": "0.03", "resumes": "0", "model.skipNextSpeakerCheck": "true"}
+
+
+def _opencode(
+    url: str,
+    home: Path,
+    work: Path,
+    binary: Path,
+    model: str,
+    timeout: float,
+    log: Path,
+    knobs: dict[str, str] | None = None,
+) -> Path:
+    """`knobs`: limit.context, limit.output (integers, opencode.json) and OPENCODE_* environment
+    variables (OPENCODE_DISABLE_AUTOCOMPACT=1 turns auto-compaction off, ecosystem.md §3c)."""
+    k = {**OPENCODE_KNOBS, **(knobs or {})}
+    limit = {"context": int(k["limit.context"]), "output": int(k["limit.output"])}
     config = {
         "$schema": "https://opencode.ai/config.json",
         "provider": {
             "anthropic": {
                 "options": {"baseURL": f"{url}/v1", "apiKey": "dummy"},
-                "models": {model: {"limit": {"context": 22000, "output": 4000}}},
+                "models": {model: {"limit": limit}},
             }
         },
         "model": f"anthropic/{model}",
@@ -75,6 +95,7 @@ def _opencode(url: str, home: Path, work: Path, binary: Path, model: str, timeou
         "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
         "OPENCODE_DISABLE_SHARE": "1",
         "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",  # else one HTTPS connection to npm (ecosystem.md §3c)
+        **{key: v for key, v in k.items() if key.startswith("OPENCODE_")},
     }
     rc = _run([str(binary), "run", PROMPT], env, work, timeout, log)
     if rc != 0:
@@ -91,9 +112,16 @@ def _gemini(
     timeout: float,
     log: Path,
     resume: bool = False,
+    knobs: dict[str, str] | None = None,
 ) -> Path:
+    """`knobs`: model.compressionThreshold (a fraction of the model's token limit) and resumes (how
+    many `--resume latest` runs follow the first; `resume` is one)."""
+    k = {**GEMINI_KNOBS, **(knobs or {})}
     auth = {"selectedType": "gemini-api-key"}  # with GOOGLE_GEMINI_BASE_URL alone -p exits 41
-    settings = {"security": {"auth": auth}, "model": {"compressionThreshold": 0.03}}
+    threshold = float(k["model.compressionThreshold"])
+    skip = k["model.skipNextSpeakerCheck"] == "true"  # false: "Please continue." after a text reply
+    model_settings = {"compressionThreshold": threshold, "skipNextSpeakerCheck": skip}
+    settings = {"security": {"auth": auth}, "model": model_settings}
     (home / ".gemini").mkdir(parents=True, exist_ok=True)
     (home / ".gemini" / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
     env = {
@@ -106,8 +134,8 @@ def _gemini(
     }
     node = shutil.which("node") or "node"
     runs: list[tuple[list[str], str]] = [([], PROMPT)]
-    if resume:
-        runs.append((["--resume", "latest"], "Review the remaining logs the same way"))
+    for _ in range(max(int(k["resumes"]), int(resume))):
+        runs.append((["--resume", "latest"], RESUME_PROMPT))
     for extra, prompt in runs:
         rc = _run([node, str(binary), "-m", model, *extra, "-p", prompt, "--yolo"], env, work, timeout, log)
         if rc != 0:
@@ -119,25 +147,32 @@ def _gemini(
 
 
 def run(
-    name: str, out: Path, prefix: Path, timeout: float = 300.0, resume: bool = False
+    name: str,
+    out: Path,
+    prefix: Path,
+    timeout: float = 300.0,
+    resume: bool = False,
+    knobs: dict[str, str] | None = None,
+    task: Path | None = None,
 ) -> tuple[Path, Path, Scripter]:
-    """Run `name` against a fresh `serve`: (its session log, the server's ledger, the script)."""
+    """Run `name` against a fresh `serve`: (its session log, the server's ledger, the script).
+    `knobs` override the harness's settings (see _opencode, _gemini); `task` replaces its script."""
     out, prefix = out.resolve(), prefix.resolve()
-    binary_rel, profile, model, task = HARNESSES[name]
+    binary_rel, profile, model, task_name = HARNESSES[name]
     home, work = out / "home", out / "work"
     for d in (home, work):
         shutil.rmtree(d, ignore_errors=True)
         d.mkdir(parents=True)
     ledger = out / "requests.jsonl"
     ledger.unlink(missing_ok=True)
-    script = load_script(str(HERE / task))
+    script = load_script(str(task or HERE / task_name))
     srv, _th = start_background(ServeConfig(profile=profile, model=model, ledger=str(ledger)), script)
     try:
         binary, log = prefix / binary_rel, out / "harness.log"
         if name == "opencode":
-            session_log = _opencode(srv.url, home, work, binary, model, timeout, log)
+            session_log = _opencode(srv.url, home, work, binary, model, timeout, log, knobs)
         else:
-            session_log = _gemini(srv.url, home, work, binary, model, timeout, log, resume)
+            session_log = _gemini(srv.url, home, work, binary, model, timeout, log, resume, knobs)
     finally:
         stop(srv)
     return session_log, ledger, script

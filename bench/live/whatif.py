@@ -1,11 +1,12 @@
 """Counterfactual validation (issue 29): a harness run at one setting predicts the same task at another.
 
-    python -m ctxbench.bench.live.whatif record claude-code --prefix /work/.npm-harnesses   # live, minutes
+    python -m ctxbench.bench.live.whatif record claude-code --prefix .npm-harnesses   # live, minutes
     python -m ctxbench.bench.live.whatif report                                             # offline, seconds
 
 `record` runs a real harness (npm, local prefix) against `ctxbench serve` with the same scripted
 task at three or more settings of the knob its preset models (Claude Code's auto-compact window,
-Codex's `model_auto_compact_token_limit`, ...) and keeps each server ledger, compressed, in
+Codex's `model_auto_compact_token_limit`, opencode's `limit.context`, Gemini CLI's
+`model.compressionThreshold`) and keeps each server ledger, compressed, in
 `tests/bench/data/whatif/<harness>-<version>-<setting>.requests.jsonl.xz`.
 
 `report` needs no harness: for every ordered pair of kept settings (A, B) it rebuilds the
@@ -25,23 +26,28 @@ import argparse
 import lzma
 import shutil
 import sys
+import time
 from dataclasses import dataclass, fields, is_dataclass, replace
 from itertools import groupby
 from pathlib import Path
 from typing import Any
 
 from ctxbench.bench.live.ledger import (
+    ACK_MARKERS,
     CONTINUATION_MARKERS,
     MAIN,
     SIDE,
     SUMMARY,
     LiveRequest,
     PredictError,
+    is_continuation,
     load_ledger,
+    summary_texts,
     task_of,
 )
 from ctxbench.bench.live.predict import PROFILES, _totals_pred, _totals_usage, simulate
 from ctxbench.bench.live.reminders import replace_reminders, texts_of
+from ctxbench.bench.live.whatif_harnesses import HARNESSES, Harness, Setting
 from ctxbench.bench.live.whatif_report import COST_TOLERANCE, TURN_TOLERANCE, Pair, render
 from ctxbench.policies.preset import Policy, PresetError, load_policy, with_policy_set
 from ctxbench.sim.core.records import RequestRecord
@@ -50,75 +56,6 @@ from ctxbench.sim.serve.script import SUMMARY_MARKERS
 DATA = Path("tests/bench/data/whatif")
 REPORT = Path("bench/whatif_report.md")
 MAX_ROUNDS = 5  # simulate / re-place reminders rounds before the compactions must have settled
-
-
-@dataclass(frozen=True)
-class Setting:
-    """One setting of a harness's knob: what the harness is given and what the preset is given."""
-
-    label: str  # file-name part: w100k, limit30k ...
-    knob: str  # human-readable: CLAUDE_CODE_AUTO_COMPACT_WINDOW=100000
-    harness_knobs: tuple[tuple[str, str], ...]  # env vars / config keys passed to the harness run
-    budget: int | None = None  # the preset's budget (a window override), when the knob is one
-    policy_set: tuple[str, ...] = ()  # `--policy-set` items (component parameters)
-    no_compaction: bool = False  # the knob turns auto-compaction off: the preset's compaction is `none`
-
-
-@dataclass(frozen=True)
-class Harness:
-    name: str
-    version: str
-    preset: str
-    settings: tuple[Setting, ...]
-    task: str | None = None  # the task script under bench/live (None: run_harness's own)
-    reminders: bool = False  # re-place the harness's <system-reminder> attachments (bench/live/reminders.py)
-
-    @property
-    def title(self) -> str:
-        return f"{self.name} {self.version} (preset `{self.preset}`"
-
-
-def _cc(window: int) -> Setting:
-    # research/policies.md §1: CLAUDE_CODE_AUTO_COMPACT_WINDOW replaces the model window (the preset's
-    # budget, budget_means: window); threshold = window - min(max output, 20k) - 13k.
-    return Setting(
-        f"w{window // 1000}k",
-        f"CLAUDE_CODE_AUTO_COMPACT_WINDOW={window}",
-        (("CLAUDE_CODE_AUTO_COMPACT_WINDOW", str(window)),),
-        budget=window,
-    )
-
-
-def _codex(limit: int) -> Setting:
-    # research/policies.md §2: model_auto_compact_token_limit replaces 0.9 x window (the preset's
-    # compaction.trigger_tokens); the window stays model_context_window = 100000.
-    return Setting(
-        f"limit{limit // 1000}k",
-        f"model_auto_compact_token_limit={limit}",
-        (("model_auto_compact_token_limit", str(limit)),),
-        policy_set=(f"compaction.trigger_tokens={limit}",),
-    )
-
-
-# research/policies.md §1: DISABLE_AUTO_COMPACT turns Claude Code's auto-compaction off (isAutoCompactEnabled)
-CC_OFF = Setting("off", "DISABLE_AUTO_COMPACT=1", (("DISABLE_AUTO_COMPACT", "1"),), no_compaction=True)
-
-HARNESSES = {
-    "claude-code": Harness(
-        "claude-code",
-        "2.1.197",
-        "claude-code-live",
-        (_cc(100_000), _cc(120_000), _cc(140_000), CC_OFF),
-        reminders=True,
-    ),
-    "codex": Harness(
-        "codex",
-        "0.171.0",
-        "codex-live",
-        (_codex(20_000), _codex(30_000), _codex(45_000)),
-        "whatif_codex_task.yaml",
-    ),
-}
 
 
 def ledger_path(data: Path, h: Harness, s: Setting) -> Path:
@@ -202,16 +139,24 @@ def load_served(data: Path, h: Harness) -> list[Served]:
 
 def summary_bytes(reqs: list[LiveRequest]) -> int | None:
     """The bytes of the continuation message the harness put at the head of the context after its
-    first compaction (its wrapper text and the model's summary), as recorded; None without one."""
-    after = False
+    first compaction (its wrapper text and the model's summary), as recorded; None without one.
+    Where the harness spreads it over several messages (opencode: "What did we do so far?", the
+    summary as an assistant turn, "Continue if you have next steps ..."), their sum; Gemini CLI's
+    acknowledgement turn is the preset's `ack_bytes`, not counted here."""
+    after, summaries = False, summary_texts(reqs)
     for r in reqs:
         if r.kind == SUMMARY:
             after = True
         elif r.kind == MAIN and after:
+            n = 0
             for m in r.parsed.messages:
-                if any(b.text and any(x in b.text for x in CONTINUATION_MARKERS) for b in m.blocks):
-                    return sum(len(b.text.encode("utf-8")) for b in m.blocks if b.text)
-            return None
+                whole = any(b.text and any(x in b.text for x in CONTINUATION_MARKERS) for b in m.blocks)
+                n += sum(
+                    len(b.text.encode("utf-8"))
+                    for b in m.blocks
+                    if b.text and (whole or (is_continuation(b, summaries) and b.text not in ACK_MARKERS))
+                )
+            return n or None
     return None
 
 
@@ -268,13 +213,34 @@ def pairs_of(data: Path, h: Harness) -> tuple[list[Served], list[Pair]]:
 
 
 # ---------------------------------------------------------------- record (live)
+LOGGED = ("opencode", "gemini-cli")  # run by bench/live/session_logs.py, the others by run_harness.py
+
+
+def _run(
+    name: str, out: Path, prefix: Path, timeout: float, knobs: dict[str, str], task: Path | None
+) -> dict[str, Any]:
+    """One live run of harness `name`: rc, seconds, requests."""
+    if name not in LOGGED:
+        from ctxbench.bench.live.run_harness import run
+
+        return run(name, out, prefix, timeout, knobs, task)
+    from ctxbench.bench.live.session_logs import run as run_logged
+
+    t0 = time.monotonic()
+    try:
+        _log, ledger, _script = run_logged(name, out, prefix, timeout, False, knobs, task)
+    except RuntimeError as exc:  # the harness exited non-zero: the message has its log's tail
+        (out / "harness.log").write_text(str(exc), encoding="utf-8")
+        return {"rc": 1, "seconds": round(time.monotonic() - t0, 1), "requests": 0}
+    n = sum(1 for x in ledger.read_text(encoding="utf-8").splitlines() if x.strip())
+    return {"rc": 0, "seconds": round(time.monotonic() - t0, 1), "requests": n}
+
+
 def record(
     name: str, prefix: Path, data: Path, timeout: float, work: Path, only: list[str] | None = None
 ) -> list[str]:
     """Run harness `name` at each of its settings (or those labelled `only`) and keep the ledgers;
     the problems met."""
-    from ctxbench.bench.live.run_harness import run
-
     h = HARNESSES[name]
     data.mkdir(parents=True, exist_ok=True)
     problems = []
@@ -283,7 +249,7 @@ def record(
             continue
         out = work / f"{name}-{s.label}"
         task = Path(__file__).parent / h.task if h.task else None
-        info = run(name, out, prefix, timeout, dict(s.harness_knobs), task)
+        info = _run(name, out, prefix, timeout, dict(s.harness_knobs), task)
         if info["rc"] != 0:
             problems.append(f"{name} at {s.knob} exited with {info['rc']} (see {out / 'harness.log'})")
             continue
@@ -314,9 +280,10 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     if a.verb == "record":
         from ctxbench.bench.live.run_harness import harness_available, npm_prefix
+        from ctxbench.bench.live.session_logs import missing
 
         prefix = npm_prefix(a.prefix)
-        why = harness_available(a.harness, prefix)
+        why = missing(a.harness, prefix) if a.harness in LOGGED else harness_available(a.harness, prefix)
         if why:
             print(f"whatif: error: cannot run {a.harness}: {why}", file=sys.stderr)
             return 2

@@ -110,6 +110,19 @@ def render(results: dict[str, tuple[str, list[Any], list[Pair]]]) -> str:
         "(Claude Code `off`) shows none of these: the preset's assumed sizes stand in, short of the",
         "real ones, and the prediction from it misses the 120k run's second compaction.",
         "",
+        "opencode's knob is the model's `limit.context` in opencode.json (it compacts at context minus",
+        "`limit.output`, 4,000 here) or `OPENCODE_DISABLE_AUTOCOMPACT`; its continuation is three blocks",
+        '("What did we do so far?", the summary as an assistant turn, "Continue if you have next',
+        "steps ...\"), counted together. Gemini CLI's is `model.compressionThreshold` (a fraction of",
+        "1,048,576 tokens). A plain `gemini -p` run never compresses: the CLI splits its history only at",
+        "a user message that carries no function response, and the prompt is the only one. The runs set",
+        "`model.skipNextSpeakerCheck` false, so after each segment's text reply the CLI asks who speaks",
+        'next and, told "model" by `ctxbench serve`, sends "Please continue.": the split point. The',
+        "preset reproduces the split rule, the count of a new chat's history only, and the thought",
+        "signatures Gemini CLI puts on the current loop's calls and drops at the next prompt (a cache",
+        "break). A recording without a compaction (opencode `off`, Gemini CLI `t08`) shows neither size,",
+        "and the predictions from it miss.",
+        "",
     ]
     for title, served, pairs in results.values():
         lines += _section(title, served, pairs)

@@ -15,6 +15,9 @@ CLASSES = (
     "static_prefix_edit",
 )
 DEFAULT_ALLOWED = ("side_request", "new_conversation")
+# Edits a producer declares (a record's `edit`), each of which explains the break it makes:
+# Gemini CLI's thought-signature rewrite is the harness's own (sim/harness/signatures.py).
+DECLARED_EDITS = ("compaction", "eviction", "trim", "thought_signatures")
 
 
 @dataclass(frozen=True)

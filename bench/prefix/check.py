@@ -37,7 +37,7 @@ from bisect import bisect_right
 from collections import defaultdict
 from typing import Any
 
-from ctxbench.bench.prefix.breaks import CLASSES, DEFAULT_ALLOWED, Break, Report
+from ctxbench.bench.prefix.breaks import CLASSES, DECLARED_EDITS, DEFAULT_ALLOWED, Break, Report
 from ctxbench.bench.prefix.classify import Context, describe, messages_diverge, shared_messages
 from ctxbench.bench.prefix.recognise import helpers, recognise
 from ctxbench.bench.prefix.request_log import LBlock, LoggedRequest
@@ -167,6 +167,7 @@ _RECORD_CLASSES = {
     "trim": "mid_conversation_edit",
     "prefix_change": "mid_conversation_edit",
     "image_change": "mid_conversation_edit",
+    "thought_signatures": "mid_conversation_edit",
 }
 
 
@@ -178,7 +179,7 @@ def record_breaks(records: list[Any], allowed: tuple[str, ...] = DEFAULT_ALLOWED
         cls = _RECORD_CLASSES.get(r.miss_cause)
         if cls is None:
             continue
-        declared = r.edit or (r.miss_cause if r.miss_cause in ("compaction", "eviction", "trim") else "")
+        declared = r.edit or (r.miss_cause if r.miss_cause in DECLARED_EDITS else "")
         explained = bool(declared)
         label = f"{r.conversation}#{r.index}"
         breaks.append(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ctxbench.bench.prefix.breaks import Break
+from ctxbench.bench.prefix.breaks import DECLARED_EDITS, Break
 from ctxbench.bench.prefix.culprit import content_key, dollars, first_field, hint
 from ctxbench.bench.prefix.recognise import Recognised, break_tokens, changed_system_fields, has_tools
 from ctxbench.bench.prefix.request_log import LBlock, LoggedRequest
@@ -160,7 +160,7 @@ def describe(ctx: Context, i: int, p: int, k: int, since: str, ob: LBlock | None
     at = _position(r, ob, nb)
     cls = _base_class(ctx, i, p, k, at, since)
     declared = r.declared if cls == "side_request" else since  # main-line edits explain no side request
-    explained = any(w in declared for w in ("compaction", "eviction", "trim"))
+    explained = any(w in declared for w in DECLARED_EDITS)
     cls, explained, declared, note = _recognised(ctx, i, p, at, cls, explained, declared)
     seen = ctx.seen
     if (

@@ -45,6 +45,7 @@ MissCause = Literal[
     "tools_change",  # a later `tools` event changed the tool list (e.g. deferred tools a search loaded)
     "server_lookup_failure",  # a live entry not found by the provider (anthropics/claude-code#87966)
     "turn_scoped",  # the recorded harness dropped its previous turn's attachments (trace `turn`)
+    "thought_signatures",  # Gemini CLI: the last loop's calls lost their signatures (harness/signatures.py)
 ]
 MISS_CAUSES: Final[tuple[MissCause, ...]] = get_args(MissCause)
 

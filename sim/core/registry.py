@@ -138,7 +138,7 @@ _HOME: dict[str, dict[str, str]] = {
     },
     "marks": {
         "h-direct": "marks", "h-openrouter": "marks", "last-block": "marks", "none": "marks",
-        "claude-code": "condensers", "recorded": "recorded",
+        "opencode": "marks", "claude-code": "condensers", "recorded": "recorded",
     },
     "harness": {
         "H": "ctxbench.sim.harness.conversation", "recorded": "ctxbench.sim.harness.recorded",

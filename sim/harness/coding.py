@@ -28,6 +28,7 @@ from ctxbench.sim.core.registry import register
 from ctxbench.sim.core.tokens import BlockFactory
 from ctxbench.sim.core.transcript import Transcript
 from ctxbench.sim.harness.conversation import CallFailed, Proc, ProviderFor
+from ctxbench.sim.harness.signatures import end_active_loop
 from ctxbench.sim.harness.summary_calls import SUMMARIZER_SYSTEM_BYTES, VERIFY_PROMPT_BYTES, SummaryCalls
 from ctxbench.sim.prepared import PreparedTrace, Step
 from ctxbench.traces.model import ResumeEvent
@@ -185,6 +186,13 @@ class CodingConversation(SummaryCalls):
             self.pending_manual = True  # C-16: runs before the next request
         else:
             super()._recorded_compaction(step)
+
+    def _append_input(self, msg: Message) -> None:
+        if self.policy.thought_signatures and msg.role == "user" and not msg.has_tool_result:
+            edit = end_active_loop(self.tr, self.preparation_messages)
+            if edit is not None:
+                self.apply(edit)
+        super()._append_input(msg)
 
     def _turn(self, step: Step) -> Proc:
         assert step.message is not None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxbench.policies.contracts import SummaryPlan
-from ctxbench.sim.core.content import Block, Message
+from ctxbench.sim.core.content import TOOL_RESULT, Block, Message
 from ctxbench.sim.core.transcript import Transcript
 from ctxbench.sim.harness.conversation import CallFailed, Conversation
 
@@ -50,9 +50,20 @@ class SummaryCalls(Conversation):
         mode = req.input
         instr_msg = Message.of("user", (instr,), "instruction")
         if mode == "text":  # a separate prompt: own system, no tools, the older part as text
-            sys_block = self.factory.text("system", None, SUMMARIZER_SYSTEM_BYTES, key="summarizer-system")
+            sys_bytes = req.system_bytes or SUMMARIZER_SYSTEM_BYTES
+            sys_block = self.factory.text("system", None, sys_bytes, key="summarizer-system")
             t = Transcript((), (sys_block,))
-            nbytes = sum(m.nbytes for m in plan.older)
+            cut = req.tool_output_max_bytes
+            nbytes = (
+                sum(
+                    min(b.nbytes, cut) if b.kind == TOOL_RESULT else b.nbytes
+                    for m in plan.older
+                    for b in m.blocks
+                    if not b.is_image
+                )
+                if cut
+                else sum(m.nbytes for m in plan.older)
+            )
             if req.input_max_bytes:
                 nbytes = min(nbytes, req.input_max_bytes)
             conv = self.factory.text("user", None, nbytes, key=f"as-text-{self.name}-{self.index}")
@@ -61,7 +72,12 @@ class SummaryCalls(Conversation):
         msgs = self.tr.messages
         kept = len(msgs) if mode == "full" else plan.first  # the conversation's own leading messages
         # with tools, the same prefix as the conversation's: its arrays copied, not re-hashed
-        t = self.tr.fork(kept) if req.tools else self._without_tools(msgs[:kept])
+        if not req.tools and req.system_bytes:  # its own system prompt (Gemini CLI's compression prompt)
+            own_system = self.factory.text("system", None, req.system_bytes, key="summarizer-system")
+            t = Transcript((), (own_system,))
+            t.extend(msgs[:kept])
+        else:
+            t = self.tr.fork(kept) if req.tools else self._without_tools(msgs[:kept])
         if mode != "full":
             t.extend(plan.shown or plan.older)
         t.append(instr_msg)

@@ -44,7 +44,10 @@ SUMMARY_MARKERS = (
     "CONTEXT CHECKPOINT COMPACTION",  # Codex (§3b)
     "create a detailed summary",
     "context summarization agent",  # opencode (§3c)
+    "<state_snapshot>",  # Gemini CLI's summary and verification prompts (§3d)
 )
+# Gemini CLI's next-speaker check prompt (bundle: nextSpeakerChecker CHECK_PROMPT, ecosystem.md §3d)
+NEXT_SPEAKER_CHECK = "determine who should logically speak next"
 STEP_KEYS = ("shell", "tool", "input", "text", "output_tokens")
 
 
@@ -56,20 +59,23 @@ def _tokens(text: str) -> int:
     return max(1, len(text.encode("utf-8")) // 4)
 
 
-def _filler(nbytes: int) -> str:
+def _filler(nbytes: int, n: int = 0) -> str:
     words = "The summary records the goal, the files touched, the decisions and the next step. "
-    return (words * (nbytes // len(words) + 1))[:nbytes]
+    head = f"Summary {n}. " if n else ""
+    return (head + words * (nbytes // len(words) + 1))[:nbytes]
 
 
-def summary_reply(instruction: str, nbytes: int) -> str:
+def summary_reply(instruction: str, nbytes: int, n: int = 0) -> str:
     """A summary of `nbytes` bytes, in the form the instruction asks for: Claude Code's compaction
     prompt asks for an <analysis> block and a <summary> block, and 2.1.332 sends the request again
     when the reply has no <summary> tags (bench/claude_code_wire.md §3); a real model follows the
-    form, so the mock does too. Other instructions get the plain text."""
+    form, so the mock does too. Other instructions get the plain text. `n` > 0: the n-th summary
+    of the run, which says so (a real model's summaries differ; identical ones let a harness that
+    summarizes its own summary, as Gemini CLI does, read the next request from the cache)."""
     if "<summary>" not in instruction:
-        return _filler(nbytes)
+        return _filler(nbytes, n)
     head, tail = "<analysis>\nThe conversation so far.\n</analysis>\n\n<summary>\n", "\n</summary>"
-    return head + _filler(max(0, nbytes - len(head) - len(tail))) + tail
+    return head + _filler(max(0, nbytes - len(head) - len(tail)), n) + tail
 
 
 def shell_input(p: Parsed, name: str, cmd: str) -> dict[str, Any]:
@@ -95,6 +101,7 @@ class Scripter:
     replies: list[Reply] = field(default_factory=list)  # replay mode
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _step: int = 0
+    _summaries: int = 0
     _per_conv: dict[str, int] = field(default_factory=dict)
     _ids: int = 0
 
@@ -113,6 +120,13 @@ class Scripter:
         return Reply(({"type": "text", "text": text},), out if out is not None else _tokens(text))
 
     def _choose(self, p: Parsed) -> Reply:
+        if p.wants_json and NEXT_SPEAKER_CHECK in p.last_user_text:
+            # Gemini CLI asks after a reply without tool calls (model.skipNextSpeakerCheck false): the
+            # model speaks next while the task has steps left, so a text-only step ends a segment of
+            # the run ("Please continue." follows) and not the run
+            left = self.mode == "task" and self._step < len(self.steps)
+            who = "model" if left else "user"
+            return self._text(json.dumps({"reasoning": "task script", "next_speaker": who}))
         if p.wants_json:
             return self._text(json.dumps({"title": "ctxbench task", "isNewTopic": True}))
         if self.mode == "replay" and self.replies:
@@ -123,7 +137,8 @@ class Scripter:
             return self._text("ok")
         summary = not p.tool_names or any(m in p.last_user_text for m in SUMMARY_MARKERS)
         if summary:
-            return self._text(summary_reply(p.last_user_text, self.summary_bytes))
+            self._summaries += 1
+            return self._text(summary_reply(p.last_user_text, self.summary_bytes, self._summaries))
         if self.mode != "task" or self._step >= len(self.steps):
             return self._text(self.final_text if self.mode == "task" else "ok")
         step = self.steps[self._step]
@@ -131,6 +146,8 @@ class Scripter:
         blocks: list[dict[str, Any]] = []
         if step.get("text"):
             blocks.append({"type": "text", "text": str(step["text"])})
+        if "shell" not in step and "tool" not in step:  # a text-only step: the turn ends here
+            return self._text(str(step["text"]), int(step.get("output_tokens", 0)) or None)
         if "shell" in step:
             name = next((n for n in SHELL_TOOLS if n in p.tool_names), p.tool_names[0])
             inp = shell_input(p, name, str(step["shell"]))
@@ -167,8 +184,8 @@ def load_script(path: str) -> Scripter:
     if not isinstance(steps, list):
         raise ScriptError(f"{path}: 'steps' must be a list")
     for i, s in enumerate(steps):
-        if not isinstance(s, dict) or not ("shell" in s or "tool" in s):
-            raise ScriptError(f"{path}: steps[{i}]: needs 'shell' or 'tool'")
+        if not isinstance(s, dict) or not ("shell" in s or "tool" in s or "text" in s):
+            raise ScriptError(f"{path}: steps[{i}]: needs 'shell', 'tool' or 'text' (a text-only reply)")
         for k in s:
             if k not in STEP_KEYS:
                 raise ScriptError(

@@ -1,9 +1,10 @@
-"""bench/live/whatif.py (issue 29): every setting of Claude Code and Codex predicted from the run
-recorded at another, checked on the kept ledgers (tests/bench/data/whatif, recorded with
-`python -m ctxbench.bench.live.whatif record HARNESS`), offline."""
+"""bench/live/whatif.py (issue 29): every setting of Claude Code, Codex, opencode and Gemini CLI
+predicted from the run recorded at another, checked on the kept ledgers (tests/bench/data/whatif,
+recorded with `python -m ctxbench.bench.live.whatif record HARNESS`), offline."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
@@ -117,3 +118,83 @@ def test_from_a_run_without_compaction_the_unknown_sizes_cost_the_120k_second_co
     assert by["w100k"].ok and by["w140k"].ok
     assert by["w120k"].served_turns == [13, 24] and by["w120k"].predicted_turns == [13]
     assert not by["w120k"].ok
+
+
+# ---------------------------------------------------------------- opencode 1.18.33, Gemini CLI 0.61.0
+def test_opencode_compactions_are_classified_and_left_out_of_the_task() -> None:
+    """opencode's compaction request carries its instruction in its own system prompt and the
+    conversation as text; the continuation ("What did we do so far?", the summary as an assistant
+    turn, "Continue if you have next steps ...") arrives merged with the kept tail's messages.
+    None of it is task: the task rebuilt from the 22k run equals the one from the run without
+    compaction."""
+    served = {s.setting.label: s for s in _results("opencode")[0]}
+    s22, off = served["limit22k"], served["off"]
+    assert sum(r.kind == "summary" for r in s22.reqs) == 3 and s22.turns == [10, 16, 22]
+    assert s22.sizes == (22 + 3000 + 100, None)  # the three continuation blocks, as recorded
+    t22 = task_of(s22.reqs, load_ledger(s22.path)[1]).prepared
+    toff = task_of(off.reqs, load_ledger(off.path)[1]).prepared
+    assert [st.kind for st in t22.steps] == [st.kind for st in toff.steps]
+    assert sum(st.message.tokens for st in t22.steps if st.message) == sum(
+        st.message.tokens for st in toff.steps if st.message
+    )
+
+
+def test_from_a_run_without_compaction_the_assumed_sizes_miss_opencode_and_gemini() -> None:
+    """The finding the kept ledgers show: a recording without a compaction shows neither the
+    continuation's size nor the instruction's, and the presets' assumed ones (8,000-byte summary,
+    2,500-byte instruction) are larger than the mock model's (3,000 B): opencode at 22k then
+    compacts at turns 15 and 20 instead of 16 and 22, and Gemini CLI's costs are 7-29 % high."""
+    by = {p.target: p for p in _results("opencode")[1] if p.source == "off"}
+    assert by["limit22k"].served_turns == [10, 16, 22] and by["limit22k"].predicted_turns == [10, 15, 20]
+    assert not by["limit22k"].ok and by["off"].ok
+    gem = {p.target: p for p in _results("gemini-cli")[1] if p.source == "t08"}
+    assert all(p.turns_ok for p in gem.values())
+    assert gem["t08"].ok and gem["t03"].cost_delta > COST_TOLERANCE
+
+
+def test_gemini_compresses_at_please_continue_and_the_summary_of_a_summary() -> None:
+    """Threshold 0.03 (31,457 tokens): after the first compression the history is [snapshot,
+    acknowledgement, "Please continue.", ...]; the next time the count passes the threshold the
+    only split point before 70 % is that "Please continue." and Gemini CLI compresses the snapshot
+    alone (a 1.6k-token request), as the preset's findCompressSplitPoint does."""
+    served = {s.setting.label: s for s in _results("gemini-cli")[0]}
+    t03 = served["t03"]
+    assert t03.turns == [5, 9, 10, 14]
+    small = [r.input for r in t03.reqs if r.kind == "summary" and r.input < 5000]
+    assert len(small) == 4  # two compressions of the snapshot alone, two calls each
+
+
+def test_gemini_thought_signatures_are_the_cache_break_after_please_continue() -> None:
+    """Without the thought-signature rewrite the preset reads the whole history from the cache
+    after each "Please continue." and predicts the run without compression 21.7 % low; with it,
+    to the cent (the server re-bills exactly)."""
+    served = {s.setting.label: s for s in _results("gemini-cli")[0]}
+    h, t08 = HARNESSES["gemini-cli"], served["t08"]
+    _reqs, f = load_ledger(t08.path)
+    task = task_of(t08.reqs, f)
+    with_sig = simulate(task, policy_for(h, t08.setting), "gemini-implicit")
+    without = simulate(task, replace(policy_for(h, t08.setting), thought_signatures=False), "gemini-implicit")
+    cost = sum(r.cost for r in with_sig)
+    assert cost == pytest.approx(t08.cost, rel=1e-3)
+    assert sum(r.cost for r in without) < 0.85 * t08.cost
+
+
+def test_gemini_split_point_is_find_compress_split_point() -> None:
+    """One prompt and a tool loop: no message to split at, no compression (what blocks a plain
+    `gemini -p` run); a history ending in a model text: all of it; a later prompt past 70 %: there."""
+    from ctxbench.policies.condensers import ThresholdSummary
+    from ctxbench.sim.core.content import Message, make_block
+
+    def msg(role: str, kind: str, n: int) -> Message:
+        return Message.of(role, (make_block(kind, role, n, n // 4, hash((role, kind, n))),), "")
+
+    prompt, call, result = (
+        msg("user", "text", 100),
+        msg("assistant", "tool_use", 50),
+        msg("user", "tool_result", 4000),
+    )
+    text = msg("assistant", "text", 30)
+    split = ThresholdSummary._gemini_split
+    assert split([prompt, call, result, call], 0, 0.3) == 0
+    assert split([prompt, call, result, text], 0, 0.3) == 4
+    assert split([prompt, call, result, text, msg("user", "text", 16), call], 0, 0.3) == 4
