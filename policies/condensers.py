@@ -100,6 +100,9 @@ class ThresholdSummary(CompactionDefaults):
     bytes_per_token: float = 4.0
     image_tokens: Tokens = 2000
     summary_bytes: int = 8_000  # assumed, the same for every preset (what the model writes)
+    # the tokens of what follows a compaction beyond the static prefix (the summary and what the
+    # harness re-attaches), as billed; 0: the summary is counted from summary_bytes (bench/trace_knows.py)
+    summary_tokens: Tokens = 0
     instruction_bytes: int = 2_500  # assumed
     summary_input: str = "full"  # full (same prefix + instruction) | older | text (own prompt, no tools)
     summary_tools: bool = True  # Codex sends the compaction request without tools
