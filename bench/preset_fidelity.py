@@ -59,7 +59,8 @@ class Row:
     billed: float = 0.0
     predicted: float = 0.0  # the preset's prediction
     outside: float = 0.0  # the cost of the outside events the recorded replay reads in the bill
-    unlogged: float = 0.0  # the preset's summary requests where the real harness compacted too, unbilled in the log
+    # the preset's summary requests where the real harness compacted too, with no bill in the log
+    unlogged: float = 0.0
     naive: float = 0.0
     note: str = ""  # why it is not compared ("" when it is)
 
@@ -194,7 +195,8 @@ def render(part: str, rows: list[Row], policy: str) -> list[str]:
             f"({(like - billed) / billed:+.1%}), naive ${naive:.4f} ({(naive - billed) / billed:+.1%}).",
             "",
             f"- same number of compactions, each within ±{TURNS} request: {turns} of {n}",
-            f"- preset's cost within {COST:.0%} of the bill: {cost} of {n}; like for like: {cost_like} of {n}",
+            f"- preset's cost within {COST:.0%} of the bill: {cost} of {n}; "
+            f"like for like: {cost_like} of {n}",
             "",
         ]
     return lines
@@ -216,7 +218,9 @@ without it). "like for like Δ": preset + outside events - unlogged summariser, 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m ctxbench.bench.preset_fidelity", description=__doc__)
     p.add_argument("--corpus", metavar="DIR", help="a folder made by python -m ctxbench.bench.corpus.extract")
-    p.add_argument("--all-real", metavar="DIR", help="the shared folder of the development part (default: traces-real)")
+    p.add_argument(
+        "--all-real", metavar="DIR", help="the shared folder of the development part (default: traces-real)"
+    )
     p.add_argument("--split", choices=("test", "dev"), help="this part only")
     p.add_argument("--policy", default="claude-code", help="the preset (default claude-code)")
     p.add_argument("-o", "--output", help="write the report (markdown) to FILE")
@@ -227,7 +231,8 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         shared = Path(args.all_real) if args.all_real else DEFAULT_DIR
-        todo = parts(shared if shared.is_dir() else None, Path(args.corpus) if args.corpus else None, args.split)
+        corpus = Path(args.corpus) if args.corpus else None
+        todo = parts(shared if shared.is_dir() else None, corpus, args.split)
         if not todo:
             raise ValueError("no part to measure: give --corpus DIR or --all-real DIR")
         stream = None if args.quiet else sys.stderr

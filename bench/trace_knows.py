@@ -18,9 +18,10 @@ Taken from the trace (unless `--policy-set` sets the key):
   text but not these (a hook's output is never logged), so only their total is known, from the
   bill; with it, the preset's own model of the re-attached files (`reattach_files`) is off, since
   the billed size already holds them. Taken only by a preset that models Claude Code's
-  re-attachment (`reattach_files` > 0); another preset's post-compaction prompt is its summary. On the shared development sessions the summary text is 14.6 KB
-  and 12.2 KB and the billed post-compaction messages 12,497 and 21,155 tokens (spotter 258c7280,
-  8463c716): the summary's text alone would be 3.6k and 3.0k tokens at 4 bytes a token.
+  re-attachment (`reattach_files` > 0); another preset's post-compaction prompt is its summary.
+  On the shared development sessions the summary text is 14.6 KB and 12.2 KB and the billed
+  post-compaction messages 12,497 and 21,155 tokens (spotter 258c7280, 8463c716): the summary's
+  text alone would be 3.6k and 3.0k tokens at 4 bytes a token.
 
 Assumed: every other preset value its YAML marks `# assumed`, and the two above when the trace does
 not record them.
