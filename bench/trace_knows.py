@@ -22,6 +22,9 @@ Taken from the trace (unless `--policy-set` sets the key):
   On the shared development sessions the summary text is 14.6 KB and 12.2 KB and the billed
   post-compaction messages 12,497 and 21,155 tokens (spotter 258c7280, 8463c716): the summary's
   text alone would be 3.6k and 3.0k tokens at 4 bytes a token.
+  With several recorded compactions the n-th the preset makes takes the n-th recorded size
+  (`summary_tokens_each`; the mean for one past the last): the sizes differ from one compaction to
+  another (12,497 and 21,155 tokens above), so a mean would move the later compactions.
 
 Assumed: every other preset value its YAML marks `# assumed`, and the two above when the trace does
 not record them.
@@ -148,6 +151,10 @@ def apply(policy: Policy, prep: PreparedTrace, spec: str, set_keys: tuple[str, .
                 f"compaction.summary_tokens={mean} (mean billed size of what followed the {len(billed)} "
                 "recorded compactions: summary, re-attached files, hook output)"
             )
+            if len(billed) > 1 and "compaction.summary_tokens_each" not in taken:
+                policy = _set(policy, "compaction", "summary_tokens_each", tuple(billed))
+                each = ",".join(str(n) for n in billed)
+                known.append(f"compaction.summary_tokens_each={each} (the n-th compaction takes the n-th)")
             taken.add("compaction.summary_tokens")
             if _has(policy, "compaction", "reattach_files") and "compaction.reattach_files" not in taken:
                 policy = _set(policy, "compaction", "reattach_files", 0)

@@ -99,7 +99,8 @@ class SummaryCalls(Conversation):
                 continue
             key = f"summary-{self.name}-{self.index}"
             # a size the trace's bills give (bench/trace_knows.py) wins over one counted from bytes
-            billed = int(getattr(comp, "summary_tokens", 0) or 0) or None
+            sized = getattr(comp, "billed_summary_tokens", None)
+            billed = (sized(self.outcome.compactions) if sized is not None else 0) or None
             block = self.factory.text("user", None, size, key=key, tokens=billed, summary=True)
             return Message.of("user", (block,), "summary")
         return None

@@ -7,6 +7,7 @@ only: the shared traces-real sessions and tiny synthetic traces."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from ctxbench.bench import preset_fidelity
 from ctxbench.bench.cli import main
 from ctxbench.bench.trace_knows import apply
 from ctxbench.policies.preset import load_policy
+from ctxbench.sim.core.content import Message
 from ctxbench.sim.providers.choice import choose
 from ctxbench.sim.runner import prepare_for
 from ctxbench.traces.importers import import_paths
@@ -96,3 +98,25 @@ def test_run_takes_the_1m_tier_from_the_billed_prompts() -> None:
     assert over.model == "claude-sonnet-4-6[1m]" and "1M tier" in over.note
     within = choose(_long_log("claude-sonnet-4-6", 150_000), "anthropic")
     assert within.model == "claude-sonnet-4-6" and within.note == ""
+
+
+def test_each_compaction_takes_its_own_recorded_size() -> None:
+    comp = replace(
+        load_policy("claude-code").compaction, summary_tokens=15000, summary_tokens_each=(10000, 20000)
+    )
+    assert [comp.billed_summary_tokens(n) for n in range(3)] == [10000, 20000, 15000]
+    assert replace(comp, summary_tokens=0, summary_tokens_each=()).billed_summary_tokens(0) == 0
+
+
+@needs_real
+def test_several_recorded_compactions_give_their_sizes_in_order() -> None:
+    prep = prepare_for(import_paths([SESSION]).traces[0], "claude-opus-4-6")
+    at = next(i for i, s in enumerate(prep.steps) if s.kind == "compaction")
+    one = prep.steps[at]
+    assert one.message is not None
+    block = replace(one.message.blocks[0], tokens=9000)
+    second = replace(one, message=Message.of("user", (block,), "summary"))
+    two = replace(prep, steps=(*prep.steps, second))
+    knows = apply(load_policy("claude-code"), two, "claude-code")
+    assert knows.policy.compaction.summary_tokens_each == (21155, 9000)
+    assert knows.policy.compaction.summary_tokens == 15078
