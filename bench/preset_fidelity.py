@@ -140,6 +140,9 @@ def _row(part: str, rel: str, name: str, tr: Trace, policy: str) -> Row:
     except (CatalogError, NoModelError) as e:  # no substitute model is guessed (H-20)
         row.note = f"not compared: {e.args[0] if e.args else e}"
         return row
+    except (ValueError, KeyError, IndexError) as e:  # a log the replay cannot take: named, the rest measured
+        row.note = f"not compared: the replay failed ({type(e).__name__}: {e})"
+        return row
     if not sf.has_usage:
         row.note = "not compared: the log has no per-request usage"
         return row
@@ -212,6 +215,14 @@ bench/fidelity/outside.py). "unlogged summariser": the preset's summary requests
 the real harness compacted too but the log holds no bill of its summariser request (a proxy log
 without it). "like for like Δ": preset + outside events - unlogged summariser, against the bill.
 "naive Δ": the recorded replay's naive figure.
+
+What a log cannot tell, so the preset cannot predict it: the server-side lookup misses and outside
+warming (hence the like-for-like column); how the post-compaction prompt splits into summary,
+re-attached files, todo list, plan and `SessionStart` hook output (only its billed total is known,
+and taken: bench/trace_knows.py `compaction.summary_tokens`); at a compaction point the real
+session did not have, its size (the preset's range: the summary text alone, to the text plus up to
+5 re-read files of 5,000 tokens as the preset models them, policies/presets/claude-code.yaml
+`reattach_*`, plus unlogged hook output).
 """
 
 
