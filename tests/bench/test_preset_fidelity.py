@@ -20,7 +20,7 @@ from ctxbench.sim.core.content import Message
 from ctxbench.sim.providers.choice import choose
 from ctxbench.sim.runner import prepare_for
 from ctxbench.traces.importers import import_paths
-from ctxbench.traces.model import Header, MessageEvent, Trace, Usage
+from ctxbench.traces.model import CompactionEvent, Header, MessageEvent, Trace, Usage
 from tests.real import REAL, needs_real
 
 SPOTTER = REAL / "spotter"
@@ -120,3 +120,25 @@ def test_several_recorded_compactions_give_their_sizes_in_order() -> None:
     knows = apply(load_policy("claude-code"), two, "claude-code")
     assert knows.policy.compaction.summary_tokens_each == (21155, 9000)
     assert knows.policy.compaction.summary_tokens == 15078
+
+
+def test_a_compaction_without_a_billed_summariser_is_named() -> None:
+    usage = Usage(input_tokens=1, output_tokens=1)
+    events = (
+        MessageEvent("assistant", (), tag="summary", usage=usage),
+        CompactionEvent(()),
+        MessageEvent("assistant", (), usage=usage),
+        CompactionEvent(()),  # a proxy log that did not capture this summariser request
+        MessageEvent("assistant", (), usage=usage),
+    )
+    tr = Trace(Header("log.jsonl", model="claude-opus-4-6"), events, "log.jsonl")
+    assert preset_fidelity.unbilled_summarisers(tr) == [False, True]
+
+
+@needs_real
+def test_a_proxy_log_without_the_summariser_bill_is_compared_like_for_like() -> None:
+    rows = preset_fidelity.rows_of(preset_fidelity.Part("dev", (REAL / "claude-trace",)), "claude-code")
+    assert len(rows) == 1 and rows[0].real == rows[0].own
+    row = rows[0]
+    assert row.unlogged > 0 and row.delta(row.predicted) > 0.2  # its own summary request, unbilled in the log
+    assert abs(row.delta(row.like_for_like)) < preset_fidelity.COST
