@@ -56,6 +56,8 @@ class Row:
     requests: int = 0
     real: list[int] = field(default_factory=list)  # billed requests the real harness compacted before
     own: list[int] = field(default_factory=list)  # ... the preset compacted before
+    # each recorded compaction's trigger and the prompt size Claude Code logged before it (compactMetadata)
+    triggers: list[str] = field(default_factory=list)
     billed: float = 0.0
     predicted: float = 0.0  # the preset's prediction
     outside: float = 0.0  # the cost of the outside events the recorded replay reads in the bill
@@ -89,7 +91,7 @@ class Row:
         return {
             "part": self.part, "log": self.log, "conversation": self.name, "model": self.model,
             "requests": self.requests, "note": self.note or None,
-            "compactions_before": {"real": self.real, "preset": self.own},
+            "compactions_before": {"real": self.real, "preset": self.own}, "real_triggers": self.triggers,
             "turns_off": self.turns_off, "billed": round(self.billed, 6),
             "predicted": round(self.predicted, 6), "outside_events": round(self.outside, 6),
             "unlogged_summariser": round(self.unlogged, 6), "like_for_like": round(self.like_for_like, 6),
@@ -163,6 +165,10 @@ def rows_of(part: Part, policy: str, stream: Any = None) -> list[Row]:
 
 def _row(part: str, rel: str, name: str, tr: Trace, policy: str) -> Row:
     row = Row(part, rel, name, str(tr.header.meta.get("model_recorded", tr.header.model)))
+    row.triggers = [
+        f"{e.trigger} {e.pre_tokens:,}" if e.pre_tokens else e.trigger
+        for e in tr.events if isinstance(e, CompactionEvent)
+    ]  # fmt: skip
     try:
         sf, rec = measure(tr, name, policy)
     except (CatalogError, NoModelError) as e:  # no substitute model is guessed (H-20)
@@ -194,18 +200,20 @@ def render(part: str, rows: list[Row], policy: str) -> list[str]:
     if not rows:
         return [*lines, "No Claude Code conversation of this part records a compaction.", ""]
     lines += [
-        "| log | conversation | model | requests | compactions before (real / preset) | turns off "
+        "| log | conversation | model | requests | real triggers (tokens before) "
+        "| compactions before (real / preset) | turns off "
         "| billed | preset Δ | outside events | unlogged summariser | like for like Δ | naive Δ |",
-        "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     done = [r for r in rows if not r.note]
     for r in rows:
         if r.note:
-            lines.append(f"| {r.log} | {r.name} | {r.model} | | | | | {r.note} | | | | |")
+            lines.append(f"| {r.log} | {r.name} | {r.model} | | | | | | {r.note} | | | | |")
             continue
         off = "count differs" if r.turns_off is None else str(r.turns_off)
         lines.append(
-            f"| {r.log} | {r.name} | {r.model} | {r.requests} | {r.real} / {r.own} | {off} | "
+            f"| {r.log} | {r.name} | {r.model} | {r.requests} | {'; '.join(r.triggers)} | "
+            f"{r.real} / {r.own} | {off} | "
             f"${r.billed:.4f} | {_pct(r.delta(r.predicted))} | ${r.outside:.4f} | ${r.unlogged:.4f} | "
             f"{_pct(r.delta(r.like_for_like))} | "
             f"{_pct(r.delta(r.naive))} |"
