@@ -8,7 +8,23 @@ Taken from the trace (unless `--policy-set` sets the key):
   that writes 1h entries keeps them an hour (Anthropic prompt caching: "1-hour cache duration",
   https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching);
 - `compaction.summary_bytes`: the mean size of the summaries the trace records (an imported log
-  with compactions), instead of the preset's assumed size.
+  with compactions), instead of the preset's assumed size;
+- `compaction.summary_tokens`: the mean billed size of what followed each recorded compaction
+  beyond the static prefix (the importer sizes the summary block from the first bill after it).
+  Claude Code sends more than the summary after compacting: re-read files, the todo list and plan,
+  skills, the output of `SessionStart` hooks run with source `compact`, CLAUDE.md reminders
+  (research/policies.md §1 POST_COMPACT_*; Claude Code hooks reference, SessionStart matcher
+  `compact`: https://docs.anthropic.com/en/docs/claude-code/hooks). The log records the summary's
+  text but not these (a hook's output is never logged), so only their total is known, from the
+  bill; with it, the preset's own model of the re-attached files (`reattach_files`) is off, since
+  the billed size already holds them. Taken only by a preset that models Claude Code's
+  re-attachment (`reattach_files` > 0); another preset's post-compaction prompt is its summary.
+  On the shared development sessions the summary text is 14.6 KB and 12.2 KB and the billed
+  post-compaction messages 12,497 and 21,155 tokens (spotter 258c7280, 8463c716): the summary's
+  text alone would be 3.6k and 3.0k tokens at 4 bytes a token.
+  With several recorded compactions the n-th the preset makes takes the n-th recorded size
+  (`summary_tokens_each`; the mean for one past the last): the sizes differ from one compaction to
+  another (12,497 and 21,155 tokens above), so a mean would move the later compactions.
 
 Assumed: every other preset value its YAML marks `# assumed`, and the two above when the trace does
 not record them.
@@ -92,6 +108,15 @@ def recorded_summaries(prep: PreparedTrace) -> list[int]:
     return [s.message.nbytes for s in prep.steps if s.kind == "compaction" and s.message is not None]
 
 
+def recorded_summary_tokens(prep: PreparedTrace) -> list[int]:
+    """The billed tokens of what followed each recorded compaction (the summary block, sized by
+    the importer from the first bill after it; 0 when no bill sized it)."""
+    return [
+        s.message.tokens for s in prep.steps
+        if s.kind == "compaction" and s.message is not None and s.message.tokens > 0
+    ]  # fmt: skip
+
+
 def apply(policy: Policy, prep: PreparedTrace, spec: str, set_keys: tuple[str, ...] = ()) -> Knows:
     """`policy` (preset `spec`, with the `--policy-set` keys `set_keys` already applied) with what
     the trace knows, and the list of what it assumes (module docstring)."""
@@ -114,6 +139,27 @@ def apply(policy: Policy, prep: PreparedTrace, spec: str, set_keys: tuple[str, .
                 f"compaction.summary_bytes={mean} (mean of the {len(sizes)} summaries the trace records)"
             )
             taken.add("compaction.summary_bytes")
+    # only a preset that models Claude Code's re-attachment (reattach_files) sends what the billed
+    # size holds; another preset's post-compaction prompt is its own summary
+    reattaches = bool(value(policy, "compaction.reattach_files"))
+    if reattaches and "compaction.summary_tokens" not in taken:
+        billed = recorded_summary_tokens(prep)
+        if billed:
+            mean = round(sum(billed) / len(billed))
+            policy = _set(policy, "compaction", "summary_tokens", mean)
+            known.append(
+                f"compaction.summary_tokens={mean} (mean billed size of what followed the {len(billed)} "
+                "recorded compactions: summary, re-attached files, hook output)"
+            )
+            if len(billed) > 1 and "compaction.summary_tokens_each" not in taken:
+                policy = _set(policy, "compaction", "summary_tokens_each", tuple(billed))
+                each = ",".join(str(n) for n in billed)
+                known.append(f"compaction.summary_tokens_each={each} (the n-th compaction takes the n-th)")
+            taken.add("compaction.summary_tokens")
+            if _has(policy, "compaction", "reattach_files") and "compaction.reattach_files" not in taken:
+                policy = _set(policy, "compaction", "reattach_files", 0)
+                known.append("compaction.reattach_files=0 (the billed size above holds what was re-attached)")
+                taken.add("compaction.reattach_files")
     assumed = []
     keys = assumed_keys(spec)
     if _has(policy, "marks", "ttl") and "marks.ttl" not in keys:

@@ -102,6 +102,12 @@ class ThresholdSummary(CompactionDefaults):
     bytes_per_token: float = 4.0
     image_tokens: Tokens = 2000
     summary_bytes: int = 8_000  # assumed, the same for every preset (what the model writes)
+    # the tokens of what follows a compaction beyond the static prefix (the summary and what the
+    # harness re-attaches), as billed; 0: the summary is counted from summary_bytes (bench/trace_knows.py)
+    summary_tokens: Tokens = 0
+    # the same, after each recorded compaction in order: the n-th compaction takes the n-th, a later
+    # one summary_tokens (bench/trace_knows.py)
+    summary_tokens_each: tuple[Tokens, ...] = ()
     instruction_bytes: int = 2_500  # assumed
     summary_input: str = "full"  # full (same prefix + instruction) | older | text (own prompt, no tools)
     summary_tools: bool = True  # Codex sends the compaction request without tools
@@ -262,6 +268,11 @@ class ThresholdSummary(CompactionDefaults):
 
     def summary_size(self, plan: SummaryPlan) -> int:
         return self.summary_bytes
+
+    def billed_summary_tokens(self, n: int) -> int:
+        """The tokens of what follows compaction `n` (from 0) when a trace's bills give them, else 0
+        (the summary is then counted from `summary_bytes`)."""
+        return self.summary_tokens_each[n] if n < len(self.summary_tokens_each) else self.summary_tokens
 
     def rules(self) -> CompactionRules:
         return CompactionRules(

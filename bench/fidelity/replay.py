@@ -18,16 +18,15 @@ from ctxbench.bench.fidelity.outside import OutsideWarming, static_entry
 from ctxbench.bench.fidelity.results import OutsideEvents
 from ctxbench.policies.preset import Policy
 from ctxbench.policies.recorded import RecordedMarks
-from ctxbench.sim.core.catalog import CatalogError, model_info
 from ctxbench.sim.core.names import Ttl, is_ttl
 from ctxbench.sim.core.profiles import profile as profile_config
 from ctxbench.sim.core.provider import Latency, Provider
 from ctxbench.sim.core.records import RequestRecord
 from ctxbench.sim.prepared import PreparedTrace
-from ctxbench.sim.providers.choice import Serving, choose
+from ctxbench.sim.providers.choice import Serving, choose, long_tier
 from ctxbench.sim.providers.registry import make_provider
 from ctxbench.sim.runner import ProviderFor, RunHooks, prepare_for, run_prepared
-from ctxbench.traces.model import MessageEvent, Trace
+from ctxbench.traces.model import Trace
 
 ZERO_LATENCY = Latency(base_ttft=0.0, prefill_tps=1e15, output_tps=1e15)
 # Anthropic provider options the recorded bills show (sim/providers/anthropic.py AnthropicConfig):
@@ -85,18 +84,6 @@ def warm_up(provider: Provider, prep: PreparedTrace, tokens: int, ttl: Ttl, now:
     return static_entry(provider, prep.tools, prep.system, prep.model, tokens, ttl, now)
 
 
-def billed_prompt_max(trace: Trace) -> int:
-    """The largest prompt the log's bills show (uncached + cache read + cache writes)."""
-    return max(
-        (
-            e.usage.input_tokens + e.usage.cache_read + e.usage.cache_write_5m + e.usage.cache_write_1h
-            for e in trace.events
-            if isinstance(e, MessageEvent) and e.usage is not None
-        ),
-        default=0,
-    )
-
-
 def serving(trace: Trace, profile: str | None = None, model: str | None = None) -> Serving:
     """The profile and model a fidelity replay uses (sim/providers/choice.py; the recorded
     harness's provider unless `profile` says otherwise). A log whose billed prompts exceed the
@@ -105,21 +92,7 @@ def serving(trace: Trace, profile: str | None = None, model: str | None = None) 
     `[1m]`, issue 28): the replay runs as `<model>[1m]` and says so in the note."""
     # the bill is the recorded model's: a profile of another family never replaces it
     sv = choose(trace, "anthropic", profile, model or trace.header.model or None)
-    if sv.model.endswith("[1m]"):
-        return sv
-    info = model_info(sv.model)
-    top = billed_prompt_max(trace)
-    if top > info.window:
-        try:
-            long = model_info(sv.model + "[1m]")
-        except CatalogError:
-            return sv  # no 1M tier: the requests over the window are named as not scored
-        note = (
-            f"billed prompts up to {top:,} tokens exceed {info.name}'s {info.window:,}-token window: "
-            f"replayed on its 1M tier ({long.name})"
-        )
-        return replace(sv, model=long.name, note="; ".join(x for x in (sv.note, note) if x))
-    return sv
+    return long_tier(trace, sv)  # choose applies it too; kept for a profile of another family
 
 
 def is_anthropic(profile: str) -> bool:

@@ -114,9 +114,11 @@ class SummaryCalls(Conversation):
             if failed:
                 continue
             key = f"summary-{self.name}-{self.index}"
-            return Message.of(
-                "user", (self.factory.text("user", None, size, key=key, summary=True),), "summary"
-            )
+            # a size the trace's bills give (bench/trace_knows.py) wins over one counted from bytes
+            sized = getattr(comp, "billed_summary_tokens", None)
+            billed = (sized(self.outcome.compactions) if sized is not None else 0) or None
+            block = self.factory.text("user", None, size, key=key, tokens=billed, summary=True)
+            return Message.of("user", (block,), "summary")
         return None
 
     def _add_probe(self, t: Transcript, size: int, k: int) -> None:

@@ -13,14 +13,18 @@ In order (nothing is substituted without a note, H-20):
    a trace off the model it was recorded or generated with;
 3. a profile that serves another provider family than the model's runs the profile's own model
    (`--provider openai-auto` on a Claude trace prices gpt-4.1, not Claude on OpenAI's cache), and
-   the choice says so in `note`; an explicit `--model` is never replaced.
+   the choice says so in `note`; an explicit `--model` is never replaced;
+4. a log whose billed prompts exceed the model's standard window, on a model with a 1M tier
+   (`window_1m`, sim/data/models.yaml), ran on that tier whatever its model id says (Claude Code
+   logs the id without `[1m]`, issue 28): it runs as `<model>[1m]` with a note, so `run` and
+   `compare` get the window (and the long-context prices) `fidelity` replays with (issue 29).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from ctxbench.sim.core.catalog import default_profile, model_info, prices
+from ctxbench.sim.core.catalog import CatalogError, default_profile, model_info, prices
 from ctxbench.sim.core.profiles import default_model, profile, profile_names
 from ctxbench.sim.runner import DEFAULT_MODEL
 from ctxbench.traces.model import MessageEvent, ModelSwitchEvent, Trace
@@ -93,7 +97,7 @@ def choose(
     profile(prof)  # unknown profile: ProfileError listing the known ones
     fam = provider_family(prof)
     if fam == info.provider or prof == "no-cache":
-        return Serving(prof, info.name, why)
+        return long_tier(trace, Serving(prof, info.name, why))
     other = default_model(prof)
     if other is None or model:
         note = f"model {info.name} ({info.provider}) on profile {prof!r} ({fam})" if model else ""
@@ -105,3 +109,36 @@ def choose(
         f"profile {prof!r} serves {fam} models: running {other} (its model) instead of {info.name}; "
         "pass --model to choose another",
     )
+
+
+def billed_prompt_max(trace: Trace) -> int:
+    """The largest prompt the log's bills show (uncached + cache read + cache writes)."""
+    return max(
+        (
+            e.usage.input_tokens + e.usage.cache_read + e.usage.cache_write_5m + e.usage.cache_write_1h
+            for e in trace.events
+            if isinstance(e, MessageEvent) and e.usage is not None
+        ),
+        default=0,
+    )
+
+
+def long_tier(trace: Trace, sv: Serving) -> Serving:
+    """`sv` on its model's 1M tier when the log's billed prompts exceed the standard window
+    (module docstring, 4); as it is otherwise, or when the model has no such tier (the requests
+    over the window are then named where they are scored)."""
+    if sv.model.endswith("[1m]"):
+        return sv
+    info = model_info(sv.model)
+    top = billed_prompt_max(trace)
+    if top <= info.window:
+        return sv
+    try:
+        long = model_info(sv.model + "[1m]")
+    except CatalogError:
+        return sv
+    note = (
+        f"billed prompts up to {top:,} tokens exceed {info.name}'s {info.window:,}-token window: "
+        f"replayed on its 1M tier ({long.name})"
+    )
+    return replace(sv, model=long.name, note="; ".join(x for x in (sv.note, note) if x))

@@ -64,8 +64,8 @@ def test_an_imported_session_gives_its_ttl_and_summary_size(
                     "--policy-set", "compaction.summary_bytes=8000"], capsys)  # fmt: skip
     billed = 11.6070  # `ctxbench billed` on the session
     # 144 requests as billed: the real summariser request is not also replayed as a turn (it
-    # was, 145 requests, until issue 29); what is left is the post-compaction prompt (42,600
-    # billed, ~31k predicted: the summary's tokens are taken as bytes / 4)
+    # was, 145 requests, until issue 29); the post-compaction prompt is the billed one (42,600:
+    # compaction.summary_tokens, 21,155 after the 21,445-token static prefix)
     assert out["requests"] == 144
     near, far = abs(out["cost"] / billed - 1), abs(assumed["cost"] / billed - 1)
     assert near < 0.03 and near < far

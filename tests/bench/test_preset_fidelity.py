@@ -1,0 +1,144 @@
+"""The claude-code preset on real Claude Code sessions with compactions (issue 29): it takes the
+billed size of what followed each recorded compaction (bench/trace_knows.py), `run` takes the 1M
+tier from the billed prompts as `fidelity` does (sim/providers/choice.py), and
+bench/preset_fidelity.py measures compaction points and cost against the bill. Development data
+only: the shared traces-real sessions and tiny synthetic traces."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from ctxbench.bench import preset_fidelity
+from ctxbench.bench.cli import main
+from ctxbench.bench.trace_knows import apply
+from ctxbench.policies.preset import load_policy
+from ctxbench.sim.core.content import Message
+from ctxbench.sim.providers.choice import choose
+from ctxbench.sim.runner import prepare_for
+from ctxbench.traces.importers import import_paths
+from ctxbench.traces.model import CompactionEvent, Header, MessageEvent, Trace, Usage
+from tests.real import REAL, needs_real
+
+SPOTTER = REAL / "spotter"
+SESSION = SPOTTER / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl"  # one compaction, 21,155 tokens after it
+
+
+@needs_real
+def test_the_billed_post_compaction_size_is_taken_and_reattachment_left_to_it() -> None:
+    tr = import_paths([SESSION]).traces[0]
+    prep = prepare_for(tr, "claude-opus-4-6")
+    knows = apply(load_policy("claude-code"), prep, "claude-code")
+    assert knows.policy.compaction.summary_tokens == 21155
+    assert knows.policy.compaction.reattach_files == 0
+    assert any(k.startswith("compaction.summary_tokens=21155 ") for k in knows.from_trace)
+    # a preset that does not model Claude Code's re-attachment keeps its own summary size
+    codex = apply(load_policy("codex"), prep, "codex")
+    assert codex.policy.compaction.summary_tokens == 0
+    # --policy-set wins over the trace
+    own = apply(load_policy("claude-code"), prep, "claude-code", ("compaction.summary_tokens",))
+    assert own.policy.compaction.summary_tokens == 0 and own.policy.compaction.reattach_files == 5
+
+
+@needs_real
+def test_fidelity_policy_claude_code_reads_the_post_compaction_prompt_as_billed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    capsys.readouterr()
+    assert main(["fidelity", str(SESSION), "--policy", "claude-code", "--json", "-q"]) == 0
+    doc = json.loads(capsys.readouterr().out)[0]
+    assert doc["compactions_before"] == {"real": [72], "policy": [72]}
+    assert doc["within_tolerance"] > 0.95  # 0.49 when the summary was counted from its bytes
+    assert abs(doc["predicted"]["cost"] / doc["billed"]["cost"] - 1) < 0.05  # -4.1 % before
+
+
+@needs_real
+def test_the_measurement_on_the_shared_sessions(tmp_path: Path) -> None:
+    part = preset_fidelity.Part("dev", (SPOTTER,))
+    rows = preset_fidelity.rows_of(part, "claude-code")
+    assert [r.log.rsplit("/", 1)[1][:8] for r in rows] == ["258c7280", "8463c716"]
+    for r in rows:
+        assert not r.note and r.turns_off == 0 and len(r.real) == 1
+        assert abs(r.delta(r.like_for_like)) < preset_fidelity.COST
+    lookup = rows[0]  # two server-side lookup misses the preset cannot predict: outside events
+    assert lookup.outside > 1.0 and lookup.delta(lookup.predicted) < -0.05
+    text = "\n".join(preset_fidelity.render("dev", rows, "claude-code"))
+    assert "each within ±1 request: 2 of 2" in text and "like for like: 2 of 2" in text
+    out = tmp_path / "r.md"
+    assert preset_fidelity.main(["--all-real", str(SPOTTER), "--split", "dev", "-q", "-o", str(out)]) == 0
+    assert "258c7280" in out.read_text(encoding="utf-8")
+
+
+def test_a_missing_corpus_folder_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert preset_fidelity.main(["--corpus", str(tmp_path / "absent"), "-q"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not a folder" in err[0]
+
+
+def test_a_session_without_compaction_is_not_measured(tmp_path: Path) -> None:
+    (tmp_path / "none").mkdir()
+    rows = preset_fidelity.rows_of(preset_fidelity.Part("dev", (tmp_path / "none",)), "claude-code")
+    assert rows == []
+    assert "records a compaction" in "\n".join(preset_fidelity.render("dev", rows, "claude-code"))
+
+
+def _long_log(model: str, prompt: int) -> Trace:
+    usage = Usage(input_tokens=10, cache_read=prompt, output_tokens=5)
+    header = Header("log.jsonl", model=model, meta={"format": "claude-code"})
+    return Trace(header, (MessageEvent("assistant", (), usage=usage),), "log.jsonl")
+
+
+def test_run_takes_the_1m_tier_from_the_billed_prompts() -> None:
+    over = choose(_long_log("claude-sonnet-4-6", 250_000), "anthropic")
+    assert over.model == "claude-sonnet-4-6[1m]" and "1M tier" in over.note
+    within = choose(_long_log("claude-sonnet-4-6", 150_000), "anthropic")
+    assert within.model == "claude-sonnet-4-6" and within.note == ""
+
+
+def test_each_compaction_takes_its_own_recorded_size() -> None:
+    comp = replace(
+        load_policy("claude-code").compaction, summary_tokens=15000, summary_tokens_each=(10000, 20000)
+    )
+    assert [comp.billed_summary_tokens(n) for n in range(3)] == [10000, 20000, 15000]
+    assert replace(comp, summary_tokens=0, summary_tokens_each=()).billed_summary_tokens(0) == 0
+
+
+@needs_real
+def test_several_recorded_compactions_give_their_sizes_in_order() -> None:
+    prep = prepare_for(import_paths([SESSION]).traces[0], "claude-opus-4-6")
+    at = next(i for i, s in enumerate(prep.steps) if s.kind == "compaction")
+    one = prep.steps[at]
+    assert one.message is not None
+    block = replace(one.message.blocks[0], tokens=9000)
+    second = replace(one, message=Message.of("user", (block,), "summary"))
+    two = replace(prep, steps=(*prep.steps, second))
+    knows = apply(load_policy("claude-code"), two, "claude-code")
+    assert knows.policy.compaction.summary_tokens_each == (21155, 9000)
+    assert knows.policy.compaction.summary_tokens == 15078
+
+
+def test_a_compaction_without_a_billed_summariser_is_named() -> None:
+    usage = Usage(input_tokens=1, output_tokens=1)
+    events = (
+        MessageEvent("assistant", (), tag="summary", usage=usage),
+        CompactionEvent(()),
+        MessageEvent("assistant", (), usage=usage),
+        CompactionEvent(()),  # a proxy log that did not capture this summariser request
+        MessageEvent("assistant", (), usage=usage),
+    )
+    tr = Trace(Header("log.jsonl", model="claude-opus-4-6"), events, "log.jsonl")
+    assert preset_fidelity.unbilled_summarisers(tr) == [False, True]
+
+
+@needs_real
+def test_a_proxy_log_without_the_summariser_bill_is_compared_like_for_like() -> None:
+    rows = preset_fidelity.rows_of(preset_fidelity.Part("dev", (REAL / "claude-trace",)), "claude-code")
+    assert len(rows) == 1 and rows[0].real == rows[0].own
+    row = rows[0]
+    assert row.unlogged > 0 and row.delta(row.predicted) > 0.2  # its own summary request, unbilled in the log
+    assert abs(row.delta(row.like_for_like)) < preset_fidelity.COST
