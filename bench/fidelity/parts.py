@@ -21,6 +21,7 @@ from ctxbench.bench.fidelity.discover import Found, discover
 from ctxbench.bench.fidelity.interval import cost_interval
 from ctxbench.bench.fidelity.logs import Replayed, replay_log
 from ctxbench.bench.progress import Progress
+from ctxbench.sim.core.catalog import model_info
 
 SPLITS = ("test", "dev")
 # No conversation of at least this many requests with a read match below naive - 0.5 pt: Claude Code
@@ -104,6 +105,10 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
         inside.append(ok)
         widths.append(ci.width)
         fam = "claude-code" if r.log.format in ("claude-code", "claude-trace") else r.log.format
+        vendor = model_info(sf.model).provider
+        floor_key = fam
+        if fam == "claude-code" and vendor != "anthropic":  # another backend behind Claude Code
+            fam = f"claude-code on {vendor}"
         acc = pooled.setdefault(fam, [0, 0, 0, 0.0, 0.0, 0.0, 0])
         acc[0] += base.n
         acc[1] += sum(x.within for x in base.requests)
@@ -118,7 +123,8 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
             ((ci.central, 0.02), (ci.central, 0.05), (sf.cost_naive, 0.02), (sf.cost_naive, 0.05))
         ):
             c[k + 1] += abs(cost - sf.cost_billed) <= share * sf.cost_billed
-        if base.n >= CONVERSATION_FLOOR.get(fam, OTHER_FLOOR) and base.share_ok < sf.share_naive_ok - 0.005:
+        floor = CONVERSATION_FLOOR.get(floor_key, OTHER_FLOOR)
+        if base.n >= floor and base.share_ok < sf.share_naive_ok - 0.005:
             below.append(f"{Path(r.log.rel).name} {r.name}")
         models = " -> ".join(sf.models)
         lines.append(

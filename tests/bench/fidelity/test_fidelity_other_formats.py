@@ -161,7 +161,7 @@ def test_cost_interval_needs_a_measured_share_for_the_endpoint() -> None:
 
     assert measured_share("openai", {}) == measured_share("openai", {"model_provider": "openai"})
     assert measured_share("openai", {"model_provider": "mock"}) is None  # ctxbench serve
-    assert measured_share("gemini", {}) is None  # no Gemini log billed by Google in reach
+    assert measured_share("gemini", {}) is not None and measured_share("zai", {}) is None  # none measured
     reqs = [
         _rc(i, 6000 + 1000 * i, 5504 + 1000 * i if i else 0, 50, 5504 + 1000 * i if i else 0)
         for i in range(12)
