@@ -89,6 +89,6 @@ def _cost(sf: SessionFidelity, share: float) -> float:
     cost = 0.0
     for k, r in enumerate(sf.requests):
         prompt = r.billed.input_tokens + r.billed.cache_read
-        read = r.predicted.cache_read if not k else int(r.predicted.cache_read * (1 - share))
+        read = r.predicted.cache_read if not k else min(prompt, int(r.predicted.cache_read * (1 - share)))
         cost += prices(r.model or sf.model).cost(prompt - read, read, 0, 0, r.billed.output_tokens)
     return cost
