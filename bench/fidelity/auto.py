@@ -46,6 +46,27 @@ def naive_read(prev_prompt: int, prompt: int, minimum: int, step: int) -> int:
     return granular(min(prev_prompt, prompt), minimum, step)
 
 
+def writes_free(cfg: dict[str, Any]) -> bool:
+    """A profile whose provider caches on its own and bills no write (OpenAI-style automatic
+    prefixes, DeepSeek's disk cache): what is not read is uncached input, never a write."""
+    return str(cfg.get("provider", "")) in ("auto-prefix", "deepseek")
+
+
+def left_cached(cfg: dict[str, Any], prompt: int, output: int) -> int:
+    """How much of the conversation a request left readable on a write-free cache: its prompt, and
+    on DeepSeek its output too (a unit ends at "the end of the model output", providers.md §4 rule 1;
+    on the development part 38 of the 53 DeepSeek reads after a conversation's first read past the
+    previous prompt into its output, none past the output: `python -m ctxbench.bench.fidelity.measure`)."""
+    return prompt + output if cfg.get("provider") == "deepseek" else prompt
+
+
+def unit_read(left: int, prompt: int, unit: int) -> int:
+    """DeepSeek's naive read: what the previous request left, in whole storage units, never more
+    than the request's own prompt."""
+    u = max(1, unit)
+    return min(left, prompt) // u * u
+
+
 # Cause classes (the text before the first ':' of every cause)
 ROUTING = "best-effort routing (providers.md §2.1, not predictable from the log)"
 OUTPUT = "generated tokens cached (not in providers.md)"

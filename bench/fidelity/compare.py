@@ -23,10 +23,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ctxbench.bench.fidelity.auto import auto_prefix_cause, naive_read
+from ctxbench.bench.fidelity.auto import auto_prefix_cause, left_cached, naive_read, unit_read, writes_free
 from ctxbench.bench.fidelity.auto_interval import PROVIDER_OF_DIALECT, auto_interval
 from ctxbench.bench.fidelity.causes import likely_cause
-from ctxbench.bench.fidelity.gateway import as_charged, reports_cache_writes
+from ctxbench.bench.fidelity.gateway import as_charged, bills_unreported_writes, reports_cache_writes
 from ctxbench.bench.fidelity.outside import recognise
 from ctxbench.bench.fidelity.policy import PolicyTrack, replays_recorded
 from ctxbench.bench.fidelity.replay import is_anthropic, replay, serving
@@ -128,6 +128,7 @@ def _score(
     """One replay of `trace`, every request scored against its bill."""
     meta = dict(trace.header.meta)
     reported = reports_cache_writes(sv.profile)  # else compared as the gateway reports, priced as charged
+    charges = not reported and bills_unreported_writes(sv.profile)  # else priced as reported
     cfg = profile_config(sv.profile)
     auto = cfg.get("provider") == "auto-prefix"  # bench/fidelity/auto.py causes and naive reading
     records = replay(trace, pol, sv.profile, warm, keep_warm=keep_warm, model=sv.model, outside=outside)
@@ -146,7 +147,7 @@ def _score(
     own = not replays_recorded(pol)  # P's own prediction: policy causes (bench/fidelity/policy.py)
     track = PolicyTrack(pol.name) if own else None
     sf.track = track
-    doubt = unsure(trace)
+    doubt = unsure(trace, str(cfg.get("provider", "")))
     i, k, stopped = -1, 0, False  # k: the next record
     for ev in trace.events:
         if isinstance(ev, CompactionEvent):
@@ -181,15 +182,16 @@ def _score(
         rec_model = rec.model if rec is not None else (sf.requests[-1].model if sf.requests else model)
         miss = rec.miss_cause if rec is not None else ""
         out_tokens = rec.output if rec is not None and own_summary else b.output_tokens  # P's own summary
-        naive = _naive(cfg, i, b, prev_cached, prev_prompt, rec_model)
+        naive = _naive(cfg, i, b, prev_cached, prev_prompt, rec_model, not reported)
         why = "" if own else doubt.at(i)  # P's prediction is P's: no fallback to the naive read
         # after the last mark, in no block of the trace (providers.md §1.9), unless the importer
         # sized the blocks on the whole prompt (traces/importers/sizing.py `sized_on`)
         tail = 0 if meta.get("sized_on") == "prompt" or rec is None else b.input_tokens
-        p_billed, fallback = _predicted(rec, why, b, naive, tail, auto)
+        p_billed, fallback = _predicted(rec, why, b, naive, tail, auto, writes_free(cfg))
         p = reported_usage(p_billed, reported)
-        charged = b if reported else as_charged(b, str(meta.get("ttl", "5m")))
-        prev_cached, prev_prompt = _cached(b), b.input_tokens + b.cache_read
+        charged = as_charged(b, str(meta.get("ttl", "5m"))) if charges else b
+        prev_cached = _cached(b) if reported else b.total_input  # a gateway's writes are in its input
+        prev_prompt = left_cached(cfg, b.input_tokens + b.cache_read, b.output_tokens)
         rc = RequestCompare(i, t, gap, b, p, naive, miss, turn_start=turn_start, real_user=real)
         rc.request_id = ev.request_id
         rc.unsure, rc.fallback, rc.model = why, fallback, rec_model
@@ -208,7 +210,10 @@ def _score(
             track.at_request(i)
         if not rc.within:
             rc.cause = _cause(rc, sf, track, auto, summariser, own_summary)
-        _costs(sf, rc, charged, p_billed if rec is not None else None, tail, out_tokens)
+        priced = p_billed if reported or charges else p
+        free = writes_free(cfg) or not (reported or charges)  # a write is billed as input
+        charge_ttl = str(meta.get("ttl", "5m")) if charges else ""
+        _costs(sf, rc, charged, priced if rec is not None else None, tail, out_tokens, free, charge_ttl)
     if sf.not_scored:
         sf.not_scored_why = (
             f"the replay stopped after request #{sf.not_scored[0] - 1} (a prompt over "
@@ -257,35 +262,55 @@ def _next_record(
     return rec, k + (rec is not None), own_summary
 
 
-def _naive(cfg: dict[str, Any], i: int, b: Usage, prev_cached: int, prev_prompt: int, model: str) -> int:
+def _naive(
+    cfg: dict[str, Any],
+    i: int,
+    b: Usage,
+    prev_cached: int,
+    prev_prompt: int,
+    model: str,
+    hidden: bool = False,
+) -> int:
     """The naive read of request `i` (billed `b`): everything the previous request cached, the
     first request nothing. On automatic-prefix caches all of the previous prompt, rounded to the
-    profile's steps (bench/fidelity/auto.py `naive_read`)."""
+    profile's steps (bench/fidelity/auto.py `naive_read`); on DeepSeek the previous prompt and its
+    output (`prev_prompt`, auto.py `left_cached`) in whole storage units. Behind a gateway that
+    reports no writes (`hidden`) a request cached its whole prompt, as far as its usage shows."""
     if not i:
         return 0
+    if cfg.get("provider") == "deepseek":
+        return unit_read(prev_prompt, b.input_tokens + b.cache_read, int(cfg.get("unit_tokens", 1) or 1))
     if cfg.get("provider") == "auto-prefix":
         if not float(cfg.get("ttl", 1) or 0) > 0:  # `no-cache` (ttl 0): nothing is ever read
             return 0
         step = int(cfg.get("granularity", 1) or 1)
         return naive_read(prev_prompt, b.input_tokens + b.cache_read, _minimum(cfg, model), step)
-    return min(prev_cached, _cached(b))
+    return min(prev_cached, b.total_input if hidden else _cached(b))
 
 
 def _predicted(
-    rec: RequestRecord | None, why: str, b: Usage, naive: int, tail: int, steps: bool
+    rec: RequestRecord | None, why: str, b: Usage, naive: int, tail: int, steps: bool, free: bool = False
 ) -> tuple[SimUsage, str]:
     """The predicted usage of a request and, when the replay is unsure there (`why`,
     bench/fidelity/unsure.py) and its read is not a timing miss yet differs from the naive read,
     the naive read instead (no invented break) with the fallback's name. On a cache that reads in
-    steps (`steps`: automatic-prefix caches, 128 tokens) one step is a difference."""
+    steps (`steps`: automatic-prefix caches, 128 tokens) one step is a difference; on a cache that
+    bills no writes (`free`) the naive fallback writes nothing."""
     differs = rec is not None and rec.cache_read != naive and (steps or not near(rec.cache_read, naive))
     if why and rec is not None and rec.miss_cause not in TIMING_CAUSES and differs:
-        return _naive_usage(b, naive, b.input_tokens - tail, rec.output), f"naive ({why})"
+        return _naive_usage(b, naive, b.input_tokens - tail, rec.output, free), f"naive ({why})"
     return (_usage(rec) if rec is not None else SimUsage(0, 0, 0, 0, 0)), ""
 
 
 def _costs(
-    sf: SessionFidelity, rc: RequestCompare, c: Usage, q: SimUsage | None, tail: int, out_tokens: int
+    sf: SessionFidelity,
+    rc: RequestCompare,
+    c: Usage,
+    q: SimUsage | None,
+    tail: int,
+    out_tokens: int,
+    free: bool = False,
+    charge_ttl: str = "",
 ) -> None:
     """Request `rc` priced as billed (`c`: writes a gateway did not report included), as
     predicted (`q`, priced as billed with the uncached tail; None: P sent no such request, 0) and
@@ -305,14 +330,23 @@ def _costs(
     sf.cost_predicted += rc.cost_predicted
     nw = _cached(b) - naive  # below 0: the naive read took that much of the uncached input
     n5, n1 = (0, max(0, nw)) if b.cache_write_1h and not b.cache_write_5m else (max(0, nw), 0)
-    rc.cost_naive = pr.cost(max(0, b.input_tokens + min(0, nw)), naive, n5, n1, b.output_tokens)
+    uncached = max(0, b.input_tokens + min(0, nw))
+    if free:  # what the naive read leaves is billed as input (`free`: no write is billed as one)
+        n5, n1, uncached = 0, 0, max(0, b.input_tokens + nw)
+    if charge_ttl:  # a gateway that charges its unreported writes: the rest of the prompt written
+        rest = max(0, b.total_input - naive)
+        n5, n1, uncached = (0, rest, 0) if charge_ttl == "1h" else (rest, 0, 0)
+    rc.cost_naive = pr.cost(uncached, naive, n5, n1, b.output_tokens)
     sf.cost_naive += rc.cost_naive
 
 
-def _naive_usage(b: Usage, naive: int, uncached: int, output: int) -> SimUsage:
+def _naive_usage(b: Usage, naive: int, uncached: int, output: int, free: bool = False) -> SimUsage:
     """What the bill implies for a request the replay is unsure of: the naive read, the rest of
-    the billed cached part written (at the billed ttl), the billed uncached input."""
+    the billed cached part written (at the billed ttl), the billed uncached input; on a cache that
+    bills no writes (`free`) the rest is uncached input."""
     write = _cached(b) - naive
+    if free:
+        return SimUsage(max(0, uncached + write), naive, 0, 0, output)
     if write < 0:  # read more than the bill cached (an automatic cache: the previous prompt), so
         return SimUsage(max(0, uncached + write), naive, 0, 0, output)  # that much less uncached
     w5, w1 = (0, write) if b.cache_write_1h and not b.cache_write_5m else (write, 0)

@@ -1,11 +1,13 @@
-"""Usage of a gateway that does not report cache writes (sim/data/profiles/cline.yaml,
-`report_cache_writes: false`), seen from both sides of a fidelity replay:
+"""Usage of a gateway that does not report cache writes (sim/data/profiles/cline.yaml and
+claude-relay.yaml, `report_cache_writes: false`), seen from both sides of a fidelity replay:
 
 - the prediction is compared with the log in the shape the gateway reports (writes counted in the
   input: sim/providers/anthropic.py `reported_usage`);
 - the log's usage is priced as the gateway charges it: the input beyond the read was written to the
   cache at the recorded TTL (the Cline log's own cost field bills it at the 5m write rate on every
-  Opus request, FORMATS.md §2.4), so the billed cost is not understated by pricing writes as input.
+  Opus request, FORMATS.md §2.4), so the billed cost is not understated by pricing writes as input;
+  a relay that bills what it reports (`bill_unreported_writes: false`, the Claude Code relays) is
+  priced as reported, on both sides.
 """
 
 from __future__ import annotations
@@ -19,6 +21,11 @@ from ctxbench.traces.model import Usage
 def reports_cache_writes(profile_name: str) -> bool:
     """False for a profile whose provider reports no cache writes (AnthropicConfig)."""
     return bool(profile(profile_name).get("report_cache_writes", True))
+
+
+def bills_unreported_writes(profile_name: str) -> bool:
+    """True for a profile whose gateway bills the writes it does not report at the write rate."""
+    return bool(profile(profile_name).get("bill_unreported_writes", True))
 
 
 def as_charged(billed: Usage, ttl: str) -> Usage:

@@ -14,7 +14,12 @@ measured on, and the measurement can be rerun):
   the predicted read they lost;
 - where the rebuilt prompt is unsure (bench/fidelity/unsure.py `PROMPT_NOT_LOGGED`): requests the
   replay, before any fallback, predicted short of the naive read with no timing cause, and which
-  of the two the bill sided with.
+  of the two the bill sided with;
+- DeepSeek (sim/data/profiles/deepseek.yaml `unit_tokens`, bench/fidelity/auto.py `left_cached`):
+  reads that are whole 128-token units, and reads past the previous prompt (into its output) or
+  past its output too; Claude Code relays (sim/data/profiles/claude-relay.yaml `ttl`): requests
+  sent within 5 minutes of the previous one and later, and how many read less than half the
+  previous prompt.
 
     python -m ctxbench.bench.fidelity.measure --corpus DIR [--shared DIR] [--json]
 
@@ -24,6 +29,7 @@ The test part is never read here: it is read only by the command that writes the
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from collections import Counter
@@ -139,6 +145,39 @@ def count_misses(sf: SessionFidelity, acc: MissCounts) -> None:
             acc.lost.append((pred - r.billed.cache_read) / pred)
 
 
+@dataclass
+class UnitCounts:
+    """DeepSeek reads after the first of a conversation (module docstring)."""
+
+    reads: int = 0
+    whole_units: int = 0
+    into_output: int = 0
+    past_output: int = 0
+
+
+def count_deepseek(sf: SessionFidelity, acc: UnitCounts) -> None:
+    reqs = sf.requests
+    for a, b in itertools.pairwise(reqs):
+        read = b.billed.cache_read
+        if not read:
+            continue
+        acc.reads += 1
+        acc.whole_units += read % 128 == 0
+        prompt = _prompt(a)
+        acc.into_output += prompt // 128 * 128 < read <= prompt + a.billed.output_tokens
+        acc.past_output += read > prompt + a.billed.output_tokens
+
+
+def count_relay(sf: SessionFidelity, acc: Counter[str]) -> None:
+    """Relay requests by the gap since the previous one, and those that read less than half of
+    the previous prompt."""
+    reqs = sf.requests
+    for a, b in itertools.pairwise(reqs):
+        late = "after 5 min" if b.t - a.t >= 300 else "within 5 min"
+        acc[late] += 1
+        acc[f"{late}, read < half"] += b.billed.cache_read < _prompt(a) / 2
+
+
 def dev_part(shared: Path | None, corpus: Path) -> Part:
     """The development part: the shared folder and the corpus's `dev/` folder (never `test/`)."""
     roots = tuple(p for p in (shared, corpus / "dev") if p is not None and p.is_dir())
@@ -156,12 +195,16 @@ class Measured:
     auto: dict[str, AutoCounts] = field(default_factory=dict)
     misses: MissCounts = field(default_factory=MissCounts)
     sided: Counter[str] = field(default_factory=Counter)  # unsure breaks: whom the bill sided with
+    deepseek: UnitCounts = field(default_factory=UnitCounts)
+    relay: Counter[str] = field(default_factory=Counter)
 
     def json(self) -> dict[str, object]:
         return {
             "auto_prefix": {p: a.json() for p, a in sorted(self.auto.items())},
             "explicit_breakpoints": self.misses.json(),
             "prompt_not_logged_breaks": dict(sorted(self.sided.items())),
+            "deepseek_reads": vars(self.deepseek),
+            "relay_requests": dict(sorted(self.relay.items())),
         }
 
     def lines(self) -> list[str]:
@@ -179,6 +222,12 @@ class Measured:
             f"read read less; share lost, deciles: {m['lost_share_deciles']}"
         )
         out.append(f"breaks in a rebuilt prompt not the one sent, the bill sided with: {dict(self.sided)}")
+        d = self.deepseek
+        out.append(
+            f"deepseek: {d.reads} reads after the first, {d.whole_units} whole 128-token units; past the "
+            f"previous prompt into its output {d.into_output}, past its output {d.past_output}"
+        )
+        out.append(f"claude relays: {dict(sorted(self.relay.items()))}")
         return out
 
 
@@ -192,6 +241,10 @@ def measure(part: Part) -> Measured:
         sf = r.fidelity
         if sf is None or not sf.has_usage:
             continue
+        if sf.model.startswith("deepseek"):
+            count_deepseek(sf, out.deepseek)
+        if sf.meta.get("gateway") == "claude-relay":
+            count_relay(sf, out.relay)
         if sf.auto_provider:
             acc = out.auto.setdefault(sf.auto_provider, AutoCounts())
             count_auto(sf, acc)

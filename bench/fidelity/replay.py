@@ -71,6 +71,12 @@ OBSERVED: dict[str, Any] = {
 OBSERVED_BY_MODEL: dict[str, dict[str, Any]] = {
     "claude-opus-4-7": {"extension_readable_after": 3.0},
 }
+# Per provider family (a profile's `provider:`), on top of its profile. DeepSeek, ready_delay 0: a log
+# times responses, not the requests that follow them, and on the development part every DeepSeek
+# request read the unit its predecessor's output ended, down to the smallest gap the log has (1.4 s:
+# 886caigudong/caigudong- f9d68320, Claude Code 2.1.146 on deepseek-v4-flash; the profile's 3 s
+# "construction takes seconds" would have missed the 5 sent sooner than that).
+OBSERVED_BY_PROVIDER: dict[str, dict[str, Any]] = {"deepseek": {"ready_delay": 0.0}}
 # The first request of most sessions reads a static prefix an earlier session wrote (meta
 # warm_tokens), and after idle gaps longer than the TTL the read falls back to exactly that
 # prefix (coderabbit cb2e607c #23/#72 after 484/374 s, danieldemmel 9e953218 #91/#99 after 12 h /
@@ -126,6 +132,8 @@ def replay(
     cfg = profile_config(profile)
     if observed and cfg.get("provider") == "auto-prefix":  # the central prediction (auto.py)
         params.update(central_params(cfg))
+    if observed:
+        params.update(OBSERVED_BY_PROVIDER.get(str(cfg.get("provider", "")), {}))
     w = int(trace.header.meta.get("warm_tokens", 0) or 0)
     recorded_ttl = str(trace.header.meta.get("ttl", "5m"))
     ttl: Ttl = recorded_ttl if is_ttl(recorded_ttl) else "5m"

@@ -22,7 +22,10 @@ Reasons, per request (`Unsure.at`):
   (`CHECKED_VERSIONS`);
 - `prompt as sent not in the log`: a format whose log does not hold the prompt as it was sent
   (`PROMPT_NOT_LOGGED`): a read the replay predicts short of the naive one, from a prefix break
-  in the rebuilt prompt, is not evidence of a break.
+  in the rebuilt prompt, is not evidence of a break;
+- `units end inside messages`: a provider whose cache reads end at token positions inside a message
+  (`READS_INSIDE_MESSAGES`: DeepSeek's units end where the previous output ended, providers.md §4),
+  while the importer sizes a message only as a whole: the rebuilt prompt cannot place such a read.
 """
 
 from __future__ import annotations
@@ -52,6 +55,12 @@ SHRINK_SHARE = 0.5
 # replay predicted a read short of the naive one with no miss cause, the bill read what the naive
 # reading says on 204 requests, what the replay said on 6 (and neither on 96).
 PROMPT_NOT_LOGGED = frozenset({"codex", "codex-rollout"})
+# Provider families (a profile's `provider:`) whose reads end inside messages. On the development
+# part (886caigudong/caigudong- f9d68320, Claude Code 2.1.146 on deepseek-v4-flash, and the opencode
+# conversations of suhd550-dev/stunning-memory on DeepSeek), of the 53 DeepSeek requests after a
+# conversation's first with no timing cause, the replay's read and the naive one agreed on 48;
+# where they differed the bill sided with the naive read on 4, with the replay on 1.
+READS_INSIDE_MESSAGES = frozenset({"deepseek"})
 # Miss causes the provider model predicts from the recorded timing and events alone: kept where
 # the rebuilt prompt is unsure (sim/core/names.py MissCause).
 TIMING_CAUSES = frozenset(
@@ -86,10 +95,12 @@ class Unsure:
         return ", ".join(why)
 
 
-def unsure(trace: Trace) -> Unsure:
-    """The reasons of `trace` (module docstring)."""
+def unsure(trace: Trace, provider: str = "") -> Unsure:
+    """The reasons of `trace` replayed on a profile of `provider` family (module docstring)."""
     meta = trace.header.meta
     out = Unsure()
+    if provider in READS_INSIDE_MESSAGES:
+        out.whole.append("units end inside messages")
     if zero_block_share(trace) > ZERO_BLOCKS_SHARE:
         out.whole.append("blocks sized 0")
     if meta.get("unknown_line_types"):

@@ -326,6 +326,13 @@ class AnthropicProvider:
         out.cached_pos = mp.to_src(out.cached_pos) if out.cached_pos >= 0 else -1
         return out
 
+    def _price(self, u: Usage) -> float:
+        """What `u` costs: as billed, or as reported by a gateway that bills what it reports
+        (AnthropicConfig.bill_unreported_writes)."""
+        if self.cfg.report_cache_writes or self.cfg.bill_unreported_writes:
+            return price(self.prices, u)
+        return price(self.prices, reported_usage(u, False))
+
     def _call(self, req: Request, now: float) -> Outcome:
         if len(req.breakpoints) > self.cfg.max_breakpoints:
             msg = (
@@ -346,10 +353,10 @@ class AnthropicProvider:
         if fault == "stream_error":  # cut off after the first token: input billed, no output
             err = fault_error(ANTHROPIC, fault, None)
             cut = Usage(usage.uncached, usage.cache_read, usage.cache_write_5m, usage.cache_write_1h, 0)
-            return Outcome(cut, price(self.prices, cut), ttft, ttft, err, top_pos, "", self._wire)
+            return Outcome(cut, self._price(cut), ttft, ttft, err, top_pos, "", self._wire)
         return Outcome(
             usage,
-            price(self.prices, usage),
+            self._price(usage),
             ttft,
             ttft + usage.output / lat.output_tps,
             None,

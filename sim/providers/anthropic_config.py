@@ -34,6 +34,10 @@ class AnthropicConfig:
     # cacheWriteTokens 0 throughout; sim/data/profiles/cline.yaml). The bill is unchanged; only the
     # usage the provider reports is (`reported_usage`).
     report_cache_writes: bool = True
+    # With `report_cache_writes` off: whether the unreported writes are billed at the write rate
+    # (the Cline gateway's own cost field does) or as the uncached input the usage shows (a relay
+    # in front of Claude Code, priced as ccusage prices its log: sim/data/profiles/claude-relay.yaml).
+    bill_unreported_writes: bool = True
     # §1.6 escape hatches: "`defer_loading` tools / tool search append `tool_reference` blocks
     # instead of changing the prefix" [DOC]: "append" (default). "first": the first deferred tool
     # in a request changes the rendered prefix from the tools on, further deferred tools do not

@@ -34,7 +34,7 @@ class DeepSeekConfig:
     dialect: str = "deepseek"
     ttl: float = 6 * 3600.0  # "a few hours to a few days" (assumed 6 h within that range)
     ready_delay: float = 3.0  # "Cache construction takes seconds" (assumed 3 s)
-    unit_tokens: int = 64  # legacy "64 tokens as a storage unit" (2024-08; UNCONFIRMED under V4)
+    unit_tokens: int = 128  # measured under V4 (sim/data/profiles/deepseek.yaml); 64 in the 2024-08 doc
     interval_tokens: int | None = None  # fixed-interval units: size undocumented (UNCONFIRMED)
     max_probes: int = 64  # message boundaries probed below the longest seen prefix
     min_cacheable: int | None = None
