@@ -13,7 +13,9 @@ from ctxbench.traces.importers.base import ImportFailure
 
 def is_log_folder(path: Path) -> bool:
     """A folder that is one log: a Cline-family task folder, or opencode's file storage."""
-    return path.is_dir() and ((path / "ui_messages.json").is_file() or opencode_storage.storage_root(path) is not None)
+    return path.is_dir() and (
+        (path / "ui_messages.json").is_file() or opencode_storage.storage_root(path) is not None
+    )
 
 
 def _first_object(head: bytes) -> dict[str, object] | None:

@@ -42,6 +42,7 @@ from typing import Any
 
 from ctxbench.sim.core.registry import register
 from ctxbench.traces.compressed import is_compressed, open_log, read_errors, read_failure
+from ctxbench.traces.importers import opencode_storage
 from ctxbench.traces.importers.base import (
     ImportFailure,
     ImportReport,
@@ -55,7 +56,6 @@ from ctxbench.traces.importers.base import (
     read_bytes,
     tool_use,
 )
-from ctxbench.traces.importers import opencode_storage
 from ctxbench.traces.importers.tokens import Item, build_traces
 from ctxbench.traces.model import Content, Usage
 

@@ -39,7 +39,17 @@ from ctxbench.traces.importers.base import ImportFailure
 SESSION, MESSAGE, PART = "session", "message", "part"
 # the storage root's other folders and files: not logs, never walked by a folder discovery
 NOT_LOGS = frozenset(
-    {MESSAGE, PART, "project", "todo", "permission", "session_share", "session_diff", "snapshot", "quarantine"}
+    {
+        MESSAGE,
+        PART,
+        "project",
+        "todo",
+        "permission",
+        "session_share",
+        "session_diff",
+        "snapshot",
+        "quarantine",
+    }
 )
 
 
@@ -96,15 +106,26 @@ def _session_files(root: Path) -> list[Path]:
     )
 
 
-def _parent_of(path: Path) -> str:
-    """The `parentID` a session file names ("" for none, or for a file that is no JSON object:
-    its error is said when it is imported)."""
+def _peek(path: Path) -> dict[str, Any]:
+    """A session file's object, {} for a file that is none (its error is said when it is imported)."""
     try:
         obj = json.loads(path.read_bytes().decode("utf-8"))
     except (OSError, ValueError, RecursionError):
-        return ""
-    parent = obj.get("parentID") if isinstance(obj, dict) else None
+        return {}
+    return obj if isinstance(obj, dict) else {}
+
+
+def _parent_of(path: Path) -> str:
+    """The `parentID` a session file names ("" for none)."""
+    parent = _peek(path).get("parentID")
     return parent if isinstance(parent, str) else ""
+
+
+def _created(path: Path) -> float:
+    """When a session was created (`time.created`, ms), 0 when it says no number."""
+    times = _peek(path).get("time")
+    t = times.get("created") if isinstance(times, dict) else None
+    return float(t) if isinstance(t, int | float) and not isinstance(t, bool) and t == t else 0.0
 
 
 def _children(root: Path) -> dict[str, list[Path]]:
@@ -158,7 +179,8 @@ def documents(path: Path) -> list[dict[str, Any]]:
         root = storage_root(path)
         if root is None:
             raise ImportFailure(str(path), "not an opencode storage folder (no session/ and message/ in it)")
-        files = _session_files(root)
+        # in the order the database lists them (`ORDER BY time_created, id`: session ids descend)
+        files = sorted(_session_files(root), key=lambda f: (_created(f), f.stem))
         if not files:
             raise ImportFailure(str(root / SESSION), "no session file (session/<project>/<id>.json)")
         return [_document(root, f) for f in files]
