@@ -102,7 +102,9 @@ def read_blobs(gd: Path, commit: str, paths: list[str]) -> tuple[dict[str, bytes
     out = subprocess.run(
         ["git", "--git-dir", str(gd), "cat-file", "--batch"], input=query, capture_output=True
     )
-    data, at, blobs, missing = out.stdout, 0, {}, []
+    data, at = out.stdout, 0
+    blobs: dict[str, bytes] = {}
+    missing: list[str] = []
     for k, p in enumerate(paths):
         end = data.find(b"\n", at)
         if end < 0:  # git said nothing more (no such repository or commit)
