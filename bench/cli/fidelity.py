@@ -109,8 +109,10 @@ def handle(args: argparse.Namespace) -> int:
         raise ValueError("--corpus and --split go with --all-real")
     if not args.traces:
         raise ValueError("give trace files or --all-real")
+    from ctxbench.traces.importers.detect import is_log_folder
+
     for path in args.traces:
-        if Path(path).is_dir() and not (Path(path) / "ui_messages.json").is_file():  # a task folder is a log
+        if Path(path).is_dir() and not is_log_folder(Path(path)):  # a task folder, opencode's storage: a log
             every = f"`--all-real {path}` for every log under it"
             raise ValueError(f"{path}: a folder; give its log files, or {every}")
     out: list[str] = []

@@ -50,8 +50,10 @@ def import_with_progress(paths: list[Path], fmt: str | None, stream: IO[str] | N
 
 def handle(args: argparse.Namespace) -> int:
     paths = [Path(p) for p in args.paths]
+    from ctxbench.traces.importers.detect import is_log_folder
+
     for p in paths:
-        if p.is_dir() and not (p / "ui_messages.json").is_file():  # a Cline-family task folder is read
+        if p.is_dir() and not is_log_folder(p):  # a Cline-family task folder, opencode's storage: read
             raise ValueError(f"{p}: a folder; give the session log files in it (one format at a time)")
     res = import_with_progress(paths, args.format, terminal_stderr(args.quiet or args.json))
     out = Path(args.output)

@@ -10,6 +10,12 @@ https://github.com/OWNER/NAME kept in `--cache`; it is written to
 `fidelity --all-real` and `billed DIR` skips hidden folders) and checked against the row's sha256.
 `ctxbench fidelity --all-real --corpus OUT` then reads the split it is given.
 
+A row whose path is a session of opencode's file storage (`.../storage/session/<project>/<id>.json`,
+traces/importers/opencode_storage.py) stands for that session's files: the session file, its
+`message/<id>/*.json` and each message's `part/<message>/*.json`, all written; its sha256 is that of
+the listing `<sha256 of the file>  <path under the storage folder>\n`, one line per file in the
+order of their paths (`storage_digest`). A sub-agent's session is a row of its own.
+
 Exit status: 0 all files written, 1 a file missing or with another sha256, 2 bad input."""
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import argparse
 import csv
 import hashlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -59,6 +66,60 @@ def visible(path: str) -> str:
     return "/".join("dot-" + c[1:] if c.startswith(".") else c for c in path.split("/"))
 
 
+STORAGE_SESSION = re.compile(r"^(?P<root>(?:.*/)?storage)/session/[^/]+/(?P<id>[^/]+)\.json$")
+
+
+def storage_files(gd: Path, commit: str, path: str) -> list[str] | None:
+    """The files an opencode storage session row stands for (its session file first), or None
+    when `path` is no storage session file."""
+    m = STORAGE_SESSION.match(path)
+    if m is None:
+        return None
+    root, sid = m["root"], m["id"]
+    listed = subprocess.run(
+        ["git", "--git-dir", str(gd), "ls-tree", "-r", "--name-only", "-z", commit, "--",
+         f"{root}/message/{sid}/", f"{root}/part/"],
+        capture_output=True,
+    )  # fmt: skip
+    names = listed.stdout.decode("utf-8", "replace").split("\0") if listed.returncode == 0 else []
+    messages = sorted(n for n in names if n.startswith(f"{root}/message/{sid}/") and n.endswith(".json"))
+    ids = {n.rsplit("/", 1)[1][: -len(".json")] for n in messages}
+    parts = sorted(
+        n for n in names if n.startswith(f"{root}/part/") and n.endswith(".json") and n.split("/")[-2] in ids
+    )
+    return [path, *messages, *parts]
+
+
+def storage_digest(root: str, blobs: dict[str, bytes]) -> str:
+    """The sha256 of a storage session row: of `<sha256>  <path under root>` lines in path order."""
+    lines = (f"{hashlib.sha256(blobs[n]).hexdigest()}  {n[len(root) + 1 :]}\n" for n in sorted(blobs))
+    return hashlib.sha256("".join(lines).encode()).hexdigest()
+
+
+def read_blobs(gd: Path, commit: str, paths: list[str]) -> tuple[dict[str, bytes], list[str]]:
+    """The blobs COMMIT:PATH of `paths` (one `git cat-file --batch`), and the paths missing."""
+    query = "".join(f"{commit}:{p}\n" for p in paths).encode()
+    out = subprocess.run(
+        ["git", "--git-dir", str(gd), "cat-file", "--batch"], input=query, capture_output=True
+    )
+    data, at = out.stdout, 0
+    blobs: dict[str, bytes] = {}
+    missing: list[str] = []
+    for k, p in enumerate(paths):
+        end = data.find(b"\n", at)
+        if end < 0:  # git said nothing more (no such repository or commit)
+            return blobs, missing + paths[k:]
+        head = data[at:end].split()
+        if len(head) != 3 or head[1] != b"blob":
+            missing.append(p)
+            at = end + 1
+            continue
+        size = int(head[2])
+        blobs[p] = data[end + 1 : end + 1 + size]
+        at = end + 1 + size + 1
+    return blobs, missing
+
+
 def git_dir(repo: str, mirror_root: Path | None, cache: Path) -> Path:
     owner, name = repo.split("/", 1)
     if mirror_root is not None:
@@ -87,20 +148,21 @@ def extract(
         except (OSError, subprocess.CalledProcessError) as e:
             problems.append(f"{where}: cannot clone: {e}")
             continue
-        p = subprocess.run(
-            ["git", "--git-dir", str(gd), "show", f"{r['commit']}:{r['path']}"], capture_output=True
-        )
-        if p.returncode != 0:
-            problems.append(f"{where}: missing: {p.stderr.decode(errors='replace').strip()}")
+        paths = storage_files(gd, r["commit"], r["path"]) or [r["path"]]
+        blobs, missing = read_blobs(gd, r["commit"], paths)
+        if missing:
+            problems.append(f"{where}: missing: {', '.join(missing[:3])}")
             continue
-        digest = hashlib.sha256(p.stdout).hexdigest()
+        m = STORAGE_SESSION.match(r["path"])
+        digest = storage_digest(m["root"], blobs) if m else hashlib.sha256(blobs[r["path"]]).hexdigest()
         if r["sha256"] and digest != r["sha256"]:
             problems.append(f"{where}: sha256 {digest} is not the recorded {r['sha256']}")
             continue
         owner, name = r["repo"].split("/", 1)
-        dest = out / r["split"] / f"{owner}__{name}" / visible(r["path"])
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_bytes(p.stdout)
+        for path, blob in blobs.items():
+            dest = out / r["split"] / f"{owner}__{name}" / visible(path)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(blob)
         n += 1
     return n, problems
 

@@ -5,7 +5,8 @@ The folder is walked, not read from a list of names: every file whose format an 
 the same `--json` objects as the shared traces-real (issue 11: the figures are checked on logs
 that are not in this repository). A Claude Code session's sub-agent files
 (`<session>/subagents/agent-*.jsonl`) are imported with their session, as the importer finds them
-(`related_files`), not again on their own. Files no importer reads are listed, with why, never
+(`related_files`), not again on their own; so are an opencode storage session's message and part
+files and its sub-agents' sessions. Files no importer reads are listed, with why, never
 dropped without a word.
 """
 
@@ -15,7 +16,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctxbench.traces.importers import ImportFailure, detect
+from ctxbench.traces.importers import ImportFailure, detect, opencode_storage
 from ctxbench.traces.importers.claude_code_files import related_files
 
 # Conversations Claude Code sent, whatever recorded them: its own session log, or a proxy log of
@@ -61,6 +62,11 @@ def discover(root: Path) -> Found:
     files: list[tuple[str, Path]] = []
     for folder, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in NOT_LOGS)  # `.claude`, `.codex`, `.gemini` are walked
+        if opencode_storage.storage_root(Path(folder)) == Path(folder):
+            # opencode's file storage: its session files are the logs (read with their messages and
+            # parts), a sub-agent's session with its parent's (traces/importers/opencode_storage.py)
+            dirs[:] = [d for d in dirs if d not in opencode_storage.NOT_LOGS]
+            names = []
         for name in sorted(names):
             if not name.startswith("."):
                 path = Path(folder, name)
@@ -87,6 +93,12 @@ def discover(root: Path) -> Found:
         if log.format == "cline-task"
         and log.path.name != "ui_messages.json"
         and (log.path.parent / "ui_messages.json").is_file()
+    }
+    with_session |= {
+        extra
+        for log in logs
+        if log.format == "opencode" and opencode_storage.is_session_file(log.path)
+        for extra in opencode_storage.session_group(log.path)[1:]
     }
     logs = [log for log in logs if log.path not in with_session]
     return Found(root, tuple(logs), tuple(skipped))

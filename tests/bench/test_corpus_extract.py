@@ -16,6 +16,7 @@ from ctxbench.bench.corpus.extract import main, visible
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
 PATH = ".codex/sessions/2025/10/06/rollout-x.jsonl"
+STORAGE = Path(__file__).resolve().parents[1] / "traces/importers/data/opencode-storage"
 DATA = b'{"type":"session_meta","payload":{}}\n'
 
 
@@ -23,6 +24,7 @@ def _repo(root: Path) -> str:
     work = root / "work"
     (work / PATH).parent.mkdir(parents=True)
     (work / PATH).write_bytes(DATA)
+    shutil.copytree(STORAGE, work / ".local/share/opencode/storage")
     env = {
         "GIT_AUTHOR_NAME": "t",
         "GIT_AUTHOR_EMAIL": "t@t",
@@ -111,3 +113,35 @@ def test_sessions_csv_rows() -> None:
         parts.setdefault(r["format"], set()).add(r["split"])
     for family in ("claude-code", "codex", "gemini-cli"):
         assert parts[family] == {"dev", "test"}, family
+
+
+def test_extract_opencode_storage_session(tmp_path: Path) -> None:
+    """A row on an opencode storage session file brings its messages and parts along (a sub-agent's
+    session is a row of its own), checked against the digest of their listing."""
+    from ctxbench.bench.corpus.extract import storage_digest
+    from ctxbench.traces.importers import import_paths
+
+    commit = _repo(tmp_path)
+    root = ".local/share/opencode/storage"
+    rows = []
+    for sid in ("ses_0a0000000ffeSyntheticMain01", "ses_0a0000100ffeSyntheticSub001"):
+        session = STORAGE / "session/global" / f"{sid}.json"
+        files = [session, *sorted((STORAGE / "message" / sid).iterdir())]
+        files += [p for m in files[1:] for p in sorted((STORAGE / "part" / m.stem).iterdir())]
+        blobs = {f"{root}/{f.relative_to(STORAGE).as_posix()}": f.read_bytes() for f in files}
+        digest = storage_digest(root, blobs)
+        rows.append(
+            f"o/n,{root}/session/global/{sid}.json,{commit},opencode,claude-sonnet-4-5,1,none,dev,{digest}"
+        )
+    table = tmp_path / "s.csv"
+    table.write_text("repo,path,commit,format,model,requests,licence,split,sha256\n" + "\n".join(rows) + "\n")
+    out = tmp_path / "out"
+    assert main(["--csv", str(table), "--mirror-root", str(tmp_path / "mirror"), "--out", str(out)]) == 0
+    got = out / "dev/o__n/dot-local/share/opencode/storage"
+    assert sorted(p.relative_to(got) for p in got.rglob("*.json")) == sorted(
+        p.relative_to(STORAGE) for p in STORAGE.rglob("*.json") if "project" not in p.parts
+    )
+    res = import_paths([got / "session/global/ses_0a0000000ffeSyntheticMain01.json"])
+    assert res.names == ["main", "agent-synthetic-sub/main"]
+    table.write_text(table.read_text().replace(rows[0][-64:], "0" * 64))
+    assert main(["--csv", str(table), "--mirror-root", str(tmp_path / "mirror"), "--out", str(out)]) == 1

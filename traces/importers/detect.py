@@ -7,7 +7,15 @@ import json
 from pathlib import Path
 
 from ctxbench.traces.compressed import DamagedFile, open_log, plain
+from ctxbench.traces.importers import opencode_storage
 from ctxbench.traces.importers.base import ImportFailure
+
+
+def is_log_folder(path: Path) -> bool:
+    """A folder that is one log: a Cline-family task folder, or opencode's file storage."""
+    return path.is_dir() and (
+        (path / "ui_messages.json").is_file() or opencode_storage.storage_root(path) is not None
+    )
 
 
 def _first_object(head: bytes) -> dict[str, object] | None:
@@ -71,8 +79,12 @@ def detect(path: Path) -> str:
     if path.is_dir():
         if (path / "ui_messages.json").is_file():
             return "cline-task"  # a Cline / Roo Code / Kilo Code task folder (traces/importers/cline_task.py)
+        if opencode_storage.storage_root(path) is not None:
+            return "opencode"  # opencode's file storage (traces/importers/opencode_storage.py)
         raise ImportFailure(str(path), "a folder; give the session log files in it (one format at a time)")
     name = plain(path)
+    if opencode_storage.is_session_file(path):
+        return "opencode"  # a session of opencode's file storage, read with its messages and parts
     if name.name in ("ui_messages.json", "api_conversation_history.json"):
         return "cline-task"  # either file of a task folder: the importer reads both
     if name.suffix == ".traj":

@@ -42,6 +42,7 @@ from typing import Any
 
 from ctxbench.sim.core.registry import register
 from ctxbench.traces.compressed import is_compressed, open_log, read_errors, read_failure
+from ctxbench.traces.importers import opencode_storage
 from ctxbench.traces.importers.base import (
     ImportFailure,
     ImportReport,
@@ -101,6 +102,11 @@ def _contents(part: dict[str, Any], report: ImportReport, where: str) -> list[Co
     return []
 
 
+def _at(part: dict[str, Any], at: str, i: int) -> str:
+    """Where a part is: its own file (the file storage), else its place in its message."""
+    return str(part.get("__file__") or f"{at}.parts[{i}]")
+
+
 def _result(part: dict[str, Any]) -> Content:
     """What the model is sent of a finished call: its output, or its error."""
     state = _obj(part.get("state"))
@@ -156,7 +162,7 @@ class _Session:
         for p in parts:
             if p.get("type") == "compaction":
                 self.compaction = p
-        contents = [c for i, p in enumerate(parts) for c in _contents(p, self.report, f"{at}.parts[{i}]")]
+        contents = [c for i, p in enumerate(parts) for c in _contents(p, self.report, _at(p, at, i))]
         if contents:
             self.pending.append(Item("user", contents, t=t, uuids=[str(msg.get("id", ""))]))
 
@@ -186,10 +192,10 @@ class _Session:
                 if ran_at.get("compacted"):
                     self.report.counts["tool outputs opencode cleared later (sent in full here)"] += 1
             elif kind == "step-finish":
-                usage = _usage(p, f"{self.where}: {at}.parts[{i}]")
+                usage = _usage(p, str(p.get("__file__") or f"{self.where}: {at}.parts[{i}]"))
                 uuids = [str(msg.get("id", ""))] if first else []
                 item = Item("reply", reply or [Content("text", text="")], t=created, usage=usage, uuids=uuids)
-                item.where, item.t_end = f"{at}.parts[{i}]", completed
+                item.where, item.t_end = _at(p, at, i), completed
                 if summary:
                     self._summariser(conv, item, created)
                 else:
@@ -197,7 +203,7 @@ class _Session:
                     self.pending = [Item("user", results, t=ran or completed)] if results else []
                 reply, results, first = [], [], False
             elif kind not in ("step-start", "patch", "snapshot", "agent", "subtask", "retry", "file"):
-                self.report.skip(f"assistant part of type {kind!r} (left out)", f"{at}.parts[{i}]")
+                self.report.skip(f"assistant part of type {kind!r} (left out)", _at(p, at, i))
         if reply or results:
             self.report.skip("step without step-finish (no usage: left out)", at)
 
@@ -233,6 +239,8 @@ def _marks_messages(model: str) -> bool:
 
 def _documents(path: Path) -> list[dict[str, Any]]:
     """The sessions of `path` as `opencode export` documents (`info`, `messages`: `info` + `parts`)."""
+    if path.is_dir() or opencode_storage.is_session_file(path):  # the file storage (opencode_storage.py)
+        return opencode_storage.documents(path)
     try:
         with open_log(path) as f:
             head = f.read(len(SQLITE_MAGIC))
@@ -296,13 +304,14 @@ def import_opencode(paths: list[Path], report: ImportReport | None = None) -> Im
     report = report or ImportReport(str(path), "opencode")
     report.cannot_provide = list(CANNOT)
     docs = _documents(path)
+    one_session = not path.is_dir() and opencode_storage.is_session_file(path)
     convs: list[tuple[str, list[Item], str, str, dict[str, Any]]] = []
     for d_i, doc in enumerate(docs):
         info = _obj(doc.get("info"))
         sid = str(info.get("id", f"session-{d_i}"))
         session = _Session(sid, report, str(path))
         for m_i, m in enumerate(doc.get("messages") or []):
-            at = f"messages[{m_i}]"
+            at = str(_obj(_obj(m).get("info")).get("__file__") or f"messages[{m_i}]")  # a storage file
             if not isinstance(m, dict) or not isinstance(m.get("info"), dict):
                 report.skip("message without 'info' (left out)", at)
                 continue
@@ -316,7 +325,8 @@ def import_opencode(paths: list[Path], report: ImportReport | None = None) -> Im
                 report.skip(f"message with role {role!r}", at)
         # several sessions (a database): each by its slug; a sub-agent's (the task tool's) says so
         agent = "agent-" if info.get("parentID") else ""
-        prefix = "" if len(docs) == 1 else f"{agent}{info.get('slug') or sid}/"
+        own = len(docs) == 1 or (d_i == 0 and one_session)  # a session file: its sub-agents named
+        prefix = "" if own else f"{agent}{info.get('slug') or sid}/"
         for c in session.convs.values():
             convs.append((prefix + c.name, c.items, normalize_model(c.model), c.model, c.meta))
     return build_traces(convs, str(path), "opencode", report)
