@@ -65,7 +65,8 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
     `read_match`, `billed` and `predicted` totals of every field, `cost_interval` (`central`: the
     median, the session's predicted cost; `mean`: what a pooled prediction sums; the 90 % interval:
     misses the log cannot show drawn at the measured rate on Anthropic, the measured share of reads
-    not found on automatic-prefix caches, bench/fidelity/interval.py), `fallbacks` (requests
+    not found on automatic-prefix caches, widened by the replay's model error measured on the
+    development part, bench/fidelity/interval.py and model_error.py), `fallbacks` (requests
     predicted as the naive read where the client model is unsure, bench/fidelity/unsure.py) and
     `not_scored` (billed requests the replay did not reach, with why). `naive` holds the naive
     replay's figures; `conditioned` those of the replay with the outside events taken from the bill

@@ -13,15 +13,17 @@ request's cost only. The replay without anything taken from the bill
 the median (the central value: the session's predicted cost) and the mean (what a part's pooled
 prediction sums). Where the replay predicts a break, the
 development part never saw the bill side with the naive read (0 of 67), so no draw reverses one.
-Automatic-prefix caches have their own measured distribution (auto_interval.py).
+Automatic-prefix caches have their own measured distribution (auto_interval.py). Both are then
+widened by the replay's own model error, measured on the development part (model_error.py).
 
 Re-measured by `python -m ctxbench.bench.fidelity.measure --corpus DIR --shared DIR`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from ctxbench.bench.fidelity.model_error import widen
 from ctxbench.bench.fidelity.results import AutoInterval, SessionFidelity
 from ctxbench.sim.core.catalog import prices
 
@@ -58,9 +60,22 @@ class CostInterval:
         return (self.high - self.low) / self.central if self.central else 0.0
 
 
-def cost_interval(sf: SessionFidelity, seed: int = 0, rate: float = UNPREDICTED_MISS) -> CostInterval:
+def cost_interval(
+    sf: SessionFidelity, seed: int = 0, rate: float = UNPREDICTED_MISS, model_error: bool = True
+) -> CostInterval:
     """The predicted cost of `sf` with its 90 % interval (module docstring); on an automatic-prefix
-    cache, the interval of its measured share of reads not found (auto_interval.py)."""
+    cache, the interval of its measured share of reads not found (auto_interval.py). With
+    `model_error`, the interval is widened by the replay's model error measured on the development
+    part (model_error.py); its central value and mean stay those of the chance draws."""
+    ci = _chance_interval(sf, seed, rate)
+    if not model_error:
+        return ci
+    low, high = widen(sf, ci.central, ci.low, ci.high)
+    return replace(ci, low=low, high=high)
+
+
+def _chance_interval(sf: SessionFidelity, seed: int, rate: float) -> CostInterval:
+    """What the provider does by chance only (module docstring)."""
     if sf.auto_interval is not None:
         iv = sf.auto_interval
         return CostInterval(iv.median, iv.low, iv.high, iv, iv.mean)

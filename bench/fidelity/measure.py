@@ -12,6 +12,10 @@ measured on, and the measurement can be rerun):
 - on explicit-breakpoint caches (bench/fidelity/interval.py `UNPREDICTED_MISS`, `LOST_SHARE`):
   of the requests the replay predicts to read something, how many read less, and the share of
   the predicted read they lost;
+- the replay's own model error (bench/fidelity/model_error.py `MODEL_ERROR`): per session, how far
+  the bill fell outside the chance interval relative to its central value, per cache family and
+  session size, and the split-conformal margins they give (with the quantiles of billed/central
+  - 1 beside, for the record);
 - where the rebuilt prompt is unsure (bench/fidelity/unsure.py `PROMPT_NOT_LOGGED`): requests the
   replay, before any fallback, predicted short of the naive read with no timing cause, and which
   of the two the bill sided with;
@@ -22,6 +26,9 @@ measured on, and the measurement can be rerun):
   previous prompt.
 
     python -m ctxbench.bench.fidelity.measure --corpus DIR [--shared DIR] [--json]
+
+The text output ends with `MEAN_SHARE` and `MODEL_ERROR` as Python, ready to paste into
+auto_interval.py and model_error.py.
 
 The test part is never read here: it is read only by the command that writes the report.
 """
@@ -37,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctxbench.bench.fidelity.auto import STEP
+from ctxbench.bench.fidelity.model_error import margins, scores, stratum
 from ctxbench.bench.fidelity.parts import Part, replay_part
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity, near
 
@@ -60,8 +68,16 @@ class AutoCounts:
             "older_entry": self.older, "neither": self.neither,
             "back": {str(k): v for k, v in sorted(self.back.items())},
             "lost_share_quantiles": [round(q, 4) for q in _quantiles(self.lost)],
+            "mean_share": round(self.mean_share, 4),
             "conversations_in_lost_share": len(self.lost), "sessions": self.sessions,
         }  # fmt: skip
+
+
+    @property
+    def mean_share(self) -> float:
+        """The read-weighted mean of the lost shares: the pooled share (auto_interval.py `MEAN_SHARE`)."""
+        total = sum(w for _, w in self.lost)
+        return sum(s * w for s, w in self.lost) / total if total else 0.0
 
 
 SHARE_FLOOR = 10  # conversations with at least this many requests give a lost share
@@ -178,6 +194,37 @@ def count_relay(sf: SessionFidelity, acc: Counter[str]) -> None:
         acc[f"{late}, read < half"] += b.billed.cache_read < _prompt(a) / 2
 
 
+@dataclass
+class ErrorCounts:
+    """The model error of one stratum (bench/fidelity/model_error.py): each session's scores
+    against the chance interval, and its residual billed/central - 1."""
+
+    lower: list[float] = field(default_factory=list)
+    upper: list[float] = field(default_factory=list)
+    residual: list[float] = field(default_factory=list)
+
+    def margins(self) -> tuple[float, float]:
+        return margins(self.lower, self.upper)
+
+    def json(self) -> dict[str, object]:
+        lo, hi = self.margins()
+        ys = sorted(self.residual)
+        q = [round(ys[round(i * (len(ys) - 1) / 20)], 4) for i in (1, 10, 19)] if ys else []
+        return {"sessions": len(ys), "margins": [round(lo, 4), round(hi, 4)], "residual_q05_q50_q95": q}
+
+
+def count_error(sf: SessionFidelity, acc: dict[tuple[str, str], ErrorCounts]) -> None:
+    """Add one session's scores against its chance interval to its stratum."""
+    from ctxbench.bench.fidelity.interval import cost_interval
+
+    ci = cost_interval(sf, model_error=False)
+    c = acc.setdefault(stratum(sf), ErrorCounts())
+    lo, hi = scores(sf.cost_billed, ci.central, ci.low, ci.high)
+    c.lower.append(lo)
+    c.upper.append(hi)
+    c.residual.append(sf.cost_billed / ci.central - 1 if ci.central else 0.0)
+
+
 def dev_part(shared: Path | None, corpus: Path) -> Part:
     """The development part: the shared folder and the corpus's `dev/` folder (never `test/`)."""
     roots = tuple(p for p in (shared, corpus / "dev") if p is not None and p.is_dir())
@@ -197,10 +244,12 @@ class Measured:
     sided: Counter[str] = field(default_factory=Counter)  # unsure breaks: whom the bill sided with
     deepseek: UnitCounts = field(default_factory=UnitCounts)
     relay: Counter[str] = field(default_factory=Counter)
+    error: dict[tuple[str, str], ErrorCounts] = field(default_factory=dict)
 
     def json(self) -> dict[str, object]:
         return {
             "auto_prefix": {p: a.json() for p, a in sorted(self.auto.items())},
+            "model_error": {f"{f} {k}": e.json() for (f, k), e in sorted(self.error.items())},
             "explicit_breakpoints": self.misses.json(),
             "prompt_not_logged_breaks": dict(sorted(self.sided.items())),
             "deepseek_reads": vars(self.deepseek),
@@ -228,6 +277,19 @@ class Measured:
             f"previous prompt into its output {d.into_output}, past its output {d.past_output}"
         )
         out.append(f"claude relays: {dict(sorted(self.relay.items()))}")
+        for (fam, size), e in sorted(self.error.items()):
+            j = e.json()
+            out.append(
+                f"model error {fam} {size}: {j['sessions']} sessions, billed/central - 1 at 5 %, 50 %, "
+                f"95 %: {j['residual_q05_q50_q95']}; margins beyond the chance interval {j['margins']}"
+            )
+        shares = {p: round(c.mean_share, 4) for p, c in sorted(self.auto.items()) if c.lost}
+        out.append(f"MEAN_SHARE: dict[str, float] = {shares}")
+        out.append("MODEL_ERROR: dict[tuple[str, str], tuple[float, float, int]] = {")
+        for key, e in sorted(self.error.items()):
+            lo, hi = e.margins()
+            out.append(f"    {key!r}: ({round(lo, 4)}, {round(hi, 4)}, {len(e.lower)}),")
+        out.append("}")
         return out
 
 
@@ -251,6 +313,7 @@ def measure(part: Part) -> Measured:
             acc.sessions.append(f"{r.log.rel} {r.name}")
         else:
             count_misses(sf, out.misses)
+        count_error(sf, out.error)
         for q in sf.baseline.requests:  # a break in a rebuilt prompt that is not the one sent
             short = q.replay_read < q.naive_read and not near(q.replay_read, q.naive_read)
             if short and "prompt as sent" in q.unsure and not q.miss_cause:

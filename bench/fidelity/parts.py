@@ -3,9 +3,10 @@
 The development part is the shared traces-real folder and the corpus's `dev` rows; the test part
 is the corpus's `test` rows (bench/corpus/README.md: the split, by repository). Every figure is
 the prediction with nothing taken from the bill (`SessionFidelity.baseline`), the naive replay's
-figure beside it; each session's predicted cost has a 90 % interval (bench/fidelity/interval.py)
-and the part's coverage (share of sessions whose billed cost falls inside) and median interval
-width are given. Requests the replay did not score are counted and named; conversations not
+figure beside it; each session's predicted cost has a 90 % interval (bench/fidelity/interval.py:
+the provider's chance widened by the replay's model error, bench/fidelity/model_error.py) and the
+part's coverage (share of sessions whose billed cost falls inside) and median interval width are
+given, overall and per family, beside those of the chance draws alone. Requests the replay did not score are counted and named; conversations not
 compared are named with why.
 """
 
@@ -76,6 +77,24 @@ def replay_part(part: Part, stream: IO[str] | None = None) -> tuple[list[Replaye
     return billed_once(convs), found  # a request copied into two logs is scored once
 
 
+def _share(xs: list[bool]) -> str:
+    return f"{sum(xs) / len(xs):.0%}" if xs else "n/a"
+
+
+def _median(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else 0.0
+
+
+def _cover(c: list[list[float]]) -> str:
+    """A family's coverage and median width, with model error and (chance draws only)."""
+    ok, width, ok0, width0 = c
+    n = len(ok)
+    return (
+        f"{int(sum(ok))}/{n} {sum(ok) / n:.0%} ({int(sum(ok0))}/{n} {sum(ok0) / n:.0%}) | "
+        f"{_median(width):.1%} ({_median(width0):.1%})"
+    )
+
+
 def _pct(a: float, b: float) -> str:
     return f"{(a - b) / b:+.1%}" if b else "n/a"
 
@@ -94,16 +113,21 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
     close: dict[str, list[int]] = {}  # per family: conversations, within 2 % and 5 % (and naive's)
     inside: list[bool] = []
     widths: list[float] = []
+    inside0: list[bool] = []  # the chance draws alone (before the model error)
+    widths0: list[float] = []
+    cover: dict[str, list[list[float]]] = {}  # per family: inside, width; chance only: inside, width
     below: list[str] = []
     for r in convs:
         sf = r.fidelity
         if sf is None or not sf.has_usage:
             continue
         base = sf.baseline
-        ci = cost_interval(sf)
+        ci, chance = cost_interval(sf), cost_interval(sf, model_error=False)
         ok = ci.holds(sf.cost_billed)
         inside.append(ok)
         widths.append(ci.width)
+        inside0.append(chance.holds(sf.cost_billed))
+        widths0.append(chance.width)
         fam = "claude-code" if r.log.format in ("claude-code", "claude-trace") else r.log.format
         vendor = model_info(sf.model).provider
         floor_key = fam
@@ -117,6 +141,8 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
         acc[4] += ci.mean  # the pooled prediction sums the sessions' expectations
         acc[5] += sf.cost_naive
         acc[6] += len(sf.not_scored)
+        for xs, x in zip(cover.setdefault(fam, [[], [], [], []]), (ok, ci.width, inside0[-1], chance.width)):
+            xs.append(float(x))
         c = close.setdefault(fam, [0, 0, 0, 0, 0])
         c[0] += 1
         for k, (cost, share) in enumerate(
@@ -137,22 +163,23 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
     lines += [
         "",
         "| family | requests | within | naive within | cost Δ | naive cost Δ | conversations "
-        "| cost within 2 % (naive) | within 5 % (naive) | not scored |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| cost within 2 % (naive) | within 5 % (naive) | not scored | billed inside 90 % (chance only) "
+        "| median width (chance only) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for fam, (n, w, nw, billed, pred, naive, ns) in sorted(pooled.items()):
         k, c2, c5, n2, n5 = close[fam]
         lines.append(
             f"| {fam} | {n} | {w / max(1, n):.1%} | {nw / max(1, n):.1%} | {_pct(pred, billed)} | "
             f"{_pct(naive, billed)} | {k} | {c2 / k:.0%} ({n2 / k:.0%}) | {c5 / k:.0%} ({n5 / k:.0%}) "
-            f"| {ns} |"
+            f"| {ns} | {_cover(cover[fam])} |"
         )
-    cover = sum(inside) / len(inside) if inside else 0.0
-    width = statistics.median(widths) if widths else 0.0
     lines += [
         "",
-        f"Billed cost inside the 90 % interval: {sum(inside)}/{len(inside)} conversations ({cover:.0%}); "
-        f"median interval width {width:.1%} of the central value.",
+        f"Billed cost inside the 90 % interval: {sum(inside)}/{len(inside)} conversations ({_share(inside)}); "
+        f"median interval width {_median(widths):.1%} of the central value (chance draws only: "
+        f"{sum(inside0)}/{len(inside0)}, {_share(inside0)}, median width {_median(widths0):.1%}; the "
+        "model error is measured on the development part, bench/fidelity/model_error.py).",
         f"Conversations of >= {CONVERSATION_FLOOR['claude-code']} requests (Claude Code; >= {OTHER_FLOOR} of "
         "other harnesses) whose read match is below naive - 0.5 pt: "
         + (", ".join(below) if below else "none")
