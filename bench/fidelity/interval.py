@@ -13,7 +13,10 @@ request's cost only. The replay without anything taken from the bill
 the median (the central value: the session's predicted cost) and the mean (what a part's pooled
 prediction sums). Where the replay predicts a break, the
 development part never saw the bill side with the naive read (0 of 67), so no draw reverses one.
-Automatic-prefix caches have their own measured distribution (auto_interval.py). Both are then
+A Claude Code relay (sim/data/profiles/claude-relay.yaml: reads reported, writes neither reported
+nor billed) misses far more often than Anthropic's own endpoint, so it has its own measured rate
+and shares (`MISSES["claude-relay"]`), and a miss there bills the lost read as input, not as a
+write. Automatic-prefix caches have their own measured distribution (auto_interval.py). Both are then
 widened by the replay's own model error, measured on the development part (model_error.py).
 
 Re-measured by `python -m ctxbench.bench.fidelity.measure --corpus DIR --shared DIR`.
@@ -23,17 +26,31 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ctxbench.bench.fidelity.gateway import bills_unreported_writes, reports_cache_writes
 from ctxbench.bench.fidelity.model_error import widen
 from ctxbench.bench.fidelity.results import AutoInterval, SessionFidelity
 from ctxbench.sim.core.catalog import prices
+from ctxbench.sim.core.profiles import profile_names
 
+RELAY = "claude-relay"
 # Development part (traces-real and the corpus's `dev` rows: Claude Code, Cline,
-# claude-trace, Inspect and opencode logs): of 6,297 requests the replay predicted to read
-# something, 56 read less (5 of them the lookup failures bench/fidelity/outside.py recognises on the
-# shared sessions: claude-code-log 37f83ec9, 9e953218, cua-sandbox-apps pgadmin, spotter 258c7280).
-UNPREDICTED_MISS = 56 / 6297
+# claude-trace, Inspect and opencode logs), relays apart: of 5,543 requests the replay predicted to
+# read something, 56 read less (5 of them the lookup failures bench/fidelity/outside.py recognises
+# on the shared sessions: claude-code-log 37f83ec9, 9e953218, cua-sandbox-apps pgadmin, spotter
+# 258c7280).
+UNPREDICTED_MISS = 56 / 5543
 # The share of its predicted read such a miss lost: the 0 %, 10 %, ..., 100 % quantiles of the 56.
 LOST_SHARE = (0.013, 0.055, 0.091, 0.288, 0.594, 0.649, 0.746, 0.773, 0.781, 0.856, 1.0)
+# cache kind -> (rate, lost-share deciles); the relay's, measured on the development part's relay
+# logs (Damon-Salvetore/claude-code: 91 of 773 requests with a predicted read read less),
+# re-measured by measure.py
+MISSES: dict[str, tuple[float, tuple[float, ...]]] = {
+    "explicit": (UNPREDICTED_MISS, LOST_SHARE),
+    RELAY: (
+        91 / 773,
+        (0.01, 0.013, 0.017, 0.025, 0.036, 0.058, 0.077, 0.113, 0.233, 0.299, 0.763),
+    ),
+}
 DRAWS = 1000  # seeded draws per session
 LEVEL = 0.90  # the interval's coverage target
 
@@ -60,13 +77,29 @@ class CostInterval:
         return (self.high - self.low) / self.central if self.central else 0.0
 
 
+def miss_kind(sf: SessionFidelity) -> str:
+    """The cache whose measured misses a session draws from: a Claude Code relay's, or the
+    explicit-breakpoint caches' (module docstring)."""
+    return RELAY if sf.meta.get("gateway") == RELAY else "explicit"
+
+
+def writes_billed(sf: SessionFidelity) -> bool:
+    """False on a gateway that neither reports nor bills cache writes: a miss there bills its lost
+    read as input (gateway.py)."""
+    gw = str(sf.meta.get("gateway", ""))
+    if gw not in profile_names():
+        return True
+    return reports_cache_writes(gw) or bills_unreported_writes(gw)
+
+
 def cost_interval(
-    sf: SessionFidelity, seed: int = 0, rate: float = UNPREDICTED_MISS, model_error: bool = True
+    sf: SessionFidelity, seed: int = 0, rate: float | None = None, model_error: bool = True
 ) -> CostInterval:
     """The predicted cost of `sf` with its 90 % interval (module docstring); on an automatic-prefix
     cache, the interval of its measured share of reads not found (auto_interval.py). With
     `model_error`, the interval is widened by the replay's model error measured on the development
-    part (model_error.py); its central value and mean stay those of the chance draws."""
+    part (model_error.py); its central value and mean stay those of the chance draws. `rate`
+    overrides the measured miss rate of the session's cache (`MISSES`)."""
     ci = _chance_interval(sf, seed, rate)
     if not model_error:
         return ci
@@ -74,7 +107,7 @@ def cost_interval(
     return replace(ci, low=low, high=high)
 
 
-def _chance_interval(sf: SessionFidelity, seed: int, rate: float) -> CostInterval:
+def _chance_interval(sf: SessionFidelity, seed: int, rate: float | None) -> CostInterval:
     """What the provider does by chance only (module docstring)."""
     if sf.auto_interval is not None:
         iv = sf.auto_interval
@@ -85,6 +118,9 @@ def _chance_interval(sf: SessionFidelity, seed: int, rate: float) -> CostInterva
         return CostInterval(cost, cost, cost, mean=cost)
     import numpy as np  # here: the fidelity verb's start-up does not pay for it
 
+    measured_rate, shares = MISSES[miss_kind(sf)]
+    rate = measured_rate if rate is None else rate
+    billed_writes = writes_billed(sf)
     extra = []
     for r in base.requests:
         p = r.predicted
@@ -93,6 +129,9 @@ def _chance_interval(sf: SessionFidelity, seed: int, rate: float) -> CostInterva
         pr = prices(r.model or base.model)
         u, o = r.input_predicted, r.billed.output_tokens
         w5, w1 = p.cache_write_5m, p.cache_write_1h
+        if not billed_writes:  # the lost read is billed as input
+            extra.append(pr.cost(u + p.cache_read, 0, w5, w1, o) - pr.cost(u, p.cache_read, w5, w1, o))
+            continue
         failed = (w5, w1 + p.cache_read) if w1 and not w5 else (w5 + p.cache_read, w1)
         extra.append(pr.cost(u, 0, *failed, o) - pr.cost(u, p.cache_read, w5, w1, o))
     cost = base.cost_predicted
@@ -100,7 +139,7 @@ def _chance_interval(sf: SessionFidelity, seed: int, rate: float) -> CostInterva
         return CostInterval(cost, cost, cost, mean=cost)
     rng = np.random.default_rng(seed)
     fails = rng.random((DRAWS, len(extra))) < rate
-    lost = np.interp(rng.random((DRAWS, len(extra))), np.linspace(0, 1, len(LOST_SHARE)), LOST_SHARE)
+    lost = np.interp(rng.random((DRAWS, len(extra))), np.linspace(0, 1, len(shares)), shares)
     draws = cost + (fails * lost) @ np.asarray(extra)  # the cost is linear in the read lost
     tail = (1 - LEVEL) / 2
     low, high = np.quantile(draws, [tail, 1 - tail])

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctxbench.bench.fidelity.auto import STEP
+from ctxbench.bench.fidelity.interval import cost_interval, miss_kind
 from ctxbench.bench.fidelity.model_error import margins, scores, stratum
 from ctxbench.bench.fidelity.parts import Part, replay_part
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity, near
@@ -215,8 +216,6 @@ class ErrorCounts:
 
 def count_error(sf: SessionFidelity, acc: dict[tuple[str, str], ErrorCounts]) -> None:
     """Add one session's scores against its chance interval to its stratum."""
-    from ctxbench.bench.fidelity.interval import cost_interval
-
     ci = cost_interval(sf, model_error=False)
     c = acc.setdefault(stratum(sf), ErrorCounts())
     lo, hi = scores(sf.cost_billed, ci.central, ci.low, ci.high)
@@ -240,7 +239,7 @@ class Measured:
     """Everything the module docstring lists, over one part."""
 
     auto: dict[str, AutoCounts] = field(default_factory=dict)
-    misses: MissCounts = field(default_factory=MissCounts)
+    misses: dict[str, MissCounts] = field(default_factory=dict)  # by interval.py `miss_kind`
     sided: Counter[str] = field(default_factory=Counter)  # unsure breaks: whom the bill sided with
     deepseek: UnitCounts = field(default_factory=UnitCounts)
     relay: Counter[str] = field(default_factory=Counter)
@@ -250,7 +249,7 @@ class Measured:
         return {
             "auto_prefix": {p: a.json() for p, a in sorted(self.auto.items())},
             "model_error": {f"{f} {k}": e.json() for (f, k), e in sorted(self.error.items())},
-            "explicit_breakpoints": self.misses.json(),
+            "explicit_breakpoints": {k: m.json() for k, m in sorted(self.misses.items())},
             "prompt_not_logged_breaks": dict(sorted(self.sided.items())),
             "deepseek_reads": vars(self.deepseek),
             "relay_requests": dict(sorted(self.relay.items())),
@@ -265,11 +264,12 @@ class Measured:
                 f"  lost share per conversation of >= {SHARE_FLOOR} requests ({len(c.lost)}), weighted, "
                 f"5 % quantiles: {[round(q, 4) for q in _quantiles(c.lost)]}",
             ]
-        m = self.misses.json()
-        out.append(
-            f"explicit breakpoints: {m['read_less']} of {m['predicted_reads']} requests with a predicted "
-            f"read read less; share lost, deciles: {m['lost_share_deciles']}"
-        )
+        for kind, misses in sorted(self.misses.items()):
+            m = misses.json()
+            out.append(
+                f"{kind} breakpoints: {m['read_less']} of {m['predicted_reads']} requests with a predicted "
+                f"read read less; share lost, deciles: {m['lost_share_deciles']}"
+            )
         out.append(f"breaks in a rebuilt prompt not the one sent, the bill sided with: {dict(self.sided)}")
         d = self.deepseek
         out.append(
@@ -312,7 +312,7 @@ def measure(part: Part) -> Measured:
             count_auto(sf, acc)
             acc.sessions.append(f"{r.log.rel} {r.name}")
         else:
-            count_misses(sf, out.misses)
+            count_misses(sf, out.misses.setdefault(miss_kind(sf), MissCounts()))
         count_error(sf, out.error)
         for q in sf.baseline.requests:  # a break in a rebuilt prompt that is not the one sent
             short = q.replay_read < q.naive_read and not near(q.replay_read, q.naive_read)

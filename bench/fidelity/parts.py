@@ -3,11 +3,11 @@
 The development part is the shared traces-real folder and the corpus's `dev` rows; the test part
 is the corpus's `test` rows (bench/corpus/README.md: the split, by repository). Every figure is
 the prediction with nothing taken from the bill (`SessionFidelity.baseline`), the naive replay's
-figure beside it; each session's predicted cost has a 90 % interval (bench/fidelity/interval.py:
-the provider's chance widened by the replay's model error, bench/fidelity/model_error.py) and the
-part's coverage (share of sessions whose billed cost falls inside) and median interval width are
-given, overall and per family, beside those of the chance draws alone. Requests the replay did not score are counted and named; conversations not
-compared are named with why.
+figure beside it; each session's predicted cost has a 90 % interval (bench/fidelity/interval.py: the
+provider's chance widened by the replay's model error, bench/fidelity/model_error.py) and the part's
+coverage (share of sessions whose billed cost falls inside) and median interval width are given,
+overall and per family, beside those of the chance draws alone. Requests the replay did not score
+are counted and named; conversations not compared are named with why.
 """
 
 from __future__ import annotations
@@ -141,7 +141,8 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
         acc[4] += ci.mean  # the pooled prediction sums the sessions' expectations
         acc[5] += sf.cost_naive
         acc[6] += len(sf.not_scored)
-        for xs, x in zip(cover.setdefault(fam, [[], [], [], []]), (ok, ci.width, inside0[-1], chance.width)):
+        figures = (ok, ci.width, inside0[-1], chance.width)
+        for xs, x in zip(cover.setdefault(fam, [[], [], [], []]), figures, strict=True):
             xs.append(float(x))
         c = close.setdefault(fam, [0, 0, 0, 0, 0])
         c[0] += 1
@@ -176,7 +177,8 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
         )
     lines += [
         "",
-        f"Billed cost inside the 90 % interval: {sum(inside)}/{len(inside)} conversations ({_share(inside)}); "
+        f"Billed cost inside the 90 % interval: {sum(inside)}/{len(inside)} conversations "
+        f"({_share(inside)}); "
         f"median interval width {_median(widths):.1%} of the central value (chance draws only: "
         f"{sum(inside0)}/{len(inside0)}, {_share(inside0)}, median width {_median(widths0):.1%}; the "
         "model error is measured on the development part, bench/fidelity/model_error.py).",

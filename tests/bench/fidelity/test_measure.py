@@ -55,5 +55,7 @@ def test_shared_sessions_give_counts_that_add_up() -> None:
         openai.found + openai.missed > 0
         and openai.static_only + openai.older + openai.neither == openai.missed
     )
-    assert 0 < len(out.misses.lost) < out.misses.reads  # a few of the predicted reads read less
+    explicit = out.misses["explicit"]
+    assert 0 < len(explicit.lost) < explicit.reads  # a few of the predicted reads read less
+    assert "claude-relay" not in out.misses  # no relay log among the shared sessions
     assert out.sided["replay"] <= out.sided["naive"]  # PROMPT_NOT_LOGGED: breaks the bill did not show

@@ -81,7 +81,9 @@ def _auto(n: int) -> SessionFidelity:
     for i in range(n):
         prompt, read = 6000 + 1000 * i, (5504 + 1000 * i if i else 0)
         reqs.append(
-            RequestCompare(i, float(i), 1.0, Usage(prompt - read, read, 0, 0, 50), SimUsage(prompt - read, read), 0)
+            RequestCompare(
+                i, float(i), 1.0, Usage(prompt - read, read, 0, 0, 50), SimUsage(prompt - read, read), 0
+            )
         )
     return SessionFidelity("s", "gpt-5", "recorded", reqs, meta={"warm_tokens": 1100}, auto_provider="openai")
 
@@ -118,4 +120,6 @@ def test_measure_on_the_shared_sessions_prints_model_error(
 ) -> None:
     assert main(["--corpus", str(tmp_path), "--shared", str(REAL)]) == 0
     text = capsys.readouterr().out
-    assert "model error anthropic 2+:" in text and "MODEL_ERROR: dict[" in text and "MEAN_SHARE: dict[" in text
+    assert (
+        "model error anthropic 2+:" in text and "MODEL_ERROR: dict[" in text and "MEAN_SHARE: dict[" in text
+    )
