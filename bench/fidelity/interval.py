@@ -16,7 +16,8 @@ development part never saw the bill side with the naive read (0 of 67), so no dr
 A Claude Code relay (sim/data/profiles/claude-relay.yaml: reads reported, writes neither reported
 nor billed) misses far more often than Anthropic's own endpoint, so it has its own measured rate
 and shares (`MISSES["claude-relay"]`), and a miss there bills the lost read as input, not as a
-write. Automatic-prefix caches have their own measured distribution (auto_interval.py). Both are then
+write; DeepSeek's disk cache, behind whichever client, has its own too (`MISSES["deepseek"]`).
+Automatic-prefix caches have their own measured distribution (auto_interval.py). Both are then
 widened by the replay's own model error, measured on the development part (model_error.py).
 
 Re-measured by `python -m ctxbench.bench.fidelity.measure --corpus DIR --shared DIR`.
@@ -29,26 +30,29 @@ from dataclasses import dataclass, replace
 from ctxbench.bench.fidelity.gateway import bills_unreported_writes, reports_cache_writes
 from ctxbench.bench.fidelity.model_error import widen
 from ctxbench.bench.fidelity.results import AutoInterval, SessionFidelity
-from ctxbench.sim.core.catalog import prices
+from ctxbench.sim.core.catalog import model_info, prices
 from ctxbench.sim.core.profiles import profile_names
 
 RELAY = "claude-relay"
-# Development part (traces-real and the corpus's `dev` rows: Claude Code, Cline,
-# claude-trace, Inspect and opencode logs), relays apart: of 5,543 requests the replay predicted to
-# read something, 56 read less (5 of them the lookup failures bench/fidelity/outside.py recognises
+# Development part (traces-real and the corpus's `dev` rows: Claude Code, Cline, claude-trace,
+# Inspect and opencode logs), relays and DeepSeek apart: of 5,517 requests the replay predicted to
+# read something, 54 read less (5 of them the lookup failures bench/fidelity/outside.py recognises
 # on the shared sessions: claude-code-log 37f83ec9, 9e953218, cua-sandbox-apps pgadmin, spotter
 # 258c7280).
-UNPREDICTED_MISS = 56 / 5543
-# The share of its predicted read such a miss lost: the 0 %, 10 %, ..., 100 % quantiles of the 56.
-LOST_SHARE = (0.013, 0.055, 0.091, 0.288, 0.594, 0.649, 0.746, 0.773, 0.781, 0.856, 1.0)
+UNPREDICTED_MISS = 54 / 5517
+# The share of its predicted read such a miss lost: the 0 %, 10 %, ..., 100 % quantiles of the 54.
+LOST_SHARE = (0.014, 0.055, 0.131, 0.436, 0.601, 0.649, 0.746, 0.773, 0.781, 0.856, 1.0)
 # cache kind -> (rate, lost-share deciles); the relay's, measured on the development part's relay
-# logs (Damon-Salvetore/claude-code: 91 of 773 requests with a predicted read read less),
+# logs (Damon-Salvetore/claude-code: 90 of 745 requests with a predicted read read less),
 # re-measured by measure.py
 MISSES: dict[str, tuple[float, tuple[float, ...]]] = {
     "explicit": (UNPREDICTED_MISS, LOST_SHARE),
+    # DeepSeek's disk cache (886caigudong/caigudong- Claude Code and suhd550-dev/stunning-memory
+    # opencode logs on DeepSeek): 3 of 54 read less, each a few 128-token units
+    "deepseek": (3 / 54, (0.01, 0.01, 0.01, 0.011, 0.011, 0.011, 0.011, 0.011, 0.074, 0.074, 0.074)),
     RELAY: (
-        91 / 773,
-        (0.01, 0.013, 0.017, 0.025, 0.036, 0.058, 0.077, 0.113, 0.233, 0.299, 0.763),
+        90 / 745,
+        (0.011, 0.014, 0.018, 0.027, 0.037, 0.058, 0.077, 0.113, 0.233, 0.299, 0.763),
     ),
 }
 DRAWS = 1000  # seeded draws per session
@@ -78,9 +82,13 @@ class CostInterval:
 
 
 def miss_kind(sf: SessionFidelity) -> str:
-    """The cache whose measured misses a session draws from: a Claude Code relay's, or the
+    """The cache whose measured misses a session draws from: DeepSeek's, a Claude Code relay's to
+    an Anthropic model (a relay to another backend is that backend's cache), or the
     explicit-breakpoint caches' (module docstring)."""
-    return RELAY if sf.meta.get("gateway") == RELAY else "explicit"
+    provider = model_info(sf.model).provider
+    if provider == "deepseek":  # DeepSeek's disk cache behind any client
+        return provider
+    return RELAY if sf.meta.get("gateway") == RELAY and provider == "anthropic" else "explicit"
 
 
 def writes_billed(sf: SessionFidelity) -> bool:
