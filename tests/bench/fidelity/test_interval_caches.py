@@ -1,0 +1,54 @@
+"""Which measured misses a session's cost interval draws from (bench/fidelity/interval.py
+`miss_kind`, `MISSES`): a relay's to an Anthropic model, DeepSeek's disk cache behind any client,
+Anthropic's own endpoint otherwise; and what a miss costs where writes are not billed."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxbench.bench.fidelity.interval import MISSES, cost_interval, miss_kind, writes_billed
+from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity
+from ctxbench.sim.core.catalog import prices
+from ctxbench.sim.core.provider import Usage as SimUsage
+from ctxbench.traces.model import Usage
+
+
+def _session(model: str, gateway: str = "", n: int = 40) -> SessionFidelity:
+    """`n` requests, each predicted and billed to read its previous prompt of 10k tokens a turn."""
+    reqs, cost = [], 0.0
+    pr = prices(model)
+    for i in range(n):
+        read = 10_000 * i
+        rc = RequestCompare(i, 10.0 * i, 10.0, Usage(5, read, 0, 0, 100), SimUsage(5, read, 0, 0, 100), read)
+        rc.input_predicted = 5
+        rc.cost_predicted = rc.cost_billed = pr.cost(5, read, 0, 0, 100)
+        cost += rc.cost_predicted
+        reqs.append(rc)
+    meta = {"gateway": gateway} if gateway else {}
+    return SessionFidelity("s", model, "recorded", reqs, cost, cost, cost, meta=meta)
+
+
+def test_each_cache_draws_its_own_measured_misses() -> None:
+    assert miss_kind(_session("claude-sonnet-4-6")) == "explicit"
+    assert miss_kind(_session("claude-sonnet-4-6", "claude-relay")) == "claude-relay"
+    # a relay in front of DeepSeek is DeepSeek's cache, not the Anthropic relays' rate
+    assert miss_kind(_session("deepseek-chat", "claude-relay")) == "deepseek"
+    assert miss_kind(_session("deepseek-chat")) == "deepseek"
+    assert set(MISSES) == {"explicit", "claude-relay", "deepseek"}
+    assert MISSES["claude-relay"][0] > MISSES["explicit"][0]  # relays miss far more often (measured)
+
+
+def test_a_relay_bills_a_lost_read_as_input_not_as_a_write() -> None:
+    assert writes_billed(_session("claude-sonnet-4-6")) and writes_billed(
+        _session("claude-sonnet-4-6", "cline")
+    )
+    assert not writes_billed(_session("claude-sonnet-4-6", "claude-relay"))
+    direct, relay = _session("claude-sonnet-4-6"), _session("claude-sonnet-4-6", "claude-relay")
+    rate = 0.5  # the same misses on both: only the price of a miss differs
+    d = cost_interval(direct, rate=rate, model_error=False)
+    r = cost_interval(relay, rate=rate, model_error=False)
+    pr = prices("claude-sonnet-4-6")
+    assert pr.cache_write_5m > pr.input  # a write costs more than input: the relay's misses cost less
+    assert direct.baseline.cost_predicted == pytest.approx(relay.baseline.cost_predicted)
+    assert r.mean - relay.baseline.cost_predicted < d.mean - direct.baseline.cost_predicted
+    assert r.mean > relay.baseline.cost_predicted  # a miss still costs something
