@@ -39,7 +39,7 @@ from ctxbench.sim.core.profiles import profile as profile_config
 from ctxbench.sim.core.provider import Usage as SimUsage
 from ctxbench.sim.core.records import RequestRecord
 from ctxbench.sim.providers.anthropic import reported_usage
-from ctxbench.sim.providers.choice import Serving
+from ctxbench.sim.providers.choice import Serving, billed_prompt_max
 from ctxbench.sim.runner import prepare_for
 from ctxbench.traces.importers.claude_code_wire import at_mentions
 from ctxbench.traces.importers.tokens import real_user_content
@@ -145,8 +145,7 @@ def _score(
     before: tuple[str, ...] = ()
     written: dict[int, int] = {}  # billed cached part -> request index
     own = not replays_recorded(pol)  # P's own prediction: policy causes (bench/fidelity/policy.py)
-    track = PolicyTrack(pol.name) if own else None
-    sf.track = track
+    sf.track = track = PolicyTrack(pol.name) if own else None
     doubt = unsure(trace, str(cfg.get("provider", "")))
     i, k, stopped = -1, 0, False  # k: the next record
     for ev in trace.events:
@@ -215,11 +214,25 @@ def _score(
         charge_ttl = str(meta.get("ttl", "5m")) if charges else ""
         _costs(sf, rc, charged, priced if rec is not None else None, tail, out_tokens, free, charge_ttl)
     if sf.not_scored:
-        sf.not_scored_why = (
-            f"the replay stopped after request #{sf.not_scored[0] - 1} (a prompt over "
-            f"{model}'s window, or an error of the replayed run)"
-        )
+        sf.not_scored_why = _why_stopped(records, sf.not_scored[0] - 1, billed_prompt_max(trace))
     return sf
+
+
+def _why_stopped(records: list[RequestRecord], last: int, billed_top: int) -> str:
+    """Why the replay stopped after request `last`: the failed call that ended it (e.g. a prompt
+    over the model's window), and where the billed prompts it did not reach are larger than that
+    window, that the model which served them has a larger one."""
+    failed = next((r for r in records if r.error), None)
+    if failed is None:
+        return f"the replay stopped after request #{last} (the replayed harness sent no more requests)"
+    why = f"{failed.error} on {failed.model}: {failed.true_input:,} prompt tokens"
+    window = model_info(failed.model).window
+    if billed_top > window:
+        why += (
+            f"; billed prompts reach {billed_top:,}: the model that served them has a larger "
+            f"window than the catalog's {window:,} (--model NAME replays the log as another)"
+        )
+    return f"the replay stopped after request #{last} ({why})"
 
 
 def _cause(

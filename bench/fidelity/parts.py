@@ -187,24 +187,30 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
         + (", ".join(below) if below else "none")
         + ".",
     ]
+    return [*lines, *_left_out(convs, found), ""]
+
+
+def _left_out(convs: list[Replayed], found: list[Found]) -> list[str]:
+    """Every billed request or log the part did not score, named with why."""
+    out: list[str] = []
     for r in convs:
         if r.fidelity is not None and r.fidelity.not_scored:
-            lines.append(
+            out.append(
                 f"- not scored: {Path(r.log.rel).name} {r.name}: {len(r.fidelity.not_scored)} request(s), "
                 f"{r.fidelity.not_scored_why}"
             )
         if r.fidelity is not None and r.fidelity.copied and not r.fidelity.n:
-            lines.append(
+            out.append(
                 f"- scored elsewhere: {Path(r.log.rel).name} {r.name}: its {r.fidelity.copied} request(s) "
                 "are copies of another log's (same requestId), scored there"
             )
         elif not r.compared:
-            lines.append(
+            out.append(
                 f"- not compared: {Path(r.log.rel).name} {r.name} ({r.recorded_model()}): {r.why_not}"
             )
     for f in found:
-        lines += [f"- no importer reads {rel}: {why}" for rel, why in f.skipped]
-    return [*lines, ""]
+        out += [f"- no importer reads {rel}: {why}" for rel, why in f.skipped]
+    return out
 
 
 def render_parts(shared: Path | None, corpus: Path, split: str | None, stream: IO[str] | None = None) -> str:

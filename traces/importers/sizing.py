@@ -120,6 +120,10 @@ def system_size(events: list[Event], counter: RateCounter, size: Any = _cached) 
     # the tokens after the last block (Cline: 2) or the 128-token steps of OpenAI hits
     # (providers.md §2.1) make up the rest.
     top = c1 - max(128, c1 // 100) if size is _whole else c1
+    # the system prompt is in every prompt: a read after a compaction larger than the smallest
+    # prompt of the log kept conversation too (a compaction that left a prefix of it), it is not S
+    smallest = min((size(e.usage) for _, e in replies if e.usage and size(e.usage)), default=c1)
+    after = [a for a in after if a <= smallest]
     if after:
         s, how = min(after), "cache read after a recorded compaction"
     else:
