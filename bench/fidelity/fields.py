@@ -94,6 +94,10 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
         out["not_scored"] = {"count": len(sf.not_scored), "requests": sf.not_scored, "why": sf.not_scored_why}
     if len(sf.models) > 1:  # a session on several models (`model_switch`): each request priced as its own
         out["models"] = sf.models
+    if sf.meta.get("backend_assumption"):  # another backend behind Claude Code (claude_code_backend.py)
+        out["backend"] = {"provider": sf.meta.get("backend", ""), "assumption": sf.meta["backend_assumption"]}
+    if sf.meta.get("usage_unrecorded"):  # requests whose log records 0 tokens: bill unknown, not scored
+        out["usage_unrecorded"] = int(str(sf.meta["usage_unrecorded"]))
     if sf.copied:  # a forked session's copies of earlier requests: scored where they were billed
         out["copied_requests"] = sf.copied
     if not sf.has_usage:

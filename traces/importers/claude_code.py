@@ -69,6 +69,7 @@ from ctxbench.traces.importers.base import (
     other_price_terms,
     parse_time,
 )
+from ctxbench.traces.importers.claude_code_backend import backend_meta, drop_unrecorded, relay_meta
 from ctxbench.traces.importers.claude_code_files import AGENT_FILE, related_files
 from ctxbench.traces.importers.claude_code_wire import (
     FORKED_QUERY_LINES,
@@ -320,29 +321,6 @@ class _Reader:
         item.t_end = t if t is not None else item.t_end
 
 
-# Anthropic's API answers with a `request-id` header of this prefix, which Claude Code logs as
-# `requestId`; a relay in front of another backend (or of Anthropic's API) may not pass it on.
-ANTHROPIC_REQUEST_ID = "req_"
-RELAY_PROFILE = "claude-relay"  # sim/data/profiles/claude-relay.yaml
-
-
-def relay_meta(items: list[Item], name: str, report: ImportReport) -> dict[str, str]:
-    """The meta of a conversation answered by a relay that reports no cache writes: none of its
-    requests carries an Anthropic request id, and its usage reads from the cache but never reports
-    a write (its writes are in the input). Such a log is sized on its whole prompts and replayed on
-    the relay's profile, and the note says so; {} for any other conversation."""
-    usages = [i.usage for i in items if i.kind == "reply" and i.usage is not None]
-    if not usages or any(i.request_id.startswith(ANTHROPIC_REQUEST_ID) for i in items if i.kind == "reply"):
-        return {}
-    if not any(u.cache_read for u in usages) or any(u.cache_write_5m or u.cache_write_1h for u in usages):
-        return {}
-    report.note(
-        f"{name}: no Anthropic request id, and cache reads but no cache write on any of its "
-        f"{len(usages)} requests: a relay that bills its writes as input (profile {RELAY_PROFILE})"
-    )
-    return {"gateway": RELAY_PROFILE, "usage_counts": "whole prompt"}
-
-
 @register("importer", "claude-code")
 def import_claude_code(paths: list[Path], report: ImportReport | None = None) -> ImportResult:
     """Import one session (its sub-agent files are found next to it) or explicit files."""
@@ -365,6 +343,14 @@ def import_claude_code(paths: list[Path], report: ImportReport | None = None) ->
             convs.remove(ac)
     convs.sort(key=lambda c: (c is not main, c.items[0].t or 0.0 if c.items else 0.0, c.key))
     meta_common = {"format": "claude-code", "version": (main or convs[0]).version if convs else ""}
+    backend = {  # dropped usage first: the relay and backend checks read the recorded usage only
+        c.key: {
+            **drop_unrecorded(c.items, c.name, report),
+            **backend_meta(c.items, c.name, report),
+            **relay_meta(c.items, c.name, report),
+        }
+        for c in convs
+    }
     return build_traces(
         [
             (
@@ -377,7 +363,7 @@ def import_claude_code(paths: list[Path], report: ImportReport | None = None) ->
                     "session": c.session,
                     "marked_messages": marked_messages(c.version),
                     **({"forked_requests": forked_requests(c.forks, c.items)} if c.forks else {}),
-                    **relay_meta(c.items, c.name, report),
+                    **backend[c.key],
                 },
             )
             for c in convs
