@@ -200,6 +200,14 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
         + (", ".join(below) if below else "none")
         + ".",
     ]
+    lines += named(convs, found)
+    return [*lines, ""]
+
+
+def named(convs: list[Replayed], found: list[Found]) -> list[str]:
+    """The part's requests and conversations not scored, each named with why; what the replay of
+    Claude Code on another backend assumes; the files no importer reads."""
+    lines: list[str] = []
     for r in convs:
         unrecorded = r.trace.header.meta.get("usage_unrecorded")
         if r.compared and unrecorded:
@@ -229,7 +237,7 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
     lines += [f"- assumed ({n} conversation(s)): {why}" for why, n in sorted(assumed.items())]
     for f in found:
         lines += [f"- no importer reads {rel}: {why}" for rel, why in f.skipped]
-    return [*lines, ""]
+    return lines
 
 
 def render_parts(shared: Path | None, corpus: Path, split: str | None, stream: IO[str] | None = None) -> str:

@@ -50,7 +50,7 @@ def session_text(path: str, sf: SessionFidelity, every: bool = False) -> list[st
             else ""
         ),
     ]
-    if sf.meta.get("backend_assumption"):  # another backend behind Claude Code (claude_code_backend.py)
+    if sf.meta.get("backend_assumption"):  # another backend behind Claude Code (traces/importers/backend.py)
         out.append(f"  assumed: {sf.meta['backend_assumption']}")
     if sf.meta.get("usage_unrecorded"):
         n = sf.meta["usage_unrecorded"]

@@ -59,6 +59,7 @@ from ctxbench.traces.importers.anthropic_blocks import (
     billed_model,
     user_contents,
 )
+from ctxbench.traces.importers.backend import backend_meta, drop_unrecorded, relay_meta
 from ctxbench.traces.importers.base import (
     ImportReport,
     ImportResult,
@@ -69,7 +70,6 @@ from ctxbench.traces.importers.base import (
     other_price_terms,
     parse_time,
 )
-from ctxbench.traces.importers.claude_code_backend import backend_meta, drop_unrecorded, relay_meta
 from ctxbench.traces.importers.claude_code_files import AGENT_FILE, related_files
 from ctxbench.traces.importers.claude_code_wire import (
     FORKED_QUERY_LINES,
