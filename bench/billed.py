@@ -117,6 +117,9 @@ def billed_totals(
     per: dict[str, ModelTotals] = {}
     for tr in traces:
         current = model or tr.header.model
+        # requests whose log records 0 tokens in and out: billed, their counts unknown (counted, $0;
+        # traces/importers/backend.py `drop_unrecorded`)
+        n += int(str(tr.header.meta.get("usage_unrecorded", 0) or 0))
         for ev in tr.events:
             if isinstance(ev, ModelSwitchEvent) and model is None:  # `/model`, fast mode: its prices
                 current = ev.model

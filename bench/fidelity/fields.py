@@ -58,6 +58,17 @@ def naive(r: RequestCompare) -> dict[str, float]:
     }
 
 
+def backend_json(sf: SessionFidelity) -> dict[str, Any]:
+    """Another backend behind Claude Code (traces/importers/backend.py): `backend` (its provider and
+    the replay's assumption), `usage_unrecorded` (requests whose log records 0 tokens: not scored)."""
+    out: dict[str, Any] = {}
+    if sf.meta.get("backend_assumption"):
+        out["backend"] = {"provider": sf.meta.get("backend", ""), "assumption": sf.meta["backend_assumption"]}
+    if sf.meta.get("usage_unrecorded"):
+        out["usage_unrecorded"] = int(str(sf.meta["usage_unrecorded"]))
+    return out
+
+
 def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
     """One session. Its top level is the prediction, nothing taken from the bill (issue 28):
     `within_tolerance` (share of requests whose cache read, cache write and uncached input are
@@ -86,7 +97,7 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
         "read_match": round(base.share_ok, 4) if sf.has_usage else None,
         "billed": _sum([billed(r) for r in sf.requests]) if sf.has_usage else None,
         "predicted": _sum([predicted(r) for r in base.requests]) if sf.has_usage else None,
-    }
+    } | backend_json(sf)
     if sf.track is not None:  # policy P: where each compacted, P's own summary requests (policy.py)
         out["compactions_before"] = {"real": sf.track.real, "policy": sf.track.own}
         out["policy_requests"] = [{"before": i, "cost": round(c, 6)} for i, c in sf.own_requests]

@@ -21,10 +21,11 @@ from ctxbench.sim.core.catalog import CatalogError, prices
 from ctxbench.sim.providers.choice import NoModelError
 from ctxbench.traces.format import TraceError, read_trace
 from ctxbench.traces.importers import ImportFailure, detect, import_paths
-from ctxbench.traces.model import MessageEvent, Trace
+from ctxbench.traces.model import MessageEvent, ModelSwitchEvent, Trace
 
 UNKNOWN_MODEL = "model not in sim/data/models.yaml (not replayed; --prices FILE adds it)"
 NO_USAGE = "the log has no per-request usage (totals only): nothing to compare"
+UNRECORDED = "its {n} billed request(s) record 0 tokens in and out (bill unknown): nothing to compare"
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,10 @@ class Replayed:
         """Why this conversation is not compared ("" when it is)."""
         if self.fidelity is None:
             return self.reason or UNKNOWN_MODEL
-        return "" if self.fidelity.has_usage else NO_USAGE
+        if self.fidelity.has_usage:
+            return ""
+        n = self.trace.header.meta.get("usage_unrecorded")
+        return UNRECORDED.format(n=n) if n else NO_USAGE
 
     def billed_requests(self) -> int:
         return sum(1 for e in self.trace.events if isinstance(e, MessageEvent) and e.usage is not None)
@@ -67,7 +71,7 @@ def replay_log(log: Log, keep_warm: bool = False) -> list[Replayed]:
             if sf.has_usage:
                 prices(sf.model)
         except CatalogError:
-            out.append(Replayed(log, name, tr, None))
+            out.append(Replayed(log, name, tr, None, reason=unknown_models(tr)))
             continue
         except NoModelError as e:  # named, and the other conversations and logs still scored
             out.append(Replayed(log, name, tr, None, reason=f"{e.args[0]} (not replayed)"))
@@ -76,6 +80,22 @@ def replay_log(log: Log, keep_warm: bool = False) -> list[Replayed]:
         kw = compare(tr, name, keep_warm=True, condition=False) if keep_warm and sf.has_usage else None
         out.append(Replayed(log, name, tr, sf, kw))
     return out
+
+
+def unknown_models(trace: Trace) -> str:
+    """Why a conversation is not replayed for its models: the ones the catalog cannot price, the
+    recorded one or one it switched to (a Claude Code log that mixes a Claude model with another
+    backend's), named."""
+    named = [trace.header.model] + [e.model for e in trace.events if isinstance(e, ModelSwitchEvent)]
+    missing = []
+    for m in dict.fromkeys(x for x in named if x):
+        try:
+            prices(m)
+        except CatalogError:
+            missing.append(m if m == trace.header.model else f"{m} (switched to)")
+    if not missing:
+        return UNKNOWN_MODEL
+    return f"model {', '.join(missing)} not in sim/data/models.yaml (not replayed; --prices FILE adds it)"
 
 
 def not_compared_json(r: Replayed, session: str) -> dict[str, Any]:

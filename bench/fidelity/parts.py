@@ -77,6 +77,22 @@ def replay_part(part: Part, stream: IO[str] | None = None) -> tuple[list[Replaye
     return billed_once(convs), found  # a request copied into two logs is scored once
 
 
+OTHER_BACKENDS = "claude-code on other backends"
+
+
+def families(harness: str, models: list[str]) -> list[str]:
+    """The pooled rows a conversation counts in: its harness; a Claude Code conversation on another
+    provider's models (DeepSeek's, Z.ai's Anthropic-compatible endpoints) in "claude-code on other
+    backends" and in that provider's own row beside it; one that mixes Claude models with another
+    backend's in "claude-code on several backends"."""
+    vendors = list(dict.fromkeys(model_info(m).provider for m in models))
+    if harness != "claude-code" or vendors in ([], ["anthropic"]):
+        return [harness]
+    if "anthropic" in vendors:
+        return ["claude-code on several backends"]
+    return [OTHER_BACKENDS] + [f"{OTHER_BACKENDS}: {v}" for v in vendors]
+
+
 def _share(xs: list[bool]) -> str:
     return f"{sum(xs) / len(xs):.0%}" if xs else "n/a"
 
@@ -128,28 +144,25 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
         widths.append(ci.width)
         inside0.append(chance.holds(sf.cost_billed))
         widths0.append(chance.width)
-        fam = "claude-code" if r.log.format in ("claude-code", "claude-trace") else r.log.format
-        vendor = model_info(sf.model).provider
-        floor_key = fam
-        if fam == "claude-code" and vendor != "anthropic":  # another backend behind Claude Code
-            fam = f"claude-code on {vendor}"
-        acc = pooled.setdefault(fam, [0, 0, 0, 0.0, 0.0, 0.0, 0])
-        acc[0] += base.n
-        acc[1] += sum(x.within for x in base.requests)
-        acc[2] += sum(x.naive_within for x in sf.requests)
-        acc[3] += sf.cost_billed
-        acc[4] += ci.mean  # the pooled prediction sums the sessions' expectations
-        acc[5] += sf.cost_naive
-        acc[6] += len(sf.not_scored)
-        figures = (ok, ci.width, inside0[-1], chance.width)
-        for xs, x in zip(cover.setdefault(fam, [[], [], [], []]), figures, strict=True):
-            xs.append(float(x))
-        c = close.setdefault(fam, [0, 0, 0, 0, 0])
-        c[0] += 1
-        for k, (cost, share) in enumerate(
-            ((ci.central, 0.02), (ci.central, 0.05), (sf.cost_naive, 0.02), (sf.cost_naive, 0.05))
-        ):
-            c[k + 1] += abs(cost - sf.cost_billed) <= share * sf.cost_billed
+        floor_key = "claude-code" if r.log.format in ("claude-code", "claude-trace") else r.log.format
+        for fam in families(floor_key, sf.models):
+            acc = pooled.setdefault(fam, [0, 0, 0, 0.0, 0.0, 0.0, 0])
+            acc[0] += base.n
+            acc[1] += sum(x.within for x in base.requests)
+            acc[2] += sum(x.naive_within for x in sf.requests)
+            acc[3] += sf.cost_billed
+            acc[4] += ci.mean  # the pooled prediction sums the sessions' expectations
+            acc[5] += sf.cost_naive
+            acc[6] += len(sf.not_scored) + int(str(sf.meta.get("usage_unrecorded", 0) or 0))
+            figures = (ok, ci.width, inside0[-1], chance.width)
+            for xs, x in zip(cover.setdefault(fam, [[], [], [], []]), figures, strict=True):
+                xs.append(float(x))
+            c = close.setdefault(fam, [0, 0, 0, 0, 0])
+            c[0] += 1
+            for k, (cost, share) in enumerate(
+                ((ci.central, 0.02), (ci.central, 0.05), (sf.cost_naive, 0.02), (sf.cost_naive, 0.05))
+            ):
+                c[k + 1] += abs(cost - sf.cost_billed) <= share * sf.cost_billed
         floor = CONVERSATION_FLOOR.get(floor_key, OTHER_FLOOR)
         if base.n >= floor and base.share_ok < sf.share_naive_ok - 0.005:
             below.append(f"{Path(r.log.rel).name} {r.name}")
@@ -187,30 +200,44 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
         + (", ".join(below) if below else "none")
         + ".",
     ]
-    return [*lines, *_left_out(convs, found), ""]
+    lines += named(convs, found)
+    return [*lines, ""]
 
 
-def _left_out(convs: list[Replayed], found: list[Found]) -> list[str]:
-    """Every billed request or log the part did not score, named with why."""
-    out: list[str] = []
+def named(convs: list[Replayed], found: list[Found]) -> list[str]:
+    """The part's requests and conversations not scored, each named with why; what the replay of
+    Claude Code on another backend assumes; the files no importer reads."""
+    lines: list[str] = []
     for r in convs:
+        unrecorded = r.trace.header.meta.get("usage_unrecorded")
+        if r.compared and unrecorded:
+            lines.append(
+                f"- not scored: {Path(r.log.rel).name} {r.name}: {unrecorded} request(s) whose usage records "
+                "0 tokens in and out (bill unknown)"
+            )
         if r.fidelity is not None and r.fidelity.not_scored:
-            out.append(
+            lines.append(
                 f"- not scored: {Path(r.log.rel).name} {r.name}: {len(r.fidelity.not_scored)} request(s), "
                 f"{r.fidelity.not_scored_why}"
             )
         if r.fidelity is not None and r.fidelity.copied and not r.fidelity.n:
-            out.append(
+            lines.append(
                 f"- scored elsewhere: {Path(r.log.rel).name} {r.name}: its {r.fidelity.copied} request(s) "
                 "are copies of another log's (same requestId), scored there"
             )
         elif not r.compared:
-            out.append(
+            lines.append(
                 f"- not compared: {Path(r.log.rel).name} {r.name} ({r.recorded_model()}): {r.why_not}"
             )
+    assumed: dict[str, int] = {}  # Claude Code on another backend: what its replay assumes
+    for r in convs:
+        why = str(r.trace.header.meta.get("backend_assumption", ""))
+        if why and r.compared:
+            assumed[why] = assumed.get(why, 0) + 1
+    lines += [f"- assumed ({n} conversation(s)): {why}" for why, n in sorted(assumed.items())]
     for f in found:
-        out += [f"- no importer reads {rel}: {why}" for rel, why in f.skipped]
-    return out
+        lines += [f"- no importer reads {rel}: {why}" for rel, why in f.skipped]
+    return lines
 
 
 def render_parts(shared: Path | None, corpus: Path, split: str | None, stream: IO[str] | None = None) -> str:

@@ -29,7 +29,10 @@ def predicted_label(sf: SessionFidelity) -> str:
 def session_text(path: str, sf: SessionFidelity, every: bool = False) -> list[str]:
     """The lines of one conversation (module docstring); `every`: every request, not only misses."""
     if not sf.has_usage:
-        return [f"{path}: no per-request usage in the log (totals only): nothing to compare"]
+        n = sf.meta.get("usage_unrecorded")
+        why = f"its {n} request(s) record 0 tokens in and out" if n else "no per-request usage in the log"
+        why += "" if n else " (totals only)"
+        return [f"{path}: {why}: nothing to compare"]
     base = sf.baseline
     ci = cost_interval(sf)
     out = [
@@ -47,6 +50,11 @@ def session_text(path: str, sf: SessionFidelity, every: bool = False) -> list[st
             else ""
         ),
     ]
+    if sf.meta.get("backend_assumption"):  # another backend behind Claude Code (traces/importers/backend.py)
+        out.append(f"  assumed: {sf.meta['backend_assumption']}")
+    if sf.meta.get("usage_unrecorded"):
+        n = sf.meta["usage_unrecorded"]
+        out.append(f"  not scored: {n} request(s) whose usage records 0 tokens in and out (bill unknown)")
     if sf.track is not None:  # policy P: where each compacted (bench/fidelity/policy.py)
         own = len(sf.own_requests)
         out.append(

@@ -59,6 +59,7 @@ from ctxbench.traces.importers.anthropic_blocks import (
     billed_model,
     user_contents,
 )
+from ctxbench.traces.importers.backend import backend_meta, drop_unrecorded, relay_meta
 from ctxbench.traces.importers.base import (
     ImportReport,
     ImportResult,
@@ -84,7 +85,6 @@ from ctxbench.traces.importers.claude_code_wire import (
     sent_to_model,
     turn_scoped_attachments,
 )
-from ctxbench.traces.importers.relays import relay_meta
 from ctxbench.traces.importers.tokens import Item, build_traces
 from ctxbench.traces.model import Content, ToolDef
 
@@ -343,6 +343,14 @@ def import_claude_code(paths: list[Path], report: ImportReport | None = None) ->
             convs.remove(ac)
     convs.sort(key=lambda c: (c is not main, c.items[0].t or 0.0 if c.items else 0.0, c.key))
     meta_common = {"format": "claude-code", "version": (main or convs[0]).version if convs else ""}
+    backend = {  # dropped usage first: the relay and backend checks read the recorded usage only
+        c.key: {
+            **drop_unrecorded(c.items, c.name, report),
+            **backend_meta(c.items, c.name, report),
+            **relay_meta(c.items, c.name, report),
+        }
+        for c in convs
+    }
     return build_traces(
         [
             (
@@ -355,7 +363,7 @@ def import_claude_code(paths: list[Path], report: ImportReport | None = None) ->
                     "session": c.session,
                     "marked_messages": marked_messages(c.version),
                     **({"forked_requests": forked_requests(c.forks, c.items)} if c.forks else {}),
-                    **relay_meta(c.items, c.name, report),
+                    **backend[c.key],
                 },
             )
             for c in convs

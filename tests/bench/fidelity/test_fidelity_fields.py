@@ -169,7 +169,7 @@ def test_all_real_keeps_a_conversation_on_an_unknown_model(
     assert "--prices FILE" in new["note"] and docs["codex.jsonl main"]["within_tolerance"] == 0.45
     assert main(["fidelity", "--all-real", str(tmp_path), "-q", "-o", str(tmp_path / "r.md")]) == 0
     report = (tmp_path / "r.md").read_text()
-    assert "- new main (claude-opus-9-9): model not in sim/data/models.yaml" in report
+    assert "- new main (claude-opus-9-9): model claude-opus-9-9 not in sim/data/models.yaml" in report
 
 
 def test_a_harness_log_is_imported_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
