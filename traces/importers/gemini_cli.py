@@ -21,6 +21,14 @@ new conversation on the same system prompt and tools: a `compaction` whose summa
 history's messages (the compressed summary, the CLI's "Got it" turn, the messages it kept), since
 the log does not say which of them the provider had cached.
 
+A model switch (`/model`, or the CLI's router picking Flash or Pro per turn): each model's requests
+form a conversation of their own (each model has its own implicit cache, providers.md §3), named
+after the model; its first request sends the whole history so far as new messages. Its system
+instruction and tools are the first conversation's (`meta.system_of`: one CLI process, one
+`getCoreSystemPrompt` and tool list, whatever the model), so its S is that conversation's: the reads
+inside its own first prompt end anywhere in the carried history (an implicit cache has no marks),
+and the smallest of them is no system end (traces/importers/tokens.py).
+
 A failed stream attempt: a `gemini` record whose token counts are all 0 is a request whose stream
 failed (no finish reason, or thoughts and no text) and that the CLI sent again unchanged
 (`GeminiChat.sendMessageStream` retries an `InvalidStreamError`; CLIs of 2025-11 to 2026-04 logged the
@@ -287,6 +295,8 @@ def import_gemini_cli(paths: list[Path], report: ImportReport | None = None) -> 
         ("main" if i == 0 else model, items, normalize_model(model), model, dict(meta))
         for i, (model, items) in enumerate(session.convs.items())
     ]
+    for _name, _items, _model, _recorded, conv_meta in convs[1:]:  # each opens on the history so far
+        conv_meta["system_of"] = "main"
     if not convs:
         raise ImportFailure(str(path), "no model responses with tokens found (nothing to import)")
     return build_traces(convs, str(path), "gemini-cli", report)
