@@ -103,7 +103,9 @@ def system_size(
 ) -> tuple[int, int, str]:
     """(S, W, how S was found): see the `ctxbench.traces.importers.tokens` docstring; `known`: S
     and where it comes from, given (a conversation that opens on another one's history, whose bill
-    shows S and whose first prompt does not), never more than the first request's size."""
+    shows S and whose first prompt does not), never more than the first request's size and never
+    less than its read (W, a prefix cached before the conversation: the static part of the system,
+    as the inferred S is never below W either)."""
     replies = [(i, e) for i, e in enumerate(events) if isinstance(e, MessageEvent) and e.usage is not None]
     if not replies:
         return 0, 0, "no usage"
@@ -112,8 +114,8 @@ def system_size(
     c1 = size(first.usage)
     w = first.usage.cache_read
     if known is not None:
-        s = max(0, min(known[0], c1))
-        return s, min(w, s), known[1]
+        s = max(0, min(max(known[0], w), c1))
+        return s, min(w, s), known[1] + (" up to the first request's read" if s > known[0] else "")
     after: list[int] = []
     for k, ev in enumerate(events):
         if isinstance(ev, CompactionEvent):
