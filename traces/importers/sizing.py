@@ -201,11 +201,8 @@ def size_events(
             u = ev.usage
             ttl = "1h" if u.cache_write_1h > 0 else ("5m" if u.cache_write_5m > 0 else (ttl or "5m"))
             first_ttl = first_ttl or ttl
-            marks = (
-                [prompt_at]
-                if user_prompt_mark
-                else _message_marks(events, pending, last_reply, marked_messages)
-            )
+            marks = [prompt_at] if user_prompt_mark else None  # Cline CLI's one mark, else the harness's
+            marks = marks or _message_marks(events, pending, last_reply, marked_messages)
             ttl_at.update((m, ttl) for m in marks if m is not None)  # fmt: skip
             if requests in restarts:  # a restarted CLI: its new tail replaces the old one
                 anchor += restarts[requests] - s
