@@ -31,11 +31,12 @@ and the smallest of them is no system end (traces/importers/tokens.py).
 
 A failed stream attempt: a `gemini` record whose token counts are all 0 is a request whose stream
 failed (no finish reason, or thoughts and no text) and that the CLI sent again unchanged
-(`GeminiChat.sendMessageStream` retries an `InvalidStreamError`; CLIs of 2025-11 to 2026-04 logged the
-attempt first, 0.61.0 no longer does). Its prompt was sent and cached: the next request reads it
-(development part: FabianLobosMendoza/Autos `97c6369c` reads 12,047 tokens after a logged prompt of
-11,949 and an answer of 84; its own prompt, 12,066, has no room for the attempt's 300-byte text). It is
-a request without usage (replayed, not scored) whose reply is in no later prompt.
+(`GeminiChat.sendMessageStream` retries an `InvalidStreamError`; the corpus's such records date from
+2025-11 to 2026-04, while 0.61.0 raises it before it logs the reply). Its prompt was sent and
+cached: the next request reads it (development part: FabianLobosMendoza/Autos `97c6369c` reads
+12,047 tokens after a logged prompt of 11,949 and an answer of 84; its own prompt, 12,066, has no
+room for the attempt's 300-byte text). It is a request without usage (replayed, not scored) whose
+reply is in no later prompt.
 
 Not in the log: the system instruction and tool declarations (sized from the usage), and requests
 the CLI did not log (the compression request and its verification pass, the request whose reply its
