@@ -25,9 +25,10 @@ A model switch (`/model`, or the CLI's router picking Flash or Pro per turn): ea
 form a conversation of their own (each model has its own implicit cache, providers.md §3), named
 after the model; its first request sends the whole history so far as new messages. Its system
 instruction and tools are the first conversation's (`meta.system_of`: one CLI process, one
-`getCoreSystemPrompt` and tool list, whatever the model), so its S is that conversation's: the reads
-inside its own first prompt end anywhere in the carried history (an implicit cache has no marks),
-and the smallest of them is no system end (traces/importers/tokens.py).
+`getCoreSystemPrompt` and tool list, whatever the model), so its S is that conversation's (or its
+own first read, if larger): the reads inside its own first prompt end anywhere in the carried
+history (an implicit cache has no marks), and the smallest of them is no system end
+(traces/importers/tokens.py).
 
 A failed stream attempt: a `gemini` record whose token counts are all 0 is a request whose stream
 failed (no finish reason, or thoughts and no text) and that the CLI sent again unchanged
