@@ -21,6 +21,24 @@ new conversation on the same system prompt and tools: a `compaction` whose summa
 history's messages (the compressed summary, the CLI's "Got it" turn, the messages it kept), since
 the log does not say which of them the provider had cached.
 
+A model switch (`/model`, or the CLI's router picking Flash or Pro per turn): each model's requests
+form a conversation of their own (each model has its own implicit cache, providers.md §3), named
+after the model; its first request sends the whole history so far as new messages. Its system
+instruction and tools are the first conversation's (`meta.system_of`: one CLI process, one
+`getCoreSystemPrompt` and tool list, whatever the model), so its S is that conversation's (or its
+own first read, if larger): the reads inside its own first prompt end anywhere in the carried
+history (an implicit cache has no marks), and the smallest of them is no system end
+(traces/importers/tokens.py).
+
+A failed stream attempt: a `gemini` record whose token counts are all 0 is a request whose stream
+failed (no finish reason, or thoughts and no text) and that the CLI sent again unchanged
+(`GeminiChat.sendMessageStream` retries an `InvalidStreamError`; the corpus's such records date from
+2025-11 to 2026-04, while 0.61.0 raises it before it logs the reply). Its prompt was sent and
+cached: the next request reads it (development part: FabianLobosMendoza/Autos `97c6369c` reads
+12,047 tokens after a logged prompt of 11,949 and an answer of 84; its own prompt, 12,066, has no
+room for the attempt's 300-byte text). It is a request without usage (replayed, not scored) whose
+reply is in no later prompt.
+
 Not in the log: the system instruction and tool declarations (sized from the usage), and requests
 the CLI did not log (the compression request and its verification pass, the request whose reply its
 loop detection stopped and the recovery request after it: on the ledger of the resumed run, 6 of
@@ -121,9 +139,16 @@ def _key(rec: dict[str, Any]) -> tuple[Any, ...]:
     return (str(rec.get("type")), tuple(parts))
 
 
+def _failed_attempt(rec: dict[str, Any]) -> bool:
+    """A reply logged with every token count 0: a stream attempt that failed and that the CLI sent
+    again (module docstring, "A failed stream attempt")."""
+    tokens = rec.get("tokens")
+    return isinstance(tokens, dict) and not any(v for v in tokens.values() if isinstance(v, int | float))
+
+
 def _usage(rec: dict[str, Any], where: str) -> Usage | None:
     tokens = rec.get("tokens")
-    if not isinstance(tokens, dict):
+    if not isinstance(tokens, dict) or _failed_attempt(rec):
         return None
     prompt, read = count(tokens, "input", where, "tokens"), count(tokens, "cached", where, "tokens")
     tool = count(tokens, "tool", where, "tokens")
@@ -173,6 +198,17 @@ class _Session:
         opening = Item("summary", summary or [Content("text", text="")], t=t)
         return [Item("compact", t=t, where=where), opening]
 
+    def retried(self, rec: dict[str, Any], t: float | None, where: str) -> None:
+        """A failed stream attempt: its prompt was sent (a request, without usage: not scored), its
+        reply is in no later prompt (the CLI sends the same history again), its calls never ran."""
+        self.report.counts["failed stream attempts sent again (tokens all 0: not scored)"] += 1
+        self.model = str(rec.get("model", "")) or self.model
+        items = self.convs.setdefault(self.model, [])
+        items += self._prompt(self.model, t, where)
+        attempt = Item("reply", [Content("text", text="")], t=t, usage=None)
+        attempt.where = where
+        items.append(attempt)
+
     def message(self, rec: dict[str, Any], final: dict[str, Any], t: float | None, where: str) -> None:
         kind = rec.get("type")
         if kind not in SENT:
@@ -181,6 +217,9 @@ class _Session:
         if kind == "user" and any("functionResponse" in p for p in _parts(rec.get("content"))):
             self.owed = None  # this log records the results as a user record of their own
         self.settle()
+        if kind == "gemini" and _failed_attempt(final):
+            self.retried(rec, t, where)
+            return
         usage = _usage(rec, where) if kind == "gemini" else None
         if usage is None:
             if kind == "gemini":
@@ -258,6 +297,8 @@ def import_gemini_cli(paths: list[Path], report: ImportReport | None = None) -> 
         ("main" if i == 0 else model, items, normalize_model(model), model, dict(meta))
         for i, (model, items) in enumerate(session.convs.items())
     ]
+    for _name, _items, _model, _recorded, conv_meta in convs[1:]:  # each opens on the history so far
+        conv_meta["system_of"] = "main"
     if not convs:
         raise ImportFailure(str(path), "no model responses with tokens found (nothing to import)")
     return build_traces(convs, str(path), "gemini-cli", report)

@@ -98,8 +98,14 @@ def _size_turn_blocks(
     return att
 
 
-def system_size(events: list[Event], counter: RateCounter, size: Any = _cached) -> tuple[int, int, str]:
-    """(S, W, how S was found): see the `ctxbench.traces.importers.tokens` docstring."""
+def system_size(
+    events: list[Event], counter: RateCounter, size: Any = _cached, known: tuple[int, str] | None = None
+) -> tuple[int, int, str]:
+    """(S, W, how S was found): see the `ctxbench.traces.importers.tokens` docstring; `known`: S
+    and where it comes from, given (a conversation that opens on another one's history, whose bill
+    shows S and whose first prompt does not), never more than the first request's size and never
+    less than its read (W, a prefix cached before the conversation: the static part of the system,
+    as the inferred S is never below W either)."""
     replies = [(i, e) for i, e in enumerate(events) if isinstance(e, MessageEvent) and e.usage is not None]
     if not replies:
         return 0, 0, "no usage"
@@ -107,6 +113,9 @@ def system_size(events: list[Event], counter: RateCounter, size: Any = _cached) 
     assert first.usage is not None
     c1 = size(first.usage)
     w = first.usage.cache_read
+    if known is not None:
+        s = max(0, min(max(known[0], w), c1))
+        return s, min(w, s), known[1] + (" up to the first request's read" if s > known[0] else "")
     after: list[int] = []
     for k, ev in enumerate(events):
         if isinstance(ev, CompactionEvent):
@@ -153,17 +162,19 @@ def size_events(
     whole: bool = False,
     marked_messages: int = 2,
     user_prompt_mark: bool = False,
+    known_system: tuple[int, str] | None = None,
 ) -> tuple[list[Event], dict[str, Any]]:
     """Set `tokens` on every block so each request's cached part equals its billed C_k, and put
     the recorded cache ttl where the recorded harness put its message marks: the last block before
     each request and, when it marks the last two messages (`marked_messages` 2), the last block of
     the reply before it unless that block is thinking (Claude Code, FORMATS.md §2.2; cli.js: no
     cache_control on a trailing thinking block); with `user_prompt_mark`, only the last text block
-    of the latest real user message (Cline CLI 3.x). Returns events (system first)."""
+    of the latest real user message (Cline CLI 3.x). `known_system`: (S, where it comes from) when
+    the bill of another conversation gave it (`system_size`). Returns events (system first)."""
     counter = RateCounter()
     rule = IMAGE_RULES[_image_rule(model)]
     size = _whole if whole else _cached
-    s, w, how, head, tails, restarts = _system_part(events, counter, size, whole)
+    s, w, how, head, tails, restarts = _system_part(events, counter, size, whole, known_system)
     tail_at: dict[int, int] = {}  # event index -> the system end of the process that starts there
     requests, prev_request = 0, -1
     shares = Shares(events, rule)
@@ -194,11 +205,8 @@ def size_events(
             u = ev.usage
             ttl = "1h" if u.cache_write_1h > 0 else ("5m" if u.cache_write_5m > 0 else (ttl or "5m"))
             first_ttl = first_ttl or ttl
-            marks = (
-                [prompt_at]
-                if user_prompt_mark
-                else _message_marks(events, pending, last_reply, marked_messages)
-            )
+            marks = [prompt_at] if user_prompt_mark else None  # Cline CLI's one mark, else the harness's
+            marks = marks or _message_marks(events, pending, last_reply, marked_messages)
             ttl_at.update((m, ttl) for m in marks if m is not None)  # fmt: skip
             if requests in restarts:  # a restarted CLI: its new tail replaces the old one
                 anchor += restarts[requests] - s
@@ -248,12 +256,12 @@ def size_events(
 
 
 def _system_part(
-    events: list[Event], counter: RateCounter, size: Any, whole: bool
+    events: list[Event], counter: RateCounter, size: Any, whole: bool, known: tuple[int, str] | None
 ) -> tuple[int, int, str, int, SystemTails | None, dict[int, int]]:
     """(S, W, how S was found, the first system block's end, the system tail per CLI process
     (system_tail.py), request number -> a restarted process's system end); with tails, S is the
     first process's end."""
-    s, w, how = system_size(events, counter, size)
+    s, w, how = system_size(events, counter, size, known)
     tails = None if whole else system_tails(events, s, size, lambda ev: real_user_content(ev.content))
     head = s
     restarts: dict[int, int] = {}

@@ -9,6 +9,9 @@ their bytes (images keep their provider-rule tokens). After a compaction the pro
 system prompt: the summary and what follows get C_k - S.
 
 System prompt + tools size S (not in Claude Code transcripts, FORMATS.md §2.1), in this order:
+0. given: a conversation that opens on another conversation's history (Gemini CLI after a model
+   switch, `meta.system_of`) has that conversation's S (`_known_system`): its first prompt is
+   mostly history, so a read inside it is no evidence of where the system ends;
 1. the cache read of the first request after a recorded compaction (only system + tools survive it:
    ≈21.4k in spotter);
 2. else the smallest non-zero cache read that is at most C_1 (a read that falls back to the shared
@@ -224,6 +227,16 @@ def _reply_contents(it: Item, tool_ids: set[str], report: ImportReport, name: st
     return contents
 
 
+def _known_system(meta: dict[str, Any], systems: dict[str, int]) -> tuple[int, str] | None:
+    """S of a conversation that opens on another one's history (`meta.system_of`: that conversation,
+    sized before it, whose system prompt and tools it shares): that conversation's S, since the
+    reads inside its own first prompt end anywhere in the history, not at the system's end."""
+    of = str(meta.get("system_of", "") or "")
+    if not of or systems.get(of, 0) <= 0:
+        return None
+    return systems[of], f"the system prompt and tools of conversation {of!r} (its history opens this one)"
+
+
 def build_traces(
     convs: list[tuple[str, list[Item], str, str, dict[str, Any]]],
     source: str,
@@ -235,6 +248,7 @@ def build_traces(
     """One trace per conversation (name, items, catalog model, recorded model, meta)."""
     traces: list[Trace] = []
     names: list[str] = []
+    systems: dict[str, int] = {}  # conversation -> the S its bill gave
     for name, items, model, recorded, meta in convs:
         if not any(i.kind == "reply" for i in items):
             report.skip("conversation without any model response", name)
@@ -243,7 +257,9 @@ def build_traces(
         marks = int(meta.get("marked_messages", 2))  # the recorded harness's message marks per request
         whole_here = whole or meta.get("usage_counts") == "whole prompt"  # per conversation (opencode)
         user_prompt = meta.get("message_mark") == "user prompt"  # Cline CLI 3.x on the Anthropic API
-        sized, extra = size_events(events, model, report, name, whole_here, marks, user_prompt)
+        known = _known_system(meta, systems)
+        sized, extra = size_events(events, model, report, name, whole_here, marks, user_prompt, known)
+        systems[name] = int(extra.get("system_tokens", 0))
         if system and name in system:  # the format records the system prompt: it gets the size S
             rec = system[name].content
             s = int(extra.get("system_tokens", 0))

@@ -154,3 +154,58 @@ def test_a_compression_in_the_same_folder_reads_the_session_context_as_billed() 
     assert sf.request(5).within
     billed = _billed("gemini-cli-0.61.0-resume-samedir.requests.jsonl.xz")
     assert all(u in billed for u in _usage(import_paths([path]).main))
+
+
+# A session whose CLI switched from gemini-2.5-pro to gemini-2.5-flash (the older single-JSON file),
+# written for these tests: the flash conversation's first request carries the pro history (14,000
+# tokens), its second reads 13,000 (a fallback inside that history), a flash reply is logged with every
+# token count 0 (a failed stream attempt the CLI sent again), and the pro conversation's second
+# request reads its 8,000-token system prompt and tools.
+SWITCH = DATA / "gemini-cli-model-switch.session.json"
+
+
+def _prompts(tr: Trace) -> list[int]:
+    """The prompt the trace's blocks make before each request with usage (system included)."""
+    out, total = [], 0
+    for e in tr.events:
+        if isinstance(e, MessageEvent) and e.role == "assistant" and e.usage is not None:
+            out.append(total)
+        total += sum(c.tokens or 0 for c in getattr(e, "content", ()))
+    return out
+
+
+def test_a_model_switch_opens_a_conversation_on_the_first_ones_system() -> None:
+    """The flash conversation's smallest read (13,000) ends inside the history it opens on; its system
+    is the pro conversation's (8,000 tokens, one CLI process), and its prompt grows as billed."""
+    res = import_paths([SWITCH])
+    assert res.names == ["main", "gemini-2.5-flash"]
+    pro, flash = res.traces
+    assert pro.header.meta["system_tokens"] == 8000
+    assert flash.header.meta["system_tokens"] == 8000
+    assert "'main'" in flash.header.meta["system_inferred_from"]
+    billed = [e.usage.total_input for e in flash.events if isinstance(e, MessageEvent) and e.usage]
+    assert _prompts(flash) == billed == [14000, 14600, 15200, 15900]
+    first = next(e for e in flash.events if isinstance(e, MessageEvent) and e.role == "user")
+    assert sum(c.tokens or 0 for c in first.content) == 14000 - 8000  # the pro history, sized
+
+
+def test_the_post_switch_conversation_reads_as_on_an_automatic_prefix_cache() -> None:
+    """Replayed on Gemini's implicit cache: the first request reads nothing (the model's own cache is
+    cold), each later one the whole prompt before it; the failed attempt is sent, not scored, and the
+    request that sends it again reads its prompt."""
+    flash = import_paths([SWITCH]).traces[1]
+    sf = compare(flash)
+    assert [r.index for r in sf.requests] == [0, 1, 2, 4]
+    assert [r.predicted.cache_read for r in sf.requests] == [0, 14000, 14600, 15900]
+    assert all(r.predicted.cache_read + r.predicted.uncached == r.billed.total_input for r in sf.requests)
+    assert [r.within for r in sf.requests] == [True, False, True, True]
+
+
+def test_a_failed_stream_attempt_is_sent_and_its_reply_is_in_no_later_prompt() -> None:
+    res = import_paths([SWITCH])
+    assert res.report.counts["failed stream attempts sent again (tokens all 0: not scored)"] == 1
+    flash = res.traces[1]
+    replies = [e for e in flash.events if isinstance(e, MessageEvent) and e.role == "assistant"]
+    assert [e.usage is None for e in replies] == [False, False, False, True, False]
+    texts = [c.text or "" for e in flash.events if isinstance(e, MessageEvent) for c in e.content]
+    assert "The integration tests look slower" not in "\n".join(texts)  # the attempt's cut answer
