@@ -259,9 +259,17 @@ def _documents(path: Path) -> list[dict[str, Any]]:
     return _database(path, str(path))
 
 
+def _read_only_uri(path: Path) -> str:
+    """The database opened without writing beside it: read-only, and immutable (no `-shm`/`-wal`
+    file made in the user's folder) unless a write-ahead log already exists there, whose
+    not yet checkpointed sessions only a non-immutable reader sees (sqlite.org/uri.html)."""
+    wal = path.with_name(path.name + "-wal")
+    return f"{path.absolute().as_uri()}?mode=ro" + ("" if wal.exists() else "&immutable=1")
+
+
 def _database(path: Path, shown: str) -> list[dict[str, Any]]:
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        db = sqlite3.connect(_read_only_uri(path), uri=True)
         try:
             sessions = db.execute(
                 "SELECT id, slug, parent_id FROM session ORDER BY time_created, id"

@@ -219,3 +219,12 @@ def test_a_database_with_a_sub_agent_session_imports_both() -> None:
     assert sorted(_usage_of(t) for t in res.traces) == sorted(by_session.values())
     for tr in res.traces:
         assert compare(tr).share_within == 1.0
+
+
+def test_reading_a_database_writes_nothing_beside_it(tmp_path: Path) -> None:
+    """A reader leaves the user's folder as it was: no `-shm`/`-wal` file made by opening the
+    database (read-only and immutable when no write-ahead log exists)."""
+    db = tmp_path / "opencode.db"
+    db.write_bytes(lzma.decompress(OPENAI_DB.read_bytes()))
+    assert import_paths([db])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["opencode.db"]
