@@ -4,13 +4,13 @@ and no write is ever predicted or billed."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ctxbench.bench.fidelity.auto import left_cached, unit_read, writes_free
 from ctxbench.bench.fidelity.compare import compare
 from ctxbench.sim.core.profiles import profile
 from ctxbench.traces.importers import import_paths
+from tests.traces.importers.claude_code_lines import turn, write_log
 
 DEEPSEEK = profile("deepseek")
 
@@ -30,21 +30,6 @@ def _deepseek_log(tmp_path: Path) -> Path:
     rounded down to 128 tokens, 2 s after the previous reply (faster than the profile's 3 s)."""
     lines, prev_left = [], 0
     for k in range(8):
-        t0, t1 = f"2026-05-01T08:00:{k * 5:02d}Z", f"2026-05-01T08:00:{k * 5 + 2:02d}Z"
-        content = (
-            [{"type": "text", "text": "q" * 400}]
-            if k == 0
-            else [{"type": "tool_result", "tool_use_id": f"t{k - 1}", "content": "r" * 900}]
-        )
-        lines.append(
-            {
-                "type": "user",
-                "uuid": f"u{k}",
-                "sessionId": "s",
-                "timestamp": t0,
-                "message": {"role": "user", "content": content},
-            }
-        )
         prompt = 12_000 if k == 0 else prev_left + 700 + 37 * k
         read = prev_left // 128 * 128
         out = 200 + 11 * k
@@ -54,25 +39,13 @@ def _deepseek_log(tmp_path: Path) -> Path:
             "cache_creation_input_tokens": 0,
             "output_tokens": out,
         }
-        lines.append(
-            {
-                "type": "assistant",
-                "uuid": f"a{k}",
-                "sessionId": "s",
-                "timestamp": t1,
-                "message": {
-                    "id": f"{k:08d}-aaaa-bbbb-cccc-dddddddddddd",
-                    "model": "deepseek-v4-pro",
-                    "role": "assistant",
-                    "usage": usage,
-                    "content": [{"type": "tool_use", "id": f"t{k}", "name": "Read", "input": {}}],
-                },
-            }
-        )
+        lines += turn(
+            k, "deepseek-v4-pro", usage,
+            asked=f"2026-05-01T08:00:{k * 5:02d}Z", answered=f"2026-05-01T08:00:{k * 5 + 2:02d}Z",
+            message_id=f"{k:08d}-aaaa-bbbb-cccc-dddddddddddd", text_bytes=400, result_bytes=900,
+        )  # fmt: skip
         prev_left = prompt + out
-    p = tmp_path / "ds.jsonl"
-    p.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
-    return p
+    return write_log(tmp_path / "ds.jsonl", lines)
 
 
 def test_naive_and_replay_read_the_previous_output_and_write_nothing(tmp_path: Path) -> None:

@@ -7,7 +7,6 @@ Z.ai: `msg_<date>` ids, no `requestId`, `cache_read_input_tokens` without writes
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from ctxbench.bench.fidelity.text import session_text
 from ctxbench.sim.core.catalog import default_profile, model_info, prices
 from ctxbench.sim.providers.choice import choose
 from ctxbench.traces.importers import import_paths
+from tests.traces.importers.claude_code_lines import turn, write_log
 
 
 @pytest.mark.parametrize(
@@ -42,29 +42,8 @@ def test_catalog_prices_the_glm_models_of_claude_code_logs(model: str, window: i
 
 def _line(k: int, model: str, usage: dict[str, Any], rid: str | None = None) -> list[dict[str, Any]]:
     t = f"2026-02-19T02:{k:02d}:00Z"
-    content = (
-        [{"type": "text", "text": "hello " * 80}]
-        if k == 0
-        else [{"type": "tool_result", "tool_use_id": f"t{k - 1}", "content": "out " * 150}]
-    )
-    reply: dict[str, Any] = {
-        "type": "assistant",
-        "uuid": f"a{k}",
-        "sessionId": "s",
-        "timestamp": t.replace(":00Z", ":05Z"),
-        "message": {
-            "id": f"msg_2026021910{k:06d}" if rid is None else f"msg_01{k:022d}",
-            "model": model,
-            "role": "assistant",
-            "content": [{"type": "tool_use", "id": f"t{k}", "name": "Bash", "input": {}}],
-            "usage": usage,
-        },
-    }
-    if rid is not None:
-        reply["requestId"] = rid
-    user = {"type": "user", "uuid": f"u{k}", "sessionId": "s", "timestamp": t}
-    user["message"] = {"role": "user", "content": content}
-    return [user, reply]
+    mid = f"msg_2026021910{k:06d}" if rid is None else f"msg_01{k:022d}"
+    return turn(k, model, usage, asked=t, answered=t.replace(":00Z", ":05Z"), message_id=mid, request_id=rid)
 
 
 def _glm_log(tmp_path: Path, models: list[str], zero_at: int = -1) -> Path:
@@ -90,9 +69,7 @@ def _glm_log(tmp_path: Path, models: list[str], zero_at: int = -1) -> Path:
         rid = None if model.startswith("glm") else f"req_011C{k:020d}"
         lines += _line(k, model, usage, rid)
         prev = prompt + 40
-    p = tmp_path / "glm.jsonl"
-    p.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
-    return p
+    return write_log(tmp_path / "glm.jsonl", lines)
 
 
 def test_glm_log_replays_on_zai_with_its_assumption_stated(tmp_path: Path) -> None:

@@ -4,12 +4,12 @@ claude-relay profile and priced as the log reports (ccusage's reading)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ctxbench.bench.fidelity.compare import compare
 from ctxbench.sim.providers.choice import choose
 from ctxbench.traces.importers import import_paths
+from tests.traces.importers.claude_code_lines import turn, write_log
 
 
 def _relay_log(tmp_path: Path, request_ids: bool = False, write_at: int = -1) -> Path:
@@ -17,21 +17,6 @@ def _relay_log(tmp_path: Path, request_ids: bool = False, write_at: int = -1) ->
     development relay does) and sends the new turn as uncached input."""
     lines, prompt, prev = [], 0, 0
     for k in range(6):
-        t = f"2026-03-06T17:{k:02d}:00Z"
-        content = (
-            [{"type": "text", "text": "x" * 400}]
-            if k == 0
-            else [{"type": "tool_result", "tool_use_id": f"t{k - 1}", "content": "y" * 800}]
-        )
-        lines.append(
-            {
-                "type": "user",
-                "uuid": f"u{k}",
-                "sessionId": "s",
-                "timestamp": t,
-                "message": {"role": "user", "content": content},
-            }
-        )
         new = 20000 if k == 0 else 600 + k * 10
         prompt = prev + new
         read = max(0, prev - 51)  # the previous prompt less one token, without its reply
@@ -41,26 +26,14 @@ def _relay_log(tmp_path: Path, request_ids: bool = False, write_at: int = -1) ->
             "cache_creation_input_tokens": 500 if k == write_at else 0,
             "output_tokens": 50,
         }
-        line = {
-            "type": "assistant",
-            "uuid": f"a{k}",
-            "sessionId": "s",
-            "timestamp": t.replace(":00Z", ":05Z"),
-            "message": {
-                "id": f"msg_{k:030d}",
-                "model": "claude-opus-4-6",
-                "role": "assistant",
-                "content": [{"type": "tool_use", "id": f"t{k}", "name": "Bash", "input": {}}],
-                "usage": usage,
-            },
-        }
-        if request_ids:
-            line["requestId"] = f"req_011C{k:020d}"
-        lines.append(line)
+        t = f"2026-03-06T17:{k:02d}:00Z"
+        rid = f"req_011C{k:020d}" if request_ids else None
+        lines += turn(
+            k, "claude-opus-4-6", usage, asked=t, answered=t.replace(":00Z", ":05Z"),
+            message_id=f"msg_{k:030d}", request_id=rid, text_bytes=400, result_bytes=800,
+        )  # fmt: skip
         prev = prompt + 50  # the reply is in the next prompt
-    p = tmp_path / "relay.jsonl"
-    p.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
-    return p
+    return write_log(tmp_path / "relay.jsonl", lines)
 
 
 def test_relay_is_sized_on_whole_prompts_and_replayed_on_its_profile(tmp_path: Path) -> None:
