@@ -109,13 +109,16 @@ class OpenAIBreakpointProvider(DialectProvider):
         best, best_pos = 0, -1
         for h, p in cands:
             e = self._live(h, now)
-            if e is None or e.ready > now or e.tokens <= best:
+            # the read is this request's own prefix: an imported trace sizes the same content
+            # per request, so the entry's size when written may exceed this prompt
+            tokens = req.tr.cum_tokens[p]
+            if e is None or e.ready > now or tokens <= best:
                 continue
             if self.cfg.random_evict_rate and self.rng.random() < self.cfg.random_evict_rate:
                 del self.entries[h]
                 self.gone[h] = "evicted"
                 continue
-            best, best_pos = e.tokens, p
+            best, best_pos = tokens, p
         return best, best_pos
 
     def call(self, req: Request, now: float) -> Outcome:
