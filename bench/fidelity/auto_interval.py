@@ -22,8 +22,9 @@ prediction sums) is its cost at the mean share (`MEAN_SHARE`, the read-weighted 
 share of the development part's reads not found). It is measured as such, not taken as the mean
 of the interpolated 5 % quantiles: the share is heavy-tailed, and the interpolation spreads the
 largest (OpenAI: one conversation, 0.12 % of the reads, that lost 54 %) over the top 5 % of the
-distribution, which put the mean share at 4.2 % where the reads lost 3.2 % (Codex on the
-development part: pooled cost +4.9 % with the interpolated mean, +0.6 % at the measured mean).
+distribution, which put the mean share at 4.2 % where the reads lost 3.2 % (Codex on the 2025
+development part, when this was chosen: pooled cost +4.9 % with the interpolated mean, +0.6 % at
+the measured mean).
 Deterministic: no draw.
 
 Every constant is re-measured by `python -m ctxbench.bench.fidelity.measure --corpus DIR
@@ -41,19 +42,19 @@ from ctxbench.sim.core.catalog import prices
 # ctxbench.bench.fidelity.measure`), the share of the central prediction's cached reads the bill
 # did not read (net of reads past it; below 0: it read more), weighted by those reads (the share
 # of a token; its mean is the pooled share): its 0 %, 5 %, ..., 100 % quantiles.
-# OpenAI: 43 conversations (Codex CLI rollouts of the `dev` rows of bench/corpus/sessions.csv and
-# traces-real codex-tui); over all 118, 2,076 requests after a first read what the central
-# prediction says and 563 read less (91 only the static prefix, 220 an older entry of the
-# conversation, 252 neither).
+# OpenAI: 120 conversations (Codex CLI rollouts of the `dev` rows of bench/corpus/sessions.csv,
+# 2025-2026, and traces-real codex-tui); over all 290, 4,491 requests after a first read what the
+# central prediction says and 1,406 read less (218 only the static prefix, 547 an older entry of
+# the conversation, 641 neither).
 # Gemini (implicit caching, Gemini CLI chats of the `dev` rows): 40 conversations; over all 104,
-# 278 requests read what the central prediction says and 1,783 read less (16 only the static
-# prefix, 310 an older entry, 1,457 neither): implicit caching finds far less than a prefix
+# 277 requests read what the central prediction says and 1,783 read less (15 only the static
+# prefix, 310 an older entry, 1,458 neither): implicit caching finds far less than a prefix
 # cache that keeps every prompt would ("no cost saving guarantee",
 # https://ai.google.dev/gemini-api/docs/caching).
 LOST_SHARE: dict[str, tuple[float, ...]] = {
     "openai": (
-        0.0006, 0.0006, 0.0103, 0.0116, 0.0116, 0.0159, 0.0194, 0.0234, 0.0292, 0.0297, 0.0332,
-        0.0383, 0.0383, 0.0383, 0.0383, 0.0383, 0.0396, 0.0441, 0.0492, 0.0556, 0.541,
+        -0.0353, 0.0006, 0.0103, 0.013, 0.0169, 0.0233, 0.0281, 0.0297, 0.0383, 0.0383, 0.0383,
+        0.041, 0.0466, 0.0466, 0.0543, 0.0599, 0.0633, 0.0787, 0.1181, 0.1227, 0.541,
     ),
     "gemini": (
         -0.0308, 0.0847, 0.0847, 0.0847, 0.0847, 0.0996, 0.1387, 0.1387, 0.1437, 0.1943, 0.2635,
@@ -62,7 +63,7 @@ LOST_SHARE: dict[str, tuple[float, ...]] = {
 }  # fmt: skip
 # The read-weighted mean of the same shares (the development part's pooled share: its central
 # reads' tokens not read, net, over those reads), same conversations and command.
-MEAN_SHARE: dict[str, float] = {"openai": 0.0317, "gemini": 0.2493}
+MEAN_SHARE: dict[str, float] = {"openai": 0.0477, "gemini": 0.2493}
 LEVEL = 0.90
 # providers a log's endpoint must name for its share to apply (the Codex logs' model_provider):
 # a log recorded against another endpoint (e.g. `ctxbench serve`, model_provider "mock") is not

@@ -44,20 +44,20 @@ LEVEL = 0.90
 
 # (family, size class) -> (lower margin, upper margin, sessions measured), relative to the central
 # value. Development part (traces-real and the corpus's `dev` rows of bench/corpus/sessions.csv),
-# 607 conversations with per-request usage: `python -m ctxbench.bench.fidelity.measure --corpus
+# 782 conversations with per-request usage: `python -m ctxbench.bench.fidelity.measure --corpus
 # corpus-data --shared traces-real`. anthropic: Claude Code, claude-trace, Cline and Inspect logs
 # on Anthropic (explicit breakpoints); openai: Codex CLI and Inspect logs on OpenAI automatic
 # caching; gemini: Gemini CLI on implicit caching; other: every other cache (DeepSeek, OpenRouter,
 # a Gemini model or endpoint with no measured share).
 MODEL_ERROR: dict[tuple[str, str], tuple[float, float, int]] = {
     ("anthropic", "1"): (0.0, 0.0, 97),
-    ("anthropic", "2+"): (-0.0425, 0.0592, 249),
+    ("anthropic", "2+"): (-0.0425, 0.0592, 250),
     ("gemini", "1"): (0.0, 0.0, 7),
     ("gemini", "2+"): (-0.0797, 0.2053, 97),
-    ("openai", "1"): (0.0, 0.0, 63),
-    ("openai", "2+"): (-0.0003, 0.214, 53),
-    ("other", "1"): (0.0, 0.0, 28),
-    ("other", "2+"): (0.0, 1.6574, 13),
+    ("openai", "1"): (0.0, 0.0, 134),
+    ("openai", "2+"): (-0.0367, 0.1413, 154),
+    ("other", "1"): (0.0, 0.0, 29),
+    ("other", "2+"): (0.0, 1.6574, 14),
 }  # fmt: skip
 
 
