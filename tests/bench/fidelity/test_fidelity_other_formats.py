@@ -138,9 +138,11 @@ def test_codex_naive_reading_and_cost_interval() -> None:
         assert sf.share_ok >= sf.share_naive_ok
         iv = sf.auto_interval
         assert iv is not None and iv.low < iv.mean < iv.high
-    # main lost more of its reads than 95 % of the development part's tokens did (6 of its 19 later
-    # requests read only the static prefix or an older entry): above its interval; session-2 inside
-    assert main.cost_billed > main.auto_interval.high and second.auto_interval.inside(second.cost_billed)  # type: ignore[union-attr]
+    # main lost many of its reads (6 of its 19 later requests read only the static prefix or an
+    # older entry): above its central value, inside the interval the development part's 120 Codex
+    # conversations give (their 95 % share: 12 %); session-2 inside too
+    assert main.cost_billed > main.auto_interval.median  # type: ignore[union-attr]
+    assert main.auto_interval.inside(main.cost_billed) and second.auto_interval.inside(second.cost_billed)  # type: ignore[union-attr]
     pooled = main.auto_interval.mean + second.auto_interval.mean  # type: ignore[union-attr]
     billed = main.cost_billed + second.cost_billed
     point = main.baseline.cost_predicted + second.baseline.cost_predicted  # every request found
