@@ -141,10 +141,11 @@ class BreakpointMachine(_Convs):
             if h in self.entries and self.entries[h][0] < n and tr.hashes[self.entries[h][0]] == h:
                 cands[h] = self.entries[h][0]
         read, read_h = 0, None
-        for h in cands:
+        for h, pos in cands.items():
             e = self.entries.get(h)
-            if e is not None and e[2] > self.now and e[3] < self.now and e[1] > read:
-                read, read_h = e[1], h
+            here = tr.cum_tokens[pos]  # the read is this request's own prefix (its sizes)
+            if e is not None and e[2] > self.now and e[3] < self.now and here > read:
+                read, read_h = here, h
         out = self.p.call(req, self.now)
         assert out.usage.cache_read == read, (out.usage.cache_read, read)
         if read_h is not None:
