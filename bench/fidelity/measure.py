@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctxbench.bench.fidelity.auto import STEP
-from ctxbench.bench.fidelity.interval import cost_interval, miss_kind
+from ctxbench.bench.fidelity.interval import RELAY, cost_interval, miss_kind
 from ctxbench.bench.fidelity.model_error import margins, scores, stratum
 from ctxbench.bench.fidelity.parts import Part, replay_part
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity, near
@@ -72,7 +72,6 @@ class AutoCounts:
             "mean_share": round(self.mean_share, 4),
             "conversations_in_lost_share": len(self.lost), "sessions": self.sessions,
         }  # fmt: skip
-
 
     @property
     def mean_share(self) -> float:
@@ -305,7 +304,7 @@ def measure(part: Part) -> Measured:
             continue
         if sf.model.startswith("deepseek"):
             count_deepseek(sf, out.deepseek)
-        if sf.meta.get("gateway") == "claude-relay":
+        if sf.meta.get("gateway") == RELAY:
             count_relay(sf, out.relay)
         if sf.auto_provider:
             acc = out.auto.setdefault(sf.auto_provider, AutoCounts())
