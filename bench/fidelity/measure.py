@@ -45,7 +45,7 @@ from pathlib import Path
 
 from ctxbench.bench.fidelity.auto import STEP
 from ctxbench.bench.fidelity.interval import RELAY, cost_interval, miss_kind
-from ctxbench.bench.fidelity.model_error import margins, scores, stratum
+from ctxbench.bench.fidelity.model_error import POOLED, margins, scores, stratum
 from ctxbench.bench.fidelity.parts import Part, replay_part
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity, near
 
@@ -214,13 +214,16 @@ class ErrorCounts:
 
 
 def count_error(sf: SessionFidelity, acc: dict[tuple[str, str], ErrorCounts]) -> None:
-    """Add one session's scores against its chance interval to its stratum."""
+    """Add one session's scores against its chance interval to its stratum, and to its size
+    class's pooled stratum (model_error.py `POOLED`)."""
     ci = cost_interval(sf, model_error=False)
-    c = acc.setdefault(stratum(sf), ErrorCounts())
     lo, hi = scores(sf.cost_billed, ci.central, ci.low, ci.high)
-    c.lower.append(lo)
-    c.upper.append(hi)
-    c.residual.append(sf.cost_billed / ci.central - 1 if ci.central else 0.0)
+    family, size = stratum(sf)
+    for key in ((family, size), (POOLED, size)):
+        c = acc.setdefault(key, ErrorCounts())
+        c.lower.append(lo)
+        c.upper.append(hi)
+        c.residual.append(sf.cost_billed / ci.central - 1 if ci.central else 0.0)
 
 
 def dev_part(shared: Path | None, corpus: Path) -> Part:

@@ -28,6 +28,13 @@ measured (Anthropic: 5 % / 95 % quantiles of billed/central − 1 of -0.30 / +0.
 before the relays had their own cache), and splitting them halved the smaller strata (OpenAI 2-9: 11
 sessions, other: 5 and 7) for no gain in cross-validated coverage (90 % either way).
 
+A stratum of fewer than `MIN_SESSIONS` development sessions cannot give a 90 % two-sided margin
+(the ⌈(n + 1)·95 %⌉-th of n scores exists only from n = 19 on): there the margins are the widest
+of the stratum's own and those of every family pooled in its size class (`POOLED`), and the
+report says which strata borrowed. On the development part that is `other 2+` (14 sessions: a
+DeepSeek, an OpenRouter and a few OpenHands conversations); it changed no development session's
+coverage.
+
 Re-measured by `python -m ctxbench.bench.fidelity.measure --corpus DIR --shared DIR` (its
 "model error" lines print `MODEL_ERROR` ready to paste), on the development part only.
 """
@@ -40,7 +47,11 @@ from ctxbench.bench.fidelity.results import SessionFidelity
 from ctxbench.sim.core.catalog import model_info
 
 FAMILIES = ("anthropic", "openai", "gemini", "other")
+POOLED = "all"  # every family of a size class together (module docstring)
 LEVEL = 0.90
+# The fewest scores from which the split-conformal ranks of a two-sided `LEVEL` interval exist:
+# ⌈(n + 1)·(1 + LEVEL)/2⌉ <= n first holds at n = 19 (module docstring).
+MIN_SESSIONS = 19
 
 # (family, size class) -> (lower margin, upper margin, sessions measured), relative to the central
 # value. Development part (traces-real and the corpus's `dev` rows of bench/corpus/sessions.csv),
@@ -48,7 +59,7 @@ LEVEL = 0.90
 # corpus-data --shared traces-real`. anthropic: Claude Code, claude-trace, Cline and Inspect logs
 # on Anthropic (explicit breakpoints); openai: Codex CLI and Inspect logs on OpenAI automatic
 # caching; gemini: Gemini CLI on implicit caching; other: every other cache (DeepSeek, OpenRouter,
-# a Gemini model or endpoint with no measured share).
+# a Gemini model or endpoint with no measured share); all: the four together, per size class (`POOLED`).
 MODEL_ERROR: dict[tuple[str, str], tuple[float, float, int]] = {
     ("anthropic", "1"): (0.0, 0.0, 97),
     ("anthropic", "2+"): (-0.0425, 0.0592, 250),
@@ -58,6 +69,8 @@ MODEL_ERROR: dict[tuple[str, str], tuple[float, float, int]] = {
     ("openai", "2+"): (-0.0367, 0.1413, 154),
     ("other", "1"): (0.0, 0.0, 29),
     ("other", "2+"): (0.0, 1.6574, 14),
+    ("all", "1"): (0.0, 0.0, 267),
+    ("all", "2+"): (-0.0404, 0.1118, 515),
 }  # fmt: skip
 
 
@@ -102,5 +115,20 @@ def margins(lower: list[float], upper: list[float], level: float = LEVEL) -> tup
 def widen(sf: SessionFidelity, central: float, low: float, high: float) -> tuple[float, float]:
     """The chance interval `low`..`high` widened by the model-error margins of `sf`'s stratum;
     it always holds `central`, never goes below 0."""
-    lower, upper, _ = MODEL_ERROR.get(stratum(sf), (0.0, 0.0, 0))
+    lower, upper = stratum_margins(stratum(sf))
     return max(0.0, min(central, low + central * lower)), max(central, high + central * upper)
+
+
+def borrows(key: tuple[str, str]) -> bool:
+    """True when stratum `key` has too few development sessions to calibrate alone (module docstring)."""
+    return key[0] != POOLED and MODEL_ERROR.get(key, (0.0, 0.0, 0))[2] < MIN_SESSIONS
+
+
+def stratum_margins(key: tuple[str, str]) -> tuple[float, float]:
+    """The margins a session of stratum `key` is widened by: the stratum's own, or where it
+    `borrows`, the widest of its own and its size class's pooled ones."""
+    lower, upper, _ = MODEL_ERROR.get(key, (0.0, 0.0, 0))
+    if borrows(key):
+        p_lower, p_upper, _ = MODEL_ERROR.get((POOLED, key[1]), (0.0, 0.0, 0))
+        lower, upper = min(lower, p_lower), max(upper, p_upper)
+    return lower, upper

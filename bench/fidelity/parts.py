@@ -21,6 +21,7 @@ from typing import IO
 from ctxbench.bench.fidelity.discover import Found, discover
 from ctxbench.bench.fidelity.interval import cost_interval
 from ctxbench.bench.fidelity.logs import Replayed, replay_log
+from ctxbench.bench.fidelity.model_error import MIN_SESSIONS, MODEL_ERROR, borrows
 from ctxbench.bench.progress import Progress
 from ctxbench.sim.core.catalog import model_info
 
@@ -194,7 +195,9 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
         f"({_share(inside)}); "
         f"median interval width {_median(widths):.1%} of the central value (chance draws only: "
         f"{sum(inside0)}/{len(inside0)}, {_share(inside0)}, median width {_median(widths0):.1%}; the "
-        "model error is measured on the development part, bench/fidelity/model_error.py).",
+        "model error is measured on the development part, bench/fidelity/model_error.py"
+        + _borrowed()
+        + ").",
         f"Conversations of >= {CONVERSATION_FLOOR['claude-code']} requests (Claude Code; >= {OTHER_FLOOR} of "
         "other harnesses) whose read match is below naive - 0.5 pt: "
         + (", ".join(below) if below else "none")
@@ -202,6 +205,17 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
     ]
     lines += named(convs, found)
     return [*lines, ""]
+
+
+def _borrowed() -> str:
+    """The model-error strata too small to calibrate alone (model_error.py `borrows`)."""
+    small = [f"{f} {k} ({MODEL_ERROR[(f, k)][2]})" for f, k in sorted(MODEL_ERROR) if borrows((f, k))]
+    if not small:
+        return ""
+    return (
+        f"; strata of fewer than {MIN_SESSIONS} development sessions take the widest of their own "
+        f"margins and those of every family pooled: {', '.join(small)}"
+    )
 
 
 def named(convs: list[Replayed], found: list[Found]) -> list[str]:

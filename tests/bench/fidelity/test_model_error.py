@@ -4,6 +4,7 @@ synthetic sessions; the re-measurement's output on the shared sessions (developm
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -56,13 +57,36 @@ def test_a_one_request_session_has_no_model_error_and_the_margins_apply_as_given
     assert stratum(one) == ("anthropic", "1") and MODEL_ERROR[stratum(one)][:2] == (0.0, 0.0)
     assert cost_interval(one) == cost_interval(one, model_error=False)
     sf = _anthropic(5)
-    monkeypatch.setitem(MODEL_ERROR, ("anthropic", "2+"), (-0.25, 0.5, 10))
+    monkeypatch.setitem(MODEL_ERROR, ("anthropic", "2+"), (-0.25, 0.5, 100))
     chance, full = cost_interval(sf, model_error=False), cost_interval(sf)
     assert full.low == pytest.approx(chance.low - 0.25 * chance.central)
     assert full.high == pytest.approx(chance.high + 0.5 * chance.central)
-    monkeypatch.setitem(MODEL_ERROR, ("anthropic", "2+"), (-2.0, 0.0, 10))
+    monkeypatch.setitem(MODEL_ERROR, ("anthropic", "2+"), (-2.0, 0.0, 100))
     assert cost_interval(sf).low == 0.0  # never below 0
     assert widen(sf, 1.0, 1.2, 1.3) == (0.0, 1.3)  # always holds the central value
+
+
+def test_a_stratum_too_small_to_calibrate_takes_the_widest_of_its_own_and_the_pooled_margins(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tail = (1 - model_error.LEVEL) / 2
+    n = model_error.MIN_SESSIONS  # the fewest scores whose two-sided conformal ranks exist
+    def rank(m: int) -> int:  # the upper margin's rank among m scores
+        return math.ceil(round((m + 1) * (1 - tail), 9))
+
+    assert rank(n) <= n and rank(n - 1) > n - 1
+    sf = _anthropic(5)
+    monkeypatch.setitem(MODEL_ERROR, ("all", "2+"), (-0.1, 0.3, 500))
+    monkeypatch.setitem(MODEL_ERROR, ("anthropic", "2+"), (-0.2, 0.05, n - 1))
+    assert model_error.borrows(("anthropic", "2+"))
+    assert model_error.stratum_margins(("anthropic", "2+")) == (-0.2, 0.3)  # widest of both sides
+    chance = cost_interval(sf, model_error=False)
+    assert cost_interval(sf).high == pytest.approx(chance.high + 0.3 * chance.central)
+    monkeypatch.setitem(MODEL_ERROR, ("anthropic", "2+"), (-0.2, 0.05, n))
+    assert not model_error.borrows(("anthropic", "2+"))
+    assert model_error.stratum_margins(("anthropic", "2+")) == (-0.2, 0.05)
+    assert not model_error.borrows(("all", "2+"))  # the pooled stratum never borrows from itself
+    assert model_error.stratum_margins(("no-such", "2+")) == (-0.1, 0.3)  # unmeasured: pooled
 
 
 def test_conformal_margins_and_scores() -> None:
