@@ -26,6 +26,20 @@ Taken from the trace (unless `--policy-set` sets the key):
   (`summary_tokens_each`; the mean for one past the last): the sizes differ from one compaction to
   another (12,497 and 21,155 tokens above), so a mean would move the later compactions.
 
+- `budget` (a preset whose budget is the model window, `budget_means: window`, run without
+  `--budget`): the window the harness compacted in, when the trace records automatic compactions
+  with the prompt size that triggered them (Claude Code's `compactMetadata.preTokens`). A harness
+  decides its window from the model id as it knows it: Claude Code takes 200,000 tokens unless the
+  id carries `[1m]` (research/policies.md §1, `MODEL_CONTEXT_WINDOW_DEFAULT`), so a model the
+  catalog resolves to its 1M window (a relay's `claude-opus-4.6-1m`) may have run at 200k. Of the
+  windows the catalog gives the model (its own, and its row's default when the id asks for the
+  1M one), the largest whose threshold (the preset's own: `Compaction.threshold`) is at most the
+  smallest recorded trigger; when none is, the largest window whose threshold is (a custom
+  `CLAUDE_CODE_AUTO_COMPACT_WINDOW`). Taken only when it differs from the model's window. On the
+  development part: Damon-Salvetore/claude-code c001e9a4 (Claude Code 2.1.63 on
+  `claude-opus-4.6-1m`) compacted at 168,010 tokens, the 200k threshold (167,000); spotter
+  258c7280 and 8463c716 (opus-4-6, 200k) at 167,094 and 167,731, where nothing changes.
+
 Assumed: every other preset value its YAML marks `# assumed`, and the two above when the trace does
 not record them.
 """
@@ -37,7 +51,11 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
 
 from ctxbench.policies.preset import PRESETS, Policy
+from ctxbench.policies.view import View
+from ctxbench.sim.core.catalog import model_info, resolve
+from ctxbench.sim.core.transcript import Transcript
 from ctxbench.sim.prepared import PreparedTrace
+from ctxbench.traces.model import CompactionEvent
 
 _ASSUMED = re.compile(r"^(\s*)([A-Za-z_][\w]*):\s*[^#\n]*#\s*assumed\b")
 _KEY = re.compile(r"^([A-Za-z_][\w]*):")
@@ -117,6 +135,35 @@ def recorded_summary_tokens(prep: PreparedTrace) -> list[int]:
     ]  # fmt: skip
 
 
+def recorded_auto_triggers(prep: PreparedTrace) -> list[int]:
+    """The prompt sizes that triggered the automatic compactions the trace records."""
+    return [
+        int(e.pre_tokens) for s in prep.steps
+        if s.kind == "compaction" and isinstance(e := s.event, CompactionEvent)
+        and e.trigger == "auto" and e.pre_tokens
+    ]  # fmt: skip
+
+
+def _threshold(policy: Policy, window: int, max_output: int) -> int:
+    """Where `policy` compacts on a model of `window` tokens (its compaction's own threshold)."""
+    view = View(Transcript(), None, window, window, 0, -1, True, max_output=max_output)
+    return policy.compaction.threshold(view)
+
+
+def implied_window(policy: Policy, model: str, trigger: int) -> int:
+    """The window `policy` compacts at `trigger` tokens in on `model` (module docstring, `budget`)."""
+    info = model_info(model)
+    candidates = {info.window, model_info(resolve(model).key).window}
+    fits = [w for w in candidates if _threshold(policy, w, info.max_output) <= trigger]
+    if fits:
+        return max(fits)
+    lo, hi = 1, min(candidates)  # the threshold grows with the window
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if _threshold(policy, mid, info.max_output) <= trigger else (lo, mid - 1)
+    return lo
+
+
 def apply(policy: Policy, prep: PreparedTrace, spec: str, set_keys: tuple[str, ...] = ()) -> Knows:
     """`policy` (preset `spec`, with the `--policy-set` keys `set_keys` already applied) with what
     the trace knows, and the list of what it assumes (module docstring)."""
@@ -160,6 +207,17 @@ def apply(policy: Policy, prep: PreparedTrace, spec: str, set_keys: tuple[str, .
                 policy = _set(policy, "compaction", "reattach_files", 0)
                 known.append("compaction.reattach_files=0 (the billed size above holds what was re-attached)")
                 taken.add("compaction.reattach_files")
+    triggers = recorded_auto_triggers(prep)
+    if policy.budget_means == "window" and policy.budget <= 0 and "budget" not in taken and triggers:
+        window = implied_window(policy, prep.model, min(triggers))
+        if window != prep.window:
+            policy = replace(policy, budget=window)
+            known.append(
+                f"budget={window} (the window the harness compacted in: its {len(triggers)} automatic "
+                f"compaction(s) fired from {min(triggers):,} tokens, below the threshold of the "
+                f"{prep.window:,}-token window)"
+            )
+            taken.add("budget")
     assumed = []
     keys = assumed_keys(spec)
     if _has(policy, "marks", "ttl") and "marks.ttl" not in keys:

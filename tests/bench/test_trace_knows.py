@@ -8,8 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from ctxbench.bench.api import load_policy
 from ctxbench.bench.cli import main
+from ctxbench.bench.trace_knows import apply
+from ctxbench.policies.budget import budget_for
+from ctxbench.sim.core.catalog import model_info
+from ctxbench.sim.prepared import PreparedTrace, Step
 from ctxbench.traces.generators.samples import SAMPLES_DIR
+from ctxbench.traces.model import CompactionEvent
 from tests.real import REAL
 
 SESSION = REAL / "spotter" / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl"  # one compaction, 1h marks
@@ -69,3 +75,46 @@ def test_an_imported_session_gives_its_ttl_and_summary_size(
     assert out["requests"] == 144
     near, far = abs(out["cost"] / billed - 1), abs(assumed["cost"] / billed - 1)
     assert near < 0.03 and near < far
+
+
+def _compacted(model: str, window: int, *triggers: tuple[str, int]) -> PreparedTrace:
+    """A prepared trace on `model` that records compactions (trigger, tokens before)."""
+    steps = tuple(
+        Step("compaction", None, 0.0, event=CompactionEvent(trigger=t, pre_tokens=n)) for t, n in triggers
+    )
+    return PreparedTrace("s", model, window, (), (), steps)
+
+
+def test_the_window_the_harness_compacted_in_is_taken_from_its_recorded_triggers() -> None:
+    preset = load_policy("claude-code")  # threshold: window - min(max output, 20k) - 13k
+    # a relay's 1M model id that Claude Code ran at its 200k default: compacted at 168,010
+    one_m = _compacted("claude-opus-4-6[1m]", 1_000_000, ("auto", 168_010))
+    knows = apply(preset, one_m, "claude-code")
+    assert knows.policy.budget == 200_000
+    assert any(k.startswith("budget=200000 (the window the harness compacted in") for k in knows.from_trace)
+    assert budget_for(knows.policy, model_info("claude-opus-4-6[1m]")) == 200_000
+    # compacted where the 1M window's threshold is: nothing to take
+    assert (
+        apply(
+            preset, _compacted("claude-opus-4-6[1m]", 1_000_000, ("auto", 968_000)), "claude-code"
+        ).policy.budget
+        == 0
+    )
+    # on the 200k window, where its threshold is (167,000): nothing to take
+    assert (
+        apply(preset, _compacted("claude-opus-4-6", 200_000, ("auto", 167_731)), "claude-code").policy.budget
+        == 0
+    )
+    # a custom auto-compact window (100k: threshold 67,000): the largest window whose threshold fits
+    custom = apply(
+        preset, _compacted("claude-opus-4-6", 200_000, ("auto", 67_500), ("auto", 70_000)), "claude-code"
+    )
+    assert custom.policy.budget == 100_500
+    # manual compactions say nothing of the window; `--budget` (a budget of the policy's own) wins
+    assert (
+        apply(
+            preset, _compacted("claude-opus-4-6[1m]", 1_000_000, ("manual", 90_000)), "claude-code"
+        ).policy.budget
+        == 0
+    )
+    assert apply(preset.with_budget(500_000), one_m, "claude-code").policy.budget == 500_000
