@@ -62,6 +62,9 @@ class AutoCounts:
     back: Counter[int] = field(default_factory=Counter)
     sessions: list[str] = field(default_factory=list)
     lost: list[tuple[float, int]] = field(default_factory=list)  # (share, central reads) per conversation
+    into_output: int = 0  # reads past the previous prompt, not past its output (auto.py OUTPUT)
+    output_readable: int = 0  # tokens of previous outputs a next request could have read (128-token steps)
+    output_read: int = 0  # ... and read
 
     def json(self) -> dict[str, object]:
         return {
@@ -71,6 +74,8 @@ class AutoCounts:
             "lost_share_quantiles": [round(q, 4) for q in _quantiles(self.lost)],
             "mean_share": round(self.mean_share, 4),
             "conversations_in_lost_share": len(self.lost), "sessions": self.sessions,
+            "into_output": self.into_output, "output_read": self.output_read,
+            "output_readable": self.output_readable,
         }  # fmt: skip
 
     @property
@@ -105,6 +110,18 @@ def _prompt(r: RequestCompare) -> int:
     return r.billed.input_tokens + r.billed.cache_read
 
 
+def _count_output(prev: RequestCompare, r: RequestCompare, acc: AutoCounts) -> None:
+    """How much of the previous response's output request `r` read (auto.py OUTPUT): of the
+    128-token steps between the previous prompt and the previous prompt with its output."""
+    prompt, read = _prompt(prev), r.billed.cache_read
+    start = min(prompt, _prompt(r)) // STEP * STEP
+    end = min(prompt + prev.billed.output_tokens, _prompt(r)) // STEP * STEP
+    acc.into_output += prompt < read <= prompt + prev.billed.output_tokens
+    if end > start and read >= start:
+        acc.output_readable += end - start
+        acc.output_read += min(read, end) - start
+
+
 def count_auto(sf: SessionFidelity, acc: AutoCounts) -> None:
     """Add the reads of one conversation on an automatic-prefix cache to `acc`: each request after
     the first against the central prediction's read, and the conversation's lost share (the
@@ -113,6 +130,7 @@ def count_auto(sf: SessionFidelity, acc: AutoCounts) -> None:
     reqs = sf.requests
     for k in range(1, len(reqs)):
         read, central = reqs[k].billed.cache_read, reqs[k].predicted.cache_read
+        _count_output(reqs[k - 1], reqs[k], acc)
         if read >= central or near(read, central) or (central == 0 and read == 0):
             acc.found += 1
             continue
@@ -265,6 +283,10 @@ class Measured:
                 f"an older entry {c.older}, neither {c.neither}); {len(c.sessions)} conversations",
                 f"  lost share per conversation of >= {SHARE_FLOOR} requests ({len(c.lost)}), weighted, "
                 f"5 % quantiles: {[round(q, 4) for q in _quantiles(c.lost)]}",
+                f"  read past the previous prompt into its output: {c.into_output} requests; of the "
+                "previous outputs' tokens a request could read, "
+                f"{c.output_read / max(1, c.output_readable):.1%} read ({c.output_read:,} of "
+                f"{c.output_readable:,})",
             ]
         for kind, misses in sorted(self.misses.items()):
             m = misses.json()

@@ -12,7 +12,7 @@ import pytest
 from ctxbench.bench.fidelity import model_error
 from ctxbench.bench.fidelity.auto_interval import MEAN_SHARE, _cost, auto_interval
 from ctxbench.bench.fidelity.interval import cost_interval
-from ctxbench.bench.fidelity.measure import AutoCounts, ErrorCounts, Measured, main
+from ctxbench.bench.fidelity.measure import AutoCounts, ErrorCounts, Measured, _count_output, main
 from ctxbench.bench.fidelity.model_error import MODEL_ERROR, margins, scores, stratum, widen
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity
 from ctxbench.sim.core.catalog import prices
@@ -71,6 +71,7 @@ def test_a_stratum_too_small_to_calibrate_takes_the_widest_of_its_own_and_the_po
 ) -> None:
     tail = (1 - model_error.LEVEL) / 2
     n = model_error.MIN_SESSIONS  # the fewest scores whose two-sided conformal ranks exist
+
     def rank(m: int) -> int:  # the upper margin's rank among m scores
         return math.ceil(round((m + 1) * (1 - tail), 9))
 
@@ -147,3 +148,23 @@ def test_measure_on_the_shared_sessions_prints_model_error(
     assert (
         "model error anthropic 2+:" in text and "MODEL_ERROR: dict[" in text and "MEAN_SHARE: dict[" in text
     )
+
+
+def _billed(index: int, prompt: int, read: int, output: int) -> RequestCompare:
+    usage = Usage(prompt - read, read, 0, 0, output)
+    return RequestCompare(index, 10.0 * index, 10.0, usage, SimUsage(prompt - read, read, 0, 0, output), read)
+
+
+def test_the_measure_counts_the_output_a_request_read_past_the_previous_prompt() -> None:
+    acc = AutoCounts()
+    # previous prompt 10,000 (steps from 9,984) and 600 output: steps to 10,496 readable
+    _count_output(_billed(0, 10_000, 0, 600), _billed(1, 11_000, 10_368, 50), acc)
+    assert (acc.into_output, acc.output_read, acc.output_readable) == (1, 384, 512)
+    # the previous prompt only (11,000: steps from 10,880; its 50 output tokens reach step 11,008)
+    _count_output(_billed(1, 11_000, 10_368, 50), _billed(2, 12_000, 10_880, 50), acc)
+    assert (acc.into_output, acc.output_read, acc.output_readable) == (1, 384, 512 + 128)
+    # a read short of the previous prompt (an older entry) is no reading of the output
+    _count_output(_billed(2, 12_000, 10_880, 900), _billed(3, 13_000, 9_984, 50), acc)
+    assert (acc.into_output, acc.output_read, acc.output_readable) == (1, 384, 640)
+    text = "\n".join(Measured(auto={"openai": acc}).lines())
+    assert "read past the previous prompt into its output: 1 requests" in text and "60.0% read" in text
