@@ -12,7 +12,7 @@ from typing import IO
 
 from ctxbench.bench.fidelity.compare import compare
 from ctxbench.bench.fidelity.fields import session_json
-from ctxbench.bench.fidelity.logs import traces_of
+from ctxbench.bench.fidelity.logs import DATA_ERRORS, NotReplayed, Replayed, traces_of
 from ctxbench.bench.fidelity.replay import serving
 from ctxbench.bench.fidelity.text import session_text
 from ctxbench.sim.core.catalog import CatalogError, add_prices_file
@@ -98,12 +98,9 @@ def handle(args: argparse.Namespace) -> int:
             sessions += other_json(found, args.requests)
             print(json.dumps(sessions, indent=2))
             return 0
-        text = render(root, stream)
-        if args.output:
-            Path(args.output).write_text(text, encoding="utf-8")
-            print(f"wrote {args.output}")
-        else:
-            print(text, end="")
+        failed: list[Replayed] = []
+        text = render(root, stream, failed)
+        _write(args, text, failed)
         return 0
     if args.corpus or args.split:
         raise ValueError("--corpus and --split go with --all-real")
@@ -147,6 +144,20 @@ def handle(args: argparse.Namespace) -> int:
             else:
                 out.append(f"{path}: not scored: {e}")
             continue
+        except DATA_ERRORS as e:  # an error on this trace's data: one line naming the file
+            err = NotReplayed.of(e)
+            if len(traces) == 1:
+                raise ValueError(f"{path}: not replayed: {err}") from None
+            print(f"note: {path}: not replayed: {err}", file=sys.stderr)  # the others are scored
+            if args.json:
+                error = {"class": err.kind, "message": err.message, "stage": err.stage}
+                docs.append(
+                    {"trace": path, "session": name, "within_tolerance": None, "note": f"not replayed: {err}"}
+                    | {"error": error}
+                )
+            else:
+                out.append(f"{path}: not replayed: {err}")
+            continue
         if args.json:
             docs.append({"trace": path, **session_json(sf, args.requests)})
             continue
@@ -182,10 +193,21 @@ def _parts(args: argparse.Namespace, root: Path, stream: IO[str] | None) -> int:
                 docs.append(doc | {"part": part.name, "log": r.log.rel, "format": r.log.format})
         print(json.dumps(docs, indent=2))
         return 0
-    text = render_parts(shared, Path(args.corpus), args.split, stream)
+    failed: list[Replayed] = []
+    text = render_parts(shared, Path(args.corpus), args.split, stream, failed)
+    _write(args, text, failed)
+    return 0
+
+
+def _write(args: argparse.Namespace, text: str, failed: list[Replayed]) -> None:
+    """The report to `-o FILE` or stdout; a note on stderr naming each conversation not replayed
+    (the report has them in its "Not replayed" section, bench/fidelity/logs.py)."""
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
         print(f"wrote {args.output}")
     else:
         print(text, end="")
-    return 0
+    for r in failed:
+        print(f"note: {r.log.path}: {r.name}: {r.why_not}", file=sys.stderr)
+    if failed:
+        print(f"note: {len(failed)} conversation(s) not replayed, named in the report", file=sys.stderr)
