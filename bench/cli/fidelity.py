@@ -66,7 +66,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="print a JSON array (always, even of one): one object per conversation: requests, "
         "within_tolerance, billed and predicted fields, "
-        "outside events taken from the bill and the unconditioned figures",
+        "outside events taken from the bill and the unconditioned figures; one whose replay raised an "
+        "error on its data: null figures, `error` (class, message) and `not_scored`",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     p.set_defaults(handler=handle)

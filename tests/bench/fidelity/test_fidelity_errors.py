@@ -218,3 +218,21 @@ def test_a_folder_that_does_not_exist_is_bad_input(
     assert main(["fidelity", "--all-real", str(tmp_path / "nowhere"), "-q"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "nowhere: not a folder of recorded logs" in err
+
+
+@pytest.mark.usefixtures("failing")
+def test_the_measurement_names_what_it_did_not_measure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`python -m ctxbench.bench.fidelity.measure`: a development conversation whose replay raised is
+    named on stderr as not measured; the others are measured."""
+    from ctxbench.bench.fidelity.measure import main as measure
+
+    corpus = tmp_path / "corpus"
+    (corpus / "dev").mkdir(parents=True)
+    _log(corpus / "dev" / "bad.jsonl")
+    _log(corpus / "dev" / "good.jsonl")
+    assert measure(["--corpus", str(corpus), "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["model_error"]  # good.jsonl measured
+    assert err == f"note: not measured: bad.jsonl main: not replayed: ValueError: {NEGATIVE}\n"
