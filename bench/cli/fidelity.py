@@ -12,7 +12,7 @@ from typing import IO
 
 from ctxbench.bench.fidelity.compare import compare
 from ctxbench.bench.fidelity.fields import session_json
-from ctxbench.bench.fidelity.logs import DATA_ERRORS, NotReplayed, Replayed, traces_of
+from ctxbench.bench.fidelity.logs import DATA_ERRORS, IMPORT, NotReplayed, Replayed, traces_of
 from ctxbench.bench.fidelity.replay import serving
 from ctxbench.bench.fidelity.text import session_text
 from ctxbench.sim.core.catalog import CatalogError, add_prices_file
@@ -67,7 +67,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="print a JSON array (always, even of one): one object per conversation: requests, "
         "within_tolerance, billed and predicted fields, "
         "outside events taken from the bill and the unconditioned figures; one whose replay raised an "
-        "error on its data: null figures, `error` (class, message) and `not_scored`",
+        "error on its data: null figures, `error` (class, message, stage) and `not_scored` (a log whose "
+        "import raised: one object, `error` with stage import)",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     p.set_defaults(handler=handle)
@@ -209,6 +210,7 @@ def _write(args: argparse.Namespace, text: str, failed: list[Replayed]) -> None:
     else:
         print(text, end="")
     for r in failed:
-        print(f"note: {r.log.path}: {r.name}: {r.why_not}", file=sys.stderr)
+        name = "" if r.name == IMPORT else f" {r.name}"
+        print(f"note: {r.log.path}{name}: {r.why_not}", file=sys.stderr)
     if failed:
         print(f"note: {len(failed)} conversation(s) not replayed, named in the report", file=sys.stderr)

@@ -153,8 +153,9 @@ def not_replayed(convs: list[Replayed], heading: str = "## Not replayed") -> lis
     for r in failed:
         assert r.error is not None
         msg = r.error.message.replace("|", "\\|")
-        lines.append(f"| {r.log.rel} | {r.name} | {r.billed_requests()} | {r.error.kind} | {msg} |")
-    return [*lines, ""]
+        n = "—" if r.error.stage == "import" else r.billed_requests()  # unknown: the log was not read
+        lines.append(f"| {r.log.rel} | {r.name} | {n} | {r.error.kind} | {msg} |")
+    return lines
 
 
 def unknown_models(trace: Trace) -> str:
@@ -183,7 +184,10 @@ def not_compared_json(r: Replayed, session: str) -> dict[str, Any]:
     }  # fmt: skip
     if r.error is not None:  # not replayed: the error, and its billed requests counted as not scored
         out["error"] = {"class": r.error.kind, "message": r.error.message, "stage": r.error.stage}
-        out["not_scored"] = {"count": n, "requests": billed_indices(r.trace), "why": r.why_not}
+        if r.error.stage == "import":  # the log was not read: its requests are unknown
+            out["per_request_usage"] = None
+        else:
+            out["not_scored"] = {"count": n, "requests": billed_indices(r.trace), "why": r.why_not}
     return out
 
 

@@ -93,7 +93,7 @@ def test_one_conversation_that_raises_is_named_and_the_rest_scored(
     assert f"| proj/bad.jsonl | main | 4 | ValueError | {NEGATIVE} |" in out
     assert "| proj/good main | claude-opus-4-7 | 4 |" in out  # scored in the targets table
     assert "bad main (claude-opus-4-7)" not in out  # not also listed as "not compared"
-    assert f"bad.jsonl: main: not replayed: ValueError: {NEGATIVE}" in err
+    assert f"bad.jsonl main: not replayed: ValueError: {NEGATIVE}" in err
     assert "1 conversation(s) not replayed" in err and "Traceback" not in err
 
     report = tmp_path / "report.md"
@@ -124,7 +124,9 @@ def test_a_log_that_fails_to_import_is_named_and_the_rest_scored(
     assert bad["note"] == "not imported: KeyError: proj/bad.jsonl line 3: field 'message' missing"
     report = tmp_path / "r.md"
     assert main(["fidelity", "--all-real", str(root), "-q", "-o", str(report)]) == 0
-    assert "| proj/bad.jsonl | (import) | 0 | KeyError | proj/bad.jsonl line 3" in report.read_text()
+    assert "| proj/bad.jsonl | (import) | — | KeyError | proj/bad.jsonl line 3" in report.read_text()
+    assert bad["per_request_usage"] is None and "not_scored" not in bad
+    assert f"{root / 'proj' / 'bad.jsonl'}: not imported: KeyError: proj/bad.jsonl" in capsys.readouterr().err
 
 
 @pytest.mark.usefixtures("failing")
