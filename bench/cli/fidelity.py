@@ -104,6 +104,13 @@ def handle(args: argparse.Namespace) -> int:
         text = render(root, stream, failed)
         _write(args, text, failed)
         return 0
+    return _traces(args)
+
+
+def _traces(args: argparse.Namespace) -> int:
+    """`fidelity TRACE...`: each trace (or log, imported first) scored; one on an unknown model or
+    whose replay raises an error on its data is named and the others scored; alone, it is the
+    one-line error naming its file (exit 2)."""
     if args.corpus or args.split:
         raise ValueError("--corpus and --split go with --all-real")
     if not args.traces:
