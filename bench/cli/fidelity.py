@@ -12,7 +12,7 @@ from typing import IO
 
 from ctxbench.bench.fidelity.compare import compare
 from ctxbench.bench.fidelity.fields import session_json
-from ctxbench.bench.fidelity.logs import traces_of
+from ctxbench.bench.fidelity.logs import DATA_ERRORS, IMPORT, NotReplayed, Replayed, traces_of
 from ctxbench.bench.fidelity.replay import serving
 from ctxbench.bench.fidelity.text import session_text
 from ctxbench.sim.core.catalog import CatalogError, add_prices_file
@@ -66,7 +66,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="print a JSON array (always, even of one): one object per conversation: requests, "
         "within_tolerance, billed and predicted fields, "
-        "outside events taken from the bill and the unconditioned figures",
+        "outside events taken from the bill and the unconditioned figures; one whose replay raised an "
+        "error on its data: null figures, `error` (class, message, stage) and `not_scored` (a log whose "
+        "import raised: one object, `error` with stage import)",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     p.set_defaults(handler=handle)
@@ -98,13 +100,17 @@ def handle(args: argparse.Namespace) -> int:
             sessions += other_json(found, args.requests)
             print(json.dumps(sessions, indent=2))
             return 0
-        text = render(root, stream)
-        if args.output:
-            Path(args.output).write_text(text, encoding="utf-8")
-            print(f"wrote {args.output}")
-        else:
-            print(text, end="")
+        failed: list[Replayed] = []
+        text = render(root, stream, failed)
+        _write(args, text, failed)
         return 0
+    return _traces(args)
+
+
+def _traces(args: argparse.Namespace) -> int:
+    """`fidelity TRACE...`: each trace (or log, imported first) scored; one on an unknown model or
+    whose replay raises an error on its data is named and the others scored; alone, it is the
+    one-line error naming its file (exit 2)."""
     if args.corpus or args.split:
         raise ValueError("--corpus and --split go with --all-real")
     if not args.traces:
@@ -147,6 +153,20 @@ def handle(args: argparse.Namespace) -> int:
             else:
                 out.append(f"{path}: not scored: {e}")
             continue
+        except DATA_ERRORS as e:  # an error on this trace's data: one line naming the file
+            err = NotReplayed.of(e)
+            if len(traces) == 1:
+                raise ValueError(f"{path}: not replayed: {err}") from None
+            print(f"note: {path}: not replayed: {err}", file=sys.stderr)  # the others are scored
+            if args.json:
+                error = {"class": err.kind, "message": err.message, "stage": err.stage}
+                docs.append(
+                    {"trace": path, "session": name, "within_tolerance": None, "note": f"not replayed: {err}"}
+                    | {"error": error}
+                )
+            else:
+                out.append(f"{path}: not replayed: {err}")
+            continue
         if args.json:
             docs.append({"trace": path, **session_json(sf, args.requests)})
             continue
@@ -182,10 +202,22 @@ def _parts(args: argparse.Namespace, root: Path, stream: IO[str] | None) -> int:
                 docs.append(doc | {"part": part.name, "log": r.log.rel, "format": r.log.format})
         print(json.dumps(docs, indent=2))
         return 0
-    text = render_parts(shared, Path(args.corpus), args.split, stream)
+    failed: list[Replayed] = []
+    text = render_parts(shared, Path(args.corpus), args.split, stream, failed)
+    _write(args, text, failed)
+    return 0
+
+
+def _write(args: argparse.Namespace, text: str, failed: list[Replayed]) -> None:
+    """The report to `-o FILE` or stdout; a note on stderr naming each conversation not replayed
+    (the report has them in its "Not replayed" section, bench/fidelity/logs.py)."""
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
         print(f"wrote {args.output}")
     else:
         print(text, end="")
-    return 0
+    for r in failed:
+        name = "" if r.name == IMPORT else f" {r.name}"
+        print(f"note: {r.log.path}{name}: {r.why_not}", file=sys.stderr)
+    if failed:
+        print(f"note: {len(failed)} conversation(s) not replayed, named in the report", file=sys.stderr)

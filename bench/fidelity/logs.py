@@ -5,12 +5,19 @@ A conversation that cannot be compared is kept with the reason, never counted as
 left out: the log has no per-request usage (totals only), or its model is not in the catalog (H-20:
 no substitute model is guessed; `--prices FILE` adds one). Claude Code conversations are replayed
 a second time with `--keep-warm` for the report's read table.
+
+A conversation whose replay raises one of `DATA_ERRORS` (a simulated provider's "Negative delay"
+from a clock that runs backwards, an arithmetic guard, a lookup of a field the log lacks), or a log
+whose import raises one, is kept as "not replayed" with the error's class and message (`NotReplayed`):
+the report, the text and `--json` name it, and the other conversations and logs are scored (issue 28:
+nothing dropped or stopped silently; a conversation that could not be replayed is a result, so the
+run still exits 0).
 """
 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +28,41 @@ from ctxbench.sim.core.catalog import CatalogError, prices
 from ctxbench.sim.providers.choice import NoModelError
 from ctxbench.traces.format import TraceError, read_trace
 from ctxbench.traces.importers import ImportFailure, detect, import_paths
-from ctxbench.traces.model import MessageEvent, ModelSwitchEvent, Trace
+from ctxbench.traces.model import Header, MessageEvent, ModelSwitchEvent, Trace
 
 UNKNOWN_MODEL = "model not in sim/data/models.yaml (not replayed; --prices FILE adds it)"
+# What the replay of one conversation raises for a problem in its data, caught per conversation (and
+# per log on import). ValueError covers the readers' and importers' errors (TraceError, ImportFailure,
+# CatalogError, NoModelError are its subclasses) and simpy's "Negative delay"; KeyError a lookup of a
+# field or id the log lacks; ArithmeticError (ZeroDivisionError, OverflowError) a guard a degenerate
+# log trips; RecursionError content nested deeper than a reader's stack. Not `Exception`: a
+# TypeError, AttributeError, IndexError or AssertionError is a bug in ctxbench, and a bug that made
+# every conversation "not replayed" would read as a result; it still ends the run with the CLI's
+# one-line "internal error" (bench/cli/__init__.py). simpy raises nothing else for data (its own
+# exceptions, Interrupt and StopSimulation, are control flow the engine handles).
+DATA_ERRORS: tuple[type[Exception], ...] = (ValueError, KeyError, ArithmeticError, RecursionError)
+IMPORT_ERRORS: tuple[type[Exception], ...] = (*DATA_ERRORS, OSError)  # and a log that cannot be read
+IMPORT = "(import)"  # the conversation name of a log whose import failed (it has no conversations)
 NO_USAGE = "the log has no per-request usage (totals only): nothing to compare"
 UNRECORDED = "its {n} billed request(s) record 0 tokens in and out (bill unknown): nothing to compare"
+
+
+@dataclass(frozen=True)
+class NotReplayed:
+    """Why a conversation (or a whole log, at import) was not replayed: the exception's class and
+    message, and the stage it was raised in ("import" or "replay")."""
+
+    kind: str
+    message: str
+    stage: str = "replay"
+
+    @classmethod
+    def of(cls, exc: BaseException, stage: str = "replay") -> NotReplayed:
+        msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+        return cls(type(exc).__name__, " ".join(msg.split())[:300], stage)
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.message}"
 
 
 @dataclass(frozen=True)
@@ -39,6 +76,7 @@ class Replayed:
     fidelity: SessionFidelity | None
     keep_warm: SessionFidelity | None = None
     reason: str = ""  # why it is not replayed, when it is not for another reason than its model
+    error: NotReplayed | None = field(default=None)  # the data error its replay or import raised
 
     @property
     def compared(self) -> bool:
@@ -47,6 +85,9 @@ class Replayed:
     @property
     def why_not(self) -> str:
         """Why this conversation is not compared ("" when it is)."""
+        if self.error is not None:
+            stage = "not imported" if self.error.stage == "import" else "not replayed"
+            return f"{stage}: {self.error}"
         if self.fidelity is None:
             return self.reason or UNKNOWN_MODEL
         if self.fidelity.has_usage:
@@ -62,24 +103,59 @@ class Replayed:
 
 
 def replay_log(log: Log, keep_warm: bool = False) -> list[Replayed]:
-    """Every conversation of `log`, replayed (module docstring)."""
+    """Every conversation of `log`, replayed (module docstring). A log whose import raises one of
+    `DATA_ERRORS` (or cannot be read: OSError) is one `Replayed` named `IMPORT` with an empty
+    trace and the error; a conversation whose replay raises one is kept with its error."""
     out = []
-    res = import_paths([log.path], log.format)
+    try:
+        res = import_paths([log.path], log.format)
+    except IMPORT_ERRORS as e:
+        empty = Trace(Header(source=log.format, harness=log.format), ())
+        return [Replayed(log, IMPORT, empty, None, error=NotReplayed.of(e, "import"))]
     for tr, name in zip(res.traces, res.names, strict=True):
         try:
             sf = compare(tr, name)
             if sf.has_usage:
                 prices(sf.model)
+            # the keep-warm replay is read unconditioned only (fidelity_tables.reads)
+            kw = compare(tr, name, keep_warm=True, condition=False) if keep_warm and sf.has_usage else None
         except CatalogError:
             out.append(Replayed(log, name, tr, None, reason=unknown_models(tr)))
             continue
         except NoModelError as e:  # named, and the other conversations and logs still scored
             out.append(Replayed(log, name, tr, None, reason=f"{e.args[0]} (not replayed)"))
             continue
-        # the keep-warm replay is read unconditioned only (fidelity_tables.reads)
-        kw = compare(tr, name, keep_warm=True, condition=False) if keep_warm and sf.has_usage else None
+        except DATA_ERRORS as e:  # named with its class and message; the others still scored
+            out.append(Replayed(log, name, tr, None, error=NotReplayed.of(e)))
+            continue
         out.append(Replayed(log, name, tr, sf, kw))
     return out
+
+
+def billed_indices(trace: Trace) -> list[int]:
+    """The indices (as `compare` numbers requests: every assistant message) of the billed requests."""
+    replies = (e for e in trace.events if isinstance(e, MessageEvent) and e.role != "user")
+    return [i for i, e in enumerate(replies) if e.usage is not None]
+
+
+def not_replayed(convs: list[Replayed], heading: str = "## Not replayed") -> list[str]:
+    """The report's section naming each conversation (or log) whose replay (or import) raised a data
+    error: log, conversation, error class and message; none when every one was replayed."""
+    failed = [r for r in convs if r.error is not None]
+    if not failed:
+        return []
+    lines = [
+        "", heading, "",
+        "Not in the figures above: their replay (or their log's import) raised an error on their data; "
+        "the other conversations are scored.",
+        "", "| log | conversation | billed requests | error | message |", "|---|---|---:|---|---|",
+    ]  # fmt: skip
+    for r in failed:
+        assert r.error is not None
+        msg = r.error.message.replace("|", "\\|")
+        n = "—" if r.error.stage == "import" else r.billed_requests()  # unknown: the log was not read
+        lines.append(f"| {r.log.rel} | {r.name} | {n} | {r.error.kind} | {msg} |")
+    return lines
 
 
 def unknown_models(trace: Trace) -> str:
@@ -101,11 +177,18 @@ def unknown_models(trace: Trace) -> str:
 def not_compared_json(r: Replayed, session: str) -> dict[str, Any]:
     """The `--json` object of a conversation that is not compared: null figures and why."""
     n = r.billed_requests()
-    return {
+    out: dict[str, Any] = {
         "session": session, "log": r.log.rel, "format": r.log.format, "model": r.recorded_model(),
         "requests": n, "per_request_usage": n > 0, "within_tolerance": None, "billed": None,
         "predicted": None, "note": r.why_not,
     }  # fmt: skip
+    if r.error is not None:  # not replayed: the error, and its billed requests counted as not scored
+        out["error"] = {"class": r.error.kind, "message": r.error.message, "stage": r.error.stage}
+        if r.error.stage == "import":  # the log was not read: its requests are unknown
+            out["per_request_usage"] = None
+        else:
+            out["not_scored"] = {"count": n, "requests": billed_indices(r.trace), "why": r.why_not}
+    return out
 
 
 def traces_of(path: str) -> list[tuple[str, Trace]]:

@@ -264,6 +264,8 @@ class Measured:
     deepseek: UnitCounts = field(default_factory=UnitCounts)
     relay: Counter[str] = field(default_factory=Counter)
     error: dict[tuple[str, str], ErrorCounts] = field(default_factory=dict)
+    # conversations whose replay raised on their data (bench/fidelity/logs.py): not measured, named
+    not_replayed: list[str] = field(default_factory=list)
 
     def json(self) -> dict[str, object]:
         return {
@@ -325,6 +327,8 @@ def measure(part: Part) -> Measured:
     out = Measured()
     for r in convs:
         sf = r.fidelity
+        if r.error is not None:
+            out.not_replayed.append(f"{r.log.rel} {r.name}: {r.why_not}")
         if sf is None or not sf.has_usage:
             continue
         if sf.model.startswith("deepseek"):
@@ -360,6 +364,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ctxbench: error: {e}", file=sys.stderr)
         return 2
     print(json.dumps(out.json(), indent=1) if a.json else "\n".join(out.lines()))
+    for why in out.not_replayed:
+        print(f"note: not measured: {why}", file=sys.stderr)
     return 0
 
 

@@ -87,8 +87,10 @@ def other_json(found: Found, requests: bool = False) -> list[dict[str, Any]]:
     return out
 
 
-def other_formats(found: Found) -> list[str]:
-    """The section's lines (module docstring)."""
+def other_formats(found: Found, convs: list[Replayed] | None = None) -> list[str]:
+    """The section's lines (module docstring); `convs`: `replays(found)` when the caller has them. A
+    conversation not replayed for an error on its data has a row saying so (and is named with the
+    error in the report's "Not replayed" section, bench/fidelity/logs.py)."""
     table = [
         "",
         "## Other formats (replayed on the provider their model is served by)",
@@ -99,8 +101,13 @@ def other_formats(found: Found) -> list[str]:
     ]
     details: list[str] = []
     notes: list[str] = []
-    for r in replays(found):
+    for r in replays(found) if convs is None else convs:
         rel, name, tr, sf = r.log.rel, r.name, r.trace, r.fidelity
+        if r.error is not None:
+            stage = "not imported" if r.error.stage == "import" else "not replayed"
+            row = f"| {rel} | {name} | {r.recorded_model()} | — | {r.billed_requests()} | {stage}: "
+            table.append(row + f"{r.error.kind} (section Not replayed) | | | |")
+            continue
         if sf is None:
             table.append(
                 f"| {rel} | {name} | {r.recorded_model()} | — | {r.billed_requests()} | model not in "

@@ -20,7 +20,7 @@ from typing import IO
 
 from ctxbench.bench.fidelity.discover import Found, discover
 from ctxbench.bench.fidelity.interval import cost_interval
-from ctxbench.bench.fidelity.logs import Replayed, replay_log
+from ctxbench.bench.fidelity.logs import Replayed, not_replayed, replay_log
 from ctxbench.bench.fidelity.model_error import MIN_SESSIONS, MODEL_ERROR, borrows
 from ctxbench.bench.progress import Progress
 from ctxbench.sim.core.catalog import model_info
@@ -61,7 +61,10 @@ def replay_part(part: Part, stream: IO[str] | None = None) -> tuple[list[Replaye
     seen: set[str] = set()
     logs = []
     for log in (log for f in found for log in f.logs):  # a file in two folders is replayed once
-        digest = hashlib.sha256(log.path.read_bytes()).hexdigest()
+        try:
+            digest = hashlib.sha256(log.path.read_bytes()).hexdigest()
+        except OSError:  # unreadable now: kept, and named by its import (bench/fidelity/logs.py)
+            digest = f"unread {log.path}"
         if digest not in seen:
             seen.add(digest)
             logs.append(log)
@@ -239,7 +242,7 @@ def named(convs: list[Replayed], found: list[Found]) -> list[str]:
                 f"- scored elsewhere: {Path(r.log.rel).name} {r.name}: its {r.fidelity.copied} request(s) "
                 "are copies of another log's (same requestId), scored there"
             )
-        elif not r.compared:
+        elif not r.compared and r.error is None:  # not replayed: their own list (logs.py not_replayed)
             lines.append(
                 f"- not compared: {Path(r.log.rel).name} {r.name} ({r.recorded_model()}): {r.why_not}"
             )
@@ -251,12 +254,19 @@ def named(convs: list[Replayed], found: list[Found]) -> list[str]:
     lines += [f"- assumed ({n} conversation(s)): {why}" for why, n in sorted(assumed.items())]
     for f in found:
         lines += [f"- no importer reads {rel}: {why}" for rel, why in f.skipped]
-    return lines
+    return lines + not_replayed(convs, "### Not replayed")
 
 
-def render_parts(shared: Path | None, corpus: Path, split: str | None, stream: IO[str] | None = None) -> str:
+def render_parts(
+    shared: Path | None,
+    corpus: Path,
+    split: str | None,
+    stream: IO[str] | None = None,
+    failed: list[Replayed] | None = None,
+) -> str:
     """The report's parts (test first), then the detailed report of the shared folder when the
-    development part is asked for (bench/fidelity/report.py)."""
+    development part is asked for (bench/fidelity/report.py); the conversations not replayed are
+    named in each part and added to `failed` (once each)."""
     from ctxbench.bench.fidelity.report import render
 
     lines = [
@@ -269,11 +279,15 @@ def render_parts(shared: Path | None, corpus: Path, split: str | None, stream: I
         "",
     ]
     chosen = parts(shared, corpus, split)
+    errors: list[Replayed] = []
     for part in chosen:
         convs, found = replay_part(part, stream)
         lines += summary(part, convs, found)
+        errors += [r for r in convs if r.error is not None]
     text = "\n".join(lines) + "\n"
     if shared is not None and any(p.name == "dev" for p in chosen):
-        detail = render(shared, stream).split("\n", 1)[1]
+        detail = render(shared, stream, errors).split("\n", 1)[1]
         text += "\n# Development part in detail: the shared sessions\n" + detail
+    if failed is not None:  # the shared folder's are in the dev part and in its detail: once each
+        failed += list({(r.log.path, r.name): r for r in errors}.values())
     return text

@@ -19,8 +19,8 @@ from ctxbench.bench.billed import first_time
 from ctxbench.bench.fidelity import tables
 from ctxbench.bench.fidelity.compare import compare
 from ctxbench.bench.fidelity.discover import CLAUDE_CODE_FORMATS, Found, Log, discover
-from ctxbench.bench.fidelity.logs import Replayed, replay_log
-from ctxbench.bench.fidelity.other import other_formats
+from ctxbench.bench.fidelity.logs import DATA_ERRORS, NotReplayed, Replayed, not_replayed, replay_log
+from ctxbench.bench.fidelity.other import other_formats, replays
 from ctxbench.bench.fidelity.replay import replay
 from ctxbench.bench.progress import Progress
 from ctxbench.sim.core.tokens import RateCounter, make_counter, toktok_available
@@ -69,7 +69,8 @@ def billed_once(convs: list[Replayed]) -> list[Replayed]:
         return convs  # no request in two logs: nothing to order (first_time reads each log)
     seen: set[str] = set()
     once = list(convs)
-    for log in sorted({r.log for r in convs}, key=lambda lg: (first_time(lg.path), lg.rel)):
+    billing = {log for logs in logs_of.values() for log in logs}  # a log that failed to import: none
+    for log in sorted(billing, key=lambda lg: (first_time(lg.path), lg.rel)):
         for k in (k for k, r in enumerate(convs) if r.log == log):
             r = convs[k]
             if ids[k] & seen:
@@ -94,7 +95,11 @@ def rows_of(convs: list[Replayed]) -> list[tables.Row]:
 
 def not_compared(convs: list[Replayed]) -> list[str]:
     """A line for each conversation that is not compared, with why (bench/fidelity/logs.py)."""
-    lines = [f"- {label(r.log, r.name)} ({r.recorded_model()}): {r.why_not}" for r in convs if not r.compared]
+    lines = [
+        f"- {label(r.log, r.name)} ({r.recorded_model()}): {r.why_not}"
+        for r in convs
+        if not r.compared and r.error is None  # not replayed: their own section (logs.py not_replayed)
+    ]
     return ["Not compared:", "", *lines, ""] if lines else []
 
 
@@ -152,7 +157,11 @@ def calibration_summary(cal: list[tuple[str, int, int, int]]) -> list[dict[str, 
     return out
 
 
-def render(root: Path = DEFAULT_DIR, stream: IO[str] | None = None) -> str:
+def render(
+    root: Path = DEFAULT_DIR, stream: IO[str] | None = None, failed: list[Replayed] | None = None
+) -> str:
+    """The report over every log under `root` (module docstring); the conversations not replayed
+    for an error on their data are named in it and added to `failed` (for the CLI's note)."""
     found = discover(root)
     convs = conversations(found, stream)
     rows = rows_of(convs)
@@ -174,8 +183,14 @@ def render(root: Path = DEFAULT_DIR, stream: IO[str] | None = None) -> str:
         *tables.cost_by_cause(rows),
         *tables.misses(rows),
     ]
-    lines += other_formats(found)
-    cal = [c for log in found.of("claude-trace") for c in calibration(log.path)]
+    others = replays(found)
+    lines += other_formats(found, others)
+    errors = [r for r in [*convs, *others] if r.error is not None]
+    lines += not_replayed(errors)
+    if failed is not None:
+        failed += errors
+    unread = {r.log for r in errors if r.error is not None and r.error.stage == "import"}
+    cal = [c for log in found.of("claude-trace") if log not in unread for c in calibration(log.path)]
     if cal:
         lines += ["", "## claude-trace: offline tokenizer calibration", ""]
         lines += [
@@ -198,7 +213,10 @@ def render(root: Path = DEFAULT_DIR, stream: IO[str] | None = None) -> str:
     if mains:  # the longest main conversation (the first in path order among equals)
         longest = min(mains, key=lambda r: (-r.billed_requests(), r.log.rel))
         lines += ["", "## What-if: one Claude Code session under other presets", ""]
-        lines += what_if(longest.log.path)
+        try:
+            lines += what_if(longest.log.path)
+        except DATA_ERRORS as e:  # the figures above stand; this section names why it is missing
+            lines.append(f"`{longest.log.rel}` not replayed under the presets: {NotReplayed.of(e)}")
     if found.skipped:
         lines += ["", "## Files no importer reads (not in the figures above)", ""]
         lines += [f"- {rel}: {why}" for rel, why in found.skipped]
