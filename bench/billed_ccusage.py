@@ -67,8 +67,10 @@ def gemini_thoughts(path: Path) -> tuple[int, int]:
     return len(counts), sum(counts)
 
 
-def format_notes(fmt: str, path: Path, traces: list[Trace], t: BilledTotals) -> tuple[ReadingNote, ...]:
-    """The notes on one log (module docstring) that its own file tells."""
+def format_notes(
+    fmt: str, path: Path, traces: list[Trace], t: BilledTotals, priced_as: str | None = None
+) -> tuple[ReadingNote, ...]:
+    """The notes on one log (module docstring) that its own file tells; `priced_as`: `--model`."""
     notes: list[ReadingNote] = []
     if fmt == "gemini-cli":
         n, thoughts = gemini_thoughts(path)
@@ -92,7 +94,7 @@ def format_notes(fmt: str, path: Path, traces: list[Trace], t: BilledTotals) -> 
                 f"own); ccusage lists each on its own: its figures are those of {sessions[0]} alone",
                 "ccusage",
             ))  # fmt: skip
-    elif fmt == "codex" and any(not tr.header.model for tr in traces) and t.requests:
+    elif fmt == "codex" and priced_as is None and any(not tr.header.model for tr in traces) and t.requests:
         notes.append(ReadingNote(
             "codex-no-model", t.requests, {},
             "the rollout names no model: ccusage prices it as gpt-5 (`isFallback: true` in its "

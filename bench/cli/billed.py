@@ -97,7 +97,7 @@ def handle(args: argparse.Namespace) -> int:
             t = billed_totals(
                 list(res.traces), model, seen if log.format == "claude-code" else None, args.mode
             )
-            t = replace(t, notes=t.notes + format_notes(log.format, log.path, list(res.traces), t))
+            t = replace(t, notes=t.notes + format_notes(log.format, log.path, list(res.traces), t, model))
             main_model, n_conv = res.main.header.model, len(res.traces)
             sessions[k] = str(res.main.header.meta.get("session", "")) if log.format == "gemini-cli" else ""
         if t.copied:

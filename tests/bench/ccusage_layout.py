@@ -1,0 +1,66 @@
+"""Small logs written for tests/bench/test_ccusage_other_formats.py, and where ccusage 20.0.24
+looks for each format's logs (the layout its figures there were recorded over)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+# ccusage sub-command -> (environment variable naming its data folder, where the logs go under it)
+LAYOUT = {
+    "codex": ("CODEX_HOME", "sessions/YYYY/MM/DD/rollout-*.jsonl, archived_sessions/rollout-*.jsonl"),
+    "gemini": ("GEMINI_DATA_DIR", "tmp/<project hash>/chats/session-*.json or .jsonl"),
+    "opencode": ("OPENCODE_DATA_DIR", "opencode.db, or storage/{session,message,part}/ (opencode < 1.2)"),
+}
+
+
+def _reply(k: int, t: str, tokens: dict[str, int], model: str) -> dict[str, object]:
+    return {"id": f"g{k}", "timestamp": t, "type": "gemini", "content": f"answer {k}", "model": model,
+            "tokens": {**tokens, "total": sum(tokens.values()) - tokens.get("cached", 0)}}  # fmt: skip
+
+
+def gemini_pair(folder: Path) -> list[Path]:
+    """Two Gemini CLI 0.5-style `.json` chat files of one sessionId (the CLI's second file of a
+    session), replies with `thoughts` tokens; the second switches to Flash."""
+    sid = "5e551011-0000-4000-8000-000000000001"
+    days = ("2025-09-17T07:25", "2025-09-17T07:30")
+    replies = (
+        [({"input": 12000, "output": 150, "cached": 0, "thoughts": 420, "tool": 0}, "gemini-2.5-pro"),
+         ({"input": 12600, "output": 90, "cached": 11000, "thoughts": 0, "tool": 0}, "gemini-2.5-pro")],
+        [({"input": 13000, "output": 300, "cached": 12000, "thoughts": 1234, "tool": 0}, "gemini-2.5-pro"),
+         ({"input": 14000, "output": 70, "cached": 0, "thoughts": 55, "tool": 0}, "gemini-2.5-flash")],
+    )  # fmt: skip
+    out = []
+    for n, (day, rows) in enumerate(zip(days, replies, strict=True)):
+        msgs: list[dict[str, object]] = []
+        for k, (tokens, model) in enumerate(rows):
+            t = f"{day}:{10 + k:02d}.000Z"
+            msgs.append({"id": f"u{n}{k}", "timestamp": t, "type": "user", "content": f"question {k}"})
+            msgs.append(_reply(10 * n + k, t, tokens, model))
+        doc = {"sessionId": sid, "projectHash": "ab" * 32, "startTime": f"{day}:00.000Z",
+               "lastUpdated": f"{day}:59.000Z", "messages": msgs}  # fmt: skip
+        path = folder / f"session-{day.replace(':', '-')}-5e551011.json"
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        out.append(path)
+    return out
+
+
+def codex_without_model(path: Path) -> Path:
+    """A Codex 0.34-style rollout: `session_meta` and `token_count` events, no `turn_context`, so
+    no model named anywhere (compact JSON, `type` before `payload`, as Codex writes it)."""
+    lines: list[dict[str, object]] = [{
+        "timestamp": "2025-11-01T01:02:58.871Z", "type": "session_meta",
+        "payload": {"id": "c0de0034-0000-4000-8000-000000000001", "timestamp": "2025-11-01T01:02:58.864Z",
+                    "cwd": "/w", "originator": "codex_cli_rs", "cli_version": "0.34.0", "instructions": None},
+    }]  # fmt: skip
+    total = {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0, "reasoning_output_tokens": 0}
+    for k, (inp, cached, out, reasoning) in enumerate(((9000, 0, 400, 128), (9800, 8960, 250, 0))):
+        last = {"input_tokens": inp, "cached_input_tokens": cached, "output_tokens": out,
+                "reasoning_output_tokens": reasoning, "total_tokens": inp + out}  # fmt: skip
+        total = {key: total[key] + int(last[key]) for key in total}
+        summed = {**total, "total_tokens": total["input_tokens"] + total["output_tokens"]}
+        info = {"total_token_usage": summed, "last_token_usage": last, "model_context_window": 272000}
+        lines.append({"timestamp": f"2025-11-01T01:03:{10 + k}.000Z", "type": "event_msg",
+                      "payload": {"type": "token_count", "info": info}})  # fmt: skip
+    path.write_text("".join(json.dumps(o, separators=(",", ":")) + "\n" for o in lines), encoding="utf-8")
+    return path
