@@ -21,12 +21,13 @@ def _reply(k: int, t: str, tokens: dict[str, int], model: str) -> dict[str, obje
 
 def gemini_pair(folder: Path) -> list[Path]:
     """Two Gemini CLI 0.5-style `.json` chat files of one sessionId (the CLI's second file of a
-    session), replies with `thoughts` tokens; the second switches to Flash."""
+    session), replies with `thoughts` tokens, one with `tool` tokens; the second file switches to
+    Flash."""
     sid = "5e551011-0000-4000-8000-000000000001"
     days = ("2025-09-17T07:25", "2025-09-17T07:30")
     replies = (
         [({"input": 12000, "output": 150, "cached": 0, "thoughts": 420, "tool": 0}, "gemini-2.5-pro"),
-         ({"input": 12600, "output": 90, "cached": 11000, "thoughts": 0, "tool": 0}, "gemini-2.5-pro")],
+         ({"input": 12600, "output": 90, "cached": 11000, "thoughts": 0, "tool": 700}, "gemini-2.5-pro")],
         [({"input": 13000, "output": 300, "cached": 12000, "thoughts": 1234, "tool": 0}, "gemini-2.5-pro"),
          ({"input": 14000, "output": 70, "cached": 0, "thoughts": 55, "tool": 0}, "gemini-2.5-flash")],
     )  # fmt: skip

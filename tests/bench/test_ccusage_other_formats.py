@@ -154,22 +154,23 @@ def test_opencode_stores_agree_with_ccusage(
 
 def test_gemini_thoughts_and_files_of_one_session(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """ccusage: one session of both files, `outputTokens` without the thoughts tokens, which its
-    total and cost count: (28600 in, 610 out, 23000 read, 53919 total, $0.04757750000000001;
-    gemini-2.5-pro $0.043065000000000006, gemini-2.5-flash $0.0045125). `billed`: a row per file,
-    thoughts in the output, both said in notes that give ccusage's figures."""
+    total and cost count: (29300 in, 610 out, 23000 read, 54619 total, $0.04845250000000001;
+    gemini-2.5-pro $0.04394000000000001, gemini-2.5-flash $0.0045125). `billed`: a row per file,
+    thoughts in the output, both said in notes that give ccusage's figures. Both count a reply's
+    `tool` tokens (toolUsePromptTokenCount) as uncached input."""
     assert main(["billed", *map(str, gemini_pair(tmp_path)), "--json"]) == 0
     captured = capsys.readouterr()
     rows = json.loads(captured.out)
-    assert [as_ccusage(r) for r in rows] == [(28600, 610, 23000, 0, 53919)] * 2
+    assert [as_ccusage(r) for r in rows] == [(29300, 610, 23000, 0, 54619)] * 2
     assert [r["outputTokens"] for r in rows] == [150 + 420 + 90, 300 + 1234 + 70 + 55]
-    assert sum(r["totalTokens"] for r in rows) == 53919  # ccusage's total counts the thoughts
-    assert sum(r["totalCost"] for r in rows) == pytest.approx(0.04757750000000001, abs=2e-6)
+    assert sum(r["totalTokens"] for r in rows) == 54619  # ccusage's total counts the thoughts
+    assert sum(r["totalCost"] for r in rows) == pytest.approx(0.04845250000000001, abs=2e-6)
     per: dict[str, float] = {}
     for r in rows:
         for m in r["modelBreakdowns"]:
             per[m["modelName"]] = per.get(m["modelName"], 0) + m["cost"]
     assert per == pytest.approx(
-        {"gemini-2.5-pro": 0.043065000000000006, "gemini-2.5-flash": 0.0045125}, abs=2e-6
+        {"gemini-2.5-pro": 0.04394000000000001, "gemini-2.5-flash": 0.0045125}, abs=2e-6
     )
     # stderr: one line per kind of note, not one per file
     assert captured.err.count("(gemini-thoughts-in-output)") == 1
