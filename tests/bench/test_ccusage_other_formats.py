@@ -195,3 +195,39 @@ def test_codex_rollout_without_a_model(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["billed", str(path), "--json", "--model", "gpt-5"]) == 0
     (row,) = json.loads(capsys.readouterr().out)
     assert row["totalCost"] == pytest.approx(0.01992, abs=1e-6) and row["readingNotes"] == []
+
+
+def test_opencode_logged_cost_is_taken_as_ccusage_takes_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """opencode records each reply's cost (on the message and its `step-finish` part; 0 where it
+    has no prices). With the first reply's set to $1.00 in both, ccusage (`auto`) gives
+    $1.02064475: that $1.00 and the other six replies at list prices; `billed` the same."""
+    import sqlite3
+
+    db = unpacked("opencode-1.18.33-openai.db.xz", tmp_path)
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT id, data FROM message ORDER BY time_created").fetchall()
+    first = next(i for i, d in rows if json.loads(d).get("role") == "assistant")
+    for table, key in (("message", "id"), ("part", "message_id")):
+        for i, d in con.execute(f"SELECT id, data FROM {table} WHERE {key} = ?", (first,)).fetchall():
+            o = json.loads(d)
+            if table == "message" or o.get("type") == "step-finish":
+                con.execute(f"UPDATE {table} SET data = ? WHERE id = ?", (json.dumps({**o, "cost": 1.0}), i))
+    con.commit()
+    con.close()
+    (row,) = billed(capsys, db)
+    assert row["totalCost"] == pytest.approx(1.02064475, abs=1e-6)
+
+
+def test_kilo_cli_store_reads_as_opencode(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Kilo CLI keeps opencode's store (`$KILO_DATA_DIR/kilo.db`, the same `message` table ccusage's
+    kilo adapter reads). No Kilo log of a real run is at hand: the opencode 1.18.33 sub-agent store
+    copied as `kilo.db` gives, by `ccusage kilo session`, the two sessions its `opencode` command
+    gives; `billed` reads it as an opencode store."""
+    db = unpacked("opencode-1.18.33-subagent.db.xz", tmp_path).rename(tmp_path / "kilo.db")
+    (row,) = billed(capsys, db)
+    sessions = OPENCODE["opencode-1.18.33-subagent.db.xz"]
+    assert row["format"] == "opencode"
+    assert tuple(row[k] for k in TOKENS) == tuple(sum(s[k] for s in sessions) for k in range(5))
+    assert as_ccusage(row) == sessions[0][:5]
