@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 # ccusage sub-command -> (environment variable naming its data folder, where the logs go under it)
 LAYOUT = {
@@ -65,3 +66,72 @@ def codex_without_model(path: Path) -> Path:
                       "payload": {"type": "token_count", "info": info}})  # fmt: skip
     path.write_text("".join(json.dumps(o, separators=(",", ":")) + "\n" for o in lines), encoding="utf-8")
     return path
+
+
+def lay_out(kind: str, sources: list[Path], dest: Path) -> Path:
+    """Copy logs into `dest` the way ccusage's `kind` sub-command looks for them; returns the folder
+    to name in LAYOUT[kind]'s variable. Codex: `.../sessions/...` and `.../archived_sessions/...`
+    keep their path from there; Gemini CLI: `.../tmp/<hash>/chats/...` from `tmp`; opencode: a
+    store (`opencode.db`, or a `storage` folder) as is."""
+    import shutil
+
+    home = dest / {"codex": ".codex", "gemini": ".gemini", "opencode": "opencode"}[kind]
+    for src in sources:
+        files = sorted(p for p in src.rglob("*") if p.is_file()) if src.is_dir() else [src]
+        if kind == "opencode":
+            target = home / ("storage" if src.is_dir() else "opencode.db")
+            if src.is_dir():
+                shutil.copytree(src, target, dirs_exist_ok=True)
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, target)
+            continue
+        anchors = ("sessions", "archived_sessions") if kind == "codex" else ("tmp",)
+        for f in files:
+            parts = f.parts
+            at = max((i for i, p in enumerate(parts) if p in anchors), default=-1)
+            if at < 0:
+                raise SystemExit(f"{f}: not under a folder named {' or '.join(anchors)}")
+            out = home.joinpath(*parts[at:])
+            out.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(f, out)
+    return home
+
+
+def compare(ccusage: dict[str, Any], rows: list[dict[str, Any]], key: str) -> dict[str, int]:
+    """Sessions of `ccusage --json` and of `billed --json` matched by `key(row)` (its sessionFile /
+    sessionId), the billed figures read as ccusage's (its `versus: "ccusage"` notes applied):
+    how many match, agree on every token field, and on cost (to 1e-6)."""
+    fields = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheCreationTokens", "totalTokens")
+    theirs = {s.get("sessionFile") or s["sessionId"]: s for s in ccusage["sessions"]}
+    ours: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        got = {f: row[f] for f in fields} | {"cost": row["totalCost"]}
+        for note in row["readingNotes"]:
+            if note.get("versus") == "ccusage":
+                got |= {f: v["ccusage"] for f, v in note["figures"].items()}
+        k = key(row)
+        if k in ours and ours[k]["cost"] is not None and got["cost"] is not None:
+            got["cost"] += ours[k]["cost"]  # a session's files: their note gave its token sums
+        ours[k] = got
+    both = sorted(set(theirs) & set(ours))
+    tokens = [k for k in both if all(ours[k][f] == theirs[k][f] for f in fields)]
+    costs = [
+        k for k in both
+        if ours[k]["cost"] is not None
+        and abs(ours[k]["cost"] - theirs[k].get("costUSD", theirs[k].get("totalCost"))) <= 1e-6
+    ]  # fmt: skip
+    return {"ccusage": len(theirs), "billed": len(ours), "matched": len(both), "tokens": len(tokens),
+            "cost": len(costs)}  # fmt: skip
+
+
+def main(argv: list[str]) -> int:
+    """`python -m tests.bench.ccusage_layout KIND DEST SRC...`: lay out, print the folder."""
+    print(lay_out(argv[0], [Path(a) for a in argv[2:]], Path(argv[1])))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    raise SystemExit(main(sys.argv[1:]))
