@@ -24,6 +24,13 @@ Every session is also broken down per model its requests ran on (a `/model` swit
 picker, a Gemini CLI fallback to Flash): the table prints one indented line per model under a
 session that used several; `--json` gives `modelsUsed` and `modelBreakdowns` (ccusage's names, with
 `requests` added), and `model` is the model most of its requests ran on.
+
+On Codex rollouts, Gemini CLI chats and opencode (or Kilo CLI) stores the figures are ccusage 20.x's
+(`ccusage codex|gemini|opencode session --json`) but where ccusage reads a log otherwise: then
+`readingNotes` has an entry with `versus: "ccusage"` giving ccusage's figure and why (Gemini's
+thoughts tokens outside its outputTokens, Gemini CLI files of one sessionId summed, an opencode
+store's sessions listed apart, a Codex rollout without a model priced as gpt-5), and stderr one line
+per kind (bench/billed_ccusage.py).
 """
 
 from __future__ import annotations
