@@ -27,6 +27,12 @@ if TYPE_CHECKING:
     from ctxbench.traces.model import Trace
 
 
+NO_MODEL = (
+    "the log records no model (a Codex rollout before `turn_context` named one, e.g. 0.34); "
+    "price it as the model it ran on with --model NAME"
+)
+
+
 @dataclass(frozen=True)
 class BilledTotals:
     requests: int
@@ -45,26 +51,29 @@ class BilledTotals:
 
 @dataclass(frozen=True)
 class ReadingNote:
-    """Requests whose usage `billed` reads as ccusage does (bench/billed_fast.py) and the importer
-    (`import`, `fidelity`) reads otherwise: how many, each figure both ways, and why."""
+    """Requests whose figures `billed` reads one way and another reader otherwise: how many, each
+    figure both ways, and why. `versus` names the other reader: "importer" (`import`, `fidelity`,
+    where `billed` reads a Claude Code log as ccusage does: bench/billed_fast.py) or "ccusage" (where
+    ccusage 20.x reads another harness's log otherwise: bench/billed_ccusage.py)."""
 
     what: str
     requests: int
-    figures: dict[str, tuple[int, int]]  # ccusage's field name -> (billed, the importer's reading)
+    figures: dict[str, tuple[int, int]]  # ccusage's field name -> (billed, the other reader's)
     why: str
+    versus: str = "importer"
 
     def as_dict(self) -> dict[str, object]:
         """`billed --json`'s `readingNotes` entries."""
         return {
-            "what": self.what, "requests": self.requests,
-            "figures": {k: {"billed": a, "importer": b} for k, (a, b) in self.figures.items()},
+            "what": self.what, "requests": self.requests, "versus": self.versus,
+            "figures": {k: {"billed": a, self.versus: b} for k, (a, b) in self.figures.items()},
             "why": self.why,
         }  # fmt: skip
 
     def text(self) -> str:
         """The note `billed` prints on stderr."""
-        both = "; ".join(f"{k} {a:,} (importer {b:,})" for k, (a, b) in self.figures.items())
-        return f"{self.requests} request(s): {both}: {self.why}"
+        both = "; ".join(f"{k} {a:,} ({self.versus} {b:,})" for k, (a, b) in self.figures.items())
+        return f"{self.requests} request(s): {both + ': ' if both else ''}{self.why}"
 
 
 @dataclass
@@ -150,7 +159,7 @@ def billed_totals(
                 pr = prices(current)
             except CatalogError as e:
                 unpriced_models.add(current)
-                unpriced.append(str(e))
+                unpriced.append(str(e) if current else NO_MODEL)
                 m.priced = False
                 continue
             c = pr.cost(u.input_tokens, u.cache_read, u.cache_write_5m, u.cache_write_1h, u.output_tokens)

@@ -24,6 +24,13 @@ Every session is also broken down per model its requests ran on (a `/model` swit
 picker, a Gemini CLI fallback to Flash): the table prints one indented line per model under a
 session that used several; `--json` gives `modelsUsed` and `modelBreakdowns` (ccusage's names, with
 `requests` added), and `model` is the model most of its requests ran on.
+
+On Codex rollouts, Gemini CLI chats and opencode (or Kilo CLI) stores the figures are ccusage 20.x's
+(`ccusage codex|gemini|opencode session --json`) but where ccusage reads a log otherwise: then
+`readingNotes` has an entry with `versus: "ccusage"` giving ccusage's figure and why (Gemini's
+thoughts tokens outside its outputTokens, Gemini CLI files of one sessionId summed, an opencode
+store's sessions listed apart, a Codex rollout without a model priced as gpt-5), and stderr one line
+per kind (bench/billed_ccusage.py).
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from ctxbench.bench.billed import billed_totals, first_time
+    from ctxbench.bench.billed_ccusage import format_notes, shared_session_notes, summary
     from ctxbench.bench.billed_fast import fast_totals
     from ctxbench.bench.fidelity.discover import Log, discover
     from ctxbench.sim.core.catalog import add_prices_file, canonical
@@ -73,6 +82,7 @@ def handle(args: argparse.Namespace) -> int:
         else:
             logs.append(Log(raw, path, detect(path)))
     rows: list[dict[str, Any]] = [{} for _ in logs]
+    sessions = ["" for _ in logs]  # a Gemini CLI file's sessionId (ccusage groups its files by it)
     unpriced = False
     seen: set[str] = set()  # request ids counted: a copy in a later log is left out
     for k in sorted(range(len(logs)), key=lambda k: first_time(logs[k].path)):  # stable: ties keep order
@@ -94,7 +104,9 @@ def handle(args: argparse.Namespace) -> int:
             t = billed_totals(
                 list(res.traces), model, seen if log.format == "claude-code" else None, args.mode
             )
+            t = replace(t, notes=t.notes + format_notes(log.format, log.path, list(res.traces), t, model))
             main_model, n_conv = res.main.header.model, len(res.traces)
+            sessions[k] = str(res.main.header.meta.get("session", "")) if log.format == "gemini-cli" else ""
         if t.copied:
             print(
                 f"note: {log.rel}: {t.copied} request(s) copied from an earlier session "
@@ -115,10 +127,14 @@ def handle(args: argparse.Namespace) -> int:
             }
         )  # fmt: skip
         for note in t.notes:
-            print(f"note: {log.rel}: {note.text()}", file=sys.stderr)
+            if note.versus != "ccusage":  # those: one line per kind, below
+                print(f"note: {log.rel}: {note.text()}", file=sys.stderr)
         for why in t.unpriced:
             print(f"ctxbench: error: {log.rel}: no cost: {why}", file=sys.stderr)
         unpriced = unpriced or bool(t.unpriced)
+    shared_session_notes(rows, sessions)
+    for line in summary(rows):
+        print(line, file=sys.stderr)
     rows = [r for r in rows if r]  # a log left out above has no row
     print(json.dumps(rows, indent=2) if args.json else _table(rows))
     return 2 if unpriced else 0  # every figure printed; a cost or a log left out is bad input (H-20)
