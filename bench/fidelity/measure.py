@@ -21,9 +21,9 @@ measured on, and the measurement can be rerun):
   of the two the bill sided with;
 - DeepSeek (sim/data/profiles/deepseek.yaml `unit_tokens`, bench/fidelity/auto.py `left_cached`):
   reads that are whole 128-token units, and reads past the previous prompt (into its output) or
-  past its output too; Claude Code relays (sim/data/profiles/claude-relay.yaml `ttl`): requests
-  sent within 5 minutes of the previous one and later, and how many read less than half the
-  previous prompt.
+  past its output too; Claude Code relays to Anthropic models (sim/data/profiles/claude-relay.yaml
+  `ttl`; a relay to another vendor's model is that vendor's cache): requests sent within 5 minutes
+  of the previous one and later, and how many read less than half the previous prompt.
 
     python -m ctxbench.bench.fidelity.measure --corpus DIR [--shared DIR] [--json]
 
@@ -302,7 +302,7 @@ class Measured:
             f"deepseek: {d.reads} reads after the first, {d.whole_units} whole 128-token units; past the "
             f"previous prompt into its output {d.into_output}, past its output {d.past_output}"
         )
-        out.append(f"claude relays: {dict(sorted(self.relay.items()))}")
+        out.append(f"claude relays to anthropic models: {dict(sorted(self.relay.items()))}")
         for (fam, size), e in sorted(self.error.items()):
             j = e.json()
             out.append(
@@ -333,7 +333,7 @@ def measure(part: Part) -> Measured:
             continue
         if sf.model.startswith("deepseek"):
             count_deepseek(sf, out.deepseek)
-        if sf.meta.get("gateway") == RELAY:
+        if miss_kind(sf) == RELAY:  # a relay to an Anthropic model: the claude-relay profile's TTL
             count_relay(sf, out.relay)
         if sf.auto_provider:
             acc = out.auto.setdefault(sf.auto_provider, AutoCounts())
