@@ -12,7 +12,7 @@ conversation is routed to. What no document gives is how often a request lands e
 `FOUND`, a rate measured on real logs, each cited next to its constant.
 
 How much of what the central prediction reads the provider did not find varies from one
-conversation to another (on the development part: 0.06 % to 54 % on OpenAI, -3 % to 93 % on Gemini)
+conversation to another (on the development part: -10 % to 66 % on OpenAI, -3 % to 93 % on Gemini)
 and is not predictable from a log. So the session's cost is a distribution over that share: its
 cost with every request after the first reading `1 - share` of its central read, at each measured
 5 % quantile of the share (`LOST_SHARE`). The cost grows with the share, so the 5 % and 95 %
@@ -42,28 +42,28 @@ from ctxbench.sim.core.catalog import prices
 # ctxbench.bench.fidelity.measure`), the share of the central prediction's cached reads the bill
 # did not read (net of reads past it; below 0: it read more), weighted by those reads (the share
 # of a token; its mean is the pooled share): its 0 %, 5 %, ..., 100 % quantiles.
-# OpenAI: 120 conversations (Codex CLI rollouts of the `dev` rows of bench/corpus/sessions.csv,
-# 2025-2026, and traces-real codex-tui); over all 290, 4,491 requests after a first read what the
-# central prediction says and 1,406 read less (218 only the static prefix, 547 an older entry of
-# the conversation, 641 neither).
-# Gemini (implicit caching, Gemini CLI chats of the `dev` rows): 40 conversations; over all 104,
-# 277 requests read what the central prediction says and 1,783 read less (15 only the static
-# prefix, 310 an older entry, 1,458 neither): implicit caching finds far less than a prefix
+# OpenAI: 320 conversations (Codex CLI rollouts of the `dev` rows of bench/corpus/sessions.csv,
+# 2025-2026, and traces-real codex-tui); over all 953, 13,472 requests after a first read what the
+# central prediction says and 4,321 read less (640 only the static prefix, 1,818 an older entry of
+# the conversation, 1,863 neither).
+# Gemini (implicit caching, Gemini CLI chats of the `dev` rows): 43 conversations; over all 110,
+# 299 requests read what the central prediction says and 1,923 read less (15 only the static
+# prefix, 366 an older entry, 1,542 neither): implicit caching finds far less than a prefix
 # cache that keeps every prompt would ("no cost saving guarantee",
 # https://ai.google.dev/gemini-api/docs/caching).
 LOST_SHARE: dict[str, tuple[float, ...]] = {
     "openai": (
-        -0.0353, 0.0006, 0.0103, 0.013, 0.0169, 0.0233, 0.0281, 0.0297, 0.0383, 0.0383, 0.0383,
-        0.041, 0.0466, 0.0466, 0.0543, 0.0599, 0.0633, 0.0787, 0.1181, 0.1227, 0.541,
+        -0.0953, -0.0001, 0.0094, 0.0116, 0.0153, 0.0169, 0.0182, 0.0186, 0.0213, 0.0265, 0.0289,
+        0.0358, 0.0384, 0.0453, 0.0492, 0.0573, 0.0627, 0.0702, 0.0886, 0.1227, 0.6573,
     ),
     "gemini": (
-        -0.0308, 0.0847, 0.0847, 0.0847, 0.0847, 0.0996, 0.1387, 0.1387, 0.1437, 0.1943, 0.2635,
-        0.2809, 0.2809, 0.2809, 0.2942, 0.2942, 0.3346, 0.4152, 0.4944, 0.5931, 0.9334,
+        -0.0308, 0.0847, 0.0847, 0.0847, 0.0847, 0.0996, 0.1387, 0.1387, 0.1766, 0.1943, 0.2635, 0.2809,
+        0.2809, 0.2809, 0.2942, 0.2942, 0.3346, 0.4152, 0.4944, 0.5931, 0.9334,
     ),
 }  # fmt: skip
 # The read-weighted mean of the same shares (the development part's pooled share: its central
 # reads' tokens not read, net, over those reads), same conversations and command.
-MEAN_SHARE: dict[str, float] = {"openai": 0.0477, "gemini": 0.2493}
+MEAN_SHARE: dict[str, float] = {"openai": 0.0406, "gemini": 0.2489}
 LEVEL = 0.90
 # providers a log's endpoint must name for its share to apply (the Codex logs' model_provider):
 # a log recorded against another endpoint (e.g. `ctxbench serve`, model_provider "mock") is not

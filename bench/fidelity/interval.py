@@ -3,24 +3,27 @@ chance, and what the replay's model of the client cannot see, is simulated seede
 measured on the development part, and the prediction is a central value with a 90 % interval.
 
 Modelled (explicit-breakpoint caches, Anthropic): a request the replay predicts to read part of
-its prompt from the cache reads less instead at `UNPREDICTED_MISS`, the rate measured on the
-development part; it covers server-side lookup failures (a live entry the provider does not find,
-anthropics/claude-code#87966) and every other miss the log does not show. Such a miss loses a
-share of the predicted read drawn from the measured shares (`LOST_SHARE`), which the request
-writes instead (at its ttl); the next request reads it again, so a miss changes its own
-request's cost only. The replay without anything taken from the bill
-(`SessionFidelity.baseline`) is the base; `DRAWS` seeded draws give the 5th and 95th percentiles,
-the median (the central value: the session's predicted cost) and the mean (what a part's pooled
-prediction sums). Where the replay predicts a break, the
-development part never saw the bill side with the naive read (0 of 67), so no draw reverses one.
-A Claude Code relay (sim/data/profiles/claude-relay.yaml: reads reported, writes neither reported
-nor billed) draws its own rate and shares (`MISSES["claude-relay"]`), and a miss there bills the
-lost read as input, not as a write; DeepSeek's disk cache, behind whichever client, has its own too
-(`MISSES["deepseek"]`). Both are stated assumptions, not models: each was measured on one or two
-development repositories, and the test part does not bear them out (relays to Claude models:
-21 of 1,398 predicted reads read less, 1.5 %, against the development relay's 12 %; DeepSeek: 1,183
-of 11,556, 10 %, against 3 of 54). A relay's misses are its own and the log does not show which
-relay it is; the model error (model_error.py) is what widens the interval for the rest.
+its prompt from the cache reads less instead, at a rate; it covers server-side lookup failures (a
+live entry the provider does not find, anthropics/claude-code#87966) and every other miss the log
+does not show. How often that happens is not one rate: most conversations of the development part
+never miss, a few miss on most requests (a client or proxy that changes an early message on every
+request, which the log does not show, reads no more than the static prefix). So each draw first
+takes the session's own rate from the distribution of the development conversations' rates
+(`Misses.rates`: read-weighted quantiles, so that the rates' mean is the pooled rate
+`Misses.rate`), then draws each request's miss at that rate. A miss loses a share of the
+predicted read drawn from the measured shares (`Misses.shares`), which the request writes instead
+(at its ttl); the next request reads it again, so a miss changes its own request's cost only. The
+replay without anything taken from the bill (`SessionFidelity.baseline`) is the base; `DRAWS`
+seeded draws give the 5th and 95th percentiles, the median (the central value: the session's
+predicted cost) and the mean (what a part's pooled prediction sums). Where the replay predicts a
+break, the development part never saw the bill side with the naive read (0 of 67), so no draw
+reverses one.
+A Claude Code relay to an Anthropic model (sim/data/profiles/claude-relay.yaml: reads reported,
+writes neither reported nor billed) draws from its own measured misses (`MISSES["claude-relay"]`),
+and a miss there bills the lost read as input, not as a write; DeepSeek's disk cache, behind
+whichever client, has its own too (`MISSES["deepseek"]`). The relays' are a stated assumption:
+they were measured on two development relays, and a relay's misses are its own. The model error
+(model_error.py) is what widens the interval for the rest.
 Automatic-prefix caches have their own measured distribution (auto_interval.py). Both are then
 widened by the replay's own model error, measured on the development part (model_error.py).
 
@@ -38,27 +41,60 @@ from ctxbench.sim.core.catalog import model_info, prices
 from ctxbench.sim.core.profiles import profile_names
 from ctxbench.traces.importers.backend import RELAY_PROFILE as RELAY
 
-# Development part (traces-real and the corpus's `dev` rows: Claude Code, Cline, claude-trace,
-# Inspect and opencode logs), relays and DeepSeek apart: of 5,531 requests the replay predicted to
-# read something, 55 read less (5 of them the lookup failures bench/fidelity/outside.py recognises
-# on the shared sessions: claude-code-log 37f83ec9, 9e953218, cua-sandbox-apps pgadmin, spotter
-# 258c7280).
-UNPREDICTED_MISS = 55 / 5531
-# The share of its predicted read such a miss lost: the 0 %, 10 %, ..., 100 % quantiles of the 55.
-LOST_SHARE = (0.014, 0.055, 0.131, 0.319, 0.601, 0.649, 0.746, 0.773, 0.781, 0.856, 1.0)
-# cache kind -> (rate, lost-share deciles); the relay's, measured on the development part's relay
-# logs (Damon-Salvetore/claude-code, one relay: 90 of 746 requests with a predicted read read less),
-# re-measured by measure.py; an assumption for any other relay (module docstring)
-MISSES: dict[str, tuple[float, tuple[float, ...]]] = {
-    "explicit": (UNPREDICTED_MISS, LOST_SHARE),
-    # DeepSeek's disk cache (886caigudong/caigudong- Claude Code and suhd550-dev/stunning-memory
-    # opencode logs on DeepSeek): 3 of 54 read less, each a few 128-token units
-    "deepseek": (3 / 54, (0.01, 0.01, 0.01, 0.011, 0.011, 0.011, 0.011, 0.011, 0.074, 0.074, 0.074)),
-    RELAY: (
-        90 / 746,
-        (0.011, 0.014, 0.018, 0.027, 0.037, 0.058, 0.077, 0.113, 0.233, 0.299, 0.763),
+
+@dataclass(frozen=True)
+class Misses:
+    """The measured misses of one kind of cache (module docstring): the pooled rate; the
+    conversations' own rates (to the percent), each with the share of the predicted reads of the
+    conversations at it (their mean is the pooled rate, to rounding); and the 0 %, 10 %, ..., 100 %
+    quantiles of the share of its predicted read a miss lost."""
+
+    rate: float
+    rates: tuple[tuple[float, float], ...]
+    shares: tuple[float, ...]
+
+
+# Development part (traces-real and the corpus's `dev` rows of bench/corpus/sessions.csv),
+# `python -m ctxbench.bench.fidelity.measure --corpus corpus-data --shared traces-real`; each kind's
+# requests the replay predicted to read something, and those that read less.
+MISSES: dict[str, Misses] = {
+    # Claude Code, Cline, claude-trace, Inspect and opencode logs on Anthropic's own endpoint
+    "explicit": Misses(
+        543 / 16260,
+        (
+            (0.0, 0.6165), (0.01, 0.1444), (0.02, 0.0617), (0.03, 0.0199), (0.04, 0.0182),
+            (0.05, 0.015), (0.06, 0.0289), (0.07, 0.0199), (0.08, 0.0119), (0.09, 0.0027),
+            (0.1, 0.0072), (0.11, 0.0082), (0.12, 0.0031), (0.13, 0.0014), (0.14, 0.004),
+            (0.15, 0.0016), (0.18, 0.001), (0.2, 0.004), (0.22, 0.0006), (0.23, 0.0008), (0.25, 0.003),
+            (0.29, 0.0015), (0.33, 0.0018), (0.38, 0.0005), (0.4, 0.0006), (0.42, 0.0015),
+            (0.44, 0.0006), (0.45, 0.0007), (0.5, 0.0009), (0.67, 0.0002), (0.72, 0.0011),
+            (0.8, 0.0003), (0.81, 0.001), (0.87, 0.0009), (0.9, 0.0006), (0.91, 0.0046), (0.93, 0.009),
+            (1.0, 0.0003),
+        ),
+        (0.01, 0.042, 0.205, 0.438, 0.592, 0.719, 0.796, 0.854, 0.886, 0.91, 1.0),
     ),
-}
+    # DeepSeek's disk cache, behind Claude Code or opencode
+    "deepseek": Misses(
+        48 / 1852,
+        (
+            (0.0, 0.4633), (0.01, 0.0837), (0.03, 0.2117), (0.04, 0.094), (0.05, 0.0216), (0.06, 0.054),
+            (0.08, 0.0346), (0.1, 0.0054), (0.11, 0.0049), (0.12, 0.0043), (0.2, 0.0081),
+            (0.22, 0.0049), (0.25, 0.0022), (0.29, 0.0038), (0.33, 0.0016), (0.5, 0.0022),
+        ),
+        (0.01, 0.011, 0.011, 0.015, 0.022, 0.031, 0.057, 0.104, 0.431, 0.692, 1.0),
+    ),
+    # relays to Anthropic models (an assumption for any other relay: module docstring)
+    RELAY: Misses(
+        107 / 776,
+        (
+            (0.0, 0.018), (0.02, 0.2732), (0.04, 0.0335), (0.06, 0.1031), (0.09, 0.1392),
+            (0.11, 0.0232), (0.12, 0.0851), (0.13, 0.0399), (0.14, 0.009), (0.18, 0.0142),
+            (0.19, 0.0206), (0.2, 0.0258), (0.22, 0.0644), (0.25, 0.0258), (0.29, 0.009),
+            (0.31, 0.0335), (0.33, 0.0309), (0.43, 0.009), (0.5, 0.0103), (0.57, 0.009), (1.0, 0.0232),
+        ),
+        (0.011, 0.014, 0.021, 0.031, 0.055, 0.077, 0.128, 0.252, 0.352, 1.0, 1.0),
+    ),
+}  # fmt: skip
 DRAWS = 1000  # seeded draws per session
 LEVEL = 0.90  # the interval's coverage target
 
@@ -111,7 +147,7 @@ def cost_interval(
     cache, the interval of its measured share of reads not found (auto_interval.py). With
     `model_error`, the interval is widened by the replay's model error measured on the development
     part (model_error.py); its central value and mean stay those of the chance draws. `rate`
-    overrides the measured miss rate of the session's cache (`MISSES`)."""
+    replaces the measured distribution of the session's miss rate by one rate (`MISSES`)."""
     ci = _chance_interval(sf, seed, rate)
     if not model_error:
         return ci
@@ -130,8 +166,7 @@ def _chance_interval(sf: SessionFidelity, seed: int, rate: float | None) -> Cost
         return CostInterval(cost, cost, cost, mean=cost)
     import numpy as np  # here: the fidelity verb's start-up does not pay for it
 
-    measured_rate, shares = MISSES[miss_kind(sf)]
-    rate = measured_rate if rate is None else rate
+    misses = MISSES[miss_kind(sf)]
     billed_writes = writes_billed(sf)
     extra = []
     for r in base.requests:
@@ -150,7 +185,14 @@ def _chance_interval(sf: SessionFidelity, seed: int, rate: float | None) -> Cost
     if not extra:
         return CostInterval(cost, cost, cost, mean=cost)
     rng = np.random.default_rng(seed)
-    fails = rng.random((DRAWS, len(extra))) < rate
+    if rate is None:  # each draw takes the session's own rate first (module docstring)
+        values, weights = zip(*misses.rates, strict=True)
+        p = np.asarray(weights) / sum(weights)
+        rates = np.asarray(values)[rng.choice(len(values), size=DRAWS, p=p)][:, None]
+    else:
+        rates = np.full((DRAWS, 1), rate)
+    fails = rng.random((DRAWS, len(extra))) < rates
+    shares = misses.shares
     lost = np.interp(rng.random((DRAWS, len(extra))), np.linspace(0, 1, len(shares)), shares)
     draws = cost + (fails * lost) @ np.asarray(extra)  # the cost is linear in the read lost
     tail = (1 - LEVEL) / 2

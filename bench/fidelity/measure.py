@@ -9,9 +9,9 @@ measured on, and the measurement can be rerun):
   read what the central prediction says (within tolerance, or more: *found*) and how many read
   less (*missed*); of the misses, how many read only the static prefix other sessions keep warm,
   how many an older entry of the conversation (and how many requests back), and how many neither;
-- on explicit-breakpoint caches (bench/fidelity/interval.py `UNPREDICTED_MISS`, `LOST_SHARE`):
-  of the requests the replay predicts to read something, how many read less, and the share of
-  the predicted read they lost;
+- on explicit-breakpoint caches (bench/fidelity/interval.py `MISSES`): of the requests the replay
+  predicts to read something, how many read less, and the share of the predicted read they lost;
+  per conversation, its own miss rate (the distribution a session's rate is drawn from);
 - the replay's own model error (bench/fidelity/model_error.py `MODEL_ERROR`): per session, how far
   the bill fell outside the chance interval relative to its central value, per cache family and
   session size, and the split-conformal margins they give (with the quantiles of billed/central
@@ -87,6 +87,7 @@ class AutoCounts:
 
 SHARE_FLOOR = 10  # conversations with at least this many requests give a lost share
 QUANTILES = 20  # a distribution as its 5 % quantiles (0 % and 100 % included)
+RATE_STEP = 0.01  # a conversation's miss rate, to the percent (interval.py `Misses.rates`)
 
 
 def _quantiles(xs: list[tuple[float, int]]) -> list[float]:
@@ -156,27 +157,45 @@ def count_auto(sf: SessionFidelity, acc: AutoCounts) -> None:
 @dataclass
 class MissCounts:
     """Explicit-breakpoint caches: requests with a predicted read, and the share of it each one that
-    read less lost (bench/fidelity/interval.py `UNPREDICTED_MISS`, `LOST_SHARE`)."""
+    read less lost (bench/fidelity/interval.py `MISSES`)."""
 
     reads: int = 0
     lost: list[float] = field(default_factory=list)
+    rates: list[tuple[float, int]] = field(default_factory=list)  # per conversation: (miss rate, reads)
 
     def json(self) -> dict[str, object]:
         ys = sorted(self.lost)
         deciles = [round(ys[round(i * (len(ys) - 1) / 10)], 3) for i in range(11)] if ys else []
-        return {"predicted_reads": self.reads, "read_less": len(ys), "lost_share_deciles": deciles}
+        return {
+            "predicted_reads": self.reads, "read_less": len(ys), "lost_share_deciles": deciles,
+            "conversations": len(self.rates), "rate_weights": self.rate_weights(),
+        }  # fmt: skip
+
+    def rate_weights(self) -> list[tuple[float, float]]:
+        """The conversations' own miss rates, to `RATE_STEP`, each with the share of the predicted
+        reads of the conversations at that rate (interval.py `Misses.rates`)."""
+        total = sum(n for _, n in self.rates)
+        acc: Counter[float] = Counter()
+        for rate, n in self.rates:
+            acc[round(round(rate / RATE_STEP) * RATE_STEP, 4)] += n
+        return [(r, round(n / total, 4)) for r, n in sorted(acc.items())] if total else []
 
 
 def count_misses(sf: SessionFidelity, acc: MissCounts) -> None:
     """Add the requests of one conversation with a predicted read to `acc` (the replay without
-    anything taken from the bill)."""
+    anything taken from the bill), and the conversation's own miss rate (interval.py `Misses.rates`)."""
+    reads = misses = 0
     for r in sf.baseline.requests:
         pred = r.predicted.cache_read
         if pred <= 0:
             continue
-        acc.reads += 1
+        reads += 1
         if r.billed.cache_read < pred and not near(r.billed.cache_read, pred):
+            misses += 1
             acc.lost.append((pred - r.billed.cache_read) / pred)
+    acc.reads += reads
+    if reads:
+        acc.rates.append((misses / reads, reads))
 
 
 @dataclass
@@ -294,7 +313,8 @@ class Measured:
             m = misses.json()
             out.append(
                 f"{kind} breakpoints: {m['read_less']} of {m['predicted_reads']} requests with a predicted "
-                f"read read less; share lost, deciles: {m['lost_share_deciles']}"
+                f"read read less; share lost, deciles: {m['lost_share_deciles']}; per conversation "
+                f"({m['conversations']}), its miss rate and the share of the reads at it: {m['rate_weights']}"
             )
         out.append(f"breaks in a rebuilt prompt not the one sent, the bill sided with: {dict(self.sided)}")
         d = self.deepseek

@@ -51,8 +51,11 @@ def test_outside_events_and_unconditioned_figures(tmp_path: Path, capsys: pytest
     gap = d["conditioned"]["predicted"]["cost"] - d["predicted"]["cost"]
     assert gap == pytest.approx(fails["cost"], abs=1e-5)  # later requests unchanged
     ci = d["cost_interval"]
-    # the chance draws' low end is the replay; the model error widens it (model_error.py)
-    assert ci["low"] < d["predicted"]["cost"] < ci["central"] < ci["high"] and ci["billed_inside"]
+    # the chance draws' low end is the replay; the model error widens it (model_error.py); most
+    # development conversations never miss (interval.py `Misses.rates`), so the median is the
+    # replay's cost and the mean above it
+    assert ci["low"] < d["predicted"]["cost"] <= ci["central"] < ci["high"] and ci["billed_inside"]
+    assert ci["mean"] > d["predicted"]["cost"]
 
 
 def test_openai_log_replays_on_openai_caching(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

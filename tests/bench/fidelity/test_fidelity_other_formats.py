@@ -183,4 +183,5 @@ def test_cost_interval_needs_a_measured_share_for_the_endpoint() -> None:
     qs = LOST_SHARE["openai"]
     assert a.shares == (qs[1], qs[10], qs[19])  # the 5 %, 50 % and 95 % quantiles of the share
     assert abs(a.low - cost(qs[1])) < 1e-9 and abs(a.high - cost(qs[19])) < 1e-9
-    assert cost(0) < a.low < a.mean < a.high  # reads not found only cost more
+    assert a.low < a.mean < a.high
+    assert (a.low > cost(0)) == (qs[1] > 0)  # reads not found cost more; a negative share read more

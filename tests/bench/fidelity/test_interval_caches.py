@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxbench.bench.fidelity.interval import MISSES, cost_interval, miss_kind, writes_billed
+from ctxbench.bench.fidelity.interval import MISSES, Misses, cost_interval, miss_kind, writes_billed
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity
 from ctxbench.sim.core.catalog import prices
 from ctxbench.sim.core.provider import Usage as SimUsage
@@ -35,7 +35,7 @@ def test_each_cache_draws_its_own_measured_misses() -> None:
     assert miss_kind(_session("deepseek-chat", "claude-relay")) == "deepseek"
     assert miss_kind(_session("deepseek-chat")) == "deepseek"
     assert set(MISSES) == {"explicit", "claude-relay", "deepseek"}
-    assert MISSES["claude-relay"][0] > MISSES["explicit"][0]  # relays miss far more often (measured)
+    assert MISSES["claude-relay"].rate > MISSES["explicit"].rate  # relays miss far more often (measured)
 
 
 def test_a_relay_bills_a_lost_read_as_input_not_as_a_write() -> None:
@@ -52,3 +52,20 @@ def test_a_relay_bills_a_lost_read_as_input_not_as_a_write() -> None:
     assert direct.baseline.cost_predicted == pytest.approx(relay.baseline.cost_predicted)
     assert r.mean - relay.baseline.cost_predicted < d.mean - direct.baseline.cost_predicted
     assert r.mean > relay.baseline.cost_predicted  # a miss still costs something
+
+
+def test_a_session_draws_its_own_miss_rate_from_the_conversations_measured(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sf = _session("claude-sonnet-4-6")
+    base = sf.baseline.cost_predicted
+    # nine conversations in ten never miss, one misses every read and loses all of it
+    monkeypatch.setitem(MISSES, "explicit", Misses(0.1, ((0.0, 0.9), (1.0, 0.1)), (1.0, 1.0)))
+    ci = cost_interval(sf, model_error=False)
+    every = cost_interval(sf, rate=1.0, model_error=False)  # every read missed: one cost
+    assert ci.central == pytest.approx(base)  # the typical session does not miss
+    assert ci.high == pytest.approx(every.central)  # the 95th percentile is a session that always misses
+    assert ci.mean == pytest.approx(base + 0.1 * (every.central - base), rel=0.2)
+    pooled = cost_interval(sf, rate=0.1, model_error=False)  # the same mean rate on every session
+    assert pooled.central > base and pooled.high < ci.high
+    assert cost_interval(sf, model_error=False) == ci  # seeded
