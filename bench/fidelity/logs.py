@@ -24,7 +24,7 @@ from typing import Any
 from ctxbench.bench.fidelity.compare import compare
 from ctxbench.bench.fidelity.discover import Log
 from ctxbench.bench.fidelity.results import SessionFidelity
-from ctxbench.sim.core.catalog import CatalogError, prices
+from ctxbench.sim.core.catalog import CatalogError, closest, prices
 from ctxbench.sim.providers.choice import NoModelError
 from ctxbench.traces.format import TraceError, read_trace
 from ctxbench.traces.importers import ImportFailure, detect, import_paths
@@ -171,7 +171,12 @@ def unknown_models(trace: Trace) -> str:
             missing.append(m if m == trace.header.model else f"{m} (switched to)")
     if not missing:
         return UNKNOWN_MODEL
-    return f"model {', '.join(missing)} not in sim/data/models.yaml (not replayed; --prices FILE adds it)"
+    near = [x for m in missing for x in closest(m.removesuffix(" (switched to)"))]
+    hint = f"closest known: {', '.join(dict.fromkeys(near))}" if near else "no known id near it"
+    return (
+        f"model {', '.join(missing)} not in sim/data/models.yaml ({hint}; not replayed: no mapping is "
+        "guessed; `ctxbench fidelity LOG --model NAME` runs it as a known model, --prices FILE adds it)"
+    )
 
 
 def not_compared_json(r: Replayed, session: str) -> dict[str, Any]:

@@ -19,7 +19,10 @@ closest known ids, H-20):
    `claude-opus-4.8-fast`); a row without a `fast` price block does not resolve;
 7. a trailing date (`-20251101`, `-2024-07-18`) or `-latest` is dropped;
 8. in `claude-` ids a dotted version is written with a dash (`claude-opus-4.5` → `claude-opus-4-5`,
-   the Anthropic API's own spelling; OpenAI ids keep their dots: `gpt-4.1`).
+   the Anthropic API's own spelling; OpenAI ids keep their dots: `gpt-4.1`);
+9. a `claude-<version>-<family>` id that is no key is tried as `claude-<family>-<version>`: OpenRouter's
+   /api/v1/models gives `anthropic/claude-opus-4.7` the `canonical_slug` `anthropic/claude-4.7-opus-20260416`,
+   which its answers (and so Claude Code logs) name; Anthropic's `claude-3-5-sonnet` is a key itself.
 
 `--prices FILE` (`add_prices_file`) adds rows of the same shape as prices.yaml; a row for a model
 models.yaml does not know must also give its profile (`provider`, `window`, `min_cacheable`).
@@ -145,6 +148,7 @@ def _aliases() -> dict[str, str]:
 _DATE = re.compile(r"(-\d{8}|-\d{4}-\d{2}-\d{2})$")
 _BEDROCK = re.compile(r"^(?:[a-z]{2,4}\.|global\.)?anthropic\.(.+?)(?:-v\d+(?::\d+)?)?$")
 _CLAUDE_DOT = re.compile(r"(\d)\.(\d)")
+_VERSION_FIRST = re.compile(r"^claude-(\d+(?:-\d+)?)-(opus|sonnet|haiku)$")  # rule 9
 
 
 def _candidate(name: str) -> tuple[str, bool, bool]:
@@ -234,6 +238,9 @@ def resolve(name: str) -> Resolved:
         return Resolved(key)
     cand, fast, long_window = _candidate(name)
     key = aliases.get(cand)
+    m = _VERSION_FIRST.match(cand) if key is None else None
+    if m is not None:  # rule 9: OpenRouter's version-first canonical slug
+        key = aliases.get(f"claude-{m.group(2)}-{m.group(1)}")
     if key is None:
         raise unknown_model_error(name)
     if fast and "fast" not in (_prices().get(key) or {}):
@@ -330,7 +337,7 @@ def default_profile(name: str) -> str:
 # Provider → the profile of how it bills a plain request (sim/data/profiles/; providers.md §1-§4):
 # Anthropic explicit breakpoints (§1), OpenAI automatic caching before GPT-5.6 (§2.1), Gemini
 # implicit caching on 2.5+ (§3), DeepSeek context caching on disk (§4), Meta-style replicas (H-22),
-# Z.ai's automatic caching (GLM; profiles/zai.yaml).
+# Z.ai's automatic caching (GLM; profiles/zai.yaml), Moonshot's (Kimi; profiles/moonshot.yaml).
 PROVIDER_PROFILE = {
     "anthropic": "anthropic",
     "openai": "openai-auto",
@@ -339,6 +346,7 @@ PROVIDER_PROFILE = {
     "meta": "meta-replicas",
     "openrouter": "no-cache",
     "zai": "zai",  # Z.ai's automatic context caching (sim/data/profiles/zai.yaml)
+    "moonshot": "moonshot",  # Moonshot's (Kimi's) automatic context caching (sim/data/profiles/moonshot.yaml)
 }
 
 
