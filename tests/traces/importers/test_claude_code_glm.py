@@ -147,6 +147,7 @@ def test_kimi_under_openrouter_ids_replays_on_moonshot(tmp_path: Path) -> None:
     assert r.compared, r.why_not
     assert r.fidelity is not None and r.fidelity.n == 4 and r.fidelity.model == "kimi-k2.6"
     assert r.trace.header.meta["backend"] == "moonshot"
+    assert "router that names models as OpenRouter does" in r.trace.header.meta["backend_assumption"]
 
 
 @pytest.mark.parametrize(
