@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxbench.bench.fidelity.results import COPIED, KINDS, RequestCompare, SessionFidelity
+from ctxbench.bench.fidelity.results import COPIED, KINDS, NO_USAGE, RequestCompare, SessionFidelity
 
 FIELDS = ("input", "cache_read", "cache_write_5m", "cache_write_1h", "output", "cost")
 
@@ -108,8 +108,7 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
     if sf.copied:  # a forked session's copies of earlier requests: scored where they were billed
         out["copied_requests"] = sf.copied
     if not sf.has_usage:
-        no_usage = "the log has no per-request usage (totals only): nothing to compare"
-        out["note"] = COPIED.format(n=sf.copied) if sf.copied else no_usage
+        out["note"] = COPIED.format(n=sf.copied) if sf.copied else NO_USAGE
         return out
     from ctxbench.bench.fidelity.interval import cost_interval
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from ctxbench.bench.fidelity.compare import compare
 from ctxbench.bench.fidelity.discover import Log
-from ctxbench.bench.fidelity.results import COPIED, SessionFidelity
+from ctxbench.bench.fidelity.results import COPIED, NO_USAGE, SessionFidelity
 from ctxbench.sim.core.catalog import CatalogError, closest, prices
 from ctxbench.sim.providers.choice import NoModelError
 from ctxbench.traces.format import TraceError, read_trace
@@ -43,7 +43,6 @@ UNKNOWN_MODEL = "model not in sim/data/models.yaml (not replayed; --prices FILE 
 DATA_ERRORS: tuple[type[Exception], ...] = (ValueError, KeyError, ArithmeticError, RecursionError)
 IMPORT_ERRORS: tuple[type[Exception], ...] = (*DATA_ERRORS, OSError)  # and a log that cannot be read
 IMPORT = "(import)"  # the conversation name of a log whose import failed (it has no conversations)
-NO_USAGE = "the log has no per-request usage (totals only): nothing to compare"
 UNRECORDED = "its {n} billed request(s) record 0 tokens in and out (bill unknown): nothing to compare"
 
 
