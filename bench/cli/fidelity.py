@@ -136,6 +136,7 @@ def _traces(args: argparse.Namespace) -> int:
             if note:
                 print(f"note: {note}", file=sys.stderr)
     docs: list[dict[str, object]] = []
+    seen: set[str] = set()  # request ids scored: a copy in a later conversation is scored once
     for path, tr in traces:
         name = Path(path.split("#")[0]).stem + (f"#{path.split('#', 1)[1]}" if "#" in path else "")
         try:
@@ -167,6 +168,8 @@ def _traces(args: argparse.Namespace) -> int:
             else:
                 out.append(f"{path}: not replayed: {err}")
             continue
+        ids = {r.request_id for r in sf.requests if r.request_id}
+        sf, seen = sf.without(seen), seen | ids  # a copy scored once (report.py billed_once)
         if args.json:
             docs.append({"trace": path, **session_json(sf, args.requests)})
             continue

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxbench.bench.fidelity.results import KINDS, RequestCompare, SessionFidelity
+from ctxbench.bench.fidelity.results import COPIED, KINDS, NO_USAGE, RequestCompare, SessionFidelity
 
 FIELDS = ("input", "cache_read", "cache_write_5m", "cache_write_1h", "output", "cost")
 
@@ -92,7 +92,7 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
         # what "predicted" is (bench/fidelity/__init__.py): the replay of what was recorded, or P's
         "predicted_by": "replay" if sf.track is None else f"policy {sf.policy}",
         "requests": sf.n,
-        "per_request_usage": sf.has_usage,
+        "per_request_usage": sf.has_usage or bool(sf.copied),  # copies: billed, scored elsewhere
         "within_tolerance": round(base.share_within, 4) if sf.has_usage else None,
         "read_match": round(base.share_ok, 4) if sf.has_usage else None,
         "billed": _sum([billed(r) for r in sf.requests]) if sf.has_usage else None,
@@ -108,7 +108,7 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
     if sf.copied:  # a forked session's copies of earlier requests: scored where they were billed
         out["copied_requests"] = sf.copied
     if not sf.has_usage:
-        out["note"] = "the log has no per-request usage (totals only): nothing to compare"
+        out["note"] = COPIED.format(n=sf.copied) if sf.copied else NO_USAGE
         return out
     from ctxbench.bench.fidelity.interval import cost_interval
 

@@ -23,8 +23,8 @@ from typing import Any
 
 from ctxbench.bench.fidelity.compare import compare
 from ctxbench.bench.fidelity.discover import Log
-from ctxbench.bench.fidelity.results import SessionFidelity
-from ctxbench.sim.core.catalog import CatalogError, prices
+from ctxbench.bench.fidelity.results import COPIED, NO_USAGE, SessionFidelity
+from ctxbench.sim.core.catalog import CatalogError, closest, prices
 from ctxbench.sim.providers.choice import NoModelError
 from ctxbench.traces.format import TraceError, read_trace
 from ctxbench.traces.importers import ImportFailure, detect, import_paths
@@ -43,7 +43,6 @@ UNKNOWN_MODEL = "model not in sim/data/models.yaml (not replayed; --prices FILE 
 DATA_ERRORS: tuple[type[Exception], ...] = (ValueError, KeyError, ArithmeticError, RecursionError)
 IMPORT_ERRORS: tuple[type[Exception], ...] = (*DATA_ERRORS, OSError)  # and a log that cannot be read
 IMPORT = "(import)"  # the conversation name of a log whose import failed (it has no conversations)
-NO_USAGE = "the log has no per-request usage (totals only): nothing to compare"
 UNRECORDED = "its {n} billed request(s) record 0 tokens in and out (bill unknown): nothing to compare"
 
 
@@ -92,6 +91,8 @@ class Replayed:
             return self.reason or UNKNOWN_MODEL
         if self.fidelity.has_usage:
             return ""
+        if self.fidelity.copied:
+            return COPIED.format(n=self.fidelity.copied)
         n = self.trace.header.meta.get("usage_unrecorded")
         return UNRECORDED.format(n=n) if n else NO_USAGE
 
@@ -100,6 +101,12 @@ class Replayed:
 
     def recorded_model(self) -> str:
         return str(self.trace.header.meta.get("model_recorded", self.trace.header.model))
+
+    def shown_model(self) -> str:
+        """The model as the report and `--json` name it: the catalog's name when the conversation was
+        replayed (as for its compared siblings: `claude-opus-4-5`, not the log's dated id), else the
+        id the log recorded (a model the catalog does not know has no other name)."""
+        return self.fidelity.model if self.fidelity is not None else self.recorded_model()
 
 
 def replay_log(log: Log, keep_warm: bool = False) -> list[Replayed]:
@@ -171,17 +178,24 @@ def unknown_models(trace: Trace) -> str:
             missing.append(m if m == trace.header.model else f"{m} (switched to)")
     if not missing:
         return UNKNOWN_MODEL
-    return f"model {', '.join(missing)} not in sim/data/models.yaml (not replayed; --prices FILE adds it)"
+    near = [x for m in missing for x in closest(m.removesuffix(" (switched to)"))]
+    hint = f"closest known: {', '.join(dict.fromkeys(near))}" if near else "no known id near it"
+    return (
+        f"model {', '.join(missing)} not in sim/data/models.yaml ({hint}; not replayed: no mapping is "
+        "guessed; `ctxbench fidelity LOG --model NAME` runs it as a known model, --prices FILE adds it)"
+    )
 
 
 def not_compared_json(r: Replayed, session: str) -> dict[str, Any]:
     """The `--json` object of a conversation that is not compared: null figures and why."""
     n = r.billed_requests()
     out: dict[str, Any] = {
-        "session": session, "log": r.log.rel, "format": r.log.format, "model": r.recorded_model(),
+        "session": session, "log": r.log.rel, "format": r.log.format, "model": r.shown_model(),
         "requests": n, "per_request_usage": n > 0, "within_tolerance": None, "billed": None,
         "predicted": None, "note": r.why_not,
     }  # fmt: skip
+    if r.fidelity is not None and r.fidelity.copied:  # scored in the conversation that made them
+        out["copied_requests"] = r.fidelity.copied
     if r.error is not None:  # not replayed: the error, and its billed requests counted as not scored
         out["error"] = {"class": r.error.kind, "message": r.error.message, "stage": r.error.stage}
         if r.error.stage == "import":  # the log was not read: its requests are unknown

@@ -240,12 +240,10 @@ def named(convs: list[Replayed], found: list[Found]) -> list[str]:
         if r.fidelity is not None and r.fidelity.copied and not r.fidelity.n:
             lines.append(
                 f"- scored elsewhere: {Path(r.log.rel).name} {r.name}: its {r.fidelity.copied} request(s) "
-                "are copies of another log's (same requestId), scored there"
+                "are copies of another conversation's (same requestId), scored there"
             )
         elif not r.compared and r.error is None:  # not replayed: their own list (logs.py not_replayed)
-            lines.append(
-                f"- not compared: {Path(r.log.rel).name} {r.name} ({r.recorded_model()}): {r.why_not}"
-            )
+            lines.append(f"- not compared: {Path(r.log.rel).name} {r.name} ({r.shown_model()}): {r.why_not}")
     assumed: dict[str, int] = {}  # Claude Code on another backend: what its replay assumes
     for r in convs:
         why = str(r.trace.header.meta.get("backend_assumption", ""))

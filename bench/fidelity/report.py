@@ -56,17 +56,21 @@ def conversations(found: Found, stream: IO[str] | None = None) -> list[Replayed]
 def billed_once(convs: list[Replayed]) -> list[Replayed]:
     """The copies a forked or resumed Claude Code session holds of an earlier session's requests
     (same requestId) scored once, in the session that made them: the log whose first timed line is
-    the earliest, as `billed` counts them (bench/billed.py). Each replay still sends them."""
+    the earliest, as `billed` counts them (bench/billed.py), and within that log in its first
+    conversation holding it (the main one before a "prompt suggestion" side chain, whose log starts
+    with a copy of its parent's last reply). Each replay still sends them."""
     ids = [
         {e.request_id for e in r.trace.events if isinstance(e, MessageEvent) and e.usage and e.request_id}
         for r in convs
     ]
     logs_of: dict[str, set[Log]] = {}
+    holders: dict[str, int] = {}  # conversations holding each request (two may share one log)
     for r, own in zip(convs, ids, strict=True):
         for rid in own:
             logs_of.setdefault(rid, set()).add(r.log)
-    if all(len(logs) == 1 for logs in logs_of.values()):
-        return convs  # no request in two logs: nothing to order (first_time reads each log)
+            holders[rid] = holders.get(rid, 0) + 1
+    if all(n == 1 for n in holders.values()):
+        return convs  # no request in two conversations: nothing to order (first_time reads each log)
     seen: set[str] = set()
     once = list(convs)
     billing = {log for logs in logs_of.values() for log in logs}  # a log that failed to import: none
@@ -96,7 +100,7 @@ def rows_of(convs: list[Replayed]) -> list[tables.Row]:
 def not_compared(convs: list[Replayed]) -> list[str]:
     """A line for each conversation that is not compared, with why (bench/fidelity/logs.py)."""
     lines = [
-        f"- {label(r.log, r.name)} ({r.recorded_model()}): {r.why_not}"
+        f"- {label(r.log, r.name)} ({r.shown_model()}): {r.why_not}"
         for r in convs
         if not r.compared and r.error is None  # not replayed: their own section (logs.py not_replayed)
     ]

@@ -138,6 +138,17 @@ class AutoInterval:
         return {"provider": self.provider, "lost_share": {"low": low, "median": median, "high": high}}
 
 
+NO_USAGE = "the log has no per-request usage (totals only): nothing to compare"
+# A conversation whose every billed request is a copy of one another conversation billed (same
+# requestId): a Claude Code "prompt suggestion" side chain starts with a copy of its parent's last
+# reply and logs no reply of its own; a forked or resumed session repeats its parent's requests.
+# Each copy is scored once, where it was made (bench/fidelity/report.py `billed_once`).
+COPIED = (
+    "its {n} billed request(s) are copies of another conversation's (same requestId), scored there: "
+    "nothing of its own to compare"
+)
+
+
 @dataclass
 class SessionFidelity:
     name: str

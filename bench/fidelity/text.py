@@ -6,7 +6,7 @@ prediction fell back to the naive read for, the requests not scored, and the mis
 from __future__ import annotations
 
 from ctxbench.bench.fidelity.interval import cost_interval
-from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity
+from ctxbench.bench.fidelity.results import COPIED, RequestCompare, SessionFidelity
 
 
 def _request(r: RequestCompare) -> str:
@@ -28,6 +28,8 @@ def predicted_label(sf: SessionFidelity) -> str:
 
 def session_text(path: str, sf: SessionFidelity, every: bool = False) -> list[str]:
     """The lines of one conversation (module docstring); `every`: every request, not only misses."""
+    if not sf.has_usage and sf.copied:
+        return [f"{path}: {COPIED.format(n=sf.copied)}"]
     if not sf.has_usage:
         n = sf.meta.get("usage_unrecorded")
         why = f"its {n} request(s) record 0 tokens in and out" if n else "no per-request usage in the log"

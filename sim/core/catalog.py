@@ -4,22 +4,20 @@ A model id as a log or a user writes it resolves to one catalog row by these rul
 (`resolve`; nothing else is guessed, and an id no rule maps to a row is an error that names the
 closest known ids, H-20):
 1. a catalog key or one of its `aliases` (models.yaml), case-insensitive;
-2. a trailing `[1m]` asks for the row's 1M-token window (`window_1m`; Claude Code's `[1m]` ids), and
-   so does a trailing `-1m` (the spelling of Claude Code logs served through a gateway that names
-   models `claude-opus-4.6`, `claude-opus-4.6-fast`, `claude-opus-4.6-1m`: bench/corpus/sessions.csv,
-   Damon-Salvetore/claude-code);
+2. a trailing `[1m]` or `-1m` asks for the row's 1M-token window (`window_1m`; Claude Code's `[1m]` ids,
+   a gateway's `claude-opus-4.6-1m`: bench/corpus/sessions.csv, Damon-Salvetore/claude-code);
 3. a routing prefix up to the last `/` is dropped (`anthropic/claude-opus-4.5`, `openai/gpt-4o-mini`,
    `meta-llama/llama-4-maverick`: OpenRouter, LiteLLM, Inspect and Cline name models this way);
-4. Bedrock ids lose their region (or `global.` cross-region profile) and vendor prefix and version
-   tail (`us.anthropic.claude-sonnet-4-5-20250929-v1:0`, `global.anthropic.claude-fable-5`), Vertex
-   ids their `@date`;
-5. a leading `openrouter-` is dropped (a LiteLLM proxy alias for an OpenRouter model, as in the
-   OpenHands log's `openai/openrouter-llama-4-maverick`);
-6. a trailing `-fast` selects the row's fast-mode prices (Anthropic `speed: "fast"`; Cline writes
-   `claude-opus-4.8-fast`); a row without a `fast` price block does not resolve;
+4. Bedrock ids lose region (or `global.`), vendor prefix and version tail, Vertex ids their `@date`
+   (`us.anthropic.claude-sonnet-4-5-20250929-v1:0`, `global.anthropic.claude-fable-5`);
+5. a leading `openrouter-` is dropped (a LiteLLM alias: OpenHands' `openai/openrouter-llama-4-maverick`);
+6. a trailing `-fast` selects the row's fast-mode prices (Anthropic `speed: "fast"`; Cline's
+   `claude-opus-4.8-fast`; not without a `fast` price block);
 7. a trailing date (`-20251101`, `-2024-07-18`) or `-latest` is dropped;
 8. in `claude-` ids a dotted version is written with a dash (`claude-opus-4.5` → `claude-opus-4-5`,
-   the Anthropic API's own spelling; OpenAI ids keep their dots: `gpt-4.1`).
+   the Anthropic API's own spelling; OpenAI ids keep their dots: `gpt-4.1`);
+9. `claude-<version>-<family>`, when no key, is tried as `claude-<family>-<version>`: OpenRouter's
+   answers name its /api/v1/models `canonical_slug` (`claude-4.7-opus-20260416` for `claude-opus-4.7`).
 
 `--prices FILE` (`add_prices_file`) adds rows of the same shape as prices.yaml; a row for a model
 models.yaml does not know must also give its profile (`provider`, `window`, `min_cacheable`).
@@ -145,6 +143,7 @@ def _aliases() -> dict[str, str]:
 _DATE = re.compile(r"(-\d{8}|-\d{4}-\d{2}-\d{2})$")
 _BEDROCK = re.compile(r"^(?:[a-z]{2,4}\.|global\.)?anthropic\.(.+?)(?:-v\d+(?::\d+)?)?$")
 _CLAUDE_DOT = re.compile(r"(\d)\.(\d)")
+_VERSION_FIRST = re.compile(r"^claude-(\d+(?:-\d+)?)-(opus|sonnet|haiku)$")  # rule 9
 
 
 def _candidate(name: str) -> tuple[str, bool, bool]:
@@ -234,6 +233,8 @@ def resolve(name: str) -> Resolved:
         return Resolved(key)
     cand, fast, long_window = _candidate(name)
     key = aliases.get(cand)
+    if key is None and (m := _VERSION_FIRST.match(cand)):  # rule 9: OpenRouter's version-first slug
+        key = aliases.get(f"claude-{m.group(2)}-{m.group(1)}")
     if key is None:
         raise unknown_model_error(name)
     if fast and "fast" not in (_prices().get(key) or {}):
@@ -327,10 +328,9 @@ def default_profile(name: str) -> str:
     return info.serves or PROVIDER_PROFILE.get(info.provider, info.provider)
 
 
-# Provider → the profile of how it bills a plain request (sim/data/profiles/; providers.md §1-§4):
-# Anthropic explicit breakpoints (§1), OpenAI automatic caching before GPT-5.6 (§2.1), Gemini
-# implicit caching on 2.5+ (§3), DeepSeek context caching on disk (§4), Meta-style replicas (H-22),
-# Z.ai's automatic caching (GLM; profiles/zai.yaml).
+# Provider → the profile of how it bills a plain request (sim/data/profiles/; providers.md §1-§4): Anthropic
+# explicit breakpoints (§1), OpenAI automatic caching before GPT-5.6 (§2.1), Gemini's implicit on 2.5+ (§3),
+# DeepSeek's on disk (§4), Meta-style replicas (H-22), Z.ai's and Moonshot's automatic caching (GLM, Kimi).
 PROVIDER_PROFILE = {
     "anthropic": "anthropic",
     "openai": "openai-auto",
@@ -339,6 +339,7 @@ PROVIDER_PROFILE = {
     "meta": "meta-replicas",
     "openrouter": "no-cache",
     "zai": "zai",  # Z.ai's automatic context caching (sim/data/profiles/zai.yaml)
+    "moonshot": "moonshot",  # Moonshot's (Kimi's) automatic context caching (sim/data/profiles/moonshot.yaml)
 }
 
 

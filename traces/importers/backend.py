@@ -14,7 +14,10 @@ api.deepseek.com/anthropic, Z.ai's api.z.ai/api/anthropic). The log names the mo
   as the provider's own API does (for Z.ai: automatic prefix cache, cached input at the cached
   price, no write fee; docs.z.ai/guides/capabilities/cache, docs.z.ai/guides/overview/pricing).
   `meta.backend` names the provider(s), `meta.backend_assumption` the assumption; the import
-  report notes it and `fidelity` prints it.
+  report notes it and `fidelity` prints it. A model named by a router's `vendor/model` id
+  (`moonshotai/kimi-k2.6`, OpenRouter's spelling) ran through that router: the assumption says so
+  (OpenRouter passes caching through to whichever upstream serves the request,
+  openrouter.ai/docs/guides/best-practices/prompt-caching).
 - `drop_unrecorded`: a reply whose usage lines all record 0 tokens in and 0 out (Claude Code on
   Z.ai's endpoint logs only the stream's first usage line in some sub-agent files) has no known
   bill: its usage is dropped (the replay sends the request but scores nothing against it) and
@@ -77,7 +80,13 @@ def backend_meta(items: list[Item], name: str, report: ImportReport) -> dict[str
     first = next(iter(models))
     served = default_profile(first)
     backends = list(dict.fromkeys(models.values()))
-    if len(backends) == 1:
+    routed = [m for m in models if "/" in m]  # `moonshotai/kimi-k2.6`: a router's id, not the provider's
+    if len(backends) == 1 and routed:
+        why = (
+            f"Claude Code through a router that names models as OpenRouter does ({routed[0]}): replayed on "
+            f"profile {served}, assuming the router's upstream caches and bills as {other[0]}'s own API does"
+        )
+    elif len(backends) == 1:
         why = (
             f"Claude Code on {other[0]}'s Anthropic-compatible endpoint: replayed on profile {served}, "
             f"assuming that endpoint caches and bills as {other[0]}'s own API does"

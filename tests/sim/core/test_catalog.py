@@ -50,6 +50,13 @@ def _no_added_rows() -> Iterator[None]:
         ("anthropic/claude-opus-4.8-fast", "claude-opus-4-8-fast"),
         ("claude-sonnet-4-5[1m]", "claude-sonnet-4-5[1m]"),
         ("claude-opus-4.6-1m", "claude-opus-4-6[1m]"),  # a gateway's spelling of the 1M tier
+        # OpenRouter's dated canonical slugs: version first for Claude (rule 9), a date for the others
+        ("anthropic/claude-4.7-opus-20260416", "claude-opus-4-7"),
+        ("anthropic/claude-4.5-sonnet-20250929", "claude-sonnet-4-5"),
+        ("claude-3-5-sonnet", "claude-3-5-sonnet"),  # Anthropic's own version-first id: a key
+        ("moonshotai/kimi-k2.6-20260420", "kimi-k2.6"),
+        ("moonshotai/kimi-k2.6", "kimi-k2.6"),
+        ("z-ai/glm-5.1", "glm-5.1"),
     ],
 )
 def test_every_spelling_resolves_to_one_profile(given: str, key: str) -> None:

@@ -30,6 +30,9 @@ from tests.traces.importers.claude_code_lines import turn, write_log
         ("glm-5", 200_000, (1.0, 0.2, 3.2)),
         ("glm-4.5-air", 128_000, (0.2, 0.03, 1.1)),
         ("glm-4.7-flash", 200_000, (0.0, 0.0, 0.0)),  # "Free"
+        ("glm-5.1", 200_000, (1.4, 0.26, 4.4)),  # the same page, as ccusage 72e2372 carries it
+        ("glm-4.6", 200_000, (0.6, 0.11, 2.2)),
+        ("glm-4.5", 128_000, (0.6, 0.11, 2.2)),
     ],
 )
 def test_catalog_prices_the_glm_models_of_claude_code_logs(model: str, window: int, rates: tuple) -> None:
@@ -121,3 +124,41 @@ def test_request_logged_with_zero_tokens_is_named_not_scored(tmp_path: Path) -> 
     all_zero = _glm_log(tmp_path, ["glm-4.7"], zero_at=0)
     (r,) = replay_log(Log("glm.jsonl", all_zero, "claude-code"))
     assert not r.compared and "1 billed request(s) record 0 tokens in and out" in r.why_not
+
+
+def test_glm_5_1_log_replays_on_zai(tmp_path: Path) -> None:
+    """Claude Code 2.1.88 on Z.ai's glm-5.1 (ahmedarafa994/eq-prediction in bench/corpus/sessions.csv)."""
+    (r,) = replay_log(Log("glm.jsonl", _glm_log(tmp_path, ["glm-5.1"] * 4), "claude-code"))
+    assert r.compared, r.why_not
+    assert r.fidelity is not None and r.fidelity.n == 4 and r.fidelity.models == ["glm-5.1"]
+    assert choose(r.trace, "anthropic").profile == "zai"
+    assert r.fidelity.cost_billed > 0
+
+
+def test_kimi_under_openrouter_ids_replays_on_moonshot(tmp_path: Path) -> None:
+    """Kimi K2.6 named by OpenRouter's ids (harinathpathipaka-commits/visionweb): the id and its dated
+    canonical slug resolve (catalog.py rules 3 and 7) and replay on Moonshot's automatic cache."""
+    pr = prices("moonshotai/kimi-k2.6-20260420")
+    assert (pr.model, pr.input, pr.cache_read, pr.output) == ("kimi-k2.6", 0.95, 0.16, 4.0)
+    assert model_info("moonshotai/kimi-k2.6").window == 262_144
+    assert default_profile("moonshotai/kimi-k2.6") == "moonshot"
+    log = _glm_log(tmp_path, ["moonshotai/kimi-k2.6-20260420"] * 2 + ["moonshotai/kimi-k2.6"] * 2)
+    (r,) = replay_log(Log("kimi.jsonl", log, "claude-code"))
+    assert r.compared, r.why_not
+    assert r.fidelity is not None and r.fidelity.n == 4 and r.fidelity.model == "kimi-k2.6"
+    assert r.trace.header.meta["backend"] == "moonshot"
+    assert "router that names models as OpenRouter does" in r.trace.header.meta["backend_assumption"]
+
+
+@pytest.mark.parametrize(
+    ("model", "near"),
+    [("claude-opus-4-6-thinking", "closest known: claude-opus-4-6"), ("BBHH666", "no known id near it")],
+)
+def test_unmapped_ids_are_named_with_the_closest_known_and_the_override(
+    tmp_path: Path, model: str, near: str
+) -> None:
+    """No public source maps these (a relay's own names): not guessed; the note says what to do."""
+    (r,) = replay_log(Log("x.jsonl", _glm_log(tmp_path, ["claude-opus-4-6", model]), "claude-code"))
+    assert not r.compared
+    assert r.why_not.startswith(f"model {model} (switched to) not in sim/data/models.yaml")
+    assert near in r.why_not and "--model NAME" in r.why_not and "--prices FILE" in r.why_not
