@@ -14,19 +14,21 @@ conversation or an earlier log are named (`copied_requests`), not counted again
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from ctxbench.bench.billed_logs import requests_per_log
+from ctxbench.bench.fidelity.discover import Log
 from ctxbench.bench.fidelity.logs import Replayed
 
 
-def per_log(convs: Iterable[Replayed]) -> dict[str, int]:
+def per_log(convs: Iterable[Replayed], key: Callable[[Log], str] = lambda lg: lg.rel) -> dict[str, int]:
     """The billed requests `fidelity` accounts for in each log (by its path under the folder)."""
     out: dict[str, int] = {}
     for r in convs:
         if r.error is not None and r.error.stage == "import":
             continue  # the log was not read: `billed` leaves it out too (it names it)
-        out[r.log.rel] = out.get(r.log.rel, 0) + r.counted()
+        out[key(r.log)] = out.get(key(r.log), 0) + r.counted()
     return out
 
 
@@ -58,3 +60,27 @@ def agree(fidelity: Mapping[str, int], billed: Mapping[str, int | None]) -> list
         if f != (b or 0):
             lines.append(f"{log}: billed counts {b or 0} request(s), fidelity {f}")
     return lines
+
+
+def accounted(convs: list[Replayed]) -> list[str]:
+    """The report's lines: the billed requests of the logs replayed, as `billed` counts them over
+    them all, and how they are accounted for here; each log counted differently (none expected)."""
+    logs = sorted({r.log: None for r in convs}, key=lambda lg: lg.rel)  # billed_once's order on a tie
+    billed = {str(lg.path): n for lg, n in requests_per_log(logs)}
+    diff = agree(per_log(convs, key=lambda lg: str(lg.path)), billed)
+    compared = [r.fidelity for r in convs if r.fidelity is not None and r.compared]
+    scored, stopped = sum(sf.n for sf in compared), sum(len(sf.not_scored) for sf in compared)
+    unrecorded = sum(r.unrecorded for r in convs)
+    total = sum(n or 0 for n in billed.values())
+    other = sum(r.counted() - r.unrecorded for r in convs if not r.compared)
+    line = (
+        f"Billed requests (as `ctxbench billed` counts them: once over these logs): {total:,}; scored "
+        f"{scored:,}, not scored {stopped:,}, in conversations not compared or not replayed "
+        f"{other:,}, recording 0 tokens "
+        f"{unrecorded:,}; {sum(r.copied for r in convs):,} copies of requests counted in another "
+        "conversation or log are named there, not counted again. "
+    )
+    if not diff:
+        return [line + "Every log counts the requests `billed` counts in it.", ""]
+    head = line + f"Counted otherwise than `billed` in {len(diff)} log(s):"
+    return [head, "", *(f"- {d}" for d in diff), ""]

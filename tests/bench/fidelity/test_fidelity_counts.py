@@ -8,6 +8,7 @@ copy of a request whose original records 0 tokens."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import pytest
 
 from ctxbench.bench.billed_logs import requests_per_log
 from ctxbench.bench.cli import main
-from ctxbench.bench.fidelity.counts import agree, per_log, per_log_json
+from ctxbench.bench.fidelity.counts import accounted, agree, per_log, per_log_json
 from ctxbench.bench.fidelity.discover import discover
 from ctxbench.bench.fidelity.logs import COPIES
 from ctxbench.bench.fidelity.report import conversations
@@ -141,3 +142,21 @@ def test_the_shared_sessions_are_counted_alike(capsys: pytest.CaptureFixture[str
     billed = {lg.rel: n for lg, n in requests_per_log(found.logs)}
     assert sum(n or 0 for n in billed.values()) > 1000  # the folder was read
     assert agree(per_log_json(_fidelity(capsys, REAL)), billed) == []
+
+
+def test_the_report_says_how_every_billed_request_is_accounted_for(tmp_path: Path) -> None:
+    """The corpus report's line (bench/fidelity/parts.py): billed's total, split as fidelity
+    accounts for it; a log counted otherwise would be named."""
+    write_log(tmp_path / "a.jsonl", _lines(["r0", "r1", "r2"], UNKNOWN, 8, zero=("r1",)))
+    write_log(tmp_path / "b.jsonl", _lines(["r0", "r1", "r2", "r3"], UNKNOWN, 9))
+    write_log(tmp_path / "k.jsonl", _lines(["k0", "k1"], KNOWN, 8))
+    convs = conversations(discover(tmp_path))
+    line = accounted(convs)[0]
+    assert "billed` counts them: once over these logs): 6; scored 2, not scored 0" in line
+    assert "not compared or not replayed 3, recording 0 tokens 1; 3 copies" in line
+    assert line.endswith("Every log counts the requests `billed` counts in it.")
+    b = next(k for k, r in enumerate(convs) if r.log.rel == "b.jsonl")
+    convs[b] = replace(convs[b], copies=frozenset())  # as before: its copies counted again
+    lines = accounted(convs)
+    assert "Counted otherwise than `billed` in 1 log(s):" in lines[0]
+    assert f"- {tmp_path / 'b.jsonl'}: billed counts 1 request(s), fidelity 4" in lines
