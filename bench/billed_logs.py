@@ -5,6 +5,7 @@ same requests per log (bench/fidelity/counts.py)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -21,6 +22,39 @@ class LogTotals:
     model: str  # the main conversation's model, as the log (or its importer) names it
     conversations: int
     session: str = ""  # a Gemini CLI file's sessionId (ccusage groups its files by it)
+
+
+class Seen(set[str]):
+    """The request ids counted so far (`billed_totals`' and `fast_totals`' `seen`) and the log each
+    was counted in (`log`: the one being read), so that the note on a log's copies names where they
+    were counted: an earlier session it was forked or resumed from, or a sibling sub-agent file
+    (Claude Code's compaction and side-question agents copy their session's requests with their
+    requestId) whose session file is not in the folder. `copied_from()` gives, for the log being
+    read, how many of its requests each earlier log counted."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.log = ""
+        self._by: dict[str, str] = {}
+        self._hits: Counter[str] = Counter()
+
+    def start(self, log: str) -> None:
+        self.log = log
+        self._hits = Counter()
+
+    def add(self, rid: str) -> None:
+        super().add(rid)
+        self._by.setdefault(rid, self.log)
+
+    def __contains__(self, rid: object) -> bool:
+        hit = super().__contains__(rid)
+        if hit and isinstance(rid, str):
+            self._hits[self._by.get(rid, "")] += 1
+        return hit
+
+    def copied_from(self) -> list[tuple[str, int]]:
+        """(earlier log, requests of the log being read it counted), most first."""
+        return self._hits.most_common()
 
 
 def in_billing_order(logs: list[Log]) -> list[int]:

@@ -63,7 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from ctxbench.bench.billed_ccusage import shared_session_notes, summary
-    from ctxbench.bench.billed_logs import in_billing_order, log_totals
+    from ctxbench.bench.billed_logs import Seen, in_billing_order, log_totals
     from ctxbench.bench.fidelity.discover import Log, discover
     from ctxbench.sim.core.catalog import add_prices_file, canonical
     from ctxbench.traces.importers import ImportFailure, detect
@@ -81,11 +81,12 @@ def handle(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = [{} for _ in logs]
     sessions = ["" for _ in logs]  # a Gemini CLI file's sessionId (ccusage groups its files by it)
     unpriced = False
-    seen: set[str] = set()  # request ids counted: a copy in a later log is left out
+    seen = Seen()  # request ids counted (and where): a copy in a later log is left out
     for k in in_billing_order(logs):
         log = logs[k]
         if model is not None:
             print(f"note: {log.rel}: priced as {model} (--model)", file=sys.stderr)
+        seen.start(log.rel)
         try:
             lt = log_totals(log, model, seen, args.mode)
         except ImportFailure as e:  # one bad log of a folder: named, the others still summed
@@ -96,9 +97,10 @@ def handle(args: argparse.Namespace) -> int:
             continue
         t, main_model, n_conv, sessions[k] = lt.totals, lt.model, lt.conversations, lt.session
         if t.copied:
+            where = ", ".join(f"{n} in {rel}" for rel, n in seen.copied_from())
             print(
-                f"note: {log.rel}: {t.copied} request(s) copied from an earlier session "
-                "(a forked or resumed session) left out: counted there",
+                f"note: {log.rel}: {t.copied} request(s) copied from an earlier session (a forked or resumed "
+                f"one, or a sub-agent's copy of its session's requests) left out: counted there ({where})",
                 file=sys.stderr,
             )
         rows[k] = (

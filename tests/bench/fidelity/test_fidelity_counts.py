@@ -80,6 +80,10 @@ def test_copies_in_a_conversation_not_compared_are_named_not_counted(
     (b,) = (d for d in fid if d["log"] == "b.jsonl")
     assert (b["requests"], b["copied_requests"], b["billed"]) == (1, 3, None)
     assert UNKNOWN in b["note"]
+    main(["billed", str(tmp_path)])  # the note names the log that counted them
+    err = capsys.readouterr().err
+    assert "b.jsonl: 3 request(s) copied from an earlier session" in err
+    assert f"counted there (3 in {tmp_path}/a.jsonl)" in err
 
 
 def test_zero_token_requests_of_a_conversation_not_compared_are_named(
