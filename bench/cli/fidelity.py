@@ -68,7 +68,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "within_tolerance, billed and predicted fields, "
         "outside events taken from the bill and the unconditioned figures; one whose replay raised an "
         "error on its data: null figures, `error` (class, message, stage) and `not_scored` (a log whose "
-        "import raised: one object, `error` with stage import)",
+        "import raised: one object, `error` with stage import); `copied_requests`: copies of requests "
+        "counted in another conversation or an earlier log (scored there, as `billed` counts them), "
+        "`usage_unrecorded`: requests recording 0 tokens (billed, not compared)",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     p.set_defaults(handler=handle)
