@@ -9,7 +9,14 @@ session it forks or resumes into the new session's file, with their `requestId` 
 serve`; CodexBar #1002, orca #8023); ccusage counts such a copy once (its `messageId:requestId`
 dedup across sessions, ccusage #1762/#1765). `billed` gives it to the session that billed it: the
 log whose first timed line is the earliest (`first_time`: a fork's file starts with its own
-process's lines, later than the copies), and leaves it out of the later ones (`seen`)."""
+process's lines, later than the copies), and leaves it out of the later ones (`seen`). Claude Code
+2.1.x's compaction and side-question sub-agents (`subagents/agent-acompact-*`, `agent-aside_question-*`)
+copy their session's requests too: where the session file is in the folder they are one session with
+it; where it is not (a snapshot that kept only the sub-agent files), each file is read alone and
+the requests are counted in the earliest that holds them, as ccusage, which reads every `.jsonl`
+file under `projects/`, counts them once. `billed` names the log(s) that counted a log's copies
+(bench/billed_logs.py `Seen`); `fidelity --all-real` names them as copies and scores them there
+(bench/fidelity/counts.py checks the two count the same requests in every log)."""
 
 from __future__ import annotations
 

@@ -39,7 +39,6 @@ import argparse
 import json
 import os
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -63,13 +62,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from ctxbench.bench.billed import billed_totals, first_time
-    from ctxbench.bench.billed_ccusage import format_notes, shared_session_notes, summary
-    from ctxbench.bench.billed_fast import fast_totals
+    from ctxbench.bench.billed_ccusage import shared_session_notes, summary
+    from ctxbench.bench.billed_logs import Seen, in_billing_order, log_totals
     from ctxbench.bench.fidelity.discover import Log, discover
     from ctxbench.sim.core.catalog import add_prices_file, canonical
-    from ctxbench.traces.importers import ImportFailure, detect, import_paths
-    from ctxbench.traces.importers.base import normalize_model
+    from ctxbench.traces.importers import ImportFailure, detect
 
     if args.prices:
         add_prices_file(args.prices)
@@ -84,33 +81,26 @@ def handle(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = [{} for _ in logs]
     sessions = ["" for _ in logs]  # a Gemini CLI file's sessionId (ccusage groups its files by it)
     unpriced = False
-    seen: set[str] = set()  # request ids counted: a copy in a later log is left out
-    for k in sorted(range(len(logs)), key=lambda k: first_time(logs[k].path)):  # stable: ties keep order
+    seen = Seen()  # request ids counted (and where): a copy in a later log is left out
+    for k in in_billing_order(logs):
         log = logs[k]
         if model is not None:
             print(f"note: {log.rel}: priced as {model} (--model)", file=sys.stderr)
-        fast = fast_totals(log.path, model, seen, args.mode) if log.format == "claude-code" else None
-        if fast is not None:  # its usage lines only (bench/billed_fast.py)
-            t, main_model, n_conv = fast.totals, normalize_model(fast.model), fast.conversations
-        else:
-            try:
-                res = import_paths([log.path], log.format)
-            except ImportFailure as e:  # one bad log of a folder: named, the others still summed
-                if len(logs) == 1:
-                    raise
-                print(f"ctxbench: error: {log.rel}: {e} (left out)", file=sys.stderr)
-                unpriced = True
-                continue
-            t = billed_totals(
-                list(res.traces), model, seen if log.format == "claude-code" else None, args.mode
-            )
-            t = replace(t, notes=t.notes + format_notes(log.format, log.path, list(res.traces), t, model))
-            main_model, n_conv = res.main.header.model, len(res.traces)
-            sessions[k] = str(res.main.header.meta.get("session", "")) if log.format == "gemini-cli" else ""
+        seen.start(log.rel)
+        try:
+            lt = log_totals(log, model, seen, args.mode)
+        except ImportFailure as e:  # one bad log of a folder: named, the others still summed
+            if len(logs) == 1:
+                raise
+            print(f"ctxbench: error: {log.rel}: {e} (left out)", file=sys.stderr)
+            unpriced = True
+            continue
+        t, main_model, n_conv, sessions[k] = lt.totals, lt.model, lt.conversations, lt.session
         if t.copied:
+            where = ", ".join(f"{n} in {rel}" for rel, n in seen.copied_from())
             print(
-                f"note: {log.rel}: {t.copied} request(s) copied from an earlier session "
-                "(a forked or resumed session) left out: counted there",
+                f"note: {log.rel}: {t.copied} request(s) copied from an earlier session (a forked or resumed "
+                f"one, or a sub-agent's copy of its session's requests) left out: counted there ({where})",
                 file=sys.stderr,
             )
         rows[k] = (

@@ -68,7 +68,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "within_tolerance, billed and predicted fields, "
         "outside events taken from the bill and the unconditioned figures; one whose replay raised an "
         "error on its data: null figures, `error` (class, message, stage) and `not_scored` (a log whose "
-        "import raised: one object, `error` with stage import)",
+        "import raised: one object, `error` with stage import); `copied_requests`: copies of requests "
+        "counted in another conversation or an earlier log (scored there, as `billed` counts them), "
+        "`usage_unrecorded`: requests recording 0 tokens (billed, not compared)",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     p.set_defaults(handler=handle)
@@ -79,7 +81,7 @@ def handle(args: argparse.Namespace) -> int:
         add_prices_file(args.prices)
     if args.all_real is not None:
         from ctxbench.bench.fidelity.discover import discover
-        from ctxbench.bench.fidelity.logs import not_compared_json
+        from ctxbench.bench.fidelity.logs import conversation_json
         from ctxbench.bench.fidelity.other import other_json
         from ctxbench.bench.fidelity.report import DEFAULT_DIR, conversations, label, render
         from ctxbench.bench.progress import terminal_stderr
@@ -90,13 +92,8 @@ def handle(args: argparse.Namespace) -> int:
             return _parts(args, root, stream)
         if args.json:  # every conversation of every log under the folder, one object each
             found = discover(root)
-            sessions = [
-                {**session_json(r.fidelity, args.requests), "session": label(r.log, r.name)}
-                | {"log": r.log.rel, "format": r.log.format}
-                if r.fidelity and r.compared
-                else not_compared_json(r, label(r.log, r.name))
-                for r in conversations(found, stream)
-            ]
+            convs = conversations(found, stream)
+            sessions = [conversation_json(r, label(r.log, r.name), args.requests) for r in convs]
             sessions += other_json(found, args.requests)
             print(json.dumps(sessions, indent=2))
             return 0
@@ -187,7 +184,7 @@ def _traces(args: argparse.Namespace) -> int:
 def _parts(args: argparse.Namespace, root: Path, stream: IO[str] | None) -> int:
     """`--all-real --corpus DIR [--split]`: the test part first, then the development part
     (bench/fidelity/parts.py); `--json` gives every conversation with its part."""
-    from ctxbench.bench.fidelity.logs import not_compared_json
+    from ctxbench.bench.fidelity.logs import conversation_json
     from ctxbench.bench.fidelity.parts import parts, render_parts, replay_part
     from ctxbench.bench.fidelity.report import label
 
@@ -197,11 +194,7 @@ def _parts(args: argparse.Namespace, root: Path, stream: IO[str] | None) -> int:
         for part in parts(shared, Path(args.corpus), args.split):
             convs, _found = replay_part(part, stream)
             for r in convs:
-                doc = (
-                    {**session_json(r.fidelity, args.requests), "session": label(r.log, r.name)}
-                    if r.fidelity and r.compared
-                    else not_compared_json(r, label(r.log, r.name))
-                )
+                doc = conversation_json(r, label(r.log, r.name), args.requests)
                 docs.append(doc | {"part": part.name, "log": r.log.rel, "format": r.log.format})
         print(json.dumps(docs, indent=2))
         return 0

@@ -76,6 +76,9 @@ class Replayed:
     keep_warm: SessionFidelity | None = None
     reason: str = ""  # why it is not replayed, when it is not for another reason than its model
     error: NotReplayed | None = field(default=None)  # the data error its replay or import raised
+    # of a conversation not compared: the ids of its requests that are copies of requests counted
+    # in an earlier conversation or log (report.py `billed_once`; a compared one: `fidelity.copied`)
+    copies: frozenset[str] = frozenset()
 
     @property
     def compared(self) -> bool:
@@ -97,7 +100,38 @@ class Replayed:
         return UNRECORDED.format(n=n) if n else NO_USAGE
 
     def billed_requests(self) -> int:
+        """Its requests with usage, copies of earlier ones included."""
         return sum(1 for e in self.trace.events if isinstance(e, MessageEvent) and e.usage is not None)
+
+    @property
+    def copied(self) -> int:
+        """Its requests that are copies of requests counted in another conversation (same
+        requestId): counted, scored or named there, as `billed` counts them (bench/billed.py)."""
+        if self.fidelity is not None and self.fidelity.copied:  # replayed, its copies left out
+            return self.fidelity.copied
+        return sum(
+            1
+            for e in self.trace.events
+            if isinstance(e, MessageEvent) and e.usage is not None and e.request_id in self.copies
+        )
+
+    @property
+    def unrecorded(self) -> int:
+        """Its billed requests whose log records 0 tokens in and out (traces/importers/backend.py
+        `drop_unrecorded`: their events have no usage), counted by `billed` ($0); not those that
+        are copies of requests counted elsewhere."""
+        n = int(str(self.trace.header.meta.get("usage_unrecorded", 0) or 0))
+        return n - len(unrecorded_ids(self.trace) & self.copies) if n and self.copies else n
+
+    def counted(self) -> int:
+        """The billed requests this conversation accounts for, as `billed` counts them in its log:
+        scored, not scored (the replay stopped), not compared or not replayed, and the unrecorded
+        ones; not its copies of requests counted elsewhere (bench/fidelity/counts.py)."""
+        if self.fidelity is not None and (self.fidelity.has_usage or self.fidelity.copied):
+            own = self.fidelity.n + len(self.fidelity.not_scored)
+        else:
+            own = self.billed_requests() - self.copied
+        return own + self.unrecorded
 
     def recorded_model(self) -> str:
         return str(self.trace.header.meta.get("model_recorded", self.trace.header.model))
@@ -139,10 +173,24 @@ def replay_log(log: Log, keep_warm: bool = False) -> list[Replayed]:
     return out
 
 
-def billed_indices(trace: Trace) -> list[int]:
-    """The indices (as `compare` numbers requests: every assistant message) of the billed requests."""
+def unrecorded_ids(trace: Trace) -> set[str]:
+    """The request ids of a conversation's replies whose usage records 0 tokens in and out (the
+    importer keeps them without usage and counts them in `usage_unrecorded`): billed, so a copy of
+    one in a later log is a copy (bench/billed.py counts the first)."""
+    if not trace.header.meta.get("usage_unrecorded"):
+        return set()
+    return {
+        e.request_id
+        for e in trace.events
+        if isinstance(e, MessageEvent) and e.role != "user" and e.usage is None and e.request_id
+    }
+
+
+def billed_indices(trace: Trace, copies: frozenset[str] = frozenset()) -> list[int]:
+    """The indices (as `compare` numbers requests: every assistant message) of the billed requests,
+    but `copies` (ids of requests counted in another conversation)."""
     replies = (e for e in trace.events if isinstance(e, MessageEvent) and e.role != "user")
-    return [i for i, e in enumerate(replies) if e.usage is not None]
+    return [i for i, e in enumerate(replies) if e.usage is not None and e.request_id not in copies]
 
 
 def not_replayed(convs: list[Replayed], heading: str = "## Not replayed") -> list[str]:
@@ -186,22 +234,39 @@ def unknown_models(trace: Trace) -> str:
     )
 
 
+def conversation_json(r: Replayed, session: str, requests: bool = False) -> dict[str, Any]:
+    """`fidelity --all-real --json`'s object of a conversation: its figures (bench/fidelity/fields.py)
+    where it is compared, else `not_compared_json`; its log and format."""
+    from ctxbench.bench.fidelity.fields import session_json
+
+    if r.fidelity is None or not r.compared:
+        return not_compared_json(r, session)
+    doc = {**session_json(r.fidelity, requests), "session": session}
+    if r.unrecorded:  # not those that are copies of requests counted elsewhere
+        doc["usage_unrecorded"] = r.unrecorded
+    else:
+        doc.pop("usage_unrecorded", None)
+    return doc | {"log": r.log.rel, "format": r.log.format}
+
+
 def not_compared_json(r: Replayed, session: str) -> dict[str, Any]:
     """The `--json` object of a conversation that is not compared: null figures and why."""
-    n = r.billed_requests()
+    n = r.billed_requests() - r.copied
     out: dict[str, Any] = {
         "session": session, "log": r.log.rel, "format": r.log.format, "model": r.shown_model(),
-        "requests": n, "per_request_usage": n > 0, "within_tolerance": None, "billed": None,
+        "requests": n, "per_request_usage": n + r.copied > 0, "within_tolerance": None, "billed": None,
         "predicted": None, "note": r.why_not,
     }  # fmt: skip
-    if r.fidelity is not None and r.fidelity.copied:  # scored in the conversation that made them
-        out["copied_requests"] = r.fidelity.copied
+    if r.copied:  # copies of requests counted in an earlier log or conversation: counted there
+        out["copied_requests"] = r.copied
+    if r.unrecorded:  # billed with 0 tokens recorded: `billed` counts them, nothing to compare
+        out["usage_unrecorded"] = r.unrecorded
     if r.error is not None:  # not replayed: the error, and its billed requests counted as not scored
         out["error"] = {"class": r.error.kind, "message": r.error.message, "stage": r.error.stage}
         if r.error.stage == "import":  # the log was not read: its requests are unknown
             out["per_request_usage"] = None
         else:
-            out["not_scored"] = {"count": n, "requests": billed_indices(r.trace), "why": r.why_not}
+            out["not_scored"] = {"count": n, "requests": billed_indices(r.trace, r.copies), "why": r.why_not}
     return out
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from ctxbench.bench.fidelity.counts import accounted
 from ctxbench.bench.fidelity.discover import Found, discover
 from ctxbench.bench.fidelity.interval import cost_interval
 from ctxbench.bench.fidelity.logs import Replayed, not_replayed, replay_log
@@ -206,6 +207,7 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
         + (", ".join(below) if below else "none")
         + ".",
     ]
+    lines += ["", *accounted(convs)]
     lines += named(convs, found)
     return [*lines, ""]
 
@@ -219,6 +221,14 @@ def _borrowed() -> str:
         f"; strata of fewer than {MIN_SESSIONS} development sessions take the widest of their own "
         f"margins and those of every family pooled: {', '.join(small)}"
     )
+
+
+def _also(r: Replayed) -> str:
+    """What a conversation not compared holds besides its own requests: copies counted elsewhere,
+    requests recording 0 tokens."""
+    parts = [f"{r.copied} copied request(s) counted in another conversation or log"] if r.copied else []
+    parts += [f"{r.unrecorded} request(s) recording 0 tokens"] if r.unrecorded else []
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def named(convs: list[Replayed], found: list[Found]) -> list[str]:
@@ -243,7 +253,10 @@ def named(convs: list[Replayed], found: list[Found]) -> list[str]:
                 "are copies of another conversation's (same requestId), scored there"
             )
         elif not r.compared and r.error is None:  # not replayed: their own list (logs.py not_replayed)
-            lines.append(f"- not compared: {Path(r.log.rel).name} {r.name} ({r.shown_model()}): {r.why_not}")
+            lines.append(
+                f"- not compared: {Path(r.log.rel).name} {r.name} ({r.shown_model()}): {r.why_not}"
+                + _also(r)
+            )
     assumed: dict[str, int] = {}  # Claude Code on another backend: what its replay assumes
     for r in convs:
         why = str(r.trace.header.meta.get("backend_assumption", ""))

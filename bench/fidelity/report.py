@@ -19,7 +19,14 @@ from ctxbench.bench.billed import first_time
 from ctxbench.bench.fidelity import tables
 from ctxbench.bench.fidelity.compare import compare
 from ctxbench.bench.fidelity.discover import CLAUDE_CODE_FORMATS, Found, Log, discover
-from ctxbench.bench.fidelity.logs import DATA_ERRORS, NotReplayed, Replayed, not_replayed, replay_log
+from ctxbench.bench.fidelity.logs import (
+    DATA_ERRORS,
+    NotReplayed,
+    Replayed,
+    not_replayed,
+    replay_log,
+    unrecorded_ids,
+)
 from ctxbench.bench.fidelity.other import other_formats, replays
 from ctxbench.bench.fidelity.replay import replay
 from ctxbench.bench.progress import Progress
@@ -56,32 +63,33 @@ def conversations(found: Found, stream: IO[str] | None = None) -> list[Replayed]
 def billed_once(convs: list[Replayed]) -> list[Replayed]:
     """The copies a forked or resumed Claude Code session holds of an earlier session's requests
     (same requestId) scored once, in the session that made them: the log whose first timed line is
-    the earliest, as `billed` counts them (bench/billed.py), and within that log in its first
-    conversation holding it (the main one before a "prompt suggestion" side chain, whose log starts
-    with a copy of its parent's last reply). Each replay still sends them."""
+    the earliest, as `billed` counts them (bench/billed.py); within a log, in its first conversation
+    that holds them (a prompt-suggestion sub-agent's copy of the main conversation's request, as
+    `billed` counts a session's request once). Each replay still sends them. A conversation not
+    compared (its model unknown, its replay failed) names its copies too (`Replayed.copies`), so
+    that every log counts the requests `billed` counts in it (bench/fidelity/counts.py)."""
     ids = [
         {e.request_id for e in r.trace.events if isinstance(e, MessageEvent) and e.usage and e.request_id}
+        | unrecorded_ids(r.trace)
         for r in convs
     ]
-    logs_of: dict[str, set[Log]] = {}
-    holders: dict[str, int] = {}  # conversations holding each request (two may share one log)
-    for r, own in zip(convs, ids, strict=True):
+    held: dict[str, int] = {}
+    for own in ids:
         for rid in own:
-            logs_of.setdefault(rid, set()).add(r.log)
-            holders[rid] = holders.get(rid, 0) + 1
-    if all(n == 1 for n in holders.values()):
+            held[rid] = held.get(rid, 0) + 1
+    if all(n == 1 for n in held.values()):
         return convs  # no request in two conversations: nothing to order (first_time reads each log)
     seen: set[str] = set()
     once = list(convs)
-    billing = {log for logs in logs_of.values() for log in logs}  # a log that failed to import: none
+    billing = dict.fromkeys(r.log for r, own in zip(convs, ids, strict=True) if own)  # import failed: none
     for log in sorted(billing, key=lambda lg: (first_time(lg.path), lg.rel)):
         for k in (k for k, r in enumerate(convs) if r.log == log):
             r = convs[k]
             if ids[k] & seen:
-                fid = r.fidelity.without(seen) if r.fidelity else None
-                once[k] = replace(
-                    r, fidelity=fid, keep_warm=r.keep_warm.without(seen) if r.keep_warm else None
-                )
+                fid, kw = r.fidelity, r.keep_warm
+                if fid is not None and fid.has_usage:
+                    fid, kw = fid.without(seen), kw.without(seen) if kw else None
+                once[k] = replace(r, fidelity=fid, keep_warm=kw, copies=frozenset(ids[k] & seen))
             seen |= ids[k]
     return once
 
