@@ -42,9 +42,9 @@ from ctxbench.sim.core.catalog import prices
 # ctxbench.bench.fidelity.measure`), the share of the central prediction's cached reads the bill
 # did not read (net of reads past it; below 0: it read more), weighted by those reads (the share
 # of a token; its mean is the pooled share): its 0 %, 5 %, ..., 100 % quantiles.
-# OpenAI: 320 conversations (Codex CLI rollouts of the `dev` rows of bench/corpus/sessions.csv,
-# 2025-2026, and traces-real codex-tui); over all 953, 13,472 requests after a first read what the
-# central prediction says and 4,321 read less (640 only the static prefix, 1,818 an older entry of
+# OpenAI: 402 conversations (Codex CLI rollouts of the `dev` rows of bench/corpus/sessions.csv,
+# 2025-2026, and traces-real codex-tui); over all 1,148, 18,868 requests after a first read what the
+# central prediction says and 4,513 read less (666 only the static prefix, 1,850 an older entry of
 # the conversation, 1,863 neither).
 # Gemini (implicit caching, Gemini CLI chats of the `dev` rows): 43 conversations; over all 110,
 # 299 requests read what the central prediction says and 1,923 read less (15 only the static
@@ -53,17 +53,17 @@ from ctxbench.sim.core.catalog import prices
 # https://ai.google.dev/gemini-api/docs/caching).
 LOST_SHARE: dict[str, tuple[float, ...]] = {
     "openai": (
-        -0.0953, -0.0001, 0.0094, 0.0116, 0.0153, 0.0169, 0.0182, 0.0186, 0.0213, 0.0265, 0.0289,
-        0.0358, 0.0384, 0.0453, 0.0492, 0.0573, 0.0627, 0.0702, 0.0886, 0.1227, 0.6573,
+        -0.1718, -0.0368, -0.0275, -0.0217, -0.008, -0.0035, -0.0007, 0.0004, 0.0062, 0.0116,
+        0.0162, 0.0182, 0.0194, 0.0271, 0.0338, 0.0396, 0.0492, 0.0605, 0.0727, 0.1152, 0.8386,
     ),
     "gemini": (
-        -0.0308, 0.0847, 0.0847, 0.0847, 0.0847, 0.0996, 0.1387, 0.1387, 0.1766, 0.1943, 0.2635, 0.2809,
-        0.2809, 0.2809, 0.2942, 0.2942, 0.3346, 0.4152, 0.4944, 0.5931, 0.9334,
+        -0.0308, 0.0847, 0.0847, 0.0847, 0.0847, 0.0996, 0.1387, 0.1387, 0.1766, 0.1943, 0.2635,
+        0.2809, 0.2809, 0.2809, 0.2942, 0.2942, 0.3346, 0.4152, 0.4944, 0.5931, 0.9334,
     ),
 }  # fmt: skip
 # The read-weighted mean of the same shares (the development part's pooled share: its central
 # reads' tokens not read, net, over those reads), same conversations and command.
-MEAN_SHARE: dict[str, float] = {"openai": 0.0406, "gemini": 0.2489}
+MEAN_SHARE: dict[str, float] = {"openai": 0.0233, "gemini": 0.2489}
 LEVEL = 0.90
 # providers a log's endpoint must name for its share to apply (the Codex logs' model_provider):
 # a log recorded against another endpoint (e.g. `ctxbench serve`, model_provider "mock") is not
