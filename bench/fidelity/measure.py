@@ -48,6 +48,7 @@ from ctxbench.bench.fidelity.interval import RELAY, cost_interval, miss_kind
 from ctxbench.bench.fidelity.model_error import POOLED, margins, scores, stratum
 from ctxbench.bench.fidelity.parts import Part, replay_part
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity, near
+from ctxbench.sim.core.catalog import model_info
 
 
 @dataclass
@@ -181,13 +182,22 @@ class MissCounts:
         return [(r, round(n / total, 4)) for r, n in sorted(acc.items())] if total else []
 
 
+def served_by_first_backend(sf: SessionFidelity, r: RequestCompare) -> bool:
+    """Whether `r` ran on the vendor of the conversation's first model: the cache whose misses the
+    conversation is counted under (`miss_kind`). A Claude Code conversation that switches backend
+    mid-way (a relay's Claude model, then zai's glm-5.1) has its other backend's requests left out:
+    they are another cache's, and counting them under the first gave one such conversation 27 % of
+    the relays' reads at a 34 % miss rate (ahmedarafa994/eq-prediction, agent-acompact-2d537417)."""
+    return not r.model or model_info(r.model).provider == model_info(sf.model).provider
+
+
 def count_misses(sf: SessionFidelity, acc: MissCounts) -> None:
     """Add the requests of one conversation with a predicted read to `acc` (the replay without
     anything taken from the bill), and the conversation's own miss rate (interval.py `Misses.rates`)."""
     reads = misses = 0
     for r in sf.baseline.requests:
         pred = r.predicted.cache_read
-        if pred <= 0:
+        if pred <= 0 or not served_by_first_backend(sf, r):
             continue
         reads += 1
         if r.billed.cache_read < pred and not near(r.billed.cache_read, pred):
@@ -226,6 +236,8 @@ def count_relay(sf: SessionFidelity, acc: Counter[str]) -> None:
     the previous prompt."""
     reqs = sf.requests
     for a, b in itertools.pairwise(reqs):
+        if not (served_by_first_backend(sf, a) and served_by_first_backend(sf, b)):
+            continue
         late = "after 5 min" if b.t - a.t >= 300 else "within 5 min"
         acc[late] += 1
         acc[f"{late}, read < half"] += b.billed.cache_read < _prompt(a) / 2

@@ -4,11 +4,20 @@ not on a test machine)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from ctxbench.bench.fidelity.measure import AutoCounts, count_auto, dev_part, main, measure
+from ctxbench.bench.fidelity.measure import (
+    AutoCounts,
+    MissCounts,
+    count_auto,
+    count_misses,
+    dev_part,
+    main,
+    measure,
+)
 from ctxbench.bench.fidelity.parts import Part
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity
 from ctxbench.sim.core.provider import Usage as SimUsage
@@ -35,6 +44,17 @@ def test_auto_counts_sort_misses_by_what_they_read() -> None:
     assert (acc.found, acc.missed, acc.static_only, acc.older, acc.neither) == (1, 3, 1, 1, 1)
     assert dict(acc.back) == {2: 1}
     assert acc.lost == []  # fewer than 10 requests: no share of its own
+
+
+def test_misses_count_only_the_first_backends_requests() -> None:
+    """A conversation that moves from a Claude model to glm-5.1 is counted under the Claude cache
+    with its Claude requests only: the glm requests are another cache's."""
+    claude = [replace(_rc(i, 1000 * (i + 1), 0, 1000 * i), model="claude-sonnet-4-6") for i in range(1, 4)]
+    glm = [replace(_rc(i, 1000 * (i + 1), 1000 * i, 1000 * i), model="glm-5.1") for i in range(4, 9)]
+    acc = MissCounts()
+    count_misses(SessionFidelity("s", "claude-sonnet-4-6", "recorded", claude + glm), acc)
+    assert (acc.reads, len(acc.lost)) == (3, 3)
+    assert acc.rates == [(1.0, 3)]
 
 
 def test_the_test_part_is_never_measured(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
