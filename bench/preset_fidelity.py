@@ -65,6 +65,10 @@ class Row:
     unlogged: float = 0.0
     naive: float = 0.0
     note: str = ""  # why it is not compared ("" when it is)
+    # a compaction recorded before the first billed request (a file that continues a compacted
+    # session, e.g. Claude Code's `agent-acompact-*` sub-agent files): the conversation's starting
+    # state, which no policy run on it decides, so it is not one of the compactions compared
+    starts_compacted: bool = False
 
     @property
     def turns_off(self) -> int | None:
@@ -92,6 +96,7 @@ class Row:
             "part": self.part, "log": self.log, "conversation": self.name, "model": self.model,
             "requests": self.requests, "note": self.note or None,
             "compactions_before": {"real": self.real, "preset": self.own}, "real_triggers": self.triggers,
+            "starts_compacted": self.starts_compacted,
             "turns_off": self.turns_off, "billed": round(self.billed, 6),
             "predicted": round(self.predicted, 6), "outside_events": round(self.outside, 6),
             "unlogged_summariser": round(self.unlogged, 6), "like_for_like": round(self.like_for_like, 6),
@@ -183,7 +188,9 @@ def _row(part: str, rel: str, name: str, tr: Trace, policy: str) -> Row:
     base = sf.baseline
     row.model = " -> ".join(sf.models)
     row.requests = len(base.requests)
-    row.real, row.own = (list(sf.track.real), list(sf.track.own)) if sf.track else ([], [])
+    real, own = (list(sf.track.real), list(sf.track.own)) if sf.track else ([], [])
+    row.starts_compacted = 0 in real
+    row.real, row.own = [i for i in real if i > 0], [i for i in own if i > 0]
     row.billed, row.predicted, row.naive = base.cost_billed, base.cost_predicted, sf.cost_naive
     row.outside = rec.cost_predicted - rec.baseline.cost_predicted
     row.unlogged = unlogged_cost(sf, tr)
@@ -212,7 +219,8 @@ def render(part: str, rows: list[Row], policy: str) -> list[str]:
             continue
         off = "count differs" if r.turns_off is None else str(r.turns_off)
         lines.append(
-            f"| {r.log} | {r.name} | {r.model} | {r.requests} | {'; '.join(r.triggers)} | "
+            f"| {r.log} | {r.name} | {r.model} | {r.requests} | {'; '.join(r.triggers)}"
+            f"{' (the first before request 0: starts compacted)' if r.starts_compacted else ''} | "
             f"{r.real} / {r.own} | {off} | "
             f"${r.billed:.4f} | {_pct(r.delta(r.predicted))} | ${r.outside:.4f} | ${r.unlogged:.4f} | "
             f"{_pct(r.delta(r.like_for_like))} | "
@@ -250,7 +258,9 @@ against the bill. "outside events": what the events no policy decides cost in th
 bench/fidelity/outside.py). "unlogged summariser": the preset's summary requests at a point where
 the real harness compacted too but the log holds no bill of its summariser request (a proxy log
 without it). "like for like Δ": preset + outside events - unlogged summariser, against the bill.
-"naive Δ": the recorded replay's naive figure.
+"naive Δ": the recorded replay's naive figure. A compaction recorded before the first billed
+request (a log that continues a compacted session, as Claude Code's `agent-acompact-*` files do)
+is the conversation's starting state: named in the triggers column, not compared.
 
 What a log cannot tell, so the preset cannot predict it: the server-side lookup misses and outside
 warming (hence the like-for-like column); how the post-compaction prompt splits into summary,

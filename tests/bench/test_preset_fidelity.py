@@ -142,3 +142,16 @@ def test_a_proxy_log_without_the_summariser_bill_is_compared_like_for_like() -> 
     row = rows[0]
     assert row.unlogged > 0 and row.delta(row.predicted) > 0.2  # its own summary request, unbilled in the log
     assert abs(row.delta(row.like_for_like)) < preset_fidelity.COST
+
+
+@needs_real
+def test_a_log_that_starts_after_a_compaction_does_not_count_it() -> None:
+    """A log that continues a compacted session (Claude Code's `agent-acompact-*` files) begins
+    with the compaction: its starting state, not a compaction the preset should reproduce."""
+    tr = import_paths([SESSION]).traces[0]
+    at = next(i for i, e in enumerate(tr.events) if isinstance(e, CompactionEvent))
+    tail = replace(tr, events=tr.events[at:])
+    row = preset_fidelity._row("dev", "spotter/tail", "main", tail, "claude-code")
+    assert row.note == "" and row.starts_compacted
+    assert row.real == [] and row.turns_ok
+    assert "starts compacted" in "\n".join(preset_fidelity.render("dev", [row], "claude-code"))
