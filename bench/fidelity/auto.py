@@ -11,9 +11,9 @@ behaviours no deterministic model of the documented rules predicts, named here w
   conversation, or only the instructions prefix that other sessions of the organisation keep warm;
 - reads past the previous prompt: the next prompt carries the previous response's reasoning and
   call items back, and the provider served some of those tokens from its cache too (not in
-  providers.md; counted per log in the report). On the development part's Codex logs 5,795 of
-  17,793 requests after a conversation's first read into the previous output, and of the output
-  tokens a request could have read (in 128-token steps) 65.0 % were read
+  providers.md; counted per log in the report). On the development part's OpenAI logs 5,542 of
+  17,148 requests after a conversation's first read into the previous output, and of the output
+  tokens a request could have read (in 128-token steps) 64.4 % were read
   (`python -m ctxbench.bench.fidelity.measure`). Not predicted: how much of an output is read
   varies by model and from request to request (all of it on about 38 % of requests, none on
   another 38 %), and reading the mean share raised the requests within tolerance by 2 points on

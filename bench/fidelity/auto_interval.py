@@ -12,20 +12,19 @@ conversation is routed to. What no document gives is how often a request lands e
 `FOUND`, a rate measured on real logs, each cited next to its constant.
 
 How much of what the central prediction reads the provider did not find varies from one
-conversation to another (on the development part: -10 % to 66 % on OpenAI, -3 % to 93 % on Gemini)
-and is not predictable from a log. So the session's cost is a distribution over that share: its
-cost with every request after the first reading `1 - share` of its central read, at each measured
-5 % quantile of the share (`LOST_SHARE`). The cost grows with the share, so the 5 % and 95 %
-quantiles bound the 90 % interval and the median share gives the central value (the session's
-predicted cost). The session's cost is linear in the share, so its mean (what a part's pooled
-prediction sums) is its cost at the mean share (`MEAN_SHARE`, the read-weighted mean: the pooled
-share of the development part's reads not found). It is measured as such, not taken as the mean
-of the interpolated 5 % quantiles: the share is heavy-tailed, and the interpolation spreads the
-largest (OpenAI: one conversation, 0.12 % of the reads, that lost 54 %) over the top 5 % of the
-distribution, which put the mean share at 4.2 % where the reads lost 3.2 % (Codex on the 2025
-development part, when this was chosen: pooled cost +4.9 % with the interpolated mean, +0.6 % at
-the measured mean).
-Deterministic: no draw.
+conversation to another (on the development part: -7 % to 54 % on OpenAI, -3 % to 93 % on Gemini,
+-17 % to 66 % on Z.ai) and is not predictable from a log. So the session's cost is a distribution
+over that share: its cost with every request after the first reading `1 - share` of its central
+read, at each measured 5 % quantile of the share (`LOST_SHARE`). The cost grows with the share, so
+the 5 % and 95 % quantiles bound the 90 % interval and the median share gives the central value
+(the session's predicted cost). The session's cost is linear in the share, so its mean (what a
+part's pooled prediction sums) is its cost at the mean share (`MEAN_SHARE`, the read-weighted
+mean: the pooled share of the development part's reads not found). It is measured as such, not
+taken as the mean of the interpolated 5 % quantiles: the share is heavy-tailed, and the
+interpolation spreads the largest (OpenAI: one conversation, 0.12 % of the reads, that lost 54 %)
+over the top 5 % of the distribution, which put the mean share at 4.2 % where the reads lost 3.2 %
+(Codex on the 2025 development part, when this was chosen: pooled cost +4.9 % with the
+interpolated mean, +0.6 % at the measured mean). Deterministic: no draw.
 
 Every constant is re-measured by `python -m ctxbench.bench.fidelity.measure --corpus DIR
 --shared DIR` on the development part (bench/corpus/README.md), never on the test part.
@@ -42,33 +41,52 @@ from ctxbench.sim.core.catalog import prices
 # ctxbench.bench.fidelity.measure`), the share of the central prediction's cached reads the bill
 # did not read (net of reads past it; below 0: it read more), weighted by those reads (the share
 # of a token; its mean is the pooled share): its 0 %, 5 %, ..., 100 % quantiles.
-# OpenAI: 402 conversations (Codex CLI rollouts of the `dev` rows of bench/corpus/sessions.csv,
-# 2025-2026, and traces-real codex-tui); over all 1,148, 18,868 requests after a first read what the
-# central prediction says and 4,513 read less (666 only the static prefix, 1,850 an older entry of
-# the conversation, 1,863 neither).
+# OpenAI: 296 conversations (Codex CLI rollouts of the `dev` rows of bench/corpus/sessions.csv,
+# 2025-2026, and traces-real codex-tui and inspect-ai); over all 850, 12,876 requests after a first
+# read what the central prediction says and 4,272 read less (618 only the static prefix, 1,812 an
+# older entry of the conversation, 1,842 neither).
+# Z.ai (Claude Code on zai's Anthropic-compatible endpoint, glm-4.x/5.x, the `dev` rows): 102
+# conversations; over all 291, 5,984 requests read what the central prediction says and 155 read
+# less (39 only the static prefix, 38 an older entry, 78 neither). Moonshot has none: 4 development
+# conversations of 10 requests or more, too few for a 90 % interval (a share is kept for a cache
+# measured on at least 19).
 # Gemini (implicit caching, Gemini CLI chats of the `dev` rows): 43 conversations; over all 110,
 # 299 requests read what the central prediction says and 1,923 read less (15 only the static
 # prefix, 366 an older entry, 1,542 neither): implicit caching finds far less than a prefix
 # cache that keeps every prompt would ("no cost saving guarantee",
 # https://ai.google.dev/gemini-api/docs/caching).
 LOST_SHARE: dict[str, tuple[float, ...]] = {
-    "openai": (
-        -0.1718, -0.0368, -0.0275, -0.0217, -0.008, -0.0035, -0.0007, 0.0004, 0.0062, 0.0116,
-        0.0162, 0.0182, 0.0194, 0.0271, 0.0338, 0.0396, 0.0492, 0.0605, 0.0727, 0.1152, 0.8386,
-    ),
     "gemini": (
         -0.0308, 0.0847, 0.0847, 0.0847, 0.0847, 0.0996, 0.1387, 0.1387, 0.1766, 0.1943, 0.2635,
         0.2809, 0.2809, 0.2809, 0.2942, 0.2942, 0.3346, 0.4152, 0.4944, 0.5931, 0.9334,
     ),
+    "openai": (
+        -0.0684, 0.0062, 0.0103, 0.0148, 0.016, 0.0179, 0.0182, 0.0187, 0.0224, 0.0271, 0.0292,
+        0.0379, 0.039, 0.0465, 0.0504, 0.0575, 0.063, 0.0702, 0.0886, 0.1227, 0.541,
+    ),
+    "zai": (
+        -0.1718, -0.0524, -0.0368, -0.0366, -0.03, -0.0241, -0.0231, -0.0217, -0.0125, -0.008,
+        -0.0063, -0.005, -0.0027, -0.0017, -0.0007, 0.0002, 0.0004, 0.0034, 0.0102, 0.0356, 0.6573,
+    ),
 }  # fmt: skip
 # The read-weighted mean of the same shares (the development part's pooled share: its central
 # reads' tokens not read, net, over those reads), same conversations and command.
-MEAN_SHARE: dict[str, float] = {"openai": 0.0233, "gemini": 0.2489}
+MEAN_SHARE: dict[str, float] = {"gemini": 0.2489, "openai": 0.0409, "zai": -0.0088}
 LEVEL = 0.90
 # providers a log's endpoint must name for its share to apply (the Codex logs' model_provider):
 # a log recorded against another endpoint (e.g. `ctxbench serve`, model_provider "mock") is not
 # the provider's cache
-PROVIDER_OF_DIALECT = {"openai-chat": "openai", "openai-responses": "openai", "gemini": "gemini"}
+# The cache whose measured share a profile draws from: OpenAI's and Gemini's own caches by their
+# provider, any other automatic-prefix cache (zai, moonshot) by its own profile name. Never by the
+# wire dialect it speaks: zai and moonshot answer in OpenAI's chat shape, but theirs is not OpenAI's
+# cache (taking it for one put 84 Claude Code conversations on glm models, 555M read tokens, into
+# OpenAI's measured share and drew their intervals from it).
+CACHE_OF_PROFILE = {"openai-auto": "openai", "openai-auto-inmemory": "openai", "gemini-implicit": "gemini"}
+
+
+def cache_of(profile: str) -> str:
+    """The name a profile's measured share is kept under (`LOST_SHARE`, `MEAN_SHARE`)."""
+    return CACHE_OF_PROFILE.get(profile, profile)
 
 
 def measured_share(provider: str, meta: dict[str, Any]) -> tuple[float, ...] | None:

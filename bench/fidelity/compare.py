@@ -24,7 +24,7 @@ from dataclasses import replace
 from typing import Any
 
 from ctxbench.bench.fidelity.auto import auto_prefix_cause, left_cached, naive_read, unit_read, writes_free
-from ctxbench.bench.fidelity.auto_interval import PROVIDER_OF_DIALECT, auto_interval
+from ctxbench.bench.fidelity.auto_interval import auto_interval, cache_of
 from ctxbench.bench.fidelity.causes import likely_cause
 from ctxbench.bench.fidelity.gateway import as_charged, bills_unreported_writes, reports_cache_writes
 from ctxbench.bench.fidelity.outside import recognise
@@ -93,7 +93,7 @@ def compare(
         cfg = profile_config(sv.profile)
         caches = float(cfg.get("ttl", 1) or 0) > 0  # a profile that caches nothing has no chance to draw
         if cfg.get("provider") == "auto-prefix" and caches and plain.requests:  # auto_interval.py
-            plain.auto_provider = PROVIDER_OF_DIALECT.get(str(cfg.get("dialect", "")), "")
+            plain.auto_provider = cache_of(sv.profile)
             plain.auto_interval = auto_interval(plain, plain.auto_provider)
         return plain
     sf, events = plain, OutsideEvents()

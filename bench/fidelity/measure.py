@@ -129,7 +129,7 @@ def count_auto(sf: SessionFidelity, acc: AutoCounts) -> None:
     the first against the central prediction's read, and the conversation's lost share (the
     central reads' tokens the bill did not read, net, over the central reads)."""
     warm = int(sf.meta.get("warm_tokens", 0) or 0)
-    reqs = sf.requests
+    reqs = sf.baseline.requests  # the prediction the interval draws around (interval.py), no outside event
     for k in range(1, len(reqs)):
         read, central = reqs[k].billed.cache_read, reqs[k].predicted.cache_read
         _count_output(reqs[k - 1], reqs[k], acc)

@@ -17,6 +17,7 @@ from typing import IO, Any
 
 from ctxbench.bench.billed import first_time
 from ctxbench.bench.fidelity import tables
+from ctxbench.bench.fidelity.auto_interval import auto_interval
 from ctxbench.bench.fidelity.compare import compare
 from ctxbench.bench.fidelity.discover import CLAUDE_CODE_FORMATS, Found, Log, discover
 from ctxbench.bench.fidelity.logs import (
@@ -89,6 +90,8 @@ def billed_once(convs: list[Replayed]) -> list[Replayed]:
                 fid, kw = r.fidelity, r.keep_warm
                 if fid is not None and fid.has_usage:
                     fid, kw = fid.without(seen), kw.without(seen) if kw else None
+                    if fid.auto_provider:  # its interval, of the requests it keeps
+                        fid.auto_interval = auto_interval(fid, fid.auto_provider)
                 once[k] = replace(r, fidelity=fid, keep_warm=kw, copies=frozenset(ids[k] & seen))
             seen |= ids[k]
     return once
