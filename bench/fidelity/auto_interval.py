@@ -13,7 +13,7 @@ conversation is routed to. What no document gives is how often a request lands e
 
 How much of what the central prediction reads the provider did not find varies from one
 conversation to another (on the development part: -7 % to 54 % on OpenAI, -3 % to 93 % on Gemini,
--17 % to 66 % on Z.ai) and is not predictable from a log. So the session's cost is a distribution
+-17 % to 67 % on Z.ai) and is not predictable from a log. So the session's cost is a distribution
 over that share: its cost with every request after the first reading `1 - share` of its central
 read, at each measured 5 % quantile of the share (`LOST_SHARE`). The cost grows with the share, so
 the 5 % and 95 % quantiles bound the 90 % interval and the median share gives the central value
@@ -46,8 +46,8 @@ from ctxbench.sim.core.catalog import prices
 # read what the central prediction says and 4,272 read less (618 only the static prefix, 1,812 an
 # older entry of the conversation, 1,842 neither).
 # Z.ai (Claude Code on zai's Anthropic-compatible endpoint, glm-4.x/5.x, the `dev` rows): 102
-# conversations; over all 291, 5,984 requests read what the central prediction says and 155 read
-# less (39 only the static prefix, 38 an older entry, 78 neither). Moonshot has none: 4 development
+# conversations; over all 291, 5,956 requests read what the central prediction says and 183 read
+# less (48 only the static prefix, 40 an older entry, 95 neither). Moonshot has none: 4 development
 # conversations of 10 requests or more, too few for a 90 % interval (a share is kept for a cache
 # measured on at least 19).
 # Gemini (implicit caching, Gemini CLI chats of the `dev` rows): 43 conversations; over all 110,
@@ -65,13 +65,13 @@ LOST_SHARE: dict[str, tuple[float, ...]] = {
         0.0379, 0.039, 0.0465, 0.0504, 0.0575, 0.063, 0.0702, 0.0886, 0.1227, 0.541,
     ),
     "zai": (
-        -0.1718, -0.0524, -0.0368, -0.0366, -0.03, -0.0241, -0.0231, -0.0217, -0.0125, -0.008,
-        -0.0063, -0.005, -0.0027, -0.0017, -0.0007, 0.0002, 0.0004, 0.0034, 0.0102, 0.0356, 0.6573,
+        -0.1718, -0.0027, -0.0023, -0.0002, 0.0001, 0.0003, 0.0003, 0.0005, 0.0024, 0.0031, 0.009,
+        0.01, 0.0107, 0.0154, 0.0171, 0.0171, 0.0205, 0.023, 0.0273, 0.0409, 0.6732,
     ),
 }  # fmt: skip
 # The read-weighted mean of the same shares (the development part's pooled share: its central
 # reads' tokens not read, net, over those reads), same conversations and command.
-MEAN_SHARE: dict[str, float] = {"gemini": 0.2489, "openai": 0.0409, "zai": -0.0088}
+MEAN_SHARE: dict[str, float] = {"gemini": 0.2489, "openai": 0.0409, "zai": 0.0137}
 LEVEL = 0.90
 # providers a log's endpoint must name for its share to apply (the Codex logs' model_provider):
 # a log recorded against another endpoint (e.g. `ctxbench serve`, model_provider "mock") is not

@@ -23,7 +23,9 @@ measured on, and the measurement can be rerun):
   reads that are whole 128-token units, and reads past the previous prompt (into its output) or
   past its output too; Claude Code relays to Anthropic models (sim/data/profiles/claude-relay.yaml
   `ttl`; a relay to another vendor's model is that vendor's cache): requests sent within 5 minutes
-  of the previous one and later, and how many read less than half the previous prompt.
+  of the previous one and later, and how many read less than half the previous prompt;
+- on automatic-prefix caches (sim/data/profiles/zai.yaml `ttl`): requests by the idle gap since
+  the previous one, kept (read at least half its prompt) or lost (bench/fidelity/gaps.py).
 
     python -m ctxbench.bench.fidelity.measure --corpus DIR [--shared DIR] [--json]
 
@@ -44,11 +46,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctxbench.bench.fidelity.auto import STEP
+from ctxbench.bench.fidelity.gaps import count_relay, count_retention, prompt_of, served_by_first_backend
 from ctxbench.bench.fidelity.interval import RELAY, cost_interval, miss_kind
 from ctxbench.bench.fidelity.model_error import POOLED, margins, scores, stratum
 from ctxbench.bench.fidelity.parts import Part, replay_part
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity, near
-from ctxbench.sim.core.catalog import model_info
 
 
 @dataclass
@@ -108,16 +110,12 @@ def _quantiles(xs: list[tuple[float, int]]) -> list[float]:
     return out
 
 
-def _prompt(r: RequestCompare) -> int:
-    return r.billed.input_tokens + r.billed.cache_read
-
-
 def _count_output(prev: RequestCompare, r: RequestCompare, acc: AutoCounts) -> None:
     """How much of the previous response's output request `r` read (auto.py OUTPUT): of the
     128-token steps between the previous prompt and the previous prompt with its output."""
-    prompt, read = _prompt(prev), r.billed.cache_read
-    start = min(prompt, _prompt(r)) // STEP * STEP
-    end = min(prompt + prev.billed.output_tokens, _prompt(r)) // STEP * STEP
+    prompt, read = prompt_of(prev), r.billed.cache_read
+    start = min(prompt, prompt_of(r)) // STEP * STEP
+    end = min(prompt + prev.billed.output_tokens, prompt_of(r)) // STEP * STEP
     acc.into_output += prompt < read <= prompt + prev.billed.output_tokens
     if end > start and read >= start:
         acc.output_readable += end - start
@@ -141,7 +139,9 @@ def count_auto(sf: SessionFidelity, acc: AutoCounts) -> None:
             acc.static_only += 1
             continue
         held = (
-            k - j for j in range(k - 2, -1, -1) if _prompt(reqs[j]) - STEP < read <= _prompt(reqs[j]) + STEP
+            k - j
+            for j in range(k - 2, -1, -1)
+            if prompt_of(reqs[j]) - STEP < read <= prompt_of(reqs[j]) + STEP
         )
         back = next(held, 0)
         if back:
@@ -182,15 +182,6 @@ class MissCounts:
         return [(r, round(n / total, 4)) for r, n in sorted(acc.items())] if total else []
 
 
-def served_by_first_backend(sf: SessionFidelity, r: RequestCompare) -> bool:
-    """Whether `r` ran on the vendor of the conversation's first model: the cache whose misses the
-    conversation is counted under (`miss_kind`). A Claude Code conversation that switches backend
-    mid-way (a relay's Claude model, then zai's glm-5.1) has its other backend's requests left out:
-    they are another cache's, and counting them under the first gave one such conversation 27 % of
-    the relays' reads at a 34 % miss rate (ahmedarafa994/eq-prediction, agent-acompact-2d537417)."""
-    return not r.model or model_info(r.model).provider == model_info(sf.model).provider
-
-
 def count_misses(sf: SessionFidelity, acc: MissCounts) -> None:
     """Add the requests of one conversation with a predicted read to `acc` (the replay without
     anything taken from the bill), and the conversation's own miss rate (interval.py `Misses.rates`)."""
@@ -226,21 +217,9 @@ def count_deepseek(sf: SessionFidelity, acc: UnitCounts) -> None:
             continue
         acc.reads += 1
         acc.whole_units += read % 128 == 0
-        prompt = _prompt(a)
+        prompt = prompt_of(a)
         acc.into_output += prompt // 128 * 128 < read <= prompt + a.billed.output_tokens
         acc.past_output += read > prompt + a.billed.output_tokens
-
-
-def count_relay(sf: SessionFidelity, acc: Counter[str]) -> None:
-    """Relay requests by the gap since the previous one, and those that read less than half of
-    the previous prompt."""
-    reqs = sf.requests
-    for a, b in itertools.pairwise(reqs):
-        if not (served_by_first_backend(sf, a) and served_by_first_backend(sf, b)):
-            continue
-        late = "after 5 min" if b.t - a.t >= 300 else "within 5 min"
-        acc[late] += 1
-        acc[f"{late}, read < half"] += b.billed.cache_read < _prompt(a) / 2
 
 
 @dataclass
@@ -294,6 +273,7 @@ class Measured:
     sided: Counter[str] = field(default_factory=Counter)  # unsure breaks: whom the bill sided with
     deepseek: UnitCounts = field(default_factory=UnitCounts)
     relay: Counter[str] = field(default_factory=Counter)
+    retention: dict[str, Counter[str]] = field(default_factory=dict)  # per automatic-prefix cache (gaps.py)
     error: dict[tuple[str, str], ErrorCounts] = field(default_factory=dict)
     # conversations whose replay raised on their data (bench/fidelity/logs.py): not measured, named
     not_replayed: list[str] = field(default_factory=list)
@@ -306,6 +286,7 @@ class Measured:
             "prompt_not_logged_breaks": dict(sorted(self.sided.items())),
             "deepseek_reads": vars(self.deepseek),
             "relay_requests": dict(sorted(self.relay.items())),
+            "retention_by_gap": {p: dict(sorted(c.items())) for p, c in sorted(self.retention.items())},
         }
 
     def lines(self) -> list[str]:
@@ -335,6 +316,9 @@ class Measured:
             f"previous prompt into its output {d.into_output}, past its output {d.past_output}"
         )
         out.append(f"claude relays to anthropic models: {dict(sorted(self.relay.items()))}")
+        for provider, gaps in sorted(self.retention.items()):
+            kept = dict(sorted(gaps.items()))
+            out.append(f"{provider} retention by idle gap (read >= half the previous prompt): {kept}")
         for (fam, size), e in sorted(self.error.items()):
             j = e.json()
             out.append(
@@ -370,6 +354,7 @@ def measure(part: Part) -> Measured:
         if sf.auto_provider:
             acc = out.auto.setdefault(sf.auto_provider, AutoCounts())
             count_auto(sf, acc)
+            count_retention(sf, out.retention.setdefault(sf.auto_provider, Counter()))
             acc.sessions.append(f"{r.log.rel} {r.name}")
         else:
             count_misses(sf, out.misses.setdefault(miss_kind(sf), MissCounts()))

@@ -1,0 +1,62 @@
+"""How long caches keep an entry, from the idle gaps of real logs (bench/fidelity/measure.py):
+for each request, the gap since the previous one and whether it read at least half of that
+request's prompt (kept) or not (lost). The counts set a profile's `ttl` where the provider
+publishes none (sim/data/profiles/zai.yaml, claude-relay.yaml), on the development part only."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+
+from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity
+from ctxbench.sim.core.catalog import model_info
+
+# the gap bins (seconds) of the retention counts: each bin from one bound to the next
+GAP_BOUNDS = (0, 300, 600, 900, 1200, 1800, 3600, 7200)
+
+
+def prompt_of(r: RequestCompare) -> int:
+    """The billed prompt a request read from and wrote to the cache (what the next may read)."""
+    return r.billed.input_tokens + r.billed.cache_read
+
+
+def served_by_first_backend(sf: SessionFidelity, r: RequestCompare) -> bool:
+    """Whether `r` ran on the vendor of the conversation's first model: the cache whose misses the
+    conversation is counted under (interval.py `miss_kind`). A Claude Code conversation that
+    switches backend mid-way (a relay's Claude model, then zai's glm-5.1) has its other backend's
+    requests left out: they are another cache's, and counting them under the first gave one such
+    conversation 27 % of the relays' reads at a 34 % miss rate (ahmedarafa994/eq-prediction,
+    agent-acompact-2d537417)."""
+    return not r.model or model_info(r.model).provider == model_info(sf.model).provider
+
+
+def _pairs(sf: SessionFidelity) -> list[tuple[RequestCompare, RequestCompare]]:
+    """Consecutive requests of one backend (a switch of backend is another cache)."""
+    return [
+        (a, b) for a, b in itertools.pairwise(sf.requests)
+        if served_by_first_backend(sf, a) and served_by_first_backend(sf, b)
+    ]  # fmt: skip
+
+
+def count_relay(sf: SessionFidelity, acc: Counter[str]) -> None:
+    """Relay requests by the gap since the previous one, and those that read less than half of
+    the previous prompt."""
+    for a, b in _pairs(sf):
+        late = "after 5 min" if b.t - a.t >= 300 else "within 5 min"
+        acc[late] += 1
+        acc[f"{late}, read < half"] += b.billed.cache_read < prompt_of(a) / 2
+
+
+def gap_bin(gap: float) -> str:
+    """The retention bin of an idle gap, e.g. "300-600 s" or "7200+ s"."""
+    lo = max(b for b in GAP_BOUNDS if gap >= b)
+    i = GAP_BOUNDS.index(lo)
+    return f"{lo}-{GAP_BOUNDS[i + 1]} s" if i + 1 < len(GAP_BOUNDS) else f"{lo}+ s"
+
+
+def count_retention(sf: SessionFidelity, acc: Counter[str]) -> None:
+    """Each request after the first by the gap since the previous one: kept (it read at least half
+    of the previous prompt) or lost."""
+    for a, b in _pairs(sf):
+        kept = b.billed.cache_read >= prompt_of(a) / 2
+        acc[f"{gap_bin(b.t - a.t)} {'kept' if kept else 'lost'}"] += 1
