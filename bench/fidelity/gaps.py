@@ -12,7 +12,7 @@ from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity
 from ctxbench.sim.core.catalog import model_info
 
 # the gap bins (seconds) of the retention counts: each bin from one bound to the next
-GAP_BOUNDS = (0, 300, 600, 900, 1200, 1800, 3600, 7200)
+GAP_BOUNDS = (0, 300, 600, 900, 1200, 1800, 3600, 7200, 21_600, 86_400, 259_200)
 
 
 def prompt_of(r: RequestCompare) -> int:
@@ -48,7 +48,7 @@ def count_relay(sf: SessionFidelity, acc: Counter[str]) -> None:
 
 
 def gap_bin(gap: float) -> str:
-    """The retention bin of an idle gap, e.g. "300-600 s" or "7200+ s"."""
+    """The retention bin of an idle gap, e.g. "300-600 s" or "259200+ s"."""
     lo = max(b for b in GAP_BOUNDS if gap >= b)
     i = GAP_BOUNDS.index(lo)
     return f"{lo}-{GAP_BOUNDS[i + 1]} s" if i + 1 < len(GAP_BOUNDS) else f"{lo}+ s"

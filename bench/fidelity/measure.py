@@ -24,8 +24,9 @@ measured on, and the measurement can be rerun):
   past its output too; Claude Code relays to Anthropic models (sim/data/profiles/claude-relay.yaml
   `ttl`; a relay to another vendor's model is that vendor's cache): requests sent within 5 minutes
   of the previous one and later, and how many read less than half the previous prompt;
-- on automatic-prefix caches (sim/data/profiles/zai.yaml `ttl`): requests by the idle gap since
-  the previous one, kept (read at least half its prompt) or lost (bench/fidelity/gaps.py).
+- on automatic-prefix caches and DeepSeek's (sim/data/profiles/zai.yaml, deepseek.yaml `ttl`):
+  requests by the idle gap since the previous one, kept (read at least half its prompt) or lost
+  (bench/fidelity/gaps.py).
 
     python -m ctxbench.bench.fidelity.measure --corpus DIR [--shared DIR] [--json]
 
@@ -349,6 +350,7 @@ def measure(part: Part) -> Measured:
             continue
         if sf.model.startswith("deepseek"):
             count_deepseek(sf, out.deepseek)
+            count_retention(sf, out.retention.setdefault("deepseek", Counter()))
         if miss_kind(sf) == RELAY:  # a relay to an Anthropic model: the claude-relay profile's TTL
             count_relay(sf, out.relay)
         if sf.auto_provider:
