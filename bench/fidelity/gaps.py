@@ -1,7 +1,8 @@
 """How long caches keep an entry, from the idle gaps of real logs (bench/fidelity/measure.py):
 for each request, the gap since the previous one and whether it read at least half of that
 request's prompt (kept) or not (lost). The counts set a profile's `ttl` where the provider
-publishes none (sim/data/profiles/zai.yaml, claude-relay.yaml), on the development part only."""
+publishes none or a range (sim/data/profiles/zai.yaml, deepseek.yaml, claude-relay.yaml), on the
+development part only."""
 
 from __future__ import annotations
 

@@ -23,8 +23,7 @@ writes neither reported nor billed) draws from its own measured misses (`MISSES[
 and a miss there bills the lost read as input, not as a write; DeepSeek's disk cache, behind
 whichever client, has its own too (`MISSES["deepseek"]`). The relays' are a stated assumption:
 they were measured on the development part's 48 relay conversations, and a relay's misses are
-its own. The model error
-(model_error.py) is what widens the interval for the rest.
+its own. The model error (model_error.py) is what widens the interval for the rest.
 Automatic-prefix caches have their own measured distribution (auto_interval.py). Both are then
 widened by the replay's own model error, measured on the development part (model_error.py).
 

@@ -274,7 +274,8 @@ class Measured:
     sided: Counter[str] = field(default_factory=Counter)  # unsure breaks: whom the bill sided with
     deepseek: UnitCounts = field(default_factory=UnitCounts)
     relay: Counter[str] = field(default_factory=Counter)
-    retention: dict[str, Counter[str]] = field(default_factory=dict)  # per automatic-prefix cache (gaps.py)
+    # per automatic-prefix cache and DeepSeek (gaps.py)
+    retention: dict[str, Counter[str]] = field(default_factory=dict)
     error: dict[tuple[str, str], ErrorCounts] = field(default_factory=dict)
     # conversations whose replay raised on their data (bench/fidelity/logs.py): not measured, named
     not_replayed: list[str] = field(default_factory=list)

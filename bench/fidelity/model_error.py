@@ -21,13 +21,17 @@ value stays the replay's prediction and the mean (what a part's pooled predictio
 chance model's: the margins widen the interval only.
 
 Strata: the cache family (`family`) by session size (`size_class`): one request, or more. A session
-of one request has no model error to draw: its read is the warm static prefix taken from the bill
-(`meta.warm_tokens`) and its uncached tail and output are billed, so its billed cost equals the
-prediction (on the development part's 1,226, billed/central − 1 is 0 at the 5 % and 95 %
-quantiles). Sessions of 2-9 and of >= 10 requests erred alike when
-measured (Anthropic: 5 % / 95 % quantiles of billed/central − 1 of -0.30 / +0.05 and -0.28 / +0.12,
-before the relays had their own cache), and splitting them halved the smaller strata (OpenAI 2-9: 11
-sessions, other: 5 and 7) for no gain in cross-validated coverage (90 % either way).
+of one request has almost no model error to draw: its read is the warm static prefix taken from the
+bill (`meta.warm_tokens`) and its uncached tail and output are billed, so its billed cost equals
+the prediction (on the development part's 1,226, billed/central − 1 is 0 at the 5 % and 95 %
+quantiles). The exception is a read that ends past the static prefix, inside the messages (an
+earlier session's entry of the same history), which the replay cannot place: 13 of the 97
+one-request Claude Code sessions on Z.ai, billed up to about 80 % below the central value, give the
+"other" one-request stratum its wide lower margin. Sessions of 2-9 and of >= 10 requests erred
+alike when measured (Anthropic: 5 % / 95 % quantiles of billed/central − 1 of -0.30 / +0.05 and
+-0.28 / +0.12, before the relays had their own cache), and splitting them halved the smaller strata
+(OpenAI 2-9: 11 sessions, other: 5 and 7) for no gain in cross-validated coverage (90 % either
+way).
 
 A stratum of fewer than `MIN_SESSIONS` development sessions cannot give a 90 % two-sided margin
 (the ⌈(n + 1)·95 %⌉-th of n scores exists only from n = 19 on): there the margins are the widest
