@@ -26,7 +26,13 @@ from typing import Any
 from ctxbench.bench.fidelity.auto import auto_prefix_cause, left_cached, naive_read, unit_read, writes_free
 from ctxbench.bench.fidelity.auto_interval import auto_interval, cache_of
 from ctxbench.bench.fidelity.causes import likely_cause
-from ctxbench.bench.fidelity.gateway import as_charged, bills_unreported_writes, reports_cache_writes
+from ctxbench.bench.fidelity.gateway import (
+    WRITES_IN_INPUT,
+    as_charged,
+    bills_unreported_writes,
+    reports_cache_writes,
+    writes_unrecorded,
+)
 from ctxbench.bench.fidelity.outside import recognise
 from ctxbench.bench.fidelity.policy import PolicyTrack, replays_recorded
 from ctxbench.bench.fidelity.replay import is_anthropic, replay, serving
@@ -127,8 +133,11 @@ def _score(
 ) -> SessionFidelity:
     """One replay of `trace`, every request scored against its bill."""
     meta = dict(trace.header.meta)
-    reported = reports_cache_writes(sv.profile)  # else compared as the gateway reports, priced as charged
-    charges = not reported and bills_unreported_writes(sv.profile)  # else priced as reported
+    unrecorded = writes_unrecorded(trace, sv.profile)  # compared and priced as the log reports (gateway.py)
+    if unrecorded:
+        meta["writes_assumption"] = WRITES_IN_INPUT
+    reported = reports_cache_writes(sv.profile) and not unrecorded  # else compared as the log reports
+    charges = not reported and not unrecorded and bills_unreported_writes(sv.profile)  # priced as charged
     cfg = profile_config(sv.profile)
     auto = cfg.get("provider") == "auto-prefix"  # bench/fidelity/auto.py causes and naive reading
     records = replay(trace, pol, sv.profile, warm, keep_warm=keep_warm, model=sv.model, outside=outside)

@@ -134,8 +134,10 @@ def miss_kind(sf: SessionFidelity) -> str:
 
 
 def writes_billed(sf: SessionFidelity) -> bool:
-    """False on a gateway that neither reports nor bills cache writes: a miss there bills its lost
-    read as input (gateway.py)."""
+    """False on a gateway that neither reports nor bills cache writes, and for a log that records
+    none: a miss there bills its lost read as input (gateway.py)."""
+    if sf.meta.get("writes_assumption"):  # a log that records no writes (gateway.py `writes_unrecorded`)
+        return False
     gw = str(sf.meta.get("gateway", ""))
     if gw not in profile_names():
         return True

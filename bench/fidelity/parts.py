@@ -257,11 +257,12 @@ def named(convs: list[Replayed], found: list[Found]) -> list[str]:
                 f"- not compared: {Path(r.log.rel).name} {r.name} ({r.shown_model()}): {r.why_not}"
                 + _also(r)
             )
-    assumed: dict[str, int] = {}  # Claude Code on another backend: what its replay assumes
+    assumed: dict[str, int] = {}  # another backend, a log with no writes: what its replay assumes
     for r in convs:
-        why = str(r.trace.header.meta.get("backend_assumption", ""))
-        if why and r.compared:
-            assumed[why] = assumed.get(why, 0) + 1
+        writes = r.fidelity.meta.get("writes_assumption", "") if r.fidelity is not None else ""
+        for why in (str(r.trace.header.meta.get("backend_assumption", "")), str(writes)):
+            if why and r.compared:
+                assumed[why] = assumed.get(why, 0) + 1
     lines += [f"- assumed ({n} conversation(s)): {why}" for why, n in sorted(assumed.items())]
     for f in found:
         lines += [f"- no importer reads {rel}: {why}" for rel, why in f.skipped]
