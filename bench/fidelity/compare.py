@@ -37,7 +37,7 @@ from ctxbench.bench.fidelity.outside import recognise
 from ctxbench.bench.fidelity.policy import PolicyTrack, replays_recorded
 from ctxbench.bench.fidelity.replay import is_anthropic, replay, serving
 from ctxbench.bench.fidelity.results import OutsideEvents, RequestCompare, SessionFidelity, near
-from ctxbench.bench.fidelity.unsure import TIMING_CAUSES, unsure
+from ctxbench.bench.fidelity.unsure import TIMING_CAUSES, keeps_timing, other_backend, unsure
 from ctxbench.bench.trace_knows import apply as trace_knows
 from ctxbench.policies.preset import Policy, load_policy
 from ctxbench.sim.core.catalog import model_info, prices
@@ -191,7 +191,8 @@ def _score(
         miss = rec.miss_cause if rec is not None else ""
         out_tokens = rec.output if rec is not None and own_summary else b.output_tokens  # P's own summary
         naive = _naive(cfg, i, b, prev_cached, prev_prompt, rec_model, not reported)
-        why = "" if own else doubt.at(i)  # P's prediction is P's: no fallback to the naive read
+        # P's prediction is P's: no fallback to the naive read
+        why = "" if own else ", ".join(x for x in (doubt.at(i), other_backend(rec_model, model)) if x)
         # after the last mark, in no block of the trace (providers.md §1.9), unless the importer
         # sized the blocks on the whole prompt (traces/importers/sizing.py `sized_on`)
         tail = 0 if meta.get("sized_on") == "prompt" or rec is None else b.input_tokens
@@ -314,12 +315,14 @@ def _predicted(
     rec: RequestRecord | None, why: str, b: Usage, naive: int, tail: int, steps: bool, free: bool = False
 ) -> tuple[SimUsage, str]:
     """The predicted usage of a request and, when the replay is unsure there (`why`,
-    bench/fidelity/unsure.py) and its read is not a timing miss yet differs from the naive read,
+    bench/fidelity/unsure.py) and its read is not a timing miss (on another backend, even a timing
+    miss: unsure.py `keeps_timing`) yet differs from the naive read,
     the naive read instead (no invented break) with the fallback's name. On a cache that reads in
     steps (`steps`: automatic-prefix caches, 128 tokens) one step is a difference; on a cache that
     bills no writes (`free`) the naive fallback writes nothing."""
     differs = rec is not None and rec.cache_read != naive and (steps or not near(rec.cache_read, naive))
-    if why and rec is not None and rec.miss_cause not in TIMING_CAUSES and differs:
+    timing = rec is not None and rec.miss_cause in TIMING_CAUSES and keeps_timing(why)
+    if why and rec is not None and not timing and differs:
         return _naive_usage(b, naive, b.input_tokens - tail, rec.output, free), f"naive ({why})"
     return (_usage(rec) if rec is not None else SimUsage(0, 0, 0, 0, 0)), ""
 

@@ -18,7 +18,8 @@ measured on, and the measurement can be rerun):
   - 1 beside, for the record);
 - where the rebuilt prompt is unsure (bench/fidelity/unsure.py `PROMPT_NOT_LOGGED`): requests the
   replay, before any fallback, predicted short of the naive read with no timing cause, and which
-  of the two the bill sided with;
+  of the two the bill sided with; and the same for every read the replay predicted apart from the
+  naive one on a request served by another backend (`OTHER_BACKEND`);
 - DeepSeek (sim/data/profiles/deepseek.yaml `unit_tokens`, bench/fidelity/auto.py `left_cached`):
   reads that are whole 128-token units, and reads past the previous prompt (into its output) or
   past its output too; Claude Code relays to Anthropic models (sim/data/profiles/claude-relay.yaml
@@ -52,6 +53,7 @@ from ctxbench.bench.fidelity.interval import RELAY, cost_interval, miss_kind
 from ctxbench.bench.fidelity.model_error import POOLED, margins, scores, stratum
 from ctxbench.bench.fidelity.parts import Part, replay_part
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity, near
+from ctxbench.bench.fidelity.unsure import count_sided
 
 
 @dataclass
@@ -272,6 +274,7 @@ class Measured:
     auto: dict[str, AutoCounts] = field(default_factory=dict)
     misses: dict[str, MissCounts] = field(default_factory=dict)  # by interval.py `miss_kind`
     sided: Counter[str] = field(default_factory=Counter)  # unsure breaks: whom the bill sided with
+    other_backend: Counter[str] = field(default_factory=Counter)  # reads on another backend: the same
     deepseek: UnitCounts = field(default_factory=UnitCounts)
     relay: Counter[str] = field(default_factory=Counter)
     # per automatic-prefix cache and DeepSeek (gaps.py)
@@ -286,6 +289,7 @@ class Measured:
             "model_error": {f"{f} {k}": e.json() for (f, k), e in sorted(self.error.items())},
             "explicit_breakpoints": {k: m.json() for k, m in sorted(self.misses.items())},
             "prompt_not_logged_breaks": dict(sorted(self.sided.items())),
+            "other_backend_reads": dict(sorted(self.other_backend.items())),
             "deepseek_reads": vars(self.deepseek),
             "relay_requests": dict(sorted(self.relay.items())),
             "retention_by_gap": {p: dict(sorted(c.items())) for p, c in sorted(self.retention.items())},
@@ -312,6 +316,9 @@ class Measured:
                 f"({m['conversations']}), its miss rate and the share of the reads at it: {m['rate_weights']}"
             )
         out.append(f"breaks in a rebuilt prompt not the one sent, the bill sided with: {dict(self.sided)}")
+        out.append(
+            f"reads on another backend than the replay's, the bill sided with: {dict(self.other_backend)}"
+        )
         d = self.deepseek
         out.append(
             f"deepseek: {d.reads} reads after the first, {d.whole_units} whole 128-token units; past the "
@@ -362,12 +369,9 @@ def measure(part: Part) -> Measured:
         else:
             count_misses(sf, out.misses.setdefault(miss_kind(sf), MissCounts()))
         count_error(sf, out.error)
-        for q in sf.baseline.requests:  # a break in a rebuilt prompt that is not the one sent
-            short = q.replay_read < q.naive_read and not near(q.replay_read, q.naive_read)
-            if short and "prompt as sent" in q.unsure and not q.miss_cause:
-                side = "replay" if near(q.billed.cache_read, q.replay_read) else "neither"
-                out.sided["naive" if q.naive_ok else side] += 1
+        count_sided(sf, out.sided, out.other_backend)
     return out
+
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,13 +25,21 @@ Reasons, per request (`Unsure.at`):
   in the rebuilt prompt, is not evidence of a break;
 - `units end inside messages`: a provider whose cache reads end at token positions inside a message
   (`READS_INSIDE_MESSAGES`: DeepSeek's units end where the previous output ended, providers.md §4),
-  while the importer sizes a message only as a whole: the rebuilt prompt cannot place such a read.
+  while the importer sizes a message only as a whole: the rebuilt prompt cannot place such a read;
+- `served by another backend`: a request of a conversation that switched backend (a Claude Code
+  log on Claude models, then on Z.ai's GLM) whose model is not of the vendor the conversation is
+  replayed on (`other_backend`): the replay's cache, TTL included, is its first model's vendor's,
+  not that backend's, so here even a timing break is not evidence (the one reason that overrides
+  `TIMING_CAUSES`; measured below, `OTHER_BACKEND`).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
+from ctxbench.bench.fidelity.results import SessionFidelity, near
+from ctxbench.sim.core.catalog import CatalogError, model_info
 from ctxbench.traces.model import CompactionEvent, MessageEvent, Trace
 
 # Claude Code versions of the development sessions (the shared traces-real folder: sniffly
@@ -61,6 +69,12 @@ PROMPT_NOT_LOGGED = frozenset({"codex", "codex-rollout"})
 # conversation's first with no timing cause, the replay's read and the naive one agreed on 48;
 # where they differed the bill sided with the naive read on 4, with the replay on 1.
 READS_INSIDE_MESSAGES = frozenset({"deepseek"})
+# Requests served by another backend than the conversation's first model's vendor. On the
+# development part (14 conversations, mostly ahmedarafa994/eq-prediction: Claude models, then
+# glm-4.7/glm-5.1), where the replay's own read and the naive one differed, the bill sided with the
+# naive read on 739 requests (ttl_expiry 14, model_switch 3, lookback_exceeded 40), with the replay
+# on 6, neither on 102 (`python -m ctxbench.bench.fidelity.measure --corpus DIR`, "unsure breaks").
+OTHER_BACKEND = "served by another backend"
 # Miss causes the provider model predicts from the recorded timing and events alone: kept where
 # the rebuilt prompt is unsure (sim/core/names.py MissCause).
 TIMING_CAUSES = frozenset(
@@ -93,6 +107,23 @@ class Unsure:
         if 0 <= self.shrink_from <= index:
             why.insert(0, "unlogged shrink")
         return ", ".join(why)
+
+
+def other_backend(model: str, first: str) -> str:
+    """`OTHER_BACKEND` with the vendor when `model` is not of `first`'s vendor (module docstring),
+    else ""."""
+    try:
+        vendor = model_info(model).provider
+        if vendor == model_info(first).provider:
+            return ""
+    except CatalogError:
+        return ""
+    return f"{OTHER_BACKEND} ({vendor})"
+
+
+def keeps_timing(why: str) -> bool:
+    """Whether a timing break (`TIMING_CAUSES`) stands where the replay is unsure for `why`."""
+    return OTHER_BACKEND not in why
 
 
 def unsure(trace: Trace, provider: str = "") -> Unsure:
@@ -128,3 +159,17 @@ def unsure(trace: Trace, provider: str = "") -> Unsure:
             break
         prev, compacted = total, False
     return out
+
+
+def count_sided(sf: SessionFidelity, sided: Counter[str], other: Counter[str]) -> None:
+    """Whom the bill sided with where the replay is unsure (module docstring; counted by `python -m
+    ctxbench.bench.fidelity.measure`): a break it predicts in a rebuilt prompt that is not the one
+    sent (`PROMPT_NOT_LOGGED`), and any read it predicts apart from the naive one on a request
+    served by another backend (`OTHER_BACKEND`)."""
+    for q in sf.baseline.requests:
+        side = "naive" if q.naive_ok else "replay" if near(q.billed.cache_read, q.replay_read) else "neither"
+        short = q.replay_read < q.naive_read and not near(q.replay_read, q.naive_read)
+        if short and "prompt as sent" in q.unsure and not q.miss_cause:
+            sided[side] += 1
+        if OTHER_BACKEND in q.unsure and not near(q.replay_read, q.naive_read):
+            other[side] += 1
