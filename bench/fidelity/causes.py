@@ -25,10 +25,10 @@ such, with the public evidence for it:
   prompt (bench/claude_code_wire.md §1); the others have no position in the log and are named per
   request (the previous prompt's @-mentioned files listed, claude_code_wire.py `at_mentions`);
 - previous request's entry not read, where nothing below explains it. In the Claude Code 2.1.114
-  conversations two causes were found and are modelled (bench/claude_code_wire.md §2): the away
+  conversations two causes were found (bench/claude_code_wire.md §2): the away
   summary, a forked query with 5m marks, re-timed the 1h entry it read (bench/fidelity/forks.py,
-  OBSERVED `refresh_ttl`), and an Opus 4.7 entry written on top of a read is not readable 2.2-2.8 s
-  after its request started (OBSERVED_BY_MODEL `extension_readable_after`);
+  OBSERVED `refresh_ttl`); an Opus 4.7 entry written on top of a read looked unreadable 2.2-2.8 s
+  after its request started there, which did not hold on other Opus 4.7 logs and is not modelled;
 - static prefix written elsewhere: the read lands on the static prefix an earlier session wrote
   (`meta.warm_tokens`) where the replay has it expired (an idle gap longer than the TTL) or not
   in this rendering (a sibling sub-agent wrote it after its own first deferred tools).

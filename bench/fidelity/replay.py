@@ -1,6 +1,6 @@
 """Fidelity replay: one imported real session run through the recorded harness on the provider model
 its bill shows (bench/fidelity/compare.py scores what this returns). The Anthropic options the recorded
-bills show (`OBSERVED`, `OBSERVED_BY_MODEL`), the static prefix an earlier session left (written at
+bills show (`OBSERVED`), the static prefix an earlier session left (written at
 t = -1 s, optionally kept warm), the away-summary forks (bench/fidelity/forks.py) and the outside
 events (bench/fidelity/outside.py) are set up here.
 """
@@ -60,17 +60,12 @@ OBSERVED: dict[str, Any] = {
     "deferred_tools_prefix": "first",
     "refresh_ttl": "reader",
 }
-# Per model, on top of OBSERVED (catalog names). claude-opus-4-7, extension_readable_after 3 s: in
-# the Claude Code 2.1.114 conversations (ef958aa1, April 2026) every request sent 2.2-2.8 s after
-# the previous one started missed the entry that one wrote on top of its own read (main #4, agent
-# a4ca #14 and #16, agent a528 #12: each read the previous request's read instead), the 34 sent
-# 3.4 s or more after read it (within tolerance), and the two sent 2.5 s and 3.0 s after a request
-# that had read nothing (a4ca #1, a528 #14) read its entry in full. The Haiku 4.5 sessions (2.1.97,
-# same month) read such entries 1.5-2.9 s after in full: no such delay there. Four observations on
-# one model and one day (bench/claude_code_wire.md §2).
-OBSERVED_BY_MODEL: dict[str, dict[str, Any]] = {
-    "claude-opus-4-7": {"extension_readable_after": 3.0},
-}
+# Removed: an Opus 4.7 entry written on top of a read readable only 3 s after its request started
+# (`extension_readable_after`, from four requests of traces-real ef958aa1, Claude Code 2.1.114). On
+# the corpus's development sessions it was not made from, every Opus 4.7 request sent 2.3-2.6 s
+# after one that read and wrote read that write in full (3 of 3: JamesTiberiusKirk/dotsv2 74f505ae
+# #2, harinathpathipaka-commits/visionweb), so the replay no longer applies it; the provider option
+# stays (sim/providers/anthropic_config.py), default 0.
 # Per provider family (a profile's `provider:`), on top of its profile. DeepSeek, ready_delay 0: a log
 # times responses, not the requests that follow them, and on the development part every DeepSeek
 # request read the unit its predecessor's output ended, down to the smallest gap the log has (1.4 s:
@@ -128,7 +123,6 @@ def replay(
     anthropic = is_anthropic(profile)
     if observed and anthropic:
         params.update(OBSERVED)
-        params.update(OBSERVED_BY_MODEL.get(prep.model, {}))
     cfg = profile_config(profile)
     if observed and cfg.get("provider") == "auto-prefix":  # the central prediction (auto.py)
         params.update(central_params(cfg))

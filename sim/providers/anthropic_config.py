@@ -67,8 +67,8 @@ class AnthropicConfig:
     refresh_ttl: Literal["entry", "reader"] = "entry"
     # §1.5: "available once the first response begins" (0: readable at the writing request's first
     # token). > 0: an entry written by a request that read a cached prefix is readable only this
-    # many seconds after that request started (observed for Opus 4.7 only, bench/fidelity/replay.py
-    # OBSERVED_BY_MODEL)
+    # many seconds after that request started (a what-if knob: seen once on Opus 4.7, not on other
+    # Opus 4.7 logs, so the fidelity replay leaves it at 0; bench/fidelity/replay.py)
     extension_readable_after: float = 0.0
     # Claude Code's billing-header system block (`x-anthropic-billing-header: cc_version=<v>.<fp>;
     # cc_entrypoint=...; [cch=...;]`, system[0], sim/content.BILLING_HEADER) is no part of the cache

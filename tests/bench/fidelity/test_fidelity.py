@@ -67,8 +67,9 @@ def test_first_deferred_tools_rewrite_the_prompt_later_loads_keep_it() -> None:
     """ef958aa1 (Claude Code 2.1.114, Opus 4.7): the request that first sends the deferred tools a
     ToolSearch result loaded re-wrote its prompt from the tools on (main #1 and agent a4ca #2 read
     0, as the replay predicts under OBSERVED `deferred_tools_prefix`); later loads keep the prefix
-    (main #12, agent a528 #4/#5 read in full; main #4 reads what #3 read, #3's own entry not yet
-    readable 2.8 s after #3 started: OBSERVED_BY_MODEL, not the tools)."""
+    (main #12, agent a528 #4/#5 read in full). Main #4 read what #3 read, not #3's own entry, 2.8 s
+    after #3 started: the 3 s delay once modelled for it did not hold on the corpus's Opus 4.7 logs
+    (bench/fidelity/replay.py), so the replay predicts #3's entry there and names the miss."""
     res = import_paths([CC_LOG / "-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl"])
     loads: dict[str, list[int]] = {}
     for tr, name in zip(res.traces, res.names, strict=True):
@@ -86,7 +87,11 @@ def test_first_deferred_tools_rewrite_the_prompt_later_loads_keep_it() -> None:
             assert first.within and first.billed.cache_read == 0
         for i in at[1:]:  # the bill reads at least what the request before read; so does the model
             r, prev = sf.requests[i], sf.requests[i - 1]
-            assert r.within and r.billed.cache_read >= prev.billed.cache_read > 0
+            assert r.billed.cache_read >= prev.billed.cache_read > 0
+            if (name, i) == ("main", 4):  # not the tools: the previous request's entry not read
+                assert not r.ok and "previous request's entry not read" in r.cause
+            else:
+                assert r.within
             assert r.predicted.cache_read >= prev.predicted.cache_read
     assert loads == {"main": [1, 4, 12], "agent-a4ca7529859c158c2": [2], "agent-a52886dc180afb356": [3, 4, 5]}
 
