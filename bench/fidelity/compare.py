@@ -26,18 +26,12 @@ from typing import Any
 from ctxbench.bench.fidelity.auto import auto_prefix_cause, left_cached, naive_read, unit_read, writes_free
 from ctxbench.bench.fidelity.auto_interval import auto_interval, cache_of
 from ctxbench.bench.fidelity.causes import likely_cause
-from ctxbench.bench.fidelity.gateway import (
-    WRITES_IN_INPUT,
-    as_charged,
-    bills_unreported_writes,
-    reports_cache_writes,
-    writes_unrecorded,
-)
+from ctxbench.bench.fidelity.gateway import as_charged, write_shape
 from ctxbench.bench.fidelity.outside import recognise
 from ctxbench.bench.fidelity.policy import PolicyTrack, replays_recorded
 from ctxbench.bench.fidelity.replay import is_anthropic, replay, serving
 from ctxbench.bench.fidelity.results import OutsideEvents, RequestCompare, SessionFidelity, near
-from ctxbench.bench.fidelity.unsure import TIMING_CAUSES, keeps_timing, other_backend, unsure
+from ctxbench.bench.fidelity.unsure import TIMING_CAUSES, keeps_timing, unsure
 from ctxbench.bench.trace_knows import apply as trace_knows
 from ctxbench.policies.preset import Policy, load_policy
 from ctxbench.sim.core.catalog import model_info, prices
@@ -133,11 +127,8 @@ def _score(
 ) -> SessionFidelity:
     """One replay of `trace`, every request scored against its bill."""
     meta = dict(trace.header.meta)
-    unrecorded = writes_unrecorded(trace, sv.profile)  # compared and priced as the log reports (gateway.py)
-    if unrecorded:
-        meta["writes_assumption"] = WRITES_IN_INPUT
-    reported = reports_cache_writes(sv.profile) and not unrecorded  # else compared as the log reports
-    charges = not reported and not unrecorded and bills_unreported_writes(sv.profile)  # priced as charged
+    reported, charges, assumed = write_shape(trace, sv.profile)  # bench/fidelity/gateway.py
+    meta.update({"writes_assumption": assumed} if assumed else {})
     cfg = profile_config(sv.profile)
     auto = cfg.get("provider") == "auto-prefix"  # bench/fidelity/auto.py causes and naive reading
     records = replay(trace, pol, sv.profile, warm, keep_warm=keep_warm, model=sv.model, outside=outside)
@@ -191,8 +182,7 @@ def _score(
         miss = rec.miss_cause if rec is not None else ""
         out_tokens = rec.output if rec is not None and own_summary else b.output_tokens  # P's own summary
         naive = _naive(cfg, i, b, prev_cached, prev_prompt, rec_model, not reported)
-        # P's prediction is P's: no fallback to the naive read
-        why = "" if own else ", ".join(x for x in (doubt.at(i), other_backend(rec_model, model)) if x)
+        why = "" if own else doubt.at(i, rec_model, model)  # P's prediction is P's: no fallback
         # after the last mark, in no block of the trace (providers.md §1.9), unless the importer
         # sized the blocks on the whole prompt (traces/importers/sizing.py `sized_on`)
         tail = 0 if meta.get("sized_on") == "prompt" or rec is None else b.input_tokens

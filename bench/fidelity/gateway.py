@@ -57,6 +57,17 @@ def writes_unrecorded(trace: Trace, profile_name: str) -> bool:
     return any(u.cache_read for u in usages) and not any(u.cache_write_5m or u.cache_write_1h for u in usages)
 
 
+def write_shape(trace: Trace, profile_name: str) -> tuple[bool, bool, str]:
+    """How a replay on `profile_name` is compared with `trace`'s log: whether the log reports cache
+    writes (else the prediction's writes are counted in its input), whether the log's unreported
+    writes are priced as charged (at the write rate, `as_charged`), and the assumption to name
+    ("" when none: `writes_unrecorded`)."""
+    if writes_unrecorded(trace, profile_name):
+        return False, False, WRITES_IN_INPUT
+    reported = reports_cache_writes(profile_name)
+    return reported, not reported and bills_unreported_writes(profile_name), ""
+
+
 def as_charged(billed: Usage, ttl: str) -> Usage:
     """The log's usage with the unreported writes (the input beyond the read) as cache writes."""
     hidden = billed.input_tokens

@@ -101,12 +101,14 @@ class Unsure:
     whole: list[str] = field(default_factory=list)
     shrink_from: int = -1  # index of the first request after an unlogged shrink (-1: none)
 
-    def at(self, index: int) -> str:
-        """Why request `index` is unsure ("" when it is not)."""
+    def at(self, index: int, model: str = "", first: str = "") -> str:
+        """Why request `index`, on `model` in a conversation whose first model is `first`, is
+        unsure ("" when it is not)."""
         why = list(self.whole)
         if 0 <= self.shrink_from <= index:
             why.insert(0, "unlogged shrink")
-        return ", ".join(why)
+        backend = other_backend(model, first) if model and first else ""
+        return ", ".join([*why, backend] if backend else why)
 
 
 def other_backend(model: str, first: str) -> str:

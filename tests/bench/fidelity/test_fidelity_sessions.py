@@ -47,9 +47,11 @@ FIGURES = [
     Figures(SAMPLE, "main", 105, 105, 0.05, 104, 8.0, 1),
     Figures(RABBIT, "main", 80, 80, 0.05, 75, 3.0, 0, 2, 3),  # unlogged IDE diagnostics (3)
     Figures(NEXT, "main", 101, 95, 1.3, 92, 6.3, 1, 2),  # unlogged 2.0.5 attachments (6)
-    Figures(EF, "main", 17, 17, 0.05, 17, 0.05),  # away-summary fork + Opus 4.7 entry delay
-    Figures(EF, "agent-a4ca7529859c158c2", 20, 20, 0.05, 20, 0.05),  # Opus 4.7 entry delay (2)
-    Figures(EF, "agent-a52886dc180afb356", 15, 15, 0.1, 14, 6.7, 0, 1),  # the same (1)
+    # ef958aa1 (Opus 4.7): one request in each missed the previous request's entry 2.2-2.8 s after
+    # it started; the delay once modelled for it did not hold on other Opus 4.7 logs (replay.py)
+    Figures(EF, "main", 17, 16, 2.0, 16, 2.0),  # away-summary fork
+    Figures(EF, "agent-a4ca7529859c158c2", 20, 18, 0.7, 18, 0.7),
+    Figures(EF, "agent-a52886dc180afb356", 15, 14, 0.2, 13, 6.4, 0, 1),
     Figures("cua-sandbox-apps/pgadmin/session.jsonl", "main", 119, 119, 0.05, 118, 6.1, 1),
     Figures("cua-sandbox-apps/pycharm/session.jsonl", "main", 102, 102, 0.05, 102, 0.05),
     Figures("sniffly/d3ad4cdc-5657-435d-98fa-0035d53e383d.jsonl", "main", 62, 62, 0.05, 62, 0.05),
@@ -90,11 +92,12 @@ def test_session_figures_do_not_regress(f: Figures) -> None:
 
 
 def test_sessions_that_meet_the_target_meet_it() -> None:
-    """Issue #11: >= 99 % within and cost within 1 % (17 of 18 with the outside events replayed as
-    observed, 12 of 18 without them)."""
+    """Issue #11: >= 99 % within and cost within 1 % (14 of 18 with the outside events replayed as
+    observed, 10 of 18 without them; 17 and 12 while the replay carried a rule fitted to ef958aa1,
+    removed as it did not hold elsewhere: bench/fidelity/replay.py)."""
     met = [f for f in FIGURES if f.within / f.n >= 0.99 and f.cost_pct <= 1.0]
     met_plain = [f for f in FIGURES if f.within_plain / f.n >= 0.99 and f.cost_pct_plain <= 1.0]
-    assert (len(met), len(met_plain)) == (17, 12)
+    assert (len(met), len(met_plain)) == (14, 10)
     for f in met:
         sf = _session(f.rel, f.name)
         assert sf.share_within >= 0.99 and _cost_error(sf) <= 1.0
