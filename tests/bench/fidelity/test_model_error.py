@@ -168,3 +168,17 @@ def test_the_measure_counts_the_output_a_request_read_past_the_previous_prompt()
     assert (acc.into_output, acc.output_read, acc.output_readable) == (1, 384, 640)
     text = "\n".join(Measured(auto={"openai": acc}).lines())
     assert "read past the previous prompt into its output: 1 requests" in text and "60.0% read" in text
+
+
+def test_a_relay_or_a_log_without_writes_has_its_own_model_error() -> None:
+    """A relay to Claude models reports and bills its cache otherwise than Anthropic's endpoint:
+    its model error is measured apart (enough development sessions of 2+ requests to calibrate)."""
+    direct = _anthropic(5)
+    relay = _anthropic(5)
+    relay.meta = {"gateway": "claude-relay"}
+    unrecorded = _anthropic(5)
+    unrecorded.meta = {"writes_assumption": "the log records no cache write"}
+    assert stratum(direct) == ("anthropic", "2+")
+    assert stratum(relay) == stratum(unrecorded) == ("relay", "2+")
+    assert not model_error.borrows(("relay", "2+"))
+    assert MODEL_ERROR[("relay", "2+")] != MODEL_ERROR[("anthropic", "2+")]
