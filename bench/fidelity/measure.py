@@ -373,7 +373,6 @@ def measure(part: Part) -> Measured:
     return out
 
 
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m ctxbench.bench.fidelity.measure", description=(__doc__ or "").split("\n\n")[0]
