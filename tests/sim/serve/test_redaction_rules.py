@@ -11,7 +11,7 @@ import pytest
 
 from ctxbench.bench.robustness.fuzz_http import raw_request
 from ctxbench.sim.serve.proxy import start_proxy, stop_proxy
-from ctxbench.sim.serve.record import is_credential_name, redact_path, scrub_shapes
+from ctxbench.sim.serve.record import REDACTED, is_credential_name, redact_headers, redact_path, scrub_shapes
 from ctxbench.sim.serve.server import ServeConfig, start_background, stop
 
 PLAIN = "Zq81mXv0Lp27Ws5n"  # no known key shape: found by the name that holds it
@@ -116,3 +116,25 @@ def test_proxy_records_no_credential(tmp_path: Path) -> None:
         stop(upstream)
     proxy.state.recorder.write(tmp_path / "proxy" / "traces")
     _no_secret_in(tmp_path)
+
+
+def test_redaction() -> None:
+    h = redact_headers(
+        {
+            "Authorization": "Bearer sk-1",
+            "x-api-key": "sk-2",
+            "Cookie": "a=b",
+            "X-Goog-Api-Key": "g",
+            "anthropic-version": "2023-06-01",
+            "X-Custom-Token": "t",
+        }
+    )
+    assert (
+        h["authorization"]
+        == h["x-api-key"]
+        == h["cookie"]
+        == h["x-goog-api-key"]
+        == h["x-custom-token"]
+        == REDACTED
+    )
+    assert h["anthropic-version"] == "2023-06-01"
