@@ -60,6 +60,11 @@ def writes_free(cfg: dict[str, Any]) -> bool:
     return str(cfg.get("provider", "")) in ("auto-prefix", "deepseek")
 
 
+def caches(cfg: dict[str, Any]) -> bool:
+    """A profile that caches anything (`no-cache`, ttl 0, does not)."""
+    return float(cfg.get("ttl", 1) or 0) > 0
+
+
 def left_cached(cfg: dict[str, Any], prompt: int, output: int) -> int:
     """How much of the conversation a request left readable on a write-free cache: its prompt, and
     on DeepSeek its output too (a unit ends at "the end of the model output", providers.md §4 rule 1;

@@ -23,7 +23,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ctxbench.bench.fidelity.auto import auto_prefix_cause, left_cached, naive_read, unit_read, writes_free
+from ctxbench.bench.fidelity.auto import (
+    auto_prefix_cause,
+    caches,
+    left_cached,
+    naive_read,
+    unit_read,
+    writes_free,
+)
 from ctxbench.bench.fidelity.auto_interval import auto_interval, cache_of
 from ctxbench.bench.fidelity.causes import likely_cause
 from ctxbench.bench.fidelity.gateway import as_charged, write_shape
@@ -91,8 +98,8 @@ def compare(
     # outside events are inferred only when replaying what was recorded (bench/fidelity/policy.py)
     if not condition or not is_anthropic(sv.profile) or not replays_recorded(pol):
         cfg = profile_config(sv.profile)
-        caches = float(cfg.get("ttl", 1) or 0) > 0  # a profile that caches nothing has no chance to draw
-        if cfg.get("provider") == "auto-prefix" and caches and plain.requests:  # auto_interval.py
+        # a profile that caches nothing has no chance to draw
+        if cfg.get("provider") == "auto-prefix" and caches(cfg) and plain.requests:  # auto_interval.py
             plain.auto_provider = cache_of(sv.profile)
             plain.auto_interval = auto_interval(plain, plain.auto_provider)
         return plain
@@ -294,7 +301,7 @@ def _naive(
     if cfg.get("provider") == "deepseek":
         return unit_read(prev_prompt, b.input_tokens + b.cache_read, int(cfg.get("unit_tokens", 1) or 1))
     if cfg.get("provider") == "auto-prefix":
-        if not float(cfg.get("ttl", 1) or 0) > 0:  # `no-cache` (ttl 0): nothing is ever read
+        if not caches(cfg):  # `no-cache` (ttl 0): nothing is ever read
             return 0
         step = int(cfg.get("granularity", 1) or 1)
         return naive_read(prev_prompt, b.input_tokens + b.cache_read, _minimum(cfg, model), step)

@@ -10,7 +10,7 @@ import itertools
 from collections import Counter
 
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity
-from ctxbench.sim.core.catalog import model_info
+from ctxbench.bench.fidelity.unsure import other_backend
 
 # the gap bins (seconds) of the retention counts: each bin from one bound to the next
 GAP_BOUNDS = (0, 300, 600, 900, 1200, 1800, 3600, 7200, 21_600, 86_400, 259_200)
@@ -28,7 +28,7 @@ def served_by_first_backend(sf: SessionFidelity, r: RequestCompare) -> bool:
     requests left out: they are another cache's, and counting them under the first gave one such
     conversation 27 % of the relays' reads at a 34 % miss rate (ahmedarafa994/eq-prediction,
     agent-acompact-2d537417)."""
-    return not r.model or model_info(r.model).provider == model_info(sf.model).provider
+    return not r.model or not other_backend(r.model, sf.model)
 
 
 def _pairs(sf: SessionFidelity) -> list[tuple[RequestCompare, RequestCompare]]:

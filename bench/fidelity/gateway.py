@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ctxbench.bench.fidelity.auto import writes_free
+from ctxbench.bench.fidelity.auto import caches, writes_free
 from ctxbench.sim.core.profiles import profile
 from ctxbench.traces.model import MessageEvent, Trace, Usage
 
@@ -51,7 +51,7 @@ def writes_unrecorded(trace: Trace, profile_name: str) -> bool:
     """True for a log on a profile that reports and bills cache writes whose usage reads from the
     cache but records no write on any request (module docstring)."""
     cfg = profile(profile_name)
-    if not reports_cache_writes(profile_name) or writes_free(cfg) or not float(cfg.get("ttl", 1) or 0) > 0:
+    if not reports_cache_writes(profile_name) or writes_free(cfg) or not caches(cfg):
         return False
     usages = [e.usage for e in trace.events if isinstance(e, MessageEvent) and e.usage is not None]
     return any(u.cache_read for u in usages) and not any(u.cache_write_5m or u.cache_write_1h for u in usages)

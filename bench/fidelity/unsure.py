@@ -73,7 +73,8 @@ READS_INSIDE_MESSAGES = frozenset({"deepseek"})
 # development part (14 conversations, mostly ahmedarafa994/eq-prediction: Claude models, then
 # glm-4.7/glm-5.1), where the replay's own read and the naive one differed, the bill sided with the
 # naive read on 739 requests (ttl_expiry 14, model_switch 3, lookback_exceeded 40), with the replay
-# on 6, neither on 102 (`python -m ctxbench.bench.fidelity.measure --corpus DIR`, "unsure breaks").
+# on 6, neither on 102 (`python -m ctxbench.bench.fidelity.measure --corpus DIR`, "reads on another
+# backend").
 OTHER_BACKEND = "served by another backend"
 # Miss causes the provider model predicts from the recorded timing and events alone: kept where
 # the rebuilt prompt is unsure (sim/core/names.py MissCause).
