@@ -19,7 +19,8 @@ measured on, and the measurement can be rerun):
 - where the rebuilt prompt is unsure (bench/fidelity/unsure.py `PROMPT_NOT_LOGGED`): requests the
   replay, before any fallback, predicted short of the naive read with no timing cause, and which
   of the two the bill sided with; and the same for every read the replay predicted apart from the
-  naive one on a request served by another backend (`OTHER_BACKEND`);
+  naive one on a request served by another backend (`OTHER_BACKEND`); and every break the replay
+  predicts short of the naive read, by its miss cause, with the side the bill took;
 - DeepSeek (sim/data/profiles/deepseek.yaml `unit_tokens`, bench/fidelity/auto.py `left_cached`):
   reads that are whole 128-token units, and reads past the previous prompt (into its output) or
   past its output too; Claude Code relays to Anthropic models (sim/data/profiles/claude-relay.yaml
@@ -44,6 +45,7 @@ import itertools
 import json
 import sys
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -267,6 +269,11 @@ def dev_part(shared: Path | None, corpus: Path) -> Part:
     return Part("dev", roots)
 
 
+def _sorted_counts(counts: Mapping[str, Counter[str]]) -> dict[str, dict[str, int]]:
+    """Counters by key, keys and inner keys sorted (the JSON and text are the same on every run)."""
+    return {k: dict(sorted(c.items())) for k, c in sorted(counts.items())}
+
+
 @dataclass
 class Measured:
     """Everything the module docstring lists, over one part."""
@@ -275,6 +282,7 @@ class Measured:
     misses: dict[str, MissCounts] = field(default_factory=dict)  # by interval.py `miss_kind`
     sided: Counter[str] = field(default_factory=Counter)  # unsure breaks: whom the bill sided with
     other_backend: Counter[str] = field(default_factory=Counter)  # reads on another backend: the same
+    breaks: dict[str, Counter[str]] = field(default_factory=dict)  # every predicted break, by cause
     deepseek: UnitCounts = field(default_factory=UnitCounts)
     relay: Counter[str] = field(default_factory=Counter)
     # per automatic-prefix cache and DeepSeek (gaps.py)
@@ -290,9 +298,10 @@ class Measured:
             "explicit_breakpoints": {k: m.json() for k, m in sorted(self.misses.items())},
             "prompt_not_logged_breaks": dict(sorted(self.sided.items())),
             "other_backend_reads": dict(sorted(self.other_backend.items())),
+            "breaks_by_cause": _sorted_counts(self.breaks),
             "deepseek_reads": vars(self.deepseek),
             "relay_requests": dict(sorted(self.relay.items())),
-            "retention_by_gap": {p: dict(sorted(c.items())) for p, c in sorted(self.retention.items())},
+            "retention_by_gap": _sorted_counts(self.retention),
         }
 
     def lines(self) -> list[str]:
@@ -318,6 +327,10 @@ class Measured:
         out.append(f"breaks in a rebuilt prompt not the one sent, the bill sided with: {dict(self.sided)}")
         out.append(
             f"reads on another backend than the replay's, the bill sided with: {dict(self.other_backend)}"
+        )
+        breaks = _sorted_counts(self.breaks)
+        out.append(
+            f"breaks the replay predicts short of the naive read, by cause, the bill sided with: {breaks}"
         )
         d = self.deepseek
         out.append(
@@ -369,7 +382,7 @@ def measure(part: Part) -> Measured:
         else:
             count_misses(sf, out.misses.setdefault(miss_kind(sf), MissCounts()))
         count_error(sf, out.error)
-        count_sided(sf, out.sided, out.other_backend)
+        count_sided(sf, out.sided, out.other_backend, out.breaks)
     return out
 
 

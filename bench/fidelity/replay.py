@@ -42,11 +42,6 @@ ZERO_LATENCY = Latency(base_ttft=0.0, prefill_tps=1e15, output_tps=1e15)
 #   inside it (providers.md §1.5 "refreshed ... each time the cached content is used";
 #   coderabbit cb2e607c #20 reads its system-prompt entry 687 s after it was written, read only
 #   as part of longer prefixes since).
-# - deferred_tools_prefix "first": the request that first sends deferred tools (Claude Code 2.1.x
-#   after its first ToolSearch result) re-wrote its prompt from the tools on (ef958aa1 main #1 and
-#   agent a4ca #2 read 0; agent a528 #3 read only the static prefix a sibling wrote after its own
-#   first load), while later loads kept the prefix (main #12, a528 #4/#5 read in full); the doc
-#   says tool search keeps the prefix (providers.md §1.6).
 # - refresh_ttl "reader": a read re-times the entry it hits to the ttl of the mark that found it.
 #   ef958aa1 main #10 (Claude Code 2.1.114, 1h marks) read request #8's entry, not #9's, 616 s
 #   after #9 wrote it with a 1h ttl; in between (183 s after #9) Claude Code sent its away summary,
@@ -57,9 +52,17 @@ OBSERVED: dict[str, Any] = {
     "lookback": 21,
     "tool_result_images_nested": True,
     "refresh_marks_in_read": True,
-    "deferred_tools_prefix": "first",
     "refresh_ttl": "reader",
 }
+# Removed: the request that first sends deferred tools (Claude Code 2.1.x after its first ToolSearch
+# result) re-writes its prompt from the tools on (`deferred_tools_prefix` "first", from traces-real
+# ef958aa1, Opus 4.7 / 2.1.114: main #1, agent a4ca #2 read 0). On the corpus's development sessions
+# it was not made from, such a request read the whole previous prompt 45 times and missed 0 times
+# (Sonnet 4.6 and Opus 4.6, Claude Code 2.1.69-2.1.150; awesumsawz/dotfiles-universal,
+# onehandcode-source/claude-config, daphatpharm4/rosesein, 213MD/my-profile-site and 6 more:
+# `python -m ctxbench.bench.fidelity.measure` "tools_change"), as the doc says tool search keeps the
+# prefix (providers.md §1.6). The replay keeps the documented "append"; the option stays a what-if
+# knob (sim/providers/anthropic_config.py).
 # Removed: an Opus 4.7 entry written on top of a read readable only 3 s after its request started
 # (`extension_readable_after`, from four requests of traces-real ef958aa1, Claude Code 2.1.114). On
 # the corpus's development sessions it was not made from, every Opus 4.7 request sent 2.3-2.6 s

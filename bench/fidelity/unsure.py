@@ -38,7 +38,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ctxbench.bench.fidelity.results import SessionFidelity, near
+from ctxbench.bench.fidelity.results import SessionFidelity, near, tolerance
 from ctxbench.sim.core.catalog import CatalogError, model_info
 from ctxbench.traces.model import CompactionEvent, MessageEvent, Trace
 
@@ -164,14 +164,20 @@ def unsure(trace: Trace, provider: str = "") -> Unsure:
     return out
 
 
-def count_sided(sf: SessionFidelity, sided: Counter[str], other: Counter[str]) -> None:
+def count_sided(
+    sf: SessionFidelity, sided: Counter[str], other: Counter[str], by_cause: dict[str, Counter[str]]
+) -> None:
     """Whom the bill sided with where the replay is unsure (module docstring; counted by `python -m
     ctxbench.bench.fidelity.measure`): a break it predicts in a rebuilt prompt that is not the one
     sent (`PROMPT_NOT_LOGGED`), and any read it predicts apart from the naive one on a request
-    served by another backend (`OTHER_BACKEND`)."""
+    served by another backend (`OTHER_BACKEND`); and, fallback or not, every break it predicts
+    short of the naive read, by its miss cause (the evidence each rule that breaks stands on)."""
     for q in sf.baseline.requests:
-        side = "naive" if q.naive_ok else "replay" if near(q.billed.cache_read, q.replay_read) else "neither"
+        replay_ok = abs(q.replay_read - q.billed.cache_read) <= tolerance(q.billed.cache_read)
+        side = "naive" if q.naive_ok else "replay" if replay_ok else "neither"
         short = q.replay_read < q.naive_read and not near(q.replay_read, q.naive_read)
+        if short and q.index:
+            by_cause.setdefault(q.miss_cause or "none named", Counter())[side] += 1
         if short and "prompt as sent" in q.unsure and not q.miss_cause:
             sided[side] += 1
         if OTHER_BACKEND in q.unsure and not near(q.replay_read, q.naive_read):

@@ -13,7 +13,7 @@
 - billing by the A/B/C rule of mixed TTLs [§1.8]; usage in the API's exact fields [§1.9];
 - "prompt is too long: N tokens > M maximum" as a 400 invalid_request_error [§1.12];
 - deferred tools (`defer_loading`) are no prefix position of their own [§1.6]; optionally the first
-  one present changes the rendered prefix from the tools on (`deferred_tools_prefix`, observed);
+  one present changes the rendered prefix from the tools on (`deferred_tools_prefix`, a what-if);
 - Claude Code's billing-header system block is keyed as one fixed digest (`skip_billing_header`,
   default on: a prompt that differs only in that block reads the same entries; the evidence is
   cited in AnthropicConfig);

@@ -41,9 +41,9 @@ class AnthropicConfig:
     # §1.6 escape hatches: "`defer_loading` tools / tool search append `tool_reference` blocks
     # instead of changing the prefix" [DOC]: "append" (default). "first": the first deferred tool
     # in a request changes the rendered prefix from the tools on, further deferred tools do not
-    # (observed in Claude Code 2.1.114 bills, traces-real ef958aa1: the request that first sends
-    # deferred tools re-wrote its prompt in all three conversations, later loads kept the prefix;
-    # bench/fidelity/replay.py OBSERVED)
+    # (a what-if: two of the three conversations of one Claude Code 2.1.114 session, traces-real
+    # ef958aa1, billed it; on the corpus's development sessions such requests kept the prefix 45
+    # times of 45, so the fidelity replay keeps "append": bench/fidelity/replay.py)
     deferred_tools_prefix: Literal["append", "first"] = "append"
     # Server-side lookup failures: a request reads only the system + tools prefix though a longer
     # entry is live and its prompt unchanged (intermittent, self-healing; the API's diagnostics

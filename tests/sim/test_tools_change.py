@@ -86,8 +86,9 @@ def test_deferred_tools_keep_the_prefix_as_documented_by_default() -> None:
 
 
 def test_first_deferred_tool_changes_the_rendered_prefix_further_ones_do_not() -> None:
-    """OBSERVED (bench/fidelity/replay.py): Claude Code 2.1.114's first request with deferred tools
-    re-wrote everything from the tools on; later loads read the previous request in full."""
+    """The what-if `deferred_tools_prefix` "first" (one Claude Code 2.1.114 session billed it; not the
+    fidelity replay's rule, bench/fidelity/replay.py): the first request with deferred tools re-writes
+    everything from the tools on; later loads read the previous request in full."""
     t = F.tool_def("Read", None, 400).tokens
     assert _calls("first") == [0, 0, t + 7100]
 

@@ -63,13 +63,15 @@ def test_keep_warm_explains_reads_of_the_static_prefix_after_long_gaps() -> None
 CC_LOG = REAL / "claude-code-log"
 
 
-def test_first_deferred_tools_rewrite_the_prompt_later_loads_keep_it() -> None:
+def test_first_deferred_tools_miss_named_later_loads_keep_the_prefix() -> None:
     """ef958aa1 (Claude Code 2.1.114, Opus 4.7): the request that first sends the deferred tools a
-    ToolSearch result loaded re-wrote its prompt from the tools on (main #1 and agent a4ca #2 read
-    0, as the replay predicts under OBSERVED `deferred_tools_prefix`); later loads keep the prefix
+    ToolSearch result loaded read 0 in two of its three conversations (main #1, agent a4ca #2).
+    The rule once made from this did not hold on the corpus's development sessions (such requests
+    read the whole previous prompt 45 times, bench/fidelity/replay.py), so the replay keeps the
+    documented prefix (providers.md §1.6) and names those two misses; later loads keep the prefix
     (main #12, agent a528 #4/#5 read in full). Main #4 read what #3 read, not #3's own entry, 2.8 s
-    after #3 started: the 3 s delay once modelled for it did not hold on the corpus's Opus 4.7 logs
-    (bench/fidelity/replay.py), so the replay predicts #3's entry there and names the miss."""
+    after #3 started: the 3 s delay once modelled for it did not hold either, so the replay
+    predicts #3's entry there and names the miss."""
     res = import_paths([CC_LOG / "-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl"])
     loads: dict[str, list[int]] = {}
     for tr, name in zip(res.traces, res.names, strict=True):
@@ -82,9 +84,9 @@ def test_first_deferred_tools_rewrite_the_prompt_later_loads_keep_it() -> None:
         loads[name] = at
         sf = compare(tr, name)
         first = sf.requests[at[0]]
-        assert first.miss_cause == "tools_change"
         if name != "agent-a52886dc180afb356":  # that one read a sibling's entry (the static prefix)
-            assert first.within and first.billed.cache_read == 0
+            assert first.billed.cache_read == 0 < first.predicted.cache_read and not first.ok
+            assert "tools or system changed (e.g. tools loaded by ToolSearch)" in first.cause
         for i in at[1:]:  # the bill reads at least what the request before read; so does the model
             r, prev = sf.requests[i], sf.requests[i - 1]
             assert r.billed.cache_read >= prev.billed.cache_read > 0

@@ -4,6 +4,7 @@ not on a test machine)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from ctxbench.bench.fidelity.measure import (
 )
 from ctxbench.bench.fidelity.parts import Part
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity
+from ctxbench.bench.fidelity.unsure import count_sided
 from ctxbench.sim.core.provider import Usage as SimUsage
 from ctxbench.traces.model import Usage
 from tests.real import REAL, needs_real
@@ -79,3 +81,32 @@ def test_shared_sessions_give_counts_that_add_up() -> None:
     assert 0 < len(explicit.lost) < explicit.reads  # a few of the predicted reads read less
     assert "claude-relay" not in out.misses  # no relay log among the shared sessions
     assert out.sided["replay"] <= out.sided["naive"]  # PROMPT_NOT_LOGGED: breaks the bill did not show
+
+
+def test_breaks_short_of_naive_are_counted_by_cause_with_the_bills_side() -> None:
+    """Every break the replay predicts short of the naive read (the first request aside), by its
+    miss cause, with whom the bill sided: the evidence each rule that breaks stands on."""
+
+    def req(i: int, billed: int, replay: int, cause: str = "") -> RequestCompare:
+        r = _rc(i, 10_000, billed, replay)
+        return replace(r, naive_read=9_000, replay_read=replay, miss_cause=cause)
+
+    reqs = [
+        req(0, 0, 0, "first_request"),  # the first request: not a break of the replay's making
+        req(1, 9_000, 2_000, "ttl_expiry"),  # naive
+        req(2, 2_000, 2_000, "ttl_expiry"),  # replay
+        req(3, 0, 0, "ttl_expiry"),  # replay: a read of 0 within the 128-token floor
+        req(4, 5_000, 2_000, "prefix_change"),  # neither
+        req(5, 9_000, 8_990, ""),  # not short: within tolerance of the naive read
+        req(6, 9_000, 0, ""),  # naive, no cause named
+    ]
+    sf = SessionFidelity("s", "claude-sonnet-4-6", "recorded", reqs)
+    sided: Counter[str] = Counter()
+    other: Counter[str] = Counter()
+    by_cause: dict[str, Counter[str]] = {}
+    count_sided(sf, sided, other, by_cause)
+    assert by_cause == {
+        "ttl_expiry": Counter(naive=1, replay=2),
+        "prefix_change": Counter(neither=1),
+        "none named": Counter(naive=1),
+    }
