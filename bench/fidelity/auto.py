@@ -25,9 +25,11 @@ behaviours no deterministic model of the documented rules predicts, named here w
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 from typing import Any
 
-from ctxbench.bench.fidelity.results import RequestCompare
+from ctxbench.bench.fidelity.gaps import prompt_of
+from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity
 from ctxbench.sim.providers.auto_prefix import granular
 
 STEP = 128  # providers.md §2.1 "Cache hits occur in increments of 128 tokens" [DOC O-PC]
@@ -71,6 +73,31 @@ def left_cached(cfg: dict[str, Any], prompt: int, output: int) -> int:
     on the development part 1,536 of the 1,819 DeepSeek reads after a conversation's first read past
     the previous prompt into its output, 4 past the output: `python -m ctxbench.bench.fidelity.measure`)."""
     return prompt + output if cfg.get("provider") == "deepseek" else prompt
+
+
+@dataclass
+class UnitCounts:
+    """DeepSeek reads after the first of a conversation (bench/fidelity/measure.py)."""
+
+    reads: int = 0
+    whole_units: int = 0
+    into_output: int = 0
+    past_output: int = 0
+
+
+def count_deepseek(sf: SessionFidelity, acc: UnitCounts) -> None:
+    """Count how DeepSeek's reads after the first line up with its 128-token storage units and with
+    the previous prompt and output (the evidence `left_cached` stands on)."""
+    reqs = sf.requests
+    for a, b in itertools.pairwise(reqs):
+        read = b.billed.cache_read
+        if not read:
+            continue
+        acc.reads += 1
+        acc.whole_units += read % 128 == 0
+        prompt = prompt_of(a)
+        acc.into_output += prompt // 128 * 128 < read <= prompt + a.billed.output_tokens
+        acc.past_output += read > prompt + a.billed.output_tokens
 
 
 def unit_read(left: int, prompt: int, unit: int) -> int:

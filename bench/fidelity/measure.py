@@ -41,7 +41,6 @@ The test part is never read here: it is read only by the command that writes the
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import sys
 from collections import Counter
@@ -49,7 +48,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ctxbench.bench.fidelity.auto import STEP
+from ctxbench.bench.fidelity.auto import STEP, UnitCounts, count_deepseek
 from ctxbench.bench.fidelity.gaps import count_relay, count_retention, prompt_of, served_by_first_backend
 from ctxbench.bench.fidelity.interval import RELAY, cost_interval, miss_kind
 from ctxbench.bench.fidelity.model_error import POOLED, margins, scores, stratum
@@ -202,29 +201,6 @@ def count_misses(sf: SessionFidelity, acc: MissCounts) -> None:
     acc.reads += reads
     if reads:
         acc.rates.append((misses / reads, reads))
-
-
-@dataclass
-class UnitCounts:
-    """DeepSeek reads after the first of a conversation (module docstring)."""
-
-    reads: int = 0
-    whole_units: int = 0
-    into_output: int = 0
-    past_output: int = 0
-
-
-def count_deepseek(sf: SessionFidelity, acc: UnitCounts) -> None:
-    reqs = sf.requests
-    for a, b in itertools.pairwise(reqs):
-        read = b.billed.cache_read
-        if not read:
-            continue
-        acc.reads += 1
-        acc.whole_units += read % 128 == 0
-        prompt = prompt_of(a)
-        acc.into_output += prompt // 128 * 128 < read <= prompt + a.billed.output_tokens
-        acc.past_output += read > prompt + a.billed.output_tokens
 
 
 @dataclass

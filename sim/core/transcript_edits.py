@@ -189,5 +189,10 @@ def replace_head(tr: TranscriptArrays, new_blocks: Sequence[Block], tools: bool)
         tr._add(messages)
     tr.added_bytes += sum(b.nbytes for b in new if b.kind != IMAGE)
     tr.added_tokens += sum(b.tokens for b in new)
-    tr.changed_from = pos if changed is None else min(changed, pos)
+    if tools and all(b.deferred for b in old[keep:]) and all(b.deferred for b in new):
+        # deferred tools only: no block of the rendered prefix changed, the blocks after them moved
+        shift = len(new) - len(old[keep:])
+        tr.changed_from = changed if changed is None or changed < pos else changed + shift
+    else:
+        tr.changed_from = pos if changed is None else min(changed, pos)
     return pos

@@ -219,10 +219,18 @@ class Conversation(ProviderCalls):
         changed tool on (a deferred tool moves no prefix by itself, sim/core/transcript.py)."""
         assert step.message is not None
         blocks = step.message.blocks
+        before = self.tr.tools_end
         pos = self.tr.replace_tools(blocks)
         if pos is None:
             return
         self.trace = replace(self.trace, tools=blocks)
+        cached = self.prev_cached[0]
+        changed = self.tr.changed_from
+        if cached >= pos and (changed is None or changed > cached):
+            # deferred tools only (transcript_edits.replace_head): what the previous request left
+            # cached is the same prefix, its blocks moved by the tools added or removed
+            cached += self.tr.tools_end - before
+            self.prev_cached = (cached, self.tr.cum_tokens[cached])
         self._declare_head_change(pos, step.message.tag)
 
     def _declare_head_change(self, pos: int, cause: str) -> None:

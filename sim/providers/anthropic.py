@@ -286,6 +286,8 @@ class AnthropicCache:
         if h in self.evicted:
             return "evicted"
         e = self.entries.get(h)
+        if e is None and 0 <= self._salt_from(req) <= pos and self._key(req, pos, -1) in self.entries:
+            return "tools_change"  # `deferred_tools_prefix` "first": the deferred tools re-keyed it
         if e is None:
             return "below_minimum" if req.tr.cum_tokens[pos] < self.min_cacheable else "not_written"
         if self.failed_lookup == (req.conversation, req.index):  # (this request may have re-written it)

@@ -136,6 +136,17 @@ def test_a_later_tools_event_is_applied_at_its_time_and_named(
     assert recs[3].miss_cause == "" and recs[3].cache_read > 0
 
 
+def test_a_miss_after_deferred_tools_is_named_by_its_own_cause() -> None:
+    """Deferred tools move no block of the rendered prefix (§1.6): a lookup failure on the request
+    that first sends them is a lookup failure, not a tools change (the previous request's cached
+    prefix is followed to where the deferred tools moved it)."""
+    prep = prepare(_trace((ToolDef("WebFetch", nbytes=600, deferred=True),)), factory_for(MODEL))
+    params = {"lookup_failure_at": (("", 2),)}
+    recs = run_prepared([prep], load_policy("recorded"), "anthropic", 0, params).records
+    assert "tools_change" in recs[2].edit
+    assert recs[2].miss_cause == "server_lookup_failure" and 0 < recs[2].cache_read < recs[1].true_input
+
+
 def test_the_thinking_stripper_follows_a_tools_change() -> None:
     """Haiku strips thinking (§1.6): its stripped prompt is rebuilt when the tools change."""
     trace = _trace((ToolDef("Grep", nbytes=600),))

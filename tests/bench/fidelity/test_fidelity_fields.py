@@ -103,7 +103,9 @@ def test_all_real_json_is_one_object_per_conversation(capsys: pytest.CaptureFixt
     ef = by["-experiments-worktrees/ef958aa1 main"]
     assert (
         ef["requests"] == 17
-        and ef["within_tolerance"] == round(16 / 17, 4)  # main #4: the previous entry not read
+        # main #1 (the first deferred tools: read 0, test_fidelity.py) and #4 (the previous entry
+        # not read) are the replay's two misses
+        and ef["within_tolerance"] == round(15 / 17, 4)
         and ef["log"].endswith("ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl")
     )
     assert {d["format"] for d in docs} == {
@@ -144,7 +146,7 @@ def test_all_real_reads_any_folder_of_logs(tmp_path: Path, capsys: pytest.Captur
         ("mine/s main", 17), ("mine/s agent-a4ca7529859c158c2", 20), ("mine/s agent-a52886dc180afb356", 15),
         ("codex.jsonl main", 20), ("codex.jsonl session-2", 14),
     ]  # fmt: skip
-    assert docs[0]["within_tolerance"] == round(16 / 17, 4)
+    assert docs[0]["within_tolerance"] == round(15 / 17, 4)
     assert main(["fidelity", "--all-real", str(tmp_path), "-q", "-o", str(tmp_path / "r.md")]) == 0
     report = (tmp_path / "r.md").read_text()
     assert (
