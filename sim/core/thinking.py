@@ -1,7 +1,9 @@
 """Whether a Claude model strips the thinking blocks of earlier turns from the prompt it caches
 (Anthropic's "extended thinking" docs: thinking of previous assistant turns is removed on older
 models, kept on newer ones; see `strips_thinking`). A rule on the model's name, apart from the
-catalog's rows: it needs no table."""
+catalog's rows: it needs no table. Whether a client let the API strip is another matter: Claude
+Code can send an edit that keeps every turn's thinking, and its logs do not say whether it did
+(bench/claude_code_wire.md §5)."""
 
 from __future__ import annotations
 

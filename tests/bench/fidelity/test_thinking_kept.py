@@ -1,0 +1,105 @@
+"""Turn starts after a turn with thinking (bench/fidelity/thinking_kept.py), on synthetic logs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ctxbench.bench.fidelity.thinking_kept import count, main
+
+HAIKU = "claude-haiku-4-5-20251001"
+
+
+def _reply(i: int, t: str, prompt: int, read: int, thinking: bool) -> dict[str, object]:
+    content = [{"type": "thinking", "thinking": "hmm"}] if thinking else []
+    usage = {
+        "input_tokens": 3,
+        "cache_read_input_tokens": read,
+        "cache_creation_input_tokens": prompt - read - 3,
+    }
+    message = {
+        "id": f"m{i}",
+        "model": HAIKU,
+        "content": [*content, {"type": "text", "text": "ok"}],
+        "usage": usage,
+    }
+    return {"type": "assistant", "timestamp": t, "version": "2.1.72", "message": message}
+
+
+def _prompt(t: str, meta: bool = False) -> dict[str, object]:
+    return {"type": "user", "timestamp": t, "isMeta": meta, "message": {"content": "next"}}
+
+
+def _log(tmp_path: Path, second_read: int, gap_s: int = 30) -> Path:
+    later = f"2026-03-04T10:{1 + gap_s // 60:02d}:{gap_s % 60:02d}Z"
+    lines = [
+        _prompt("2026-03-04T10:00:00Z"),
+        _reply(1, "2026-03-04T10:00:10Z", 20_000, 0, thinking=True),
+        {
+            "type": "user",
+            "timestamp": "2026-03-04T10:00:20Z",
+            "message": {"content": [{"type": "tool_result"}]},
+        },
+        _reply(2, "2026-03-04T10:00:30Z", 21_000, 20_000, thinking=False),  # a tool loop: not a turn start
+        _prompt(later),
+        _reply(3, later, 22_000, second_read, thinking=False),
+    ]
+    folder = tmp_path / "owner__repo"
+    folder.mkdir(exist_ok=True)
+    path = folder / "s.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\nnot json\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("read", "side"), [(21_000, "full"), (20_950, "full"), (10_000, "less")])
+def test_a_turn_start_after_thinking_is_counted_by_what_it_read(tmp_path: Path, read: int, side: str) -> None:
+    path = _log(tmp_path, read)
+    acc = count([tmp_path])
+    assert acc.counts == {(HAIKU, True, "2.1.72", "owner__repo"): {side: 1}}
+    assert list(acc.unreadable) == [f"{path}:7"]  # named, not read
+
+
+def test_a_turn_start_after_an_idle_gap_is_not_counted(tmp_path: Path) -> None:
+    _log(tmp_path, 10_000, gap_s=600)  # 10 minutes: a TTL question, not a stripping one
+    assert count([tmp_path]).counts == {}
+
+
+def test_the_command_reports_and_refuses_a_missing_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _log(tmp_path, 10_000)
+    assert main([str(tmp_path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["turn_starts"][0]["less"] == 1 and out["turn_starts"][0]["strips"] is True
+    assert main([str(tmp_path / "absent")]) == 2
+    assert "not a folder" in capsys.readouterr().err
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(
+        st.one_of(
+            st.text(max_size=40),
+            st.recursive(
+                st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                lambda inner: (
+                    st.lists(inner, max_size=3)
+                    | st.dictionaries(
+                        st.sampled_from(["type", "message", "usage", "content", "timestamp", "id", "isMeta"]),
+                        inner,
+                        max_size=4,
+                    )
+                ),
+                max_leaves=12,
+            ).map(json.dumps),
+        ),
+        max_size=12,
+    )
+)
+def test_any_lines_are_counted_or_named_never_a_traceback(tmp_path: Path, lines: list[str]) -> None:
+    (tmp_path / "f.jsonl").write_text("\n".join(lines), encoding="utf-8")
+    count([tmp_path])
