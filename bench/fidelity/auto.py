@@ -36,17 +36,14 @@ STEP = 128  # providers.md §2.1 "Cache hits occur in increments of 128 tokens" 
 # The central prediction of a replay on an automatic-prefix cache: every request on the home
 # machine of its conversation (no overflow draw: how often a request lands elsewhere is the
 # measured rate of bench/fidelity/interval.py, which gives the interval around this prediction),
-# and, for Gemini implicit caching, no idle expiry: the lifetime is not documented
-# (https://ai.google.dev/gemini-api/docs/caching: "no cost saving guarantee"), so the replay does
-# not predict misses the naive reading would not; Vertex AI deletes implicit caches "within 24
-# hours" (cloud.google.com blog, 2025-10-15), the bound kept here.
+# and the profile's idle lifetime. For Gemini implicit caching (sim/data/profiles/gemini-implicit.yaml
+# ttl 240 s) the development part's Gemini CLI logs agree: a request that followed the previous one
+# within 300 s read at least half of its prompt 1,679 times of 2,050, after 300 s or more 20 times of
+# 172 (six repositories, hoon9732/devenv_vault the largest; `python -m
+# ctxbench.bench.fidelity.measure` "gemini retention by idle gap"). The central prediction once kept
+# Gemini entries 24 hours, which invented no break the naive reading would not, and missed those
+# expiries.
 CENTRAL: dict[str, Any] = {"overflow_rpm": None}
-CENTRAL_BY_DIALECT: dict[str, dict[str, Any]] = {"gemini": {"ttl": 86400.0}}
-
-
-def central_params(cfg: dict[str, Any]) -> dict[str, Any]:
-    """Provider options of the central prediction for an automatic-prefix profile `cfg`."""
-    return {**CENTRAL, **CENTRAL_BY_DIALECT.get(str(cfg.get("dialect", "")), {})}
 
 
 def naive_read(prev_prompt: int, prompt: int, minimum: int, step: int) -> int:

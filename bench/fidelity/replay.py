@@ -12,7 +12,7 @@ from typing import Any
 
 import simpy
 
-from ctxbench.bench.fidelity.auto import central_params
+from ctxbench.bench.fidelity.auto import CENTRAL
 from ctxbench.bench.fidelity.forks import ForkedRequests, forked_requests
 from ctxbench.bench.fidelity.outside import OutsideWarming, static_entry
 from ctxbench.bench.fidelity.results import OutsideEvents
@@ -128,7 +128,7 @@ def replay(
         params.update(OBSERVED)
     cfg = profile_config(profile)
     if observed and cfg.get("provider") == "auto-prefix":  # the central prediction (auto.py)
-        params.update(central_params(cfg))
+        params.update(CENTRAL)
     if observed:
         params.update(OBSERVED_BY_PROVIDER.get(str(cfg.get("provider", "")), {}))
     w = int(trace.header.meta.get("warm_tokens", 0) or 0)
