@@ -42,6 +42,10 @@ Taken from the trace (unless `--policy-set` sets the key):
 
 Assumed: every other preset value its YAML marks `# assumed`, and the two above when the trace does
 not record them.
+
+Not a preset value, but also the trace's: content the recorded harness sent with one turn only
+(trace `turn` blocks, Claude Code <= 2.0.29 attachments) leaves the prompt at the next prompt under
+a preset too (policies/recorded.py `TurnScopedBlocks`).
 """
 
 from __future__ import annotations

@@ -11,10 +11,12 @@
   `compact_boundary` + `isCompactSummary`, policies.md §1 "/compact and the summary prompt"), but
   for the messages it kept (`kept_from`: Claude Code 2.1.x "Recent messages are preserved
   verbatim", its boundary's `compactMetadata.preservedMessages`), which follow the summary.
-- `drop_turn_blocks`: the edit with which the recorded harness (sim/harness/recorded.py
-  `RecordedConversation`) drops the blocks a trace marks `turn` when a new turn starts
-  (`starts_turn`): Claude Code <= 2.0.29 sends a turn's attachments with that turn only
-  (bench/claude_code_wire.md §1).
+- `TurnScopedBlocks` and `drop_turn_blocks`: the edit with which a harness replaying a trace
+  drops the blocks it marks `turn` when a new turn starts (`starts_turn`): Claude Code <= 2.0.29
+  sends a turn's attachments with that turn only (bench/claude_code_wire.md §1). The recorded
+  harness and the coding-agent harness (the `claude-code` preset) both do: a preset that kept
+  them compacted a 2.0.8 session at requests 22 and 32 instead of 44, its context tens of
+  thousands of tokens larger than any request the log bills (bench/preset_fidelity.md).
 """
 
 from __future__ import annotations
@@ -153,6 +155,27 @@ def starts_turn(msg: Message) -> bool:
         elif not b.is_image or not after_result:
             return True
     return False
+
+
+@dataclass
+class TurnScopedBlocks:
+    """Whether blocks a trace marks `turn` were appended since the last drop, and the drop: the
+    edit to apply before the first user message of a new turn (module docstring)."""
+
+    pending: bool = False
+
+    def edit_before(self, messages: list[Message], keep: int, msg: Message) -> Edit | None:
+        """The edit that drops the earlier turns' `turn` blocks from messages[keep:] before `msg`
+        is appended, when `msg` starts a turn after a reply; else None."""
+        after_reply = bool(messages) and messages[-1].role == "assistant"
+        if not (self.pending and msg.role == "user" and after_reply and starts_turn(msg)):
+            return None
+        self.pending = False
+        return drop_turn_blocks(messages, keep)
+
+    def appended(self, msg: Message) -> None:
+        """Note a message appended to the prompt."""
+        self.pending = self.pending or any(b.turn for b in msg.blocks)
 
 
 def drop_turn_blocks(messages: list[Message], keep: int = 0) -> Edit | None:

@@ -19,6 +19,7 @@ import simpy
 from ctxbench.policies.budget import budget_for
 from ctxbench.policies.contracts import Summarize, SummaryPlan, Trim
 from ctxbench.policies.preset import Policy
+from ctxbench.policies.recorded import TurnScopedBlocks
 from ctxbench.policies.view import Anchor, Edit, View
 from ctxbench.sim.core.catalog import ModelInfo
 from ctxbench.sim.core.content import Block, Message
@@ -102,6 +103,7 @@ class CodingConversation(SummaryCalls):
         self.snapshots: dict[int, Snapshot] = {}
         self.memory_modified = False  # C-2: an edited memory file the next request refreshes
         self.counters = self.outcome.counters
+        self.turn_scoped = TurnScopedBlocks()  # a trace's `turn` blocks (policies/recorded.py)
 
     # ------------------------------------------------------------ window and views (C-1, C-19)
     def model_info(self, model: str | None = None) -> ModelInfo:
@@ -122,18 +124,11 @@ class CodingConversation(SummaryCalls):
     def _make_view(self, tr: Transcript, main: bool) -> View:
         info = self.model_info()
         return View(
-            tr,
-            self.anchor if main else None,
-            budget_for(self.policy, info),
-            info.window,
-            self.preparation_messages if main else 0,
-            self.prev_end if main else -1,
-            self.first_after_reset if main else True,
-            self.pinned_images if main else 0,
-            self.provider_for(self.model).model.max_output,
-            self.factory,
-            self._made,
-        )
+            tr, self.anchor if main else None, budget_for(self.policy, info), info.window,
+            self.preparation_messages if main else 0, self.prev_end if main else -1,
+            self.first_after_reset if main else True, self.pinned_images if main else 0,
+            self.provider_for(self.model).model.max_output, self.factory, self._made,
+        )  # fmt: skip
 
     def estimate(self) -> int:
         return int(self.policy.estimator.estimate(self.view()))
@@ -192,7 +187,11 @@ class CodingConversation(SummaryCalls):
             edit = end_active_loop(self.tr, self.preparation_messages)
             if edit is not None:
                 self.apply(edit)
+        edit = self.turn_scoped.edit_before(self.tr.messages, self.preparation_messages, msg)
+        if edit is not None:
+            self.apply(edit)
         super()._append_input(msg)
+        self.turn_scoped.appended(msg)
 
     def _turn(self, step: Step) -> Proc:
         assert step.message is not None

@@ -30,8 +30,8 @@ class ConversationHooks(Protocol):
         budget, its compaction rules' state).
 
     Trace steps (`run()`'s dispatch)
-      - `_append_input(msg)`: a `message` step, appended to the transcript (recorded: drops the
-        previous turn's attachments when the recording did, trace `turn`).
+      - `_append_input(msg)`: a `message` step, appended to the transcript (recorded and C: drop
+        the previous turn's attachments when the recording did, trace `turn`).
       - `_turn(step)`: a `reply` step: the request that produced it, with the policy's edits and
         compactions before it (C: reactive compaction on a too-long error, C-11).
       - `_turn_kind()`: the request kind of an ordinary turn (H: `gameplay`; recorded: `turn`).

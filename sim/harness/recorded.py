@@ -7,7 +7,8 @@ process with what the recorded harness did beyond the transcript.
   than tool results) arrives: an Edit (cause "turn_scoped") from the first message holding one,
   that message and the later ones without those blocks (a message left empty is dropped). A turn
   starts at a user message other than tool results that follows a reply: the turn's own blocks
-  come with it or in the user messages right after it, and stay for the whole turn.
+  come with it or in the user messages right after it, and stay for the whole turn
+  (policies/recorded.py `TurnScopedBlocks`; the coding-agent harness does the same).
 - A summariser request before a compaction that keeps the latest messages (`kept_from`: Claude
   Code 2.1.x, its compact_boundary's preservedSegment) is sent without those messages: Claude
   Code summarises what comes before them and adds its instruction to the last message before them
@@ -21,7 +22,7 @@ from __future__ import annotations
 import simpy
 
 from ctxbench.policies.preset import Policy
-from ctxbench.policies.recorded import drop_turn_blocks, starts_turn
+from ctxbench.policies.recorded import TurnScopedBlocks
 from ctxbench.policies.view import Edit
 from ctxbench.sim.core.content import Message
 from ctxbench.sim.core.names import RequestKind
@@ -57,7 +58,6 @@ def summariser_forks(steps: tuple[Step, ...]) -> dict[int, int]:
 class RecordedConversation(Conversation):
     """The recorded harness (module docstring)."""
 
-    _turn_blocks = False  # a `turn` block was appended since the last drop
     _forks: dict[int, int] | None = None  # summariser_forks of the trace, made on first use
     _fork_at = -1  # where the messages set aside for a summariser were, -1 when none are
     _set_aside: tuple[Message, ...] = ()
@@ -76,6 +76,7 @@ class RecordedConversation(Conversation):
     ) -> None:  # the signature spelled out: a compiled class cannot pass *args on (mypyc)
         super().__init__(env, name, trace, policy, provider_for, factory, records, seed, snapshot_at)
         self.snapshots: dict[int, Snapshot] = {}  # `ctxbench context` on an imported session
+        self.turn_scoped = TurnScopedBlocks()  # the trace's `turn` blocks (policies/recorded.py)
 
     def _turn_kind(self) -> RequestKind:
         return "turn"  # a recorded session's turns are no game's (issue 31 #9)
@@ -96,18 +97,13 @@ class RecordedConversation(Conversation):
         )  # fmt: skip
 
     def _append_input(self, msg: Message) -> None:
-        msgs = self.tr.messages
-        new_turn = msg.role == "user" and bool(msgs) and msgs[-1].role == "assistant" and starts_turn(msg)
-        if self._turn_blocks and new_turn:
-            edit = drop_turn_blocks(msgs, self.preparation_messages)
-            if edit is not None:
-                self.apply(edit)
-            self._turn_blocks = False
+        edit = self.turn_scoped.edit_before(self.tr.messages, self.preparation_messages, msg)
+        if edit is not None:
+            self.apply(edit)
         if msg.tag == "summary" and msg.role == "user":
             self._fork()
         super()._append_input(msg)
-        if any(b.turn for b in msg.blocks):
-            self._turn_blocks = True
+        self.turn_scoped.appended(msg)
 
     def _fork(self) -> None:
         """Before a summariser's instruction: the messages its compaction keeps set aside, and a

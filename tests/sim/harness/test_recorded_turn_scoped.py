@@ -1,8 +1,11 @@
 """Blocks of a trace marked `turn` (sent in their own turn only: Claude Code <= 2.0.29 attachments,
-bench/claude_code_wire.md §1): the recorded harness keeps them for every request of their turn,
-tool loop included, and drops them when the next prompt arrives, declared as "turn_scoped"."""
+bench/claude_code_wire.md §1): the recorded harness, and the coding-agent harness a preset such as
+`claude-code` runs on, keep them for every request of their turn, tool loop included, and drop them
+when the next prompt arrives, declared as "turn_scoped" (policies/recorded.py `TurnScopedBlocks`)."""
 
 from __future__ import annotations
+
+import pytest
 
 from ctxbench.policies.preset import load_policy
 from ctxbench.sim.core.provider import Outcome, Request
@@ -33,7 +36,8 @@ def _trace() -> Trace:
     return Trace(Header("test", model=MODEL, window=200_000), events)
 
 
-def test_turn_blocks_stay_for_their_turn_and_leave_at_the_next_prompt() -> None:
+@pytest.mark.parametrize("policy", ["recorded", "claude-code"])
+def test_turn_blocks_stay_for_their_turn_and_leave_at_the_next_prompt(policy: str) -> None:
     seen: list[tuple[int, int]] = []  # (prompt tokens, turn blocks) of each request
 
     def on_call(req: Request, out: Outcome) -> None:
@@ -41,7 +45,7 @@ def test_turn_blocks_stay_for_their_turn_and_leave_at_the_next_prompt() -> None:
         seen.append((sum(b.tokens for b in blocks), sum(1 for b in blocks if b.turn)))
 
     prep = prepare(_trace(), factory_for(MODEL))
-    recs = run_prepared([prep], load_policy("recorded"), "anthropic", 0, on_call=on_call).records
+    recs = run_prepared([prep], load_policy(policy), "anthropic", 0, on_call=on_call).records
     assert len(recs) == 3
     assert [n for _, n in seen] == [2, 2, 0]  # kept within turn 1 (tool loop too), gone in turn 2
     assert seen[1][0] - seen[0][0] == 20 + 40  # the tool call and its result added, nothing dropped
