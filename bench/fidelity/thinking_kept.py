@@ -154,9 +154,12 @@ def count(roots: Iterable[Path]) -> TurnStarts:
     under its root (a repository of the corpus)."""
     acc = TurnStarts()
     for root in roots:
-        for path in sorted(root.rglob("*.jsonl")):
+        for path in sorted(p for p in root.rglob("*.jsonl") if p.is_file()):
             rel = path.relative_to(root).parts
-            count_log(path, rel[0] if len(rel) > 1 else root.name, acc)
+            try:
+                count_log(path, rel[0] if len(rel) > 1 else root.name, acc)
+            except OSError as e:  # unreadable now: named with the lines not read, not a traceback
+                acc.unreadable[f"{path}: {e.strerror or e}"] += 1
     return acc
 
 

@@ -103,3 +103,21 @@ def test_the_command_reports_and_refuses_a_missing_folder(
 def test_any_lines_are_counted_or_named_never_a_traceback(tmp_path: Path, lines: list[str]) -> None:
     (tmp_path / "f.jsonl").write_text("\n".join(lines), encoding="utf-8")
     count([tmp_path])
+
+
+def test_a_folder_named_like_a_log_is_skipped_and_an_unreadable_log_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "folder.jsonl").mkdir()
+    _log(tmp_path, 10_000)
+    real_open = open
+
+    def refuse(path: object, *args: object, **kwargs: object) -> object:
+        if str(path).endswith("s.jsonl"):
+            raise PermissionError(13, "Permission denied")
+        return real_open(path, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr("builtins.open", refuse)
+    acc = count([tmp_path])
+    assert acc.counts == {}
+    assert list(acc.unreadable) == [f"{tmp_path / 'owner__repo' / 's.jsonl'}: Permission denied"]
