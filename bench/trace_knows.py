@@ -43,6 +43,14 @@ Taken from the trace (unless `--policy-set` sets the key):
 Assumed: every other preset value its YAML marks `# assumed`, and the two above when the trace does
 not record them.
 
+- `estimator`: on a log of Claude Code up to 2.1.1, a `claude-code`-marks preset's anchored estimate
+  (the last usage plus what was added since, as Claude Code counts from 2.1.2) becomes the last
+  usage alone: up to 2.1.1 Claude Code checks auto-compaction against the last response's usage
+  total (input, cache and output; its npm cli.js 2.0.8 to 2.1.1, where 2.1.2 on add the messages
+  after it). The development part's logs of 2.0.8-2.0.72 agree: the recorded `preTokens` equal the
+  previous request's prompt plus its output in 29 of their 32 automatic compactions; a preset that
+  added the tool results compacted dev b566e56e (2.0.57) 1-7 requests early.
+
 Not a preset value, but also the trace's: content the recorded harness sent with one turn only
 (trace `turn` blocks, Claude Code <= 2.0.29 attachments) leaves the prompt at the next prompt under
 a preset too (policies/recorded.py `TurnScopedBlocks`).
@@ -54,11 +62,15 @@ import re
 from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
 
+from ctxbench.policies.condensers import LastUsageEstimator
+from ctxbench.policies.estimators import AnchoredEstimator
 from ctxbench.policies.preset import PRESETS, Policy
 from ctxbench.policies.view import View
 from ctxbench.sim.core.catalog import model_info, resolve
+from ctxbench.sim.core.registry import registered_name
 from ctxbench.sim.core.transcript import Transcript
 from ctxbench.sim.prepared import PreparedTrace
+from ctxbench.traces.importers.claude_code_wire import version_tuple
 from ctxbench.traces.model import CompactionEvent
 
 _ASSUMED = re.compile(r"^(\s*)([A-Za-z_][\w]*):\s*[^#\n]*#\s*assumed\b")
@@ -168,6 +180,24 @@ def implied_window(policy: Policy, model: str, trigger: int) -> int:
     return lo
 
 
+# The first Claude Code version whose auto-compaction count adds the messages after the last usage
+# (npm cli.js: 2.1.1 returns the last usage's total, 2.1.2 adds an estimate of what follows it).
+COUNTS_ADDED_FROM = (2, 1, 2)
+
+
+def counts_last_usage_only(policy: Policy, recorded_by: str) -> bool:
+    """Whether `policy` models Claude Code (its cache marks) with an anchored estimate while the
+    trace was recorded by a Claude Code that counted the last usage alone (module docstring)."""
+    fmt, _, version = recorded_by.partition(" ")
+    return (
+        fmt == "claude-code"
+        and bool(version)
+        and version_tuple(version) < COUNTS_ADDED_FROM
+        and registered_name(policy.marks) == "claude-code"
+        and registered_name(policy.estimator) == "anchored"
+    )
+
+
 def apply(policy: Policy, prep: PreparedTrace, spec: str, set_keys: tuple[str, ...] = ()) -> Knows:
     """`policy` (preset `spec`, with the `--policy-set` keys `set_keys` already applied) with what
     the trace knows, and the list of what it assumes (module docstring)."""
@@ -211,6 +241,12 @@ def apply(policy: Policy, prep: PreparedTrace, spec: str, set_keys: tuple[str, .
                 policy = _set(policy, "compaction", "reattach_files", 0)
                 known.append("compaction.reattach_files=0 (the billed size above holds what was re-attached)")
                 taken.add("compaction.reattach_files")
+    est = policy.estimator
+    last_usage = isinstance(est, AnchoredEstimator) and counts_last_usage_only(policy, prep.recorded_by)
+    if "estimator" not in taken and last_usage and isinstance(est, AnchoredEstimator):
+        policy = replace(policy, estimator=LastUsageEstimator(est.bytes_per_token, est.image_tokens))
+        known.append(f"estimator=last-usage ({prep.recorded_by} counts the last usage alone)")
+        taken.add("estimator")
     triggers = recorded_auto_triggers(prep)
     if policy.budget_means == "window" and policy.budget <= 0 and "budget" not in taken and triggers:
         window = implied_window(policy, prep.model, min(triggers))

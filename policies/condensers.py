@@ -336,7 +336,8 @@ class ThresholdSummary(CompactionDefaults):
 @dataclass(frozen=True)
 class LastUsageEstimator(AnchoredEstimator):
     """Gemini CLI: the provider's prompt token count of the last call, nothing added
-    (research/policies.md §3 `getLastPromptTokenCount`); a whole estimate before any report."""
+    (research/policies.md §3 `getLastPromptTokenCount`); a whole estimate before any report. Also
+    Claude Code up to 2.1.1, whose auto-compaction counts the last usage's total (bench/trace_knows.py)."""
 
     bytes_per_token: float = 4.0  # policies.md §3: ASCII 1/4 token per char
     image_tokens: Tokens = 3000  # policies.md §3

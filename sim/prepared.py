@@ -14,6 +14,7 @@ from ctxbench.traces.model import (
     PLAYBOOK_KEY,
     CompactionEvent,
     Content,
+    Header,
     MessageEvent,
     ModelSwitchEvent,
     ResumeEvent,
@@ -52,6 +53,9 @@ class PreparedTrace:
     system: tuple[Block, ...]
     steps: tuple[Step, ...]
     playbook_bytes: int = 0  # H-30: the playbook a learning-series episode's preparation carries
+    # The harness and version that recorded an imported trace ("claude-code 2.0.8"; "" when the
+    # trace does not say): what a preset takes from it (bench/trace_knows.py)
+    recorded_by: str = ""
 
     @property
     def replies(self) -> int:
@@ -126,4 +130,12 @@ def _prepare(trace: Trace, factory: BlockFactory, name: str) -> PreparedTrace:
         tuple(system),
         tuple(steps),
         playbook,
+        recorded_by(trace.header),
     )
+
+
+def recorded_by(header: Header) -> str:
+    """"FORMAT VERSION" of the harness whose log a trace was imported from (its header's meta), or
+    "" when the header names no version."""
+    version = str(header.meta.get("version", "") or "")
+    return f"{header.meta.get('format', '')} {version}" if version else ""

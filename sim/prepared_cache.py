@@ -43,7 +43,7 @@ from ctxbench.sim import __version__
 from ctxbench.sim.core.content import Block, Message, make_block
 from ctxbench.sim.core.makers import dict_maker, slots_maker
 from ctxbench.sim.core.yamltext import cache_dir, store_entry
-from ctxbench.sim.prepared import PreparedTrace, Step
+from ctxbench.sim.prepared import PreparedTrace, Step, recorded_by
 from ctxbench.traces.gcpause import gc_paused
 from ctxbench.traces.model import (
     CompactionEvent,
@@ -333,7 +333,7 @@ def _rebuild(path: str, payload: tuple[Any, ...]) -> PreparedFile | None:
     steps = tuple(map(_step, kind, step_messages, t, game_t, out, sm, sw, map(_event_of, events)))
     head = Header(**header)
     prep = PreparedTrace(path or head.source, model, window, tuple(map(at, _values(tools))),
-                         tuple(map(at, _values(system))), steps, playbook)  # fmt: skip
+                         tuple(map(at, _values(system))), steps, playbook, recorded_by(head))  # fmt: skip
     return PreparedFile(_facts(head, prep, path), prep)
 
 

@@ -118,3 +118,25 @@ def test_the_window_the_harness_compacted_in_is_taken_from_its_recorded_triggers
         == 0
     )
     assert apply(preset.with_budget(500_000), one_m, "claude-code").policy.budget == 500_000
+
+
+@pytest.mark.parametrize(
+    ("recorded_by", "policy", "last_usage"),
+    [
+        ("claude-code 2.0.8", "claude-code", True),
+        ("claude-code 2.1.1", "claude-code-live", True),
+        ("claude-code 2.1.2", "claude-code", False),  # counts what follows the last usage too
+        ("", "claude-code", False),  # no recorded version: the preset as it is
+        ("claude-code 2.0.8", "codex", False),  # not a preset of Claude Code
+    ],
+)
+def test_claude_code_up_to_2_1_1_counts_the_last_usage_alone(
+    recorded_by: str, policy: str, last_usage: bool
+) -> None:
+    """npm cli.js 2.0.8-2.1.1 checks auto-compaction against the last response's usage total;
+    2.1.2 on adds an estimate of the messages after it (bench/trace_knows.py `estimator`)."""
+    prep = PreparedTrace("s", "claude-sonnet-4-5", 200_000, (), (), (), recorded_by=recorded_by)
+    knows = apply(load_policy(policy), prep, policy)
+    taken = any(k.startswith("estimator=last-usage") for k in knows.from_trace)
+    assert taken is last_usage
+    assert (type(knows.policy.estimator).__name__ == "LastUsageEstimator") is last_usage
