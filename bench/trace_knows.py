@@ -47,9 +47,10 @@ not record them.
   (the last usage plus what was added since, as Claude Code counts from 2.1.2) becomes the last
   usage alone: up to 2.1.1 Claude Code checks auto-compaction against the last response's usage
   total (input, cache and output; its npm cli.js 2.0.8 to 2.1.1, where 2.1.2 on add the messages
-  after it). The development part's logs of 2.0.8-2.0.72 agree: the recorded `preTokens` equal the
-  previous request's prompt plus its output in 29 of their 32 automatic compactions; a preset that
-  added the tool results compacted dev b566e56e (2.0.57) 1-7 requests early.
+  after it). The development part's logs agree: the recorded `preTokens` equal the previous
+  request's prompt plus its final output in 29 of the 32 automatic compactions of 2.0.8-2.0.72,
+  in none of the 28 of 2.1.39-2.1.150 (`python -m ctxbench.bench.fidelity.compact_count DIR...`);
+  a preset that added the tool results compacted dev b566e56e (2.0.57) 1-7 requests early.
 
 Not a preset value, but also the trace's: content the recorded harness sent with one turn only
 (trace `turn` blocks, Claude Code <= 2.0.29 attachments) leaves the prompt at the next prompt under

@@ -18,15 +18,13 @@ when a folder does not exist. A line that is not a JSON object is counted and na
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from ctxbench.bench.fidelity.raw_logs import jsonl_logs, lines_of, main_of, usage_of
 from ctxbench.bench.fidelity.results import tolerance
 from ctxbench.sim.core.thinking import strips_thinking
 
@@ -80,19 +78,6 @@ def _time(line: dict[str, object]) -> float | None:
         return None
 
 
-def _prompt_or_none(message: dict[str, object]) -> tuple[int, int] | None:
-    """(whole prompt, cache read) of an assistant message's usage, or None without usage."""
-    usage = message.get("usage")
-    if not isinstance(usage, dict):
-        return None
-    parts = [
-        usage.get(k) or 0 for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-    ]
-    if not all(isinstance(p, int) for p in parts):
-        return None
-    return sum(parts), parts[1]
-
-
 def _is_prompt(line: dict[str, object]) -> bool:
     """A user line with content other than tool results (not a meta or compact-summary line)."""
     if line.get("isMeta") or line.get("isCompactSummary"):
@@ -111,72 +96,45 @@ def count_log(path: Path, source: str, acc: TurnStarts) -> None:
     prev_prompt, prev_id, prev_t = 0, None, None
     thinking_now = thinking_before = False  # thinking in the turn under way / the turn just ended
     start_t: float | None = None  # time of the user prompt awaiting its first request
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for n, raw in enumerate(f, start=1):
-            try:
-                line = json.loads(raw)
-            except ValueError:
-                line = None
-            if not isinstance(line, dict):
-                if raw.strip():
-                    acc.unreadable[f"{path}:{n}"] += 1
+    for line in lines_of(path, acc.unreadable):
+        if line.get("isSidechain"):
+            continue
+        kind = line.get("type")
+        if kind == "user" and _is_prompt(line):
+            if start_t is None:
+                thinking_before, thinking_now = thinking_now, False
+            start_t = _time(line)
+        elif kind == "system" and line.get("subtype") == "compact_boundary":
+            prev_prompt, thinking_now, thinking_before, start_t = 0, False, False, None
+        elif kind == "assistant" and isinstance(msg := line.get("message"), dict):
+            content = msg.get("content")
+            if isinstance(content, list) and any(
+                isinstance(b, dict) and b.get("type") == "thinking" for b in content
+            ):
+                thinking_now = True
+            sized = usage_of(line)
+            if sized is None or msg.get("id") == prev_id:
                 continue
-            if line.get("isSidechain"):
-                continue
-            kind = line.get("type")
-            if kind == "user" and _is_prompt(line):
-                if start_t is None:
-                    thinking_before, thinking_now = thinking_now, False
-                start_t = _time(line)
-            elif kind == "system" and line.get("subtype") == "compact_boundary":
-                prev_prompt, thinking_now, thinking_before, start_t = 0, False, False, None
-            elif kind == "assistant" and isinstance(msg := line.get("message"), dict):
-                content = msg.get("content")
-                if isinstance(content, list) and any(
-                    isinstance(b, dict) and b.get("type") == "thinking" for b in content
-                ):
-                    thinking_now = True
-                sized = _prompt_or_none(msg)
-                if sized is None or msg.get("id") == prev_id:
-                    continue
-                prompt, read = sized
-                model = str(msg.get("model") or "")
-                prompt_gap = start_t - prev_t if start_t is not None and prev_t is not None else -1.0
-                if thinking_before and prev_prompt and 0 <= prompt_gap < GAP and prompt >= prev_prompt:
-                    full = read >= prev_prompt - tolerance(prev_prompt)
-                    acc.add((model, strips_thinking(model), str(line.get("version") or ""), source), full)
-                start_t = None
-                prev_prompt, prev_id, prev_t = prompt, msg.get("id"), _time(line) or prev_t
+            prompt, read, _ = sized
+            model = str(msg.get("model") or "")
+            prompt_gap = start_t - prev_t if start_t is not None and prev_t is not None else -1.0
+            if thinking_before and prev_prompt and 0 <= prompt_gap < GAP and prompt >= prev_prompt:
+                full = read >= prev_prompt - tolerance(prev_prompt)
+                acc.add((model, strips_thinking(model), str(line.get("version") or ""), source), full)
+            start_t = None
+            prev_prompt, prev_id, prev_t = prompt, msg.get("id"), _time(line) or prev_t
 
 
 def count(roots: Iterable[Path]) -> TurnStarts:
-    """The turn starts of every `*.jsonl` log under `roots`; the source is the log's first folder
-    under its root (a repository of the corpus)."""
+    """The turn starts of every `*.jsonl` log under `roots` (raw_logs.py `jsonl_logs`)."""
     acc = TurnStarts()
-    for root in roots:
-        for path in sorted(p for p in root.rglob("*.jsonl") if p.is_file()):
-            rel = path.relative_to(root).parts
-            try:
-                count_log(path, rel[0] if len(rel) > 1 else root.name, acc)
-            except OSError as e:  # unreadable now: named with the lines not read, not a traceback
-                acc.unreadable[f"{path}: {e.strerror or e}"] += 1
+    for path, source in jsonl_logs(roots):
+        count_log(path, source, acc)
     return acc
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        prog="python -m ctxbench.bench.fidelity.thinking_kept", description=(__doc__ or "").split("\n\n")[0]
-    )
-    ap.add_argument("roots", nargs="+", type=Path, help="folders of Claude Code logs")
-    ap.add_argument("--json", action="store_true", help="the counts as JSON")
-    a = ap.parse_args(argv)
-    missing = [str(r) for r in a.roots if not r.is_dir()]
-    if missing:
-        print(f"ctxbench: error: not a folder: {', '.join(missing)}", file=sys.stderr)
-        return 2
-    acc = count(a.roots)
-    print(json.dumps(acc.json(), indent=1) if a.json else "\n".join(acc.lines()))
-    return 0
+    return main_of("ctxbench.bench.fidelity.thinking_kept", __doc__ or "", count, argv)
 
 
 if __name__ == "__main__":
