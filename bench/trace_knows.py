@@ -39,10 +39,6 @@ Taken from the trace (unless `--policy-set` sets the key):
   development part: Damon-Salvetore/claude-code c001e9a4 (Claude Code 2.1.63 on
   `claude-opus-4.6-1m`) compacted at 168,010 tokens, the 200k threshold (167,000); spotter
   258c7280 and 8463c716 (opus-4-6, 200k) at 167,094 and 167,731, where nothing changes.
-
-Assumed: every other preset value its YAML marks `# assumed`, and the two above when the trace does
-not record them.
-
 - `estimator`: on a log of Claude Code up to 2.1.1, a `claude-code`-marks preset's anchored estimate
   (the last usage plus what was added since, as Claude Code counts from 2.1.2) becomes the last
   usage alone: up to 2.1.1 Claude Code checks auto-compaction against the last response's usage
@@ -51,6 +47,9 @@ not record them.
   request's prompt plus its final output in 29 of the 32 automatic compactions of 2.0.8-2.0.72,
   in none of the 28 of 2.1.39-2.1.150 (`python -m ctxbench.bench.fidelity.compact_count DIR...`);
   a preset that added the tool results compacted dev b566e56e (2.0.57) 1-7 requests early.
+
+Assumed: every other preset value its YAML marks `# assumed`, and `marks.ttl` and
+`compaction.summary_bytes` when the trace does not record them.
 
 Not a preset value, but also the trace's: content the recorded harness sent with one turn only
 (trace `turn` blocks, Claude Code <= 2.0.29 attachments) leaves the prompt at the next prompt under
@@ -243,8 +242,11 @@ def apply(policy: Policy, prep: PreparedTrace, spec: str, set_keys: tuple[str, .
                 known.append("compaction.reattach_files=0 (the billed size above holds what was re-attached)")
                 taken.add("compaction.reattach_files")
     est = policy.estimator
-    last_usage = isinstance(est, AnchoredEstimator) and counts_last_usage_only(policy, prep.recorded_by)
-    if "estimator" not in taken and last_usage and isinstance(est, AnchoredEstimator):
+    if (
+        "estimator" not in taken
+        and isinstance(est, AnchoredEstimator)
+        and counts_last_usage_only(policy, prep.recorded_by)
+    ):
         policy = replace(policy, estimator=LastUsageEstimator(est.bytes_per_token, est.image_tokens))
         known.append(f"estimator=last-usage ({prep.recorded_by} counts the last usage alone)")
         taken.add("estimator")
