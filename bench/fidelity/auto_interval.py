@@ -12,14 +12,19 @@ conversation is routed to. What no document gives is how often a request lands e
 `FOUND`, a rate measured on real logs, each cited next to its constant.
 
 How much of what the central prediction reads the provider did not find varies from one
-conversation to another (on the development part: -7 % to 54 % on OpenAI, -3 % to 93 % on Gemini,
--17 % to 67 % on Z.ai) and is not predictable from a log. So the session's cost is a distribution
+conversation to another (on the development part: -7 % to 54 % on OpenAI, -58 % to 91 % on Gemini,
+-17 % to 14 % on Z.ai) and is not predictable from a log. So the session's cost is a distribution
 over that share: its cost with every request after the first reading `1 - share` of its central
 read, at each measured 5 % quantile of the share (`LOST_SHARE`). The cost grows with the share, so
 the 5 % and 95 % quantiles bound the 90 % interval and the median share gives the central value
 (the session's predicted cost). The session's cost is linear in the share, so its mean (what a
-part's pooled prediction sums) is its cost at the mean share (`MEAN_SHARE`, the read-weighted
-mean: the pooled share of the development part's reads not found). It is measured as such, not
+part's pooled prediction sums) is its cost at the mean share (`MEAN_SHARE`: the pooled share of
+what the development part's central reads save that the bill did not save). The share is weighted
+by that saving, not by tokens: a token read saves 2x as much on a Gemini 2.5 Pro prompt over
+200,000 tokens as below it, and 12x as much on 2.5 Pro as on 2.5 Flash-Lite, and the lost share is
+not the same on each (dev part: long 2.5 Pro prompts read slightly more than the central read, short
+ones lost 20 %). Token-weighted, the dev part's pooled Gemini cost at the mean share was +7.4 % of
+the bill with its reads pooled right (`read_saving`). It is measured as such, not
 taken as the mean of the interpolated 5 % quantiles: the share is heavy-tailed, and the
 interpolation spreads the largest (OpenAI: one conversation, 0.12 % of the reads, that lost 54 %)
 over the top 5 % of the distribution, which put the mean share at 4.2 % where the reads lost 3.2 %
@@ -34,22 +39,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxbench.bench.fidelity.results import AutoInterval, SessionFidelity
+from ctxbench.bench.fidelity.results import AutoInterval, RequestCompare, SessionFidelity
 from ctxbench.sim.core.catalog import prices
 
 # Per conversation of >= 10 requests of the development part (`python -m
-# ctxbench.bench.fidelity.measure`), the share of the central prediction's cached reads the bill
-# did not read (net of reads past it; below 0: it read more), weighted by those reads (the share
-# of a token; its mean is the pooled share): its 0 %, 5 %, ..., 100 % quantiles.
+# ctxbench.bench.fidelity.measure`), the share of what the central prediction's cached reads save
+# that the bill's reads did not save (net of reads past it; below 0: it read more), weighted by
+# that saving (the share of a dollar; its mean is the pooled share): its 0 %, 5 %, ..., 100 %
+# quantiles.
 # OpenAI: 296 conversations (Codex CLI rollouts of the `dev` rows of bench/corpus/sessions.csv,
 # 2025-2026, and traces-real codex-tui and inspect-ai); over all 850, 12,876 requests after a first
 # read what the central prediction says and 4,272 read less (618 only the static prefix, 1,812 an
 # older entry of the conversation, 1,842 neither).
-# Z.ai (Claude Code on zai's Anthropic-compatible endpoint, glm-4.x/5.x, the `dev` rows): 102
-# conversations; over all 291, 5,956 requests read what the central prediction says and 183 read
-# less (48 only the static prefix, 40 an older entry, 95 neither). Moonshot has none: 4 development
-# conversations of 10 requests or more, too few for a 90 % interval (a share is kept for a cache
-# measured on at least 19).
+# Z.ai (Claude Code on zai's Anthropic-compatible endpoint, glm-4.x/5.x, the `dev` rows): 94
+# conversations (8 more ran on the free glm-4.7-flash, whose reads save nothing: no weight); over
+# all 291, 5,956 requests read what the central prediction says and 183 read less (48 only the
+# static prefix, 40 an older entry, 95 neither). Moonshot has none: 4 development conversations of
+# 10 requests or more, too few for a 90 % interval (a share is kept for a cache measured on at
+# least 19).
 # Gemini (implicit caching, Gemini CLI chats of the `dev` rows): 43 conversations; over all 110,
 # 491 requests read what the central prediction says and 1,731 read less (14 only the static
 # prefix, 360 an older entry, 1,357 neither): implicit caching finds far less than a prefix cache
@@ -58,21 +65,21 @@ from ctxbench.sim.core.catalog import prices
 # lifetime (auto.py); with a 24-hour one it was 299 and 1,923.
 LOST_SHARE: dict[str, tuple[float, ...]] = {
     "gemini": (
-        -0.5816, 0.0282, 0.0282, 0.0282, 0.0282, 0.0857, 0.0903, 0.1074, 0.1098, 0.1098, 0.1444,
-        0.22, 0.2431, 0.2431, 0.2431, 0.244, 0.254, 0.3094, 0.4347, 0.5931, 0.9144,
+        -0.5816, -0.0004, -0.0004, -0.0004, -0.0004, -0.0004, -0.0004, 0.0903, 0.0996, 0.108, 0.1098,
+        0.1098, 0.22, 0.2416, 0.2416, 0.2416, 0.2416, 0.254, 0.3094, 0.4347, 0.9144,
     ),
     "openai": (
-        -0.0684, 0.0062, 0.0103, 0.0148, 0.016, 0.0179, 0.0182, 0.0187, 0.0224, 0.0271, 0.0292,
-        0.0379, 0.039, 0.0465, 0.0504, 0.0575, 0.063, 0.0702, 0.0886, 0.1227, 0.541,
+        -0.0684, 0.0062, 0.0103, 0.0141, 0.016, 0.0179, 0.0182, 0.0193, 0.0233, 0.0271, 0.0294,
+        0.0383, 0.0437, 0.0469, 0.0504, 0.0557, 0.0618, 0.0656, 0.083, 0.1188, 0.541,
     ),
     "zai": (
-        -0.1718, -0.0027, -0.0023, -0.0002, 0.0001, 0.0003, 0.0003, 0.0005, 0.0024, 0.0031, 0.009,
-        0.01, 0.0107, 0.0154, 0.0171, 0.0171, 0.0205, 0.023, 0.0273, 0.0409, 0.6732,
+        -0.1718, -0.0073, -0.0073, -0.0024, -0.0022, 0.0001, 0.0003, 0.0003, 0.0005, 0.0024, 0.0061,
+        0.0102, 0.0107, 0.0154, 0.0171, 0.0198, 0.0205, 0.0232, 0.0273, 0.0409, 0.141,
     ),
 }  # fmt: skip
-# The read-weighted mean of the same shares (the development part's pooled share: its central
-# reads' tokens not read, net, over those reads), same conversations and command.
-MEAN_SHARE: dict[str, float] = {"gemini": 0.1896, "openai": 0.0409, "zai": 0.0137}
+# The saving-weighted mean of the same shares (the development part's pooled share: what its
+# central reads save that the bill did not, net, over what they save), same conversations and command.
+MEAN_SHARE: dict[str, float] = {"gemini": 0.1497, "openai": 0.0406, "zai": 0.0112}
 LEVEL = 0.90
 # providers a log's endpoint must name for its share to apply (the Codex logs' model_provider):
 # a log recorded against another endpoint (e.g. `ctxbench serve`, model_provider "mock") is not
@@ -111,6 +118,14 @@ def auto_interval(sf: SessionFidelity, provider: str) -> AutoInterval | None:
     tail = round((1 - LEVEL) / 2 * n)
     shares = (qs[tail], qs[n // 2], qs[n - tail])
     return AutoInterval(costs[tail], costs[n - tail], mean, provider, shares, costs[n // 2])
+
+
+def read_saving(r: RequestCompare, model: str, tokens: int) -> float:
+    """What reading `tokens` of request `r`'s prompt from the cache saves against sending them
+    uncached, at the request's own model and price tier (a long-context tier by its prompt)."""
+    p = prices(r.model or model)
+    prompt = r.billed.input_tokens + r.billed.cache_read
+    return p.cost(prompt, 0, 0, 0, 0) - p.cost(prompt - tokens, tokens, 0, 0, 0)
 
 
 def _cost(sf: SessionFidelity, share: float) -> float:

@@ -3,8 +3,9 @@ fallback evidence it cites (issue 28: every fitted constant cites the developmen
 measured on, and the measurement can be rerun):
 
 - on automatic-prefix caches (bench/fidelity/auto_interval.py `LOST_SHARE`): per conversation,
-  the share of the central prediction's cached reads the bill did not read (net), weighted by
-  those reads (the share of a token: its mean is the pooled share); and, as
+  the share of what the central prediction's cached reads save that the bill did not save (net),
+  weighted by that saving (the share of a dollar saved: its mean is the pooled share, and the
+  pooled cost is linear in it); and, as
   evidence for the causes bench/fidelity/auto.py names, of the requests after the first, how many
   read what the central prediction says (within tolerance, or more: *found*) and how many read
   less (*missed*); of the misses, how many read only the static prefix other sessions keep warm,
@@ -49,6 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctxbench.bench.fidelity.auto import STEP, UnitCounts, count_deepseek
+from ctxbench.bench.fidelity.auto_interval import read_saving
 from ctxbench.bench.fidelity.gaps import count_relay, count_retention, prompt_of, served_by_first_backend
 from ctxbench.bench.fidelity.interval import RELAY, cost_interval, miss_kind
 from ctxbench.bench.fidelity.model_error import POOLED, margins, scores, stratum
@@ -68,7 +70,7 @@ class AutoCounts:
     neither: int = 0
     back: Counter[int] = field(default_factory=Counter)
     sessions: list[str] = field(default_factory=list)
-    lost: list[tuple[float, int]] = field(default_factory=list)  # (share, central reads) per conversation
+    lost: list[tuple[float, float]] = field(default_factory=list)  # (share, central saving) per conversation
     into_output: int = 0  # reads past the previous prompt, not past its output (auto.py OUTPUT)
     output_readable: int = 0  # tokens of previous outputs a next request could have read (128-token steps)
     output_read: int = 0  # ... and read
@@ -87,7 +89,7 @@ class AutoCounts:
 
     @property
     def mean_share(self) -> float:
-        """The read-weighted mean of the lost shares: the pooled share (auto_interval.py `MEAN_SHARE`)."""
+        """The saving-weighted mean of the lost shares: the pooled share (auto_interval.py `MEAN_SHARE`)."""
         total = sum(w for _, w in self.lost)
         return sum(s * w for s, w in self.lost) / total if total else 0.0
 
@@ -97,9 +99,10 @@ QUANTILES = 20  # a distribution as its 5 % quantiles (0 % and 100 % included)
 RATE_STEP = 0.01  # a conversation's miss rate, to the percent (interval.py `Misses.rates`)
 
 
-def _quantiles(xs: list[tuple[float, int]]) -> list[float]:
+def _quantiles(xs: list[tuple[float, float]]) -> list[float]:
     """The 5 % quantiles of values weighted by their weights (a conversation's share weighted by
-    its central reads: the distribution of the share of a token, whose mean is the pooled share)."""
+    what its central reads save: the distribution of the share of a dollar, whose mean is the
+    pooled share)."""
     if not xs:
         return []
     ys = sorted(xs)
@@ -128,8 +131,8 @@ def _count_output(prev: RequestCompare, r: RequestCompare, acc: AutoCounts) -> N
 
 def count_auto(sf: SessionFidelity, acc: AutoCounts) -> None:
     """Add the reads of one conversation on an automatic-prefix cache to `acc`: each request after
-    the first against the central prediction's read, and the conversation's lost share (the
-    central reads' tokens the bill did not read, net, over the central reads)."""
+    the first against the central prediction's read, and the conversation's lost share (what the
+    central reads save that the bill's did not, net, over what the central reads save)."""
     warm = int(sf.meta.get("warm_tokens", 0) or 0)
     reqs = sf.baseline.requests  # the prediction the interval draws around (interval.py), no outside event
     for k in range(1, len(reqs)):
@@ -153,10 +156,10 @@ def count_auto(sf: SessionFidelity, acc: AutoCounts) -> None:
             acc.back[back] += 1
         else:
             acc.neither += 1
-    central_total = sum(r.predicted.cache_read for r in reqs[1:])
-    if len(reqs) >= SHARE_FLOOR and central_total:
-        lost = sum(r.predicted.cache_read - r.billed.cache_read for r in reqs[1:])
-        acc.lost.append((lost / central_total, central_total))
+    saved = sum(read_saving(r, sf.model, r.predicted.cache_read) for r in reqs[1:])
+    if len(reqs) >= SHARE_FLOOR and saved > 0:
+        lost = saved - sum(read_saving(r, sf.model, r.billed.cache_read) for r in reqs[1:])
+        acc.lost.append((lost / saved, saved))
 
 
 @dataclass

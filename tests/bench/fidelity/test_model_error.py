@@ -12,7 +12,7 @@ import pytest
 from ctxbench.bench.fidelity import model_error
 from ctxbench.bench.fidelity.auto_interval import MEAN_SHARE, _cost, auto_interval
 from ctxbench.bench.fidelity.interval import cost_interval
-from ctxbench.bench.fidelity.measure import AutoCounts, ErrorCounts, Measured, _count_output, main
+from ctxbench.bench.fidelity.measure import AutoCounts, ErrorCounts, Measured, _count_output, count_auto, main
 from ctxbench.bench.fidelity.model_error import MODEL_ERROR, margins, scores, stratum, widen
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity
 from ctxbench.sim.core.catalog import prices
@@ -123,6 +123,35 @@ def test_the_automatic_caches_mean_is_the_cost_at_the_measured_mean_share() -> N
     assert ci.low <= iv.low <= iv.median == ci.central <= iv.high <= ci.high and ci.mean == iv.mean
     acc = AutoCounts(lost=[(0.01, 900), (0.5, 100)])  # a heavy tail: 10 % of the reads lost half
     assert acc.mean_share == pytest.approx(0.059) and acc.json()["mean_share"] == 0.059
+
+
+def _gemini_pro(n: int) -> SessionFidelity:
+    """A Gemini 2.5 Pro conversation whose prompts cross the 200,000-token price tier halfway: the
+    short ones read 60 % of the central read, the long ones all of it."""
+    reqs = []
+    for i in range(n):
+        prompt = 150_000 + 20_000 * i
+        central = prompt - 20_000 if i else 0
+        read = central if prompt > 200_000 else central * 6 // 10
+        billed, predicted = Usage(prompt - read, read, 0, 0, 50), SimUsage(prompt - central, central)
+        reqs.append(RequestCompare(i, float(i), 1.0, billed, predicted, central))
+    return SessionFidelity("s", "gemini-2.5-pro", "recorded", reqs, auto_provider="gemini")
+
+
+def test_the_lost_share_is_weighted_by_what_a_read_saves_so_the_mean_share_prices_the_bill() -> None:
+    sf = _gemini_pro(12)
+    billed = sum(
+        prices(sf.model).cost(r.billed.input_tokens, r.billed.cache_read, 0, 0, r.billed.output_tokens)
+        for r in sf.requests
+    )
+    acc = AutoCounts()
+    count_auto(sf, acc)
+    [(share, _)] = acc.lost
+    assert _cost(sf, acc.mean_share) == pytest.approx(billed, rel=1e-4)
+    tokens = sum(r.predicted.cache_read - r.billed.cache_read for r in sf.requests) / sum(
+        r.predicted.cache_read for r in sf.requests
+    )
+    assert tokens > share and _cost(sf, tokens) > billed * 1.01  # a token's share over-prices it
 
 
 def test_the_measure_prints_the_constants_ready_to_paste() -> None:
