@@ -39,14 +39,28 @@ from __future__ import annotations
 from typing import Any
 
 from ctxbench.bench.fidelity.results import RequestCompare, near
+from ctxbench.bench.fidelity.suggestion_forks import EXACT, RENDER_SLACK
 from ctxbench.sim.core.names import TTL_SECONDS, is_ttl
 from ctxbench.sim.core.thinking import strips_thinking
-from ctxbench.traces.importers.claude_code_wire import turn_scoped_attachments, version_tuple
+from ctxbench.traces.importers.claude_code_wire import (
+    may_suggest_prompts,
+    turn_scoped_attachments,
+    version_tuple,
+)
 
 # Previous request's entry not read (module docstring): what is known.
 PREVIOUS_NOT_READ = (
     "neither a forked query nor an entry not yet readable, the two causes found in the Claude Code "
     "2.1.114 logs (bench/claude_code_wire.md §2), explains it: unexplained"
+)
+# A turn start that read the response before it too (suggestion_read): not in the prediction, since
+# whether the account's Claude Code sends prompt suggestions is a server-side flag the log does not
+# show (bench/claude_code_wire.md §6: on the development part's Claude Code 2.0.67+, 283 of the 575
+# turn starts that read either did so, in 9 of 16 sources, 214 of them one account's).
+SUGGESTION_READ = (
+    "read the previous prompt and the response that ended the turn: a forked query the log does not "
+    "show cached them (Claude Code's prompt suggestion, sent when the account's server-side flag or "
+    "CLAUDE_CODE_ENABLE_PROMPT_SUGGESTION allows it; bench/claude_code_wire.md §6)"
 )
 # Claude Code versions whose transcripts log attachments (FORMATS.md §2.1: `attachment` lines, 2.1.x)
 LOGS_ATTACHMENTS_FROM = (2, 1, 0)
@@ -92,13 +106,18 @@ def unlogged_attachments(meta: dict[str, Any]) -> bool:
     return meta.get("format") == "claude-code" and len(v) == 3 and v < LOGS_ATTACHMENTS_FROM
 
 
-def likely_cause(r: RequestCompare, meta: dict[str, Any], model: str = "") -> str:
-    """Why the prediction missed, from the recorded usage around the request (module docstring)."""
+def likely_cause(
+    r: RequestCompare, meta: dict[str, Any], model: str = "", prev: RequestCompare | None = None
+) -> str:
+    """Why the prediction missed, from the recorded usage around the request (module docstring);
+    `prev` is the request before it."""
     billed, pred = r.billed.cache_read, r.predicted.cache_read
     system = system_at(meta, r.index)
     warm = int(meta.get("warm_tokens", 0) or 0)
     ttl_name = str(meta.get("ttl", "5m"))
     ttl = TTL_SECONDS[ttl_name] if is_ttl(ttl_name) else 300.0
+    if billed > pred and suggestion_read(r, prev, meta):
+        return SUGGESTION_READ
     if r.ok:
         return _write_off(r, meta)
     if billed < pred:
@@ -128,6 +147,16 @@ def likely_cause(r: RequestCompare, meta: dict[str, Any], model: str = "") -> st
             "two versions share"
         )
     return f"provider read more than the model predicted ({r.miss_cause or 'no miss cause'})"
+
+
+def suggestion_read(r: RequestCompare, prev: RequestCompare | None, meta: dict[str, Any]) -> bool:
+    """Whether turn start `r` read the previous request's whole prompt and the response after it,
+    as a prompt-suggestion fork leaves them (`SUGGESTION_READ`; suggestion_forks.py measures it)."""
+    if prev is None or not r.real_user or not may_suggest_prompts(str(meta.get("version", ""))):
+        return False
+    b = prev.billed
+    extra = r.billed.cache_read - (b.input_tokens + b.cache_read + b.cache_write_5m + b.cache_write_1h)
+    return extra > EXACT and b.output_tokens - RENDER_SLACK <= extra <= b.output_tokens
 
 
 def _write_off(r: RequestCompare, meta: dict[str, Any]) -> str:

@@ -257,7 +257,7 @@ def _cause(
         return track.cause(rc.index, rc.miss_cause, summariser, own_summary)
     if auto:
         return auto_prefix_cause(rc, sf.requests[:-1], sf.meta)
-    return likely_cause(rc, sf.meta, sf.model)
+    return likely_cause(rc, sf.meta, sf.model, sf.requests[-2] if len(sf.requests) > 1 else None)
 
 
 def _next_record(

@@ -11,8 +11,9 @@ import json
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 
 def jsonl_logs(roots: Iterable[Path]) -> Iterator[tuple[Path, str]]:
@@ -56,12 +57,46 @@ def usage_of(line: dict[str, object]) -> tuple[int, int, int] | None:
     return parts[0] + parts[1] + parts[2], parts[1], parts[3]
 
 
+def line_time(line: dict[str, object]) -> float | None:
+    """The line's `timestamp` in seconds, or None without a readable one."""
+    stamp = line.get("timestamp")
+    if not isinstance(stamp, str):
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def is_prompt(line: dict[str, object]) -> bool:
+    """A user line with content other than tool results (not a meta or compact-summary line)."""
+    if line.get("isMeta") or line.get("isCompactSummary"):
+        return False
+    message = line.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return True
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") != "tool_result" for b in content
+    )
+
+
 class Counts(Protocol):
     """What a count over raw logs gives: JSON and text."""
 
     def json(self) -> dict[str, object]: ...
 
     def lines(self) -> list[str]: ...
+
+
+C = TypeVar("C", bound=Counts)
+
+
+def count_each(roots: Iterable[Path], acc: C, count_log: Callable[[Path, str, C], None]) -> C:
+    """`acc` with `count_log` run on every `*.jsonl` log under `roots` (`jsonl_logs`), in order."""
+    for path, source in jsonl_logs(roots):
+        count_log(path, source, acc)
+    return acc
 
 
 def main_of(prog: str, doc: str, count: Callable[[list[Path]], Counts], argv: list[str] | None) -> int:

@@ -21,10 +21,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 
-from ctxbench.bench.fidelity.raw_logs import jsonl_logs, lines_of, main_of, usage_of
+from ctxbench.bench.fidelity.raw_logs import count_each, is_prompt, line_time, lines_of, main_of, usage_of
 from ctxbench.bench.fidelity.results import tolerance
 from ctxbench.sim.core.thinking import strips_thinking
 
@@ -68,29 +67,6 @@ class TurnStarts:
         return out
 
 
-def _time(line: dict[str, object]) -> float | None:
-    stamp = line.get("timestamp")
-    if not isinstance(stamp, str):
-        return None
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
-def _is_prompt(line: dict[str, object]) -> bool:
-    """A user line with content other than tool results (not a meta or compact-summary line)."""
-    if line.get("isMeta") or line.get("isCompactSummary"):
-        return False
-    message = line.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    if isinstance(content, str):
-        return True
-    return isinstance(content, list) and any(
-        isinstance(b, dict) and b.get("type") != "tool_result" for b in content
-    )
-
-
 def count_log(path: Path, source: str, acc: TurnStarts) -> None:
     """Add the turn starts of one Claude Code log to `acc` (module docstring)."""
     prev_prompt, prev_id, prev_t = 0, None, None
@@ -100,10 +76,10 @@ def count_log(path: Path, source: str, acc: TurnStarts) -> None:
         if line.get("isSidechain"):
             continue
         kind = line.get("type")
-        if kind == "user" and _is_prompt(line):
+        if kind == "user" and is_prompt(line):
             if start_t is None:
                 thinking_before, thinking_now = thinking_now, False
-            start_t = _time(line)
+            start_t = line_time(line)
         elif kind == "system" and line.get("subtype") == "compact_boundary":
             prev_prompt, thinking_now, thinking_before, start_t = 0, False, False, None
         elif kind == "assistant" and isinstance(msg := line.get("message"), dict):
@@ -122,15 +98,12 @@ def count_log(path: Path, source: str, acc: TurnStarts) -> None:
                 full = read >= prev_prompt - tolerance(prev_prompt)
                 acc.add((model, strips_thinking(model), str(line.get("version") or ""), source), full)
             start_t = None
-            prev_prompt, prev_id, prev_t = prompt, msg.get("id"), _time(line) or prev_t
+            prev_prompt, prev_id, prev_t = prompt, msg.get("id"), line_time(line) or prev_t
 
 
 def count(roots: Iterable[Path]) -> TurnStarts:
     """The turn starts of every `*.jsonl` log under `roots` (raw_logs.py `jsonl_logs`)."""
-    acc = TurnStarts()
-    for path, source in jsonl_logs(roots):
-        count_log(path, source, acc)
-    return acc
+    return count_each(roots, TurnStarts(), count_log)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -38,6 +38,15 @@ ONE_MESSAGE_MARK_FROM = (2, 1, 69)
 # ["repl_main_thread*","sdk","auto_mode"] (cli.js 2.1.114 `dd7`): the recap's are 5m.
 FORKED_QUERY_LINES = {"away_summary": "away_summary"}  # system subtype -> querySource
 ONE_HOUR_QUERY_SOURCES = ("repl_main_thread*", "sdk", "auto_mode")
+# Claude Code's prompt suggestion (bench/claude_code_wire.md §6): when a turn of an interactive
+# main thread ends, a forked query (`querySource:"prompt_suggestion"`, no transcript line) over the
+# conversation with a mark on the response that ended the turn (cli.js 2.1.50+ `skipCacheWrite:!0`;
+# before, the last two messages are marked anyway), so the next turn can read the previous prompt
+# and that response. cli.js 2.0.55-2.0.65 carry it but never turn it on; from 2.0.67 (npm has no
+# 2.0.66) `CLAUDE_CODE_ENABLE_PROMPT_SUGGESTION` does, else a server-side flag
+# (`tengu_prompt_suggestion` to 2.1.7, none in 2.1.14-2.1.30, `tengu_chomp_inflection` from 2.1.40:
+# default on up to 2.1.80, off from 2.1.88) and the `promptSuggestionEnabled` setting.
+PROMPT_SUGGESTIONS_FROM = (2, 0, 67)
 
 
 # Claude Code up to 2.0.29 run as the IDE extension runs it (SDK mode, `--input-format stream-json`)
@@ -147,6 +156,13 @@ def version_tuple(version: str) -> tuple[int, ...]:
     """The numbers of a Claude Code version (`2.1.114` -> (2, 1, 114)), the first three at most;
     fewer when fewer are recorded."""
     return tuple(int(p) for p in re.findall(r"\d+", version)[:3])
+
+
+def may_suggest_prompts(version: str) -> bool:
+    """Whether this Claude Code version can send prompt suggestions (PROMPT_SUGGESTIONS_FROM);
+    False when not recorded."""
+    v = version_tuple(version)
+    return len(v) == 3 and v >= PROMPT_SUGGESTIONS_FROM
 
 
 def marked_messages(version: str) -> int:

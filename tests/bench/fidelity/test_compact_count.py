@@ -6,8 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from ctxbench.bench.fidelity.compact_count import count, main
 
@@ -47,19 +45,3 @@ def test_the_command_reports_and_refuses_a_missing_folder(
     assert json.loads(capsys.readouterr().out)["by_version"] == {"2.0.8": {"last usage alone": 1}}
     assert main([str(tmp_path / "absent")]) == 2
     assert "not a folder" in capsys.readouterr().err
-
-
-_LEAF = st.none() | st.booleans() | st.integers() | st.text(max_size=8)
-_KEYS = st.sampled_from(
-    ["type", "subtype", "message", "usage", "id", "compactMetadata", "preTokens", "trigger"]
-)
-_JSON = st.recursive(
-    _LEAF, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=4)
-)
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.one_of(st.text(max_size=30), _JSON.map(json.dumps)), max_size=12))
-def test_any_lines_are_counted_or_named_never_a_traceback(tmp_path: Path, lines: list[str]) -> None:
-    (tmp_path / "f.jsonl").write_text("\n".join(lines), encoding="utf-8")
-    count([tmp_path])

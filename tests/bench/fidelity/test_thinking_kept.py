@@ -6,8 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from ctxbench.bench.fidelity.thinking_kept import count, main
 
@@ -77,32 +75,6 @@ def test_the_command_reports_and_refuses_a_missing_folder(
     assert out["turn_starts"][0]["less"] == 1 and out["turn_starts"][0]["strips"] is True
     assert main([str(tmp_path / "absent")]) == 2
     assert "not a folder" in capsys.readouterr().err
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    st.lists(
-        st.one_of(
-            st.text(max_size=40),
-            st.recursive(
-                st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-                lambda inner: (
-                    st.lists(inner, max_size=3)
-                    | st.dictionaries(
-                        st.sampled_from(["type", "message", "usage", "content", "timestamp", "id", "isMeta"]),
-                        inner,
-                        max_size=4,
-                    )
-                ),
-                max_leaves=12,
-            ).map(json.dumps),
-        ),
-        max_size=12,
-    )
-)
-def test_any_lines_are_counted_or_named_never_a_traceback(tmp_path: Path, lines: list[str]) -> None:
-    (tmp_path / "f.jsonl").write_text("\n".join(lines), encoding="utf-8")
-    count([tmp_path])
 
 
 def test_a_folder_named_like_a_log_is_skipped_and_an_unreadable_log_named(
