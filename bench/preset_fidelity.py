@@ -17,6 +17,10 @@ records at least one compaction, the preset runs on the session with what the tr
   its summariser (a proxy log that did not capture it): on the bill's terms; the naive figure (the
   recorded replay's naive cost, bench/naive.py) beside.
 
+A conversation whose log leaves most of its message blocks sized 0 tokens (bench/fidelity/unsure.py
+`ZERO_BLOCKS_SHARE`: content no bill sized, so the rebuilt prompt does not grow as the one sent
+did) is named and not compared: a preset replayed on it predicts a conversation that never grew.
+
 Usage: `python -m ctxbench.bench.preset_fidelity --corpus corpus-data [--split dev|test]
 [--all-real DIR] [--policy claude-code] [-o FILE] [--json]`. Exit 0 when the report is written
 (a figure outside the target is a finding, not a failure), 2 on bad input.
@@ -36,6 +40,7 @@ from ctxbench.bench.fidelity.compare import compare
 from ctxbench.bench.fidelity.discover import CLAUDE_CODE_FORMATS, discover
 from ctxbench.bench.fidelity.parts import Part, parts
 from ctxbench.bench.fidelity.results import SessionFidelity
+from ctxbench.bench.fidelity.unsure import ZERO_BLOCKS_SHARE, zero_block_share
 from ctxbench.sim.core.catalog import CatalogError
 from ctxbench.sim.providers.choice import NoModelError
 from ctxbench.traces.importers import ImportFailure, import_paths
@@ -108,7 +113,12 @@ class Row:
 
 
 def _compacts(trace: Trace) -> bool:
-    return any(isinstance(e, CompactionEvent) for e in trace.events)
+    """Whether the log records a compaction and a billed request besides the summariser's (a
+    summariser's file read without its session may hold nothing else: no turn for a preset)."""
+    events = trace.events
+    return any(isinstance(e, CompactionEvent) for e in events) and any(
+        isinstance(e, MessageEvent) and e.usage is not None and e.tag != "summary" for e in events
+    )
 
 
 def unbilled_summarisers(trace: Trace) -> list[bool]:
@@ -174,6 +184,13 @@ def _row(part: str, rel: str, name: str, tr: Trace, policy: str) -> Row:
         f"{e.trigger} {e.pre_tokens:,}" if e.pre_tokens else e.trigger
         for e in tr.events if isinstance(e, CompactionEvent)
     ]  # fmt: skip
+    zero = zero_block_share(tr)
+    if zero > ZERO_BLOCKS_SHARE:  # bench/fidelity/unsure.py: the recorded replay falls back to naive here
+        row.note = (
+            f"not compared: {zero:.0%} of the log's message blocks are sized 0 tokens (content no bill "
+            "sized): a preset would replay a prompt that does not grow as the one sent did"
+        )
+        return row
     try:
         sf, rec = measure(tr, name, policy)
     except (CatalogError, NoModelError) as e:  # no substitute model is guessed (H-20)

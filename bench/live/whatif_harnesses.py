@@ -126,14 +126,14 @@ HARNESSES = {
     "opencode": Harness(
         "opencode",
         "1.18.33",
-        "opencode",
+        "opencode-live",
         (_opencode(22_000), _opencode(25_000), _opencode(30_000), OPENCODE_OFF),
         "opencode_task.yaml",
     ),
     "gemini-cli": Harness(
         "gemini-cli",
         "0.61.0",
-        "gemini-cli",
+        "gemini-cli-live",
         (_gemini(0.03), _gemini(0.04), _gemini(0.06), _gemini(0.08)),
         "whatif_gemini_cli_task.yaml",
     ),

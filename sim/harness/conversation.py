@@ -1,9 +1,9 @@
 """The harness model: one simpy process per conversation, replaying a prepared trace under a policy.
 
-Before each model reply of the trace it applies the policy (eviction edits, the estimator, the
-compaction decision), then sends the request (`sim/harness/calls.py`: the policy's cache marks,
-the provider call with retries, one flat record per call naming the cause of any cache miss).
-simpy holds time only: idle gaps from the trace, latencies, back-off; policies never see it.
+Before each model reply of the trace it applies the policy (eviction edits, the estimator, the compaction
+decision), then sends the request (`sim/harness/calls.py`: the policy's cache marks, the provider call with
+retries, one flat record per call naming the cause of any cache miss). simpy holds time only: idle gaps
+from the trace, latencies, back-off; policies never see it.
 """
 
 from __future__ import annotations
@@ -28,9 +28,8 @@ from ctxbench.sim.harness.handoff import fresh_observation
 from ctxbench.sim.prepared import PreparedTrace, Step
 from ctxbench.traces.model import CompactionEvent
 
-# H-29/H-30: the interview's and reflection's prompt and answer sizes (assumed: the seed gives none)
-INTERVIEW_QUESTION_BYTES = 600
-INTERVIEW_ANSWER_TOKENS = 400
+INTERVIEW_QUESTION_BYTES = 600  # H-29/H-30: interview and reflection prompt size (assumed: not in the seed)
+INTERVIEW_ANSWER_TOKENS = 400  # H-29/H-30: their answer size (assumed: the seed gives none)
 
 
 class Conversation(ProviderCalls):
@@ -277,13 +276,14 @@ class Conversation(ProviderCalls):
         self.model = step.model
 
     def _recorded_compaction(self, step: Step) -> None:
-        """A compaction the recorded harness performed (imported traces): applied only when the
-        policy's compaction component replays recorded ones (`recorded(view, summary, keep) -> Edit`),
-        as an Edit with cause "compaction"; other policies ignore it and compact by their own rules.
-        `keep`: how many of the latest messages the recorded harness kept after the summary (the
-        event's `kept_from` counts the trace's messages from 0)."""
+        """A compaction the recorded harness performed (imported traces): applied only when the policy's
+        compaction component replays recorded ones (`recorded(view, summary, keep)`: an Edit, cause
+        "compaction"); other policies compact by their own rules, but one before any message is the
+        log's starting state (a compacted session continued): its summary opens every policy's context."""
         edit = self.policy.compaction.recorded(self.view(), step.message, self._kept_count(step))
         if edit is None:
+            if not self.messages_seen and step.message is not None:
+                self._append_input(step.message)
             return
         self.apply(edit)
         self.outcome.compactions += 1

@@ -147,10 +147,15 @@ def test_a_proxy_log_without_the_summariser_bill_is_compared_like_for_like() -> 
 @needs_real
 def test_a_log_that_starts_after_a_compaction_does_not_count_it() -> None:
     """A log that continues a compacted session (Claude Code's `agent-acompact-*` files) begins
-    with the compaction: its starting state, not a compaction the preset should reproduce."""
+    with the compaction: its starting state, not a compaction the preset should reproduce; its
+    summary opens the preset's context as it does the recorded replay's (without it, the preset
+    replayed the session 21,155 tokens short: $3.29 predicted where the recorded replay gives $4.20)."""
     tr = import_paths([SESSION]).traces[0]
     at = next(i for i, e in enumerate(tr.events) if isinstance(e, CompactionEvent))
     tail = replace(tr, events=tr.events[at:])
+    sf, rec = preset_fidelity.measure(tail, "main", "claude-code")
+    first = sf.baseline.requests[0].predicted
+    assert first == rec.baseline.requests[0].predicted and first.cache_write_1h == 21155
     row = preset_fidelity._row("dev", "spotter/tail", "main", tail, "claude-code")
     assert row.note == "" and row.starts_compacted
     assert row.real == [] and row.turns_ok

@@ -12,7 +12,8 @@
   whose summary is the `isCompactSummary` message after the `compact_boundary`. A boundary whose
   `compactMetadata.preservedSegment` names kept messages (2.1.x: "Recent messages are preserved
   verbatim") gives the CompactionEvent `kept_from`: those messages follow the summary (their lines,
-  re-logged before the boundary with the same uuids, are skipped as duplicates).
+  re-logged before the boundary with the same uuids, are skipped as duplicates). Read without its
+  session, the summariser's file ends with its request and a compaction (summariser_file.py).
 - `attachment` lines and `isMeta` messages are sent by Claude Code as `<system-reminder>` text; they
   are imported as user text (their exact rendering is not recorded: sizes come from usage), as
   Claude Code's `normalizeAttachmentForAPI` renders them (cli.js 2.1.39-2.1.114): the types it
@@ -85,6 +86,7 @@ from ctxbench.traces.importers.claude_code_wire import (
     sent_to_model,
     turn_scoped_attachments,
 )
+from ctxbench.traces.importers.summariser_file import close_compaction, merge_compaction_request
 from ctxbench.traces.importers.tokens import Item, build_traces
 from ctxbench.traces.model import Content, ToolDef
 
@@ -337,10 +339,12 @@ def import_claude_code(paths: list[Path], report: ImportReport | None = None) ->
     convs = list(r.convs.values())
     main = r.convs.get("main") or next((c for c in convs if c.key.startswith("main")), None)
     compacts = [c for c in convs if c.key.startswith("agent:acompact")]
-    if main is not None:
-        for ac in compacts:
-            _merge_compaction_request(main, ac, report)
+    for ac in compacts:  # the summariser's file: into its session, else closed on its own
+        if main is not None:
+            merge_compaction_request(main.items, ac.items, ac.name, report)
             convs.remove(ac)
+        else:
+            close_compaction(ac.items, ac.name, report)
     convs.sort(key=lambda c: (c is not main, c.items[0].t or 0.0 if c.items else 0.0, c.key))
     meta_common = {"format": "claude-code", "version": (main or convs[0]).version if convs else ""}
     backend = {  # dropped usage first: the relay and backend checks read the recorded usage only
@@ -377,23 +381,3 @@ def import_claude_code(paths: list[Path], report: ImportReport | None = None) ->
 def _uuid(o: dict[str, Any]) -> list[str]:
     u = o.get("uuid")
     return [u] if isinstance(u, str) else []
-
-
-def _merge_compaction_request(main: _Conv, ac: _Conv, report: ImportReport) -> None:
-    """The summariser request = the main prompt + its instruction (its last user message): insert
-    the instruction and the reply just before the next compact_boundary of the main trace."""
-    reply = next((i for i in ac.items if i.kind == "reply"), None)
-    users = [i for i in ac.items if i.kind == "user" and (reply is None or (i.t or 0) <= (reply.t or 0))]
-    if reply is None or not users:
-        report.skip("compaction sub-agent file without a request", ac.name)
-        return
-    t = reply.t or 0.0
-    at = next(
-        (k for k, i in enumerate(main.items) if i.kind == "compact" and (i.t or 0.0) >= t),
-        len(main.items),
-    )
-    instr = users[-1]
-    instr.tag = "summary"
-    reply.tag = "summary"
-    main.items[at:at] = [instr, reply]
-    report.counts["compaction requests merged from sub-agent files"] += 1

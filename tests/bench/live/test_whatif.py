@@ -26,6 +26,7 @@ from ctxbench.bench.live.whatif import (
     summary_bytes,
 )
 from ctxbench.bench.live.whatif_report import render
+from ctxbench.policies.preset import with_policy_set
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -87,18 +88,21 @@ def test_claude_code_reminders_follow_the_rule_in_every_recording() -> None:
         assert any(k == "after" for k in seen.values()) == bool(s.turns)
 
 
-def test_the_plain_preset_misses_where_the_reminders_and_summary_size_are_left_as_recorded() -> None:
-    """The finding the module's corrections answer: the task recorded at 140k carries the reminders
-    at its own compaction point and the preset's 6,000-byte summary is ~210 tokens short of the
-    continuation message, so at 120k the preset misses Claude Code's second compaction."""
+def test_the_plain_preset_misses_where_the_summary_is_taken_without_claude_codes_wrapper() -> None:
+    """The finding the preset's continuation size answers: the task recorded at 140k carries the
+    reminders at its own compaction point; the continuation message is the mock's 6,000-byte summary
+    inside 969 bytes of Claude Code's own text (claude-code-live `summary_bytes` 6,969). Taken as the
+    summary alone (~240 tokens short), at 120k the preset misses Claude Code's second compaction."""
     served, _pairs = _results("claude-code")
     h = HARNESSES["claude-code"]
     by = {s.setting.label: s for s in served}
     src, tgt = by["w140k"], by["w120k"]
     _reqs, f = load_ledger(src.path)
-    recs = simulate(task_of(src.reqs, f), policy_for(h, tgt.setting), "anthropic")
-    assert tgt.turns == [13, 24] and predicted_turns(recs) == [13]
-    assert summary_bytes(src.reqs) == 6969  # the recorded continuation message (wrapper + 6,000 B)
+    task, policy = task_of(src.reqs, f), policy_for(h, tgt.setting)
+    assert summary_bytes(src.reqs) == policy.compaction.summary_bytes == 6969  # as recorded
+    summary_alone = with_policy_set(policy, ["compaction.summary_bytes=6000"])
+    assert tgt.turns == [13, 24] and predicted_turns(simulate(task, summary_alone, "anthropic")) == [13]
+    assert predicted_turns(simulate(task, policy, "anthropic")) == [13, 24]
 
 
 def test_missing_ledgers_are_a_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -107,11 +111,12 @@ def test_missing_ledgers_are_a_one_line_error(tmp_path: Path, capsys: pytest.Cap
     assert err.count("\n") == 0 and "no such ledger" in err and str(tmp_path) in err
 
 
-def test_from_a_run_without_compaction_the_unknown_sizes_cost_the_120k_second_compaction() -> None:
+def test_from_a_run_without_compaction_the_unknown_reminders_cost_the_120k_second_compaction() -> None:
     """DISABLE_AUTO_COMPACT=1: the recording has no continuation message, no compaction instruction
-    and no post-compaction reminder, so the preset's assumed sizes stand in; they are short by
-    ~240 + ~400 tokens, and at 120k the second compaction (turn 24, 87,079 estimated against 87,000)
-    is missed. The other settings are still predicted within ±1 turn and 5 %."""
+    and no post-compaction reminder, so the preset's sizes stand in (the continuation as Claude Code
+    builds it around the mock's summary), while the reminders it appends after a compaction are not
+    in the recording: at 120k the second compaction (turn 24, within a few hundred tokens of the
+    87,000 threshold) is missed. The other settings are still predicted within ±1 turn and 5 %."""
     _served, pairs = _results("claude-code")
     by = {p.target: p for p in pairs if p.source == "off"}
     assert by["off"].ok and by["off"].served_turns == [] and by["off"].predicted_turns == []
@@ -139,17 +144,26 @@ def test_opencode_compactions_are_classified_and_left_out_of_the_task() -> None:
     )
 
 
-def test_from_a_run_without_compaction_the_assumed_sizes_miss_opencode_and_gemini() -> None:
+def test_from_a_run_without_compaction_the_summary_size_decides_opencode_and_gemini() -> None:
     """The finding the kept ledgers show: a recording without a compaction shows neither the
-    continuation's size nor the instruction's, and the presets' assumed ones (8,000-byte summary,
-    2,500-byte instruction) are larger than the mock model's (3,000 B): opencode at 22k then
-    compacts at turns 15 and 20 instead of 16 and 22, and Gemini CLI's costs are 7-29 % high."""
-    by = {p.target: p for p in _results("opencode")[1] if p.source == "off"}
+    continuation's size nor the instruction's. The generic presets' assumed summary (8,000 bytes)
+    is larger than the mock model's (3,000 B): opencode at 22k then compacts at turns 15 and 20
+    instead of 16 and 22, and Gemini CLI's costs are 7-29 % high. The -live presets carry the
+    mock's summary (the task script's `summary_bytes`) and the harness's own texts around it, and
+    every setting is then predicted from the run without compaction too."""
+    generic = {
+        n: pairs_of(ROOT / DATA, replace(HARNESSES[n], preset=n.removesuffix("-live")))[1]
+        for n in ("opencode", "gemini-cli")
+    }
+    by = {p.target: p for p in generic["opencode"] if p.source == "off"}
     assert by["limit22k"].served_turns == [10, 16, 22] and by["limit22k"].predicted_turns == [10, 15, 20]
     assert not by["limit22k"].ok and by["off"].ok
-    gem = {p.target: p for p in _results("gemini-cli")[1] if p.source == "t08"}
+    gem = {p.target: p for p in generic["gemini-cli"] if p.source == "t08"}
     assert all(p.turns_ok for p in gem.values())
     assert gem["t08"].ok and gem["t03"].cost_delta > COST_TOLERANCE
+    for name, source in (("opencode", "off"), ("gemini-cli", "t08")):
+        assert HARNESSES[name].preset == f"{name}-live"
+        assert all(p.ok for p in _results(name)[1] if p.source == source), name
 
 
 def test_gemini_compresses_at_please_continue_and_the_summary_of_a_summary() -> None:
