@@ -12,6 +12,7 @@ from typing import IO
 
 from ctxbench.bench.fidelity.compare import compare
 from ctxbench.bench.fidelity.fields import session_json
+from ctxbench.bench.fidelity.forks import with_prompt_suggestions
 from ctxbench.bench.fidelity.logs import DATA_ERRORS, IMPORT, NotReplayed, Replayed, traces_of
 from ctxbench.bench.fidelity.replay import serving
 from ctxbench.bench.fidelity.text import session_text
@@ -43,6 +44,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="assume other sessions of the account keep the shared static prefix warm "
         "(bench/fidelity/compare.py)",
+    )
+    p.add_argument(
+        "--assume-prompt-suggestions",
+        action="store_true",
+        help="Claude Code logs: assume the account had prompt suggestions on, a forked query sent when "
+        "each turn ends that no log line records (bench/claude_code_wire.md §6; default: not sent)",
     )
     p.add_argument(
         "--all-real",
@@ -120,6 +127,8 @@ def _traces(args: argparse.Namespace) -> int:
             raise ValueError(f"{path}: a folder; give its log files, or {every}")
     out: list[str] = []
     traces = [t for path in args.traces for t in traces_of(path)]
+    if args.assume_prompt_suggestions:
+        traces = [(path, with_prompt_suggestions(tr)) for path, tr in traces]
     unknown = 0
     for _path, tr in traces:  # every model known before the first request (H-20)
         if any(isinstance(e, MessageEvent) and e.usage is not None for e in tr.events):

@@ -12,22 +12,44 @@ not logged, so it is sent but not scored.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from ctxbench.sim.core.names import Ttl, is_ttl
 from ctxbench.sim.core.provider import Outcome, Provider, Request
+from ctxbench.traces.model import Trace
 
 
-def forked_requests(meta: dict[str, Any]) -> dict[int, tuple[float, Ttl]]:
-    """meta.forked_requests as {index of the next request: (seconds before it, ttl)}; entries
-    that are malformed are ignored (an imported trace of another version may lack them)."""
-    out: dict[int, tuple[float, Ttl]] = {}
+def forked_requests(meta: dict[str, Any]) -> dict[int, list[tuple[float, Ttl]]]:
+    """meta.forked_requests as {index of the next request: [(seconds before it, ttl)], the
+    earliest first}; entries that are malformed are ignored (an imported trace of another version
+    may lack them)."""
+    out: dict[int, list[tuple[float, Ttl]]] = {}
     for row in meta.get("forked_requests") or ():
         if isinstance(row, Sequence) and len(row) == 3:
             before, index, ttl = row
             if isinstance(index, int) and isinstance(before, int | float) and is_ttl(ttl):
-                out[index] = (float(before), ttl)
-    return out
+                out.setdefault(index, []).append((float(before), ttl))
+    return {i: sorted(f, key=lambda x: -x[0]) for i, f in out.items()}
+
+
+def with_prompt_suggestions(trace: Trace) -> Trace:
+    """`trace` with the prompt suggestions its harness could have sent (`meta.suggestion_forks`,
+    traces/importers/claude_code_wire.py) among its forked requests: what the replay predicts for
+    an account that has them on (bench/claude_code_wire.md §6; no log line says whether it did),
+    each sent when its turn ended, before any logged fork of the same gap. Their marks take the conversation's
+    recorded ttl, not the 5m of a query source outside the 1h allowlist: on the development part
+    turn starts read the response after idle gaps of 5 minutes or more 61 times (JamesTiberiusKirk
+    2.1.145/2.1.150), which a 5m entry would not allow."""
+    meta = trace.header.meta
+    ttl = meta.get("ttl")
+    rows = list(meta.get("forked_requests") or ()) + [
+        [r[0], r[1], ttl if is_ttl(ttl) else r[2]]
+        for r in meta.get("suggestion_forks") or ()
+        if isinstance(r, Sequence) and len(r) == 3
+    ]
+    header = replace(trace.header, meta={**meta, "forked_requests": rows})
+    return replace(trace, header=header)
 
 
 def fork_of(req: Request, ttl: Ttl) -> Request | None:
@@ -47,15 +69,14 @@ class ForkedRequests:
     """A provider to which the replayed conversation's harness also sends its forked queries: each
     just before the request it precedes, at its recorded time."""
 
-    def __init__(self, inner: Provider, forks: dict[int, tuple[float, Ttl]]) -> None:
+    def __init__(self, inner: Provider, forks: dict[int, list[tuple[float, Ttl]]]) -> None:
         self.inner, self.forks = inner, forks
         self.name = inner.name
         self.model = inner.model
 
     def call(self, req: Request, now: float) -> Outcome:
-        fork = self.forks.get(req.index) if req.kind not in ("warmup", "fork") else None
-        if fork is not None:
-            before, ttl = fork
+        forks = self.forks.get(req.index, []) if req.kind not in ("warmup", "fork") else []
+        for before, ttl in forks:
             sent = fork_of(req, ttl)
             if sent is not None:
                 self.inner.call(sent, now - before)

@@ -30,7 +30,9 @@
 - Forked queries it logs only by their result line (`system` `away_summary`, claude_code_wire.py
   `FORKED_QUERY_LINES`): `meta.forked_requests` lists each as (seconds before the next request,
   that request's index, the ttl of its marks); the fidelity replay sends them
-  (bench/fidelity/forks.py).
+  (bench/fidelity/forks.py). The prompt suggestions a main thread could have sent, which no line
+  records (claude_code_wire.py `suggestion_forks`), go to `meta.suggestion_forks`, the same rows,
+  sent only by `fidelity --assume-prompt-suggestions`.
 - @-mentioned files of Claude Code up to 2.0.29 run by the IDE extension (claude_code_wire.py
   `turn_scoped_attachments`): sent in their own turn only and not logged; added before the prompt as
   a Read call (a message of its own for the first) and a result given as a size, marked `turn`
@@ -81,9 +83,11 @@ from ctxbench.traces.importers.claude_code_wire import (
     kept_lines,
     loaded_tools,
     marked_messages,
+    may_suggest_prompts,
     mention_call,
     rendered_texts,
     sent_to_model,
+    suggestion_forks,
     turn_scoped_attachments,
 )
 from ctxbench.traces.importers.summariser_file import close_compaction, merge_compaction_request
@@ -367,6 +371,7 @@ def import_claude_code(paths: list[Path], report: ImportReport | None = None) ->
                     "session": c.session,
                     "marked_messages": marked_messages(c.version),
                     **({"forked_requests": forked_requests(c.forks, c.items)} if c.forks else {}),
+                    **({"suggestion_forks": suggestion_forks(c.items)} if suggests(c, main) else {}),
                     **backend[c.key],
                 },
             )
@@ -376,6 +381,11 @@ def import_claude_code(paths: list[Path], report: ImportReport | None = None) ->
         "claude-code",
         report,
     )
+
+
+def suggests(c: _Conv, main: _Conv | None) -> bool:
+    """Whether conversation `c` is a main thread of a Claude Code that can send prompt suggestions."""
+    return c is main and may_suggest_prompts(c.version)
 
 
 def _uuid(o: dict[str, Any]) -> list[str]:

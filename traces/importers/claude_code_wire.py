@@ -158,6 +158,26 @@ def version_tuple(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in re.findall(r"\d+", version)[:3])
 
 
+def suggestion_forks(items: list[Item]) -> list[list[Any]]:
+    """The prompt suggestions this conversation could have sent (PROMPT_SUGGESTIONS_FROM), as
+    `forked_requests` rows: one when each turn ends that a prompt (a user item with content other
+    than tool results) follows, once two replies or more are in the context (cli.js 2.1.63
+    `early_conversation`; a compaction starts the count again). Whether they were sent is not in
+    the log (bench/claude_code_wire.md §6): the replay sends them only when told to."""
+    sent: list[tuple[float, str]] = []
+    replies, end = 0, None
+    for it in items:
+        if it.kind == "compact":
+            replies = 0
+        elif it.kind == "reply":
+            replies, end = replies + 1, it.t_end if it.t_end is not None else it.t
+        elif it.kind == "user" and replies >= 2 and end is not None:
+            if any(c.kind != "tool_result" for c in it.contents):
+                sent.append((end, "prompt_suggestion"))
+            end = None
+    return forked_requests(sent, items)
+
+
 def may_suggest_prompts(version: str) -> bool:
     """Whether this Claude Code version can send prompt suggestions (PROMPT_SUGGESTIONS_FROM);
     False when not recorded."""

@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from ctxbench.bench.fidelity.causes import SUGGESTION_READ, likely_cause, suggestion_read
+from ctxbench.bench.fidelity.forks import forked_requests, with_prompt_suggestions
 from ctxbench.bench.fidelity.results import RequestCompare
 from ctxbench.bench.fidelity.suggestion_forks import count, kind_of, main
 from ctxbench.sim.core.provider import Usage as SimUsage
 from ctxbench.traces.importers.claude_code_wire import may_suggest_prompts
-from ctxbench.traces.model import Usage
+from ctxbench.traces.model import Header, Trace, Usage
 
 
 def _reply(i: str, t: str, prompt: int, read: int, output: int, version: str) -> dict[str, object]:
@@ -109,3 +110,18 @@ def test_the_report_names_a_read_of_the_response_before_a_turn_start_on_versions
     mid_turn = _request(5, start.billed, 21_003, real_user=False)  # a tool result: no turn ended
     assert not suggestion_read(mid_turn, prev, meta)
     assert likely_cause(start, meta, "claude-sonnet-4-6", None) != SUGGESTION_READ
+
+
+def test_the_replay_sends_the_suggestions_only_when_told_and_with_the_conversations_ttl() -> None:
+    """`fidelity --assume-prompt-suggestions` (bench/fidelity/forks.py `with_prompt_suggestions`):
+    the importer's suggestion rows join the logged forks, each at its own time (the earliest first),
+    with the conversation's recorded ttl."""
+    meta = {
+        "ttl": "1h",
+        "forked_requests": [[5.0, 2, "5m"]],
+        "suggestion_forks": [[18.0, 2, "5m"], [3.0, 4, "5m"]],
+    }
+    tr = Trace(Header("s.jsonl", model="claude-sonnet-4-6", meta=meta), (), "s.jsonl")
+    assert forked_requests(tr.header.meta) == {2: [(5.0, "5m")]}
+    on = with_prompt_suggestions(tr)
+    assert forked_requests(on.header.meta) == {2: [(18.0, "1h"), (5.0, "5m")], 4: [(3.0, "1h")]}

@@ -195,3 +195,27 @@ def test_2_1_332_rendered_attachments_and_request_log_lines(tmp_path: Path) -> N
     assert [[c.text for c in u.content] for u in users] == [["go", date], ["1\tline\n\n" + total]]
     assert res.report.counts["attachments Claude Code does not send (dropped)"] == 3
     assert res.report.counts["bookkeeping lines (never sent)"] == 6
+
+
+def _turns(tmp_path: Path, version: str) -> Path:
+    """Three turns of one prompt and one text reply each, the user idle 20 s between them."""
+    lines = []
+    for k in range(3):
+        raw = json.loads(_line(20 * k, type="user", message={"role": "user", "content": f"ask {k}"}))
+        lines.append(json.dumps({**raw, "version": version}))
+        reply = json.loads(_reply(20 * k + 2, f"r{k}", [{"type": "text", "text": "done"}], 5000 * k, 5000))
+        lines.append(json.dumps({**reply, "version": version}))
+    p = tmp_path / f"s{version}.jsonl"
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return p
+
+
+def test_the_prompt_suggestions_a_main_thread_could_have_sent_are_kept_apart(tmp_path: Path) -> None:
+    """From Claude Code 2.0.67 a turn that ends with two replies or more in the context may be
+    followed by a prompt-suggestion fork no line records (bench/claude_code_wire.md §6): the
+    importer keeps where, as forked-request rows of their own (`meta.suggestion_forks`; the
+    replay sends them only when told to, tests/bench/fidelity/test_suggestion_forks.py)."""
+    new = import_paths([_turns(tmp_path, "2.1.150")]).main
+    old = import_paths([_turns(tmp_path, "2.0.65")]).main
+    assert new.header.meta["suggestion_forks"] == [[18.0, 2, "5m"]]  # the third turn: two replies before
+    assert "suggestion_forks" not in old.header.meta and "forked_requests" not in new.header.meta
