@@ -33,6 +33,7 @@ from ctxbench.bench.fidelity.auto import (
 )
 from ctxbench.bench.fidelity.auto_interval import auto_interval, cache_of
 from ctxbench.bench.fidelity.causes import likely_cause
+from ctxbench.bench.fidelity.forks import forked_requests
 from ctxbench.bench.fidelity.gateway import as_charged, write_shape
 from ctxbench.bench.fidelity.outside import recognise
 from ctxbench.bench.fidelity.policy import PolicyTrack, replays_recorded
@@ -154,6 +155,7 @@ def _score(
     own = not replays_recorded(pol)  # P's own prediction: policy causes (bench/fidelity/policy.py)
     sf.track = track = PolicyTrack(pol.name) if own else None
     doubt = unsure(trace, str(cfg.get("provider", "")))
+    forked = set(forked_requests(meta))  # requests a harness's fork precedes (bench/fidelity/forks.py)
     i, k, stopped = -1, 0, False  # k: the next record
     for ev in trace.events:
         if isinstance(ev, CompactionEvent):
@@ -189,7 +191,9 @@ def _score(
         miss = rec.miss_cause if rec is not None else ""
         out_tokens = rec.output if rec is not None and own_summary else b.output_tokens  # P's own summary
         naive = _naive(cfg, i, b, prev_cached, prev_prompt, rec_model, not reported)
-        why = "" if own else doubt.at(i, rec_model, model)  # P's prediction is P's: no fallback
+        # P's prediction is P's, and a read past the naive one after a fork is the fork's: no fallback
+        above = rec is not None and i in forked and rec.cache_read > naive
+        why = "" if own or above else doubt.at(i, rec_model, model)
         # after the last mark, in no block of the trace (providers.md §1.9), unless the importer
         # sized the blocks on the whole prompt (traces/importers/sizing.py `sized_on`)
         tail = 0 if meta.get("sized_on") == "prompt" or rec is None else b.input_tokens

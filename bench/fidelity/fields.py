@@ -61,13 +61,16 @@ def naive(r: RequestCompare) -> dict[str, float]:
 def backend_json(sf: SessionFidelity) -> dict[str, Any]:
     """Another backend behind Claude Code (traces/importers/backend.py): `backend` (its provider and
     the replay's assumption), `writes_assumption` (a log that records no cache write: compared and
-    priced as it reports, bench/fidelity/gateway.py), `usage_unrecorded` (requests whose log records
-    0 tokens: not scored)."""
+    priced as it reports, bench/fidelity/gateway.py), `suggestions_assumption` (prompt suggestions
+    assumed sent, bench/fidelity/forks.py), `usage_unrecorded` (requests whose log records 0 tokens:
+    not scored)."""
     out: dict[str, Any] = {}
     if sf.meta.get("backend_assumption"):
         out["backend"] = {"provider": sf.meta.get("backend", ""), "assumption": sf.meta["backend_assumption"]}
     if sf.meta.get("writes_assumption"):
         out["writes_assumption"] = sf.meta["writes_assumption"]
+    if sf.meta.get("suggestions_assumption"):  # --assume-prompt-suggestions (bench/fidelity/forks.py)
+        out["suggestions_assumption"] = sf.meta["suggestions_assumption"]
     if sf.meta.get("usage_unrecorded"):
         out["usage_unrecorded"] = int(str(sf.meta["usage_unrecorded"]))
     return out

@@ -37,18 +37,24 @@ def with_prompt_suggestions(trace: Trace) -> Trace:
     """`trace` with the prompt suggestions its harness could have sent (`meta.suggestion_forks`,
     traces/importers/claude_code_wire.py) among its forked requests: what the replay predicts for
     an account that has them on (bench/claude_code_wire.md §6; no log line says whether it did),
-    each sent when its turn ended, before any logged fork of the same gap. Their marks take the conversation's
-    recorded ttl, not the 5m of a query source outside the 1h allowlist: on the development part
-    turn starts read the response after idle gaps of 5 minutes or more 61 times (JamesTiberiusKirk
-    2.1.145/2.1.150), which a 5m entry would not allow."""
+    each sent when its turn ended, before any logged fork of the same gap, and the assumption
+    recorded (`suggestions_assumption`). Their marks take the conversation's recorded ttl, not the
+    5m of a query source outside the 1h allowlist: on the development part turn starts read the
+    response after idle gaps of 5 minutes or more 61 times (JamesTiberiusKirk 2.1.145/2.1.150),
+    which a 5m entry would not allow. A conversation that could send none (a sub-agent, a Claude
+    Code before 2.0.67) is returned as it is."""
     meta = trace.header.meta
+    if "suggestion_forks" not in meta:
+        return trace
     ttl = meta.get("ttl")
-    rows = list(meta.get("forked_requests") or ()) + [
+    sent = [
         [r[0], r[1], ttl if is_ttl(ttl) else r[2]]
-        for r in meta.get("suggestion_forks") or ()
+        for r in meta["suggestion_forks"] or ()
         if isinstance(r, Sequence) and len(r) == 3
     ]
-    header = replace(trace.header, meta={**meta, "forked_requests": rows})
+    said = f"prompt suggestions on: {len(sent)} forked queries sent as turns ended (logged nowhere)"
+    rows = list(meta.get("forked_requests") or ()) + sent
+    header = replace(trace.header, meta={**meta, "forked_requests": rows, "suggestions_assumption": said})
     return replace(trace, header=header)
 
 

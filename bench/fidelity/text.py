@@ -56,6 +56,8 @@ def session_text(path: str, sf: SessionFidelity, every: bool = False) -> list[st
         out.append(f"  assumed: {sf.meta['backend_assumption']}")
     if sf.meta.get("writes_assumption"):  # a log that records no cache write (bench/fidelity/gateway.py)
         out.append(f"  assumed: {sf.meta['writes_assumption']}")
+    if sf.meta.get("suggestions_assumption"):  # --assume-prompt-suggestions (bench/fidelity/forks.py)
+        out.append(f"  assumed: {sf.meta['suggestions_assumption']}")
     if sf.meta.get("usage_unrecorded"):
         n = sf.meta["usage_unrecorded"]
         out.append(f"  not scored: {n} request(s) whose usage records 0 tokens in and out (bill unknown)")

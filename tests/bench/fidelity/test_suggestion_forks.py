@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from ctxbench.bench.cli import main as cli_main
 from ctxbench.bench.fidelity.causes import SUGGESTION_READ, likely_cause, suggestion_read
 from ctxbench.bench.fidelity.forks import forked_requests, with_prompt_suggestions
 from ctxbench.bench.fidelity.results import RequestCompare
@@ -125,3 +126,47 @@ def test_the_replay_sends_the_suggestions_only_when_told_and_with_the_conversati
     assert forked_requests(tr.header.meta) == {2: [(5.0, "5m")]}
     on = with_prompt_suggestions(tr)
     assert forked_requests(on.header.meta) == {2: [(18.0, "1h"), (5.0, "5m")], 4: [(3.0, "1h")]}
+    assert on.header.meta["suggestions_assumption"].startswith("prompt suggestions on: 2 forked queries")
+    sub = Trace(Header("a.jsonl", model="claude-sonnet-4-6", meta={"ttl": "1h"}), (), "a.jsonl")
+    assert with_prompt_suggestions(sub) is sub  # a conversation that could send none: unchanged
+
+
+def _turn_log(tmp_path: Path) -> Path:
+    """Four turns of Claude Code 2.1.150 (a prompt, a text reply each), each turn start reading the
+    previous prompt and the response before it, as an account with prompt suggestions shows."""
+    lines, prompt = [], 0
+    for k in range(4):
+        t, answered = f"2026-05-04T10:00:{10 * k:02d}Z", f"2026-05-04T10:00:{10 * k + 2:02d}Z"
+        read = prompt + 300 - 3 if k >= 2 else prompt  # from the third turn: the response too
+        total = prompt + 300 + 200 if k else 20_000
+        usage = {
+            "input_tokens": 3,
+            "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": total - read - 3,
+        }
+        usage["output_tokens"] = 300
+        user = {"type": "user", "timestamp": t, "version": "2.1.150", "uuid": f"u{k}", "sessionId": "s"}
+        user["message"] = {"role": "user", "content": f"ask {k} " + "x" * 700}
+        reply = {"type": "assistant", "timestamp": answered, "version": "2.1.150", "uuid": f"a{k}"}
+        reply["sessionId"] = "s"
+        reply["requestId"] = f"r{k}"
+        reply["message"] = {"id": f"m{k}", "model": "claude-sonnet-4-6", "usage": usage}
+        reply["message"]["content"] = [{"type": "text", "text": "y" * 1100}]
+        lines += [user, reply]
+        prompt = total
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_the_flag_sends_the_forks_and_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = _turn_log(tmp_path)
+    assert cli_main(["fidelity", str(log), "--json", "-q"]) == 0
+    plain = json.loads(capsys.readouterr().out)[0]
+    assert cli_main(["fidelity", str(log), "--json", "-q", "--assume-prompt-suggestions"]) == 0
+    on = json.loads(capsys.readouterr().out)[0]
+    assert "suggestions_assumption" not in plain and on["suggestions_assumption"].startswith(
+        "prompt suggestions on"
+    )
+    assert on["predicted"]["cache_read"] > plain["predicted"]["cache_read"]
+    assert on["within_tolerance"] > plain["within_tolerance"]
