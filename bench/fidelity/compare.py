@@ -145,8 +145,7 @@ def _score(
     label = name or str(meta.get("conversation", ""))
     sf = SessionFidelity(label, model, pol.name, meta=meta, outside=outside)
     prev_t: float | None = None
-    prev_cached = 0
-    prev_prompt = 0  # automatic-prefix caches: the previous request's whole prompt
+    prev_cached = prev_prompt = 0  # prev_prompt: on automatic-prefix caches, the previous whole prompt
     turn_start = 0  # billed cached part of the last request sent right after real user content
     real = False
     mentions: tuple[str, ...] = ()  # @-mentions of the current turn's prompt, of the one before
@@ -154,8 +153,7 @@ def _score(
     written: dict[int, int] = {}  # billed cached part -> request index
     own = not replays_recorded(pol)  # P's own prediction: policy causes (bench/fidelity/policy.py)
     sf.track = track = PolicyTrack(pol.name) if own else None
-    doubt = unsure(trace, str(cfg.get("provider", "")))
-    forked = set(forked_requests(meta))  # requests a harness's fork precedes (bench/fidelity/forks.py)
+    doubt, forked = unsure(trace, str(cfg.get("provider", ""))), set(forked_requests(meta))  # forks.py
     i, k, stopped = -1, 0, False  # k: the next record
     for ev in trace.events:
         if isinstance(ev, CompactionEvent):
@@ -191,9 +189,8 @@ def _score(
         miss = rec.miss_cause if rec is not None else ""
         out_tokens = rec.output if rec is not None and own_summary else b.output_tokens  # P's own summary
         naive = _naive(cfg, i, b, prev_cached, prev_prompt, rec_model, not reported)
-        # P's prediction is P's, and a read past the naive one after a fork is the fork's: no fallback
-        above = rec is not None and i in forked and rec.cache_read > naive
-        why = "" if own or above else doubt.at(i, rec_model, model)
+        above = rec is not None and i in forked and rec.cache_read > naive  # a fork's read, not a break
+        why = "" if own or above else doubt.at(i, rec_model, model)  # P's is P's: no fallback either
         # after the last mark, in no block of the trace (providers.md §1.9), unless the importer
         # sized the blocks on the whole prompt (traces/importers/sizing.py `sized_on`)
         tail = 0 if meta.get("sized_on") == "prompt" or rec is None else b.input_tokens
