@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ctxbench.bench.fidelity.gaps import prompt_of
 from ctxbench.bench.fidelity.results import AutoInterval, RequestCompare, SessionFidelity
 from ctxbench.sim.core.catalog import prices
 
@@ -123,8 +124,7 @@ def auto_interval(sf: SessionFidelity, provider: str) -> AutoInterval | None:
 def read_saving(r: RequestCompare, model: str, tokens: int) -> float:
     """What reading `tokens` of request `r`'s prompt from the cache saves against sending them
     uncached, at the request's own model and price tier (a long-context tier by its prompt)."""
-    p = prices(r.model or model)
-    prompt = r.billed.input_tokens + r.billed.cache_read
+    p, prompt = prices(r.model or model), prompt_of(r)
     return p.cost(prompt, 0, 0, 0, 0) - p.cost(prompt - tokens, tokens, 0, 0, 0)
 
 

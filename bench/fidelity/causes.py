@@ -39,7 +39,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxbench.bench.fidelity.results import RequestCompare, near
-from ctxbench.bench.fidelity.suggestion_forks import EXACT, RENDER_SLACK
+from ctxbench.bench.fidelity.suggestion_forks import reads_response
 from ctxbench.sim.core.names import TTL_SECONDS, is_ttl
 from ctxbench.sim.core.thinking import strips_thinking
 from ctxbench.traces.importers.claude_code_wire import (
@@ -154,9 +154,7 @@ def suggestion_read(r: RequestCompare, prev: RequestCompare | None, meta: dict[s
     as a prompt-suggestion fork leaves them (`SUGGESTION_READ`; suggestion_forks.py measures it)."""
     if prev is None or not r.real_user or not may_suggest_prompts(str(meta.get("version", ""))):
         return False
-    b = prev.billed
-    extra = r.billed.cache_read - (b.input_tokens + b.cache_read + b.cache_write_5m + b.cache_write_1h)
-    return extra > EXACT and b.output_tokens - RENDER_SLACK <= extra <= b.output_tokens
+    return reads_response(r.billed.cache_read, prev.billed.total_input, prev.billed.output_tokens)
 
 
 def _write_off(r: RequestCompare, meta: dict[str, Any]) -> str:

@@ -15,6 +15,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol, TypeVar
 
+GAP = 240.0  # seconds between requests: well inside the 5-minute TTL, so a short read is not an expiry
+
 
 def jsonl_logs(roots: Iterable[Path]) -> Iterator[tuple[Path, str]]:
     """Every `*.jsonl` file under `roots`, in order, with its source: its first folder under the

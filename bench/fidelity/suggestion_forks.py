@@ -32,8 +32,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ctxbench.bench.fidelity.raw_logs import count_each, is_prompt, line_time, lines_of, main_of, usage_of
-from ctxbench.bench.fidelity.thinking_kept import GAP
+from ctxbench.bench.fidelity.raw_logs import (
+    GAP,
+    count_each,
+    is_prompt,
+    line_time,
+    lines_of,
+    main_of,
+    usage_of,
+)
 
 # The response as the next request sends it back counts a few tokens less than its output (the
 # development part's turn starts that read it: 3 less, on Claude Code 2.1.62-2.1.150).
@@ -75,11 +82,17 @@ class SuggestionForks:
         return out
 
 
+def reads_response(read: int, prev_prompt: int, prev_output: int) -> bool:
+    """Whether `read` is the previous prompt and the response after it (less `RENDER_SLACK` at
+    most), beyond the previous prompt alone (more than `EXACT` past it)."""
+    extra = read - prev_prompt
+    return extra > EXACT and prev_output - RENDER_SLACK <= extra <= prev_output
+
+
 def kind_of(read: int, prev_prompt: int, prev_output: int) -> str:
     """What a turn start read against the previous prompt (an entry is read to the token: within
     `EXACT`) and the previous response's output."""
-    with_response = prev_prompt + prev_output
-    if with_response - RENDER_SLACK <= read <= with_response:
+    if reads_response(read, prev_prompt, prev_output):
         return "response"
     if abs(read - prev_prompt) <= EXACT:
         return "prompt"

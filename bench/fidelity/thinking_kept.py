@@ -23,11 +23,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ctxbench.bench.fidelity.raw_logs import count_each, is_prompt, line_time, lines_of, main_of, usage_of
+from ctxbench.bench.fidelity.raw_logs import (
+    GAP,
+    count_each,
+    is_prompt,
+    line_time,
+    lines_of,
+    main_of,
+    usage_of,
+)
 from ctxbench.bench.fidelity.results import tolerance
 from ctxbench.sim.core.thinking import strips_thinking
-
-GAP = 240.0  # seconds: well inside the 5-minute TTL, so a short read is not an expiry
 
 Key = tuple[str, bool, str, str]  # (model, strips thinking by name, version, source)
 
