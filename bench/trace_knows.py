@@ -9,22 +9,34 @@ Taken from the trace (unless `--policy-set` sets the key):
   https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching);
 - `compaction.summary_bytes`: the mean size of the summaries the trace records (an imported log
   with compactions), instead of the preset's assumed size;
-- `compaction.summary_tokens`: the mean billed size of what followed each recorded compaction
-  beyond the static prefix (the importer sizes the summary block from the first bill after it).
-  Claude Code sends more than the summary after compacting: re-read files, the todo list and plan,
-  skills, the output of `SessionStart` hooks run with source `compact`, CLAUDE.md reminders
-  (research/policies.md §1 POST_COMPACT_*; Claude Code hooks reference, SessionStart matcher
-  `compact`: https://docs.anthropic.com/en/docs/claude-code/hooks). The log records the summary's
-  text but not these (a hook's output is never logged), so only their total is known, from the
-  bill; with it, the preset's own model of the re-attached files (`reattach_files`) is off, since
-  the billed size already holds them. Taken only by a preset that models Claude Code's
-  re-attachment (`reattach_files` > 0); another preset's post-compaction prompt is its summary.
+- `compaction.summary_tokens_each`: the billed size of what followed each recorded compaction
+  beyond the static prefix, up to the first request after it: its summary block (the importer
+  sizes it from that request's bill) and the messages the harness logged with it (sim/prepared.py
+  `REATTACHED`, which a preset that compacts by its own rules does not replay). Claude Code sends
+  more than the summary after compacting: re-read files, the todo list and plan, skills, the
+  output of `SessionStart` hooks run with source `compact`, CLAUDE.md reminders (research/policies.md
+  §1 POST_COMPACT_*; Claude Code hooks reference, SessionStart matcher `compact`:
+  https://docs.anthropic.com/en/docs/claude-code/hooks). Only the total is known, from the bill;
+  with it, the preset's own model of the re-attached files (`reattach_files`) is off, since the
+  billed size already holds them, and so is its kept tail (`keep_value` 0): whatever the harness
+  kept of the conversation is in that bill too. The n-th compaction the preset makes takes the
+  n-th recorded size; one past the last takes `compaction.summary_tokens`, the mean of the recorded
+  summary blocks alone (what was re-attached at one point says nothing of another: a 119k-token
+  block re-sent once would make every later compaction overflow). Taken only by a preset that
+  models Claude Code's re-attachment (`reattach_files` > 0); another preset's post-compaction
+  prompt is its summary. With these, a compaction needs an exchange to summarise (`min_older` 2):
+  Claude Code's count before the first usage covers the messages alone (research/policies.md §1),
+  so a prompt over the threshold for its system part alone does not compact.
   On the shared development sessions the summary text is 14.6 KB and 12.2 KB and the billed
   post-compaction messages 12,497 and 21,155 tokens (spotter 258c7280, 8463c716): the summary's
-  text alone would be 3.6k and 3.0k tokens at 4 bytes a token.
-  With several recorded compactions the n-th the preset makes takes the n-th recorded size
-  (`summary_tokens_each`; the mean for one past the last): the sizes differ from one compaction to
-  another (12,497 and 21,155 tokens above), so a mean would move the later compactions.
+  text alone would be 3.6k and 3.0k tokens at 4 bytes a token. On the corpus's development part,
+  with the files logged after the boundary counted and nothing kept, the first request after each
+  compaction the preset shares with the real session is predicted to the token on 49 of 51, and
+  14 tokens short on one (JTK dotsv2 2.1.145-2.1.150 main threads, harinathpathipaka visionweb
+  2.1.145 sub-agents that kept nothing of a 12k-73k last round, ahmedarafa994, spotter ...; the
+  51st, an ahmedarafa994 sub-agent on glm-5.1, is 127,008 over either way); keeping the last round
+  was exact on none, over-counted by up to 72,754 tokens and re-compacted early (bench/
+  preset_fidelity.md: same compactions 54 -> 58 of 68 on the development part).
 
 - `budget` (a preset whose budget is the model window, `budget_means: window`, run without
   `--budget`): the window the harness compacted in, when the trace records automatic compactions
@@ -69,7 +81,7 @@ from ctxbench.policies.view import View
 from ctxbench.sim.core.catalog import model_info, resolve
 from ctxbench.sim.core.registry import registered_name
 from ctxbench.sim.core.transcript import Transcript
-from ctxbench.sim.prepared import PreparedTrace
+from ctxbench.sim.prepared import REATTACHED, PreparedTrace
 from ctxbench.traces.importers.claude_code_wire import version_tuple
 from ctxbench.traces.model import CompactionEvent
 
@@ -126,6 +138,17 @@ def _set(policy: Policy, kind: str, param: str, v: object) -> Policy:
     return replace(policy, **{kind: replace(getattr(policy, kind), **{param: v})})
 
 
+def _take(policy: Policy, key: str, v: object, why: str, known: list[str], taken: set[str]) -> Policy:
+    """`policy` with `key` ("component.param") set to `v` and the reason listed in `known`, unless
+    the policy has no such key or it was set already (`taken`)."""
+    kind, param = key.split(".")
+    if not _has(policy, kind, param) or key in taken:
+        return policy
+    known.append(f"{key}={v} ({why})")
+    taken.add(key)
+    return _set(policy, kind, param, v)
+
+
 def recorded_ttls(prep: PreparedTrace) -> dict[str, int]:
     """How many recorded cache marks of each TTL the trace holds."""
     out: dict[str, int] = {}
@@ -142,13 +165,20 @@ def recorded_summaries(prep: PreparedTrace) -> list[int]:
     return [s.message.nbytes for s in prep.steps if s.kind == "compaction" and s.message is not None]
 
 
-def recorded_summary_tokens(prep: PreparedTrace) -> list[int]:
-    """The billed tokens of what followed each recorded compaction (the summary block, sized by
-    the importer from the first bill after it; 0 when no bill sized it)."""
-    return [
-        s.message.tokens for s in prep.steps
-        if s.kind == "compaction" and s.message is not None and s.message.tokens > 0
-    ]  # fmt: skip
+def recorded_summary_tokens(prep: PreparedTrace) -> list[tuple[int, int]]:
+    """Per recorded compaction whose summary a bill sized: the billed tokens of its summary block,
+    and of all that followed it up to the first request after it (the summary and what the harness
+    sent with it, sim/prepared.py `REATTACHED`), sized by the importer from that request's bill."""
+    out: list[tuple[int, int]] = []
+    sized = False
+    for s in prep.steps:
+        if s.kind == "compaction":
+            sized = s.message is not None and s.message.tokens > 0
+            if sized and s.message is not None:
+                out.append((s.message.tokens, s.message.tokens))
+        elif sized and s.message is not None and s.message.tag == REATTACHED:
+            out[-1] = (out[-1][0], out[-1][1] + s.message.tokens)
+    return out
 
 
 def recorded_auto_triggers(prep: PreparedTrace) -> list[int]:
@@ -226,21 +256,27 @@ def apply(policy: Policy, prep: PreparedTrace, spec: str, set_keys: tuple[str, .
     if reattaches and "compaction.summary_tokens" not in taken:
         billed = recorded_summary_tokens(prep)
         if billed:
-            mean = round(sum(billed) / len(billed))
+            mean = round(sum(n for n, _ in billed) / len(billed))
             policy = _set(policy, "compaction", "summary_tokens", mean)
             known.append(
-                f"compaction.summary_tokens={mean} (mean billed size of what followed the {len(billed)} "
-                "recorded compactions: summary, re-attached files, hook output)"
+                f"compaction.summary_tokens={mean} (mean billed size of the {len(billed)} recorded "
+                "summaries: a compaction past the recorded ones)"
             )
-            if len(billed) > 1 and "compaction.summary_tokens_each" not in taken:
-                policy = _set(policy, "compaction", "summary_tokens_each", tuple(billed))
-                each = ",".join(str(n) for n in billed)
-                known.append(f"compaction.summary_tokens_each={each} (the n-th compaction takes the n-th)")
+            if "compaction.summary_tokens_each" not in taken:
+                each = tuple(n for _, n in billed)
+                policy = _set(policy, "compaction", "summary_tokens_each", each)
+                known.append(
+                    f"compaction.summary_tokens_each={','.join(str(n) for n in each)} (the n-th "
+                    "compaction takes the billed size of what followed the n-th recorded one: summary, "
+                    "re-attached files, hook output)"
+                )
             taken.add("compaction.summary_tokens")
-            if _has(policy, "compaction", "reattach_files") and "compaction.reattach_files" not in taken:
-                policy = _set(policy, "compaction", "reattach_files", 0)
-                known.append("compaction.reattach_files=0 (the billed size above holds what was re-attached)")
-                taken.add("compaction.reattach_files")
+            # the billed sizes hold what was re-attached, whatever the harness kept, and nothing
+            # precedes the first exchange (module docstring)
+            held = "the billed sizes above hold it"
+            policy = _take(policy, "compaction.reattach_files", 0, held, known, taken)
+            policy = _take(policy, "compaction.keep_value", 0, held, known, taken)
+            policy = _take(policy, "compaction.min_older", 2, "a summary needs an exchange", known, taken)
     est = policy.estimator
     if (
         "estimator" not in taken

@@ -41,6 +41,15 @@ class Step:
     event: object | None = None
 
 
+# The tag of a message the trace logs after a recorded compaction and before the first request
+# after it (Claude Code's re-read files, plan, todo list and hook output; a prompt typed after a
+# manual compaction): what the recorded harness sent with its summary. A policy that compacts by
+# its own rules does not send it (sim/harness/conversation.py `_foreign_summariser`); its billed
+# size is part of the recorded post-compaction size (bench/trace_knows.py
+# `recorded_summary_tokens`). A compaction before any message is the trace's starting state: what
+# follows it is not tagged.
+REATTACHED = "reattached"
+
 _step = slots_maker(Step)  # the Step(...) of each message, made as cheaply as a block (sim/core/makers.py)
 
 
@@ -83,6 +92,7 @@ def _prepare(trace: Trace, factory: BlockFactory, name: str) -> PreparedTrace:
     playbook = 0
     contents: tuple[Content, ...] = ()  # the system content as it stands
     make = builder(factory)
+    reattached = False  # after a recorded compaction, before the next reply (REATTACHED)
     block, message = make.block, make.message
     for i, ev in enumerate(trace.events):
         if isinstance(ev, MessageEvent):  # almost every event: first
@@ -90,6 +100,9 @@ def _prepare(trace: Trace, factory: BlockFactory, name: str) -> PreparedTrace:
             if ev.tag == "prep":
                 playbook += sum(c.size for c in ev.content if c.key == PLAYBOOK_KEY)
             msg = message(ev, key)
+            if reattached and ev.role != "assistant" and not ev.tag:
+                msg = Message.of(msg.role, msg.blocks, REATTACHED, msg.pinned)
+            reattached = reattached and ev.role != "assistant"
             if ev.role == "assistant":
                 out = ev.output_tokens
                 if out is None:
@@ -122,6 +135,7 @@ def _prepare(trace: Trace, factory: BlockFactory, name: str) -> PreparedTrace:
             summary = tuple(block(c, "user", f"{key}.s{j}") for j, c in enumerate(ev.summary))
             opening = Message.of("user", summary, "summary") if summary else None
             steps.append(Step("compaction", opening, ev.t, event=ev))
+            reattached = any(st.kind in ("message", "reply") for st in steps)
     return PreparedTrace(
         name or trace.path or trace.header.source,
         trace.header.model,

@@ -25,7 +25,7 @@ from ctxbench.sim.core.tokens import BlockFactory
 from ctxbench.sim.core.transcript import Transcript
 from ctxbench.sim.harness.calls import CallFailed, Proc, ProviderCalls, ProviderFor, RunOutcome, wait
 from ctxbench.sim.harness.handoff import fresh_observation
-from ctxbench.sim.prepared import PreparedTrace, Step
+from ctxbench.sim.prepared import REATTACHED, PreparedTrace, Step
 from ctxbench.traces.model import CompactionEvent
 
 INTERVIEW_QUESTION_BYTES = 600  # H-29/H-30: interview and reflection prompt size (assumed: not in the seed)
@@ -245,13 +245,13 @@ class Conversation(ProviderCalls):
 
     def _foreign_summariser(self, step: Step) -> bool:
         """A message of the recorded harness's summariser request (its instruction and reply,
-        tagged "summary", e.g. Claude Code's merged from the sub-agent file) under a compaction
-        component that does not replay recorded compactions: it makes its own summary request
-        when it compacts, so the recorded one is not sent (never replayed as a turn, issue 29)."""
+        tagged "summary", e.g. Claude Code's merged from the sub-agent file) or of what it sent with
+        its summary (REATTACHED) under a compaction component that does not replay recorded
+        compactions: it compacts and summarises by its own rules, so these are not sent (issue 29)."""
         return (
             step.kind in ("message", "reply")
             and step.message is not None
-            and step.message.tag == "summary"
+            and step.message.tag in ("summary", REATTACHED)
             and not getattr(self.policy.compaction, "replays_recorded", False)
         )
 
@@ -261,7 +261,7 @@ class Conversation(ProviderCalls):
         Claude Code adds its instruction to the last user message, which holds the results of the
         last reply's tool calls; a policy that sends no such request still sends those results."""
         msg = step.message
-        if step.kind != "message" or msg is None:
+        if step.kind != "message" or msg is None or msg.tag == REATTACHED:
             return None
         keep = []
         after = False

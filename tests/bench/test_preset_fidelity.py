@@ -14,13 +14,24 @@ import pytest
 
 from ctxbench.bench import preset_fidelity
 from ctxbench.bench.cli import main
-from ctxbench.bench.trace_knows import apply
+from ctxbench.bench.fidelity.compare import compare
+from ctxbench.bench.trace_knows import apply, recorded_summary_tokens
 from ctxbench.policies.preset import load_policy
 from ctxbench.sim.core.content import Message
+from ctxbench.sim.prepared import REATTACHED
 from ctxbench.sim.providers.choice import choose
 from ctxbench.sim.runner import prepare_for
 from ctxbench.traces.importers import import_paths
-from ctxbench.traces.model import CompactionEvent, Header, MessageEvent, Trace, Usage
+from ctxbench.traces.model import (
+    CompactionEvent,
+    Content,
+    Event,
+    Header,
+    MessageEvent,
+    SystemEvent,
+    Trace,
+    Usage,
+)
 from tests.real import REAL, needs_real
 
 SPOTTER = REAL / "spotter"
@@ -160,3 +171,59 @@ def test_a_log_that_starts_after_a_compaction_does_not_count_it() -> None:
     assert row.note == "" and row.starts_compacted
     assert row.real == [] and row.turns_ok
     assert "starts compacted" in "\n".join(preset_fidelity.render("dev", [row], "claude-code"))
+
+
+def _sized(tokens: int, key: str) -> Content:
+    return Content("text", nbytes=tokens * 4, tokens=tokens, key=key)
+
+
+def _compacted_session() -> Trace:
+    """A Claude Code 2.1.x log on a 200k window: 14 rounds of 10,000 tokens on a 20,000-token
+    system prompt, then a 12,000-token tool output before which the harness compacted; its summary
+    (6,000) and the files it re-read (30,000, logged after the boundary) are what the next bill
+    holds beyond the static prefix: nothing of the conversation was kept (as on the development
+    part's Claude Code 2.1.145 sub-agents and main threads, bench/trace_knows.py)."""
+    ev: list[Event] = [SystemEvent((_sized(20_000, "sys"),), t=0.0)]
+    prompt, t = 20_000, 0.0
+    for i in range(14):
+        ev.append(MessageEvent("user", (_sized(10_000, f"u{i}"),), t=t))
+        t += 10
+        usage = Usage(input_tokens=10_000, cache_read=prompt, output_tokens=100)
+        ev.append(MessageEvent("assistant", (_sized(100, f"a{i}"),), usage=usage, t=t))
+        prompt += 10_100
+    ev += [
+        MessageEvent("user", (_sized(12_000, "last"),), t=t),
+        CompactionEvent((_sized(6_000, "summary"),), trigger="auto", pre_tokens=prompt + 12_000, t=t + 5),
+        MessageEvent("user", (_sized(30_000, "files"),), t=t + 6),
+        MessageEvent("assistant", (_sized(100, "after"),), usage=Usage(36_000, 20_000, 0, 0, 100), t=t + 9),
+        MessageEvent("user", (_sized(1_000, "next"),), t=t + 9),
+        MessageEvent("assistant", (_sized(100, "end"),), usage=Usage(1_100, 56_000, 0, 0, 100), t=t + 9),
+    ]
+    meta = {"format": "claude-code", "version": "2.1.145", "sized_on": "prompt"}
+    return Trace(Header("s.jsonl", model="claude-sonnet-4-6", meta=meta), tuple(ev), "s.jsonl")
+
+
+def test_what_followed_a_compaction_is_the_post_compaction_prompt_and_nothing_is_kept_twice() -> None:
+    tr = _compacted_session()
+    prep = prepare_for(tr, "claude-sonnet-4-6")
+    tags = [s.message.tag for s in prep.steps if s.kind == "message" and s.message is not None]
+    assert tags.count(REATTACHED) == 1 and tags[-1] == ""  # the files; not the prompt after the reply
+    assert recorded_summary_tokens(prep) == [(6_000, 36_000)]
+    knows = apply(load_policy("claude-code"), prep, "claude-code").policy.compaction
+    assert (knows.summary_tokens_each, knows.summary_tokens, knows.keep_value) == ((36_000,), 6_000, 0)
+    sf = compare(tr, "main", "claude-code")
+    assert sf.track is not None and sf.track.real == sf.track.own == [14]
+    after = sf.baseline.requests[14:]
+    # the prompt after the compaction as billed: the summary and the files, not also the last round
+    # (12,100 tokens over with `keep: turns 1`) nor the files twice
+    assert [q.predicted.cache_read + q.input_predicted for q in after] == [56_000, 57_100]
+    assert [q.billed.total_input for q in after] == [56_000, 57_100]
+    # replaying what was recorded, the files are sent as logged
+    assert compare(tr, "main").baseline.requests[-1].predicted.cache_read == 56_000
+
+
+def test_a_compaction_that_opens_the_log_keeps_what_follows_it() -> None:
+    tr = _compacted_session()
+    opening = (*tr.events[:1], *tr.events[30:])  # the system prompt, then the compaction
+    prep = prepare_for(replace(tr, events=opening), "claude-sonnet-4-6")
+    assert all(s.message.tag != REATTACHED for s in prep.steps if s.message is not None)
