@@ -93,6 +93,7 @@ def _prepare(trace: Trace, factory: BlockFactory, name: str) -> PreparedTrace:
     contents: tuple[Content, ...] = ()  # the system content as it stands
     make = builder(factory)
     reattached = False  # after a recorded compaction, before the next reply (REATTACHED)
+    opened = False  # a message was seen (a compaction before any is the starting state)
     block, message = make.block, make.message
     for i, ev in enumerate(trace.events):
         if isinstance(ev, MessageEvent):  # almost every event: first
@@ -103,6 +104,7 @@ def _prepare(trace: Trace, factory: BlockFactory, name: str) -> PreparedTrace:
             if reattached and ev.role != "assistant" and not ev.tag:
                 msg = Message.of(msg.role, msg.blocks, REATTACHED, msg.pinned)
             reattached = reattached and ev.role != "assistant"
+            opened = True
             if ev.role == "assistant":
                 out = ev.output_tokens
                 if out is None:
@@ -135,7 +137,7 @@ def _prepare(trace: Trace, factory: BlockFactory, name: str) -> PreparedTrace:
             summary = tuple(block(c, "user", f"{key}.s{j}") for j, c in enumerate(ev.summary))
             opening = Message.of("user", summary, "summary") if summary else None
             steps.append(Step("compaction", opening, ev.t, event=ev))
-            reattached = any(st.kind in ("message", "reply") for st in steps)
+            reattached = opened
     return PreparedTrace(
         name or trace.path or trace.header.source,
         trace.header.model,
