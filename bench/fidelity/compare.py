@@ -39,7 +39,7 @@ from ctxbench.bench.fidelity.outside import recognise
 from ctxbench.bench.fidelity.policy import PolicyTrack, replays_recorded
 from ctxbench.bench.fidelity.replay import is_anthropic, replay, serving
 from ctxbench.bench.fidelity.results import OutsideEvents, RequestCompare, SessionFidelity, near
-from ctxbench.bench.fidelity.unsure import TIMING_CAUSES, keeps_timing, unsure
+from ctxbench.bench.fidelity.unsure import READS_INSIDE_MESSAGES, TIMING_CAUSES, keeps_timing, unsure
 from ctxbench.bench.trace_knows import apply as trace_knows
 from ctxbench.policies.preset import Policy, load_policy
 from ctxbench.sim.core.catalog import model_info, prices
@@ -194,7 +194,8 @@ def _score(
         # after the last mark, in no block of the trace (providers.md §1.9), unless the importer
         # sized the blocks on the whole prompt (traces/importers/sizing.py `sized_on`)
         tail = 0 if meta.get("sized_on") == "prompt" or rec is None else b.input_tokens
-        p_billed, fallback = _predicted(rec, why, b, naive, tail, auto, writes_free(cfg))
+        steps = auto or cfg.get("provider") in READS_INSIDE_MESSAGES  # a cache that reads in units
+        p_billed, fallback = _predicted(rec, why, b, naive, tail, steps, writes_free(cfg))
         p = reported_usage(p_billed, reported)
         charged = as_charged(b, str(meta.get("ttl", "5m"))) if charges else b
         prev_cached = _cached(b) if reported else b.total_input  # a gateway's writes are in its input
@@ -316,8 +317,8 @@ def _predicted(
     bench/fidelity/unsure.py) and its read is not a timing miss (on another backend, even a timing
     miss: unsure.py `keeps_timing`) yet differs from the naive read,
     the naive read instead (no invented break) with the fallback's name. On a cache that reads in
-    steps (`steps`: automatic-prefix caches, 128 tokens) one step is a difference; on a cache that
-    bills no writes (`free`) the naive fallback writes nothing."""
+    steps (`steps`: automatic-prefix caches, 128 tokens; DeepSeek's 128-token units) one step is a
+    difference; on a cache that bills no writes (`free`) the naive fallback writes nothing."""
     differs = rec is not None and rec.cache_read != naive and (steps or not near(rec.cache_read, naive))
     timing = rec is not None and rec.miss_cause in TIMING_CAUSES and keeps_timing(why)
     if why and rec is not None and not timing and differs:

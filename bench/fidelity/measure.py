@@ -21,7 +21,9 @@ measured on, and the measurement can be rerun):
   replay, before any fallback, predicted short of the naive read with no timing cause, and which
   of the two the bill sided with; and the same for every read the replay predicted apart from the
   naive one on a request served by another backend (`OTHER_BACKEND`); and every break the replay
-  predicts short of the naive read, by its miss cause, with the side the bill took;
+  predicts short of the naive read, by its miss cause, with the side the bill took; and on
+  DeepSeek (`READS_INSIDE_MESSAGES`), every read with no timing cause a unit or more apart from the
+  naive one, and which of the two the bill read exactly;
 - DeepSeek (sim/data/profiles/deepseek.yaml `unit_tokens`, bench/fidelity/auto.py `left_cached`):
   reads that are whole 128-token units, and reads past the previous prompt (into its output) or
   past its output too; Claude Code relays to Anthropic models (sim/data/profiles/claude-relay.yaml
@@ -261,6 +263,7 @@ class Measured:
     misses: dict[str, MissCounts] = field(default_factory=dict)  # by interval.py `miss_kind`
     sided: Counter[str] = field(default_factory=Counter)  # unsure breaks: whom the bill sided with
     other_backend: Counter[str] = field(default_factory=Counter)  # reads on another backend: the same
+    units: Counter[str] = field(default_factory=Counter)  # reads in units inside messages: the same
     breaks: dict[str, Counter[str]] = field(default_factory=dict)  # every predicted break, by cause
     deepseek: UnitCounts = field(default_factory=UnitCounts)
     relay: Counter[str] = field(default_factory=Counter)
@@ -277,6 +280,7 @@ class Measured:
             "explicit_breakpoints": {k: m.json() for k, m in sorted(self.misses.items())},
             "prompt_not_logged_breaks": dict(sorted(self.sided.items())),
             "other_backend_reads": dict(sorted(self.other_backend.items())),
+            "reads_in_units": dict(sorted(self.units.items())),
             "breaks_by_cause": _sorted_counts(self.breaks),
             "deepseek_reads": vars(self.deepseek),
             "relay_requests": dict(sorted(self.relay.items())),
@@ -306,6 +310,10 @@ class Measured:
         out.append(f"breaks in a rebuilt prompt not the one sent, the bill sided with: {dict(self.sided)}")
         out.append(
             f"reads on another backend than the replay's, the bill sided with: {dict(self.other_backend)}"
+        )
+        out.append(
+            "reads in units that end inside messages, a unit or more apart from the naive read, the "
+            f"bill read exactly: {dict(sorted(self.units.items()))}"
         )
         breaks = _sorted_counts(self.breaks)
         out.append(
@@ -361,7 +369,7 @@ def measure(part: Part) -> Measured:
         else:
             count_misses(sf, out.misses.setdefault(miss_kind(sf), MissCounts()))
         count_error(sf, out.error)
-        count_sided(sf, out.sided, out.other_backend, out.breaks)
+        count_sided(sf, out.sided, out.other_backend, out.breaks, out.units)
     return out
 
 

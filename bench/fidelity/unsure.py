@@ -64,10 +64,13 @@ SHRINK_SHARE = 0.5
 # reading says on 204 requests, what the replay said on 6 (and neither on 96).
 PROMPT_NOT_LOGGED = frozenset({"codex", "codex-rollout"})
 # Provider families (a profile's `provider:`) whose reads end inside messages. On the development
-# part (886caigudong/caigudong- f9d68320, Claude Code 2.1.146 on deepseek-v4-flash, and the opencode
-# conversations of suhd550-dev/stunning-memory on DeepSeek), of the 53 DeepSeek requests after a
-# conversation's first with no timing cause, the replay's read and the naive one agreed on 48;
-# where they differed the bill sided with the naive read on 4, with the replay on 1.
+# part (Claude Code 2.1.x on deepseek-v4 models: harinathpathipaka-commits/visionweb and
+# 886caigudong/caigudong- f9d68320; opencode on DeepSeek, suhd550-dev/stunning-memory), of the
+# DeepSeek requests after a conversation's first with no timing cause, the replay's read and the
+# naive one agreed on 1,021; where they differed, by one 128-token unit or more, the bill read
+# exactly the naive read on 747, the replay's on 9, neither on 110 (`python -m
+# ctxbench.bench.fidelity.measure --corpus DIR`, "reads in units"): so one unit apart is a
+# difference to fall back on (bench/fidelity/compare.py `_predicted`, `steps`).
 READS_INSIDE_MESSAGES = frozenset({"deepseek"})
 # Requests served by another backend than the conversation's first model's vendor. On the
 # development part (14 conversations, mostly ahmedarafa994/eq-prediction: Claude models, then
@@ -165,13 +168,20 @@ def unsure(trace: Trace, provider: str = "") -> Unsure:
 
 
 def count_sided(
-    sf: SessionFidelity, sided: Counter[str], other: Counter[str], by_cause: dict[str, Counter[str]]
+    sf: SessionFidelity,
+    sided: Counter[str],
+    other: Counter[str],
+    by_cause: dict[str, Counter[str]],
+    units: Counter[str] | None = None,
 ) -> None:
     """Whom the bill sided with where the replay is unsure (module docstring; counted by `python -m
     ctxbench.bench.fidelity.measure`): a break it predicts in a rebuilt prompt that is not the one
-    sent (`PROMPT_NOT_LOGGED`), and any read it predicts apart from the naive one on a request
-    served by another backend (`OTHER_BACKEND`); and, fallback or not, every break it predicts
-    short of the naive read, by its miss cause (the evidence each rule that breaks stands on)."""
+    sent (`PROMPT_NOT_LOGGED`), any read it predicts apart from the naive one on a request
+    served by another backend (`OTHER_BACKEND`), and (`units`) any read with no timing cause a
+    storage unit or more apart from the naive one on a cache whose reads end inside messages
+    (`READS_INSIDE_MESSAGES`: exactly the billed read, the naive one, or neither); and, fallback or
+    not, every break it predicts short of the naive read, by its miss cause (the evidence each rule
+    that breaks stands on)."""
     for q in sf.baseline.requests:
         replay_ok = abs(q.replay_read - q.billed.cache_read) <= tolerance(q.billed.cache_read)
         side = "naive" if q.naive_ok else "replay" if replay_ok else "neither"
@@ -182,3 +192,8 @@ def count_sided(
             sided[side] += 1
         if OTHER_BACKEND in q.unsure and not near(q.replay_read, q.naive_read):
             other[side] += 1
+        inside = "units end inside messages" in q.unsure and OTHER_BACKEND not in q.unsure
+        apart = q.index and q.miss_cause not in TIMING_CAUSES and q.replay_read != q.naive_read
+        if units is not None and inside and apart:
+            b = q.billed.cache_read
+            units["naive" if b == q.naive_read else "replay" if b == q.replay_read else "neither"] += 1

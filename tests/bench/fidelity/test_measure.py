@@ -110,3 +110,27 @@ def test_breaks_short_of_naive_are_counted_by_cause_with_the_bills_side() -> Non
         "prefix_change": Counter(neither=1),
         "none named": Counter(naive=1),
     }
+
+
+def test_reads_in_units_a_unit_apart_are_counted_with_the_read_the_bill_matched_exactly() -> None:
+    """On a cache whose reads end inside messages (DeepSeek), a read with no timing cause a unit
+    or more apart from the naive one counts for the read the bill matched to the token; timing
+    breaks, the first request and reads that agree are not counted (unsure.py
+    `READS_INSIDE_MESSAGES`)."""
+    why = "units end inside messages"
+
+    def req(i: int, billed: int, replay: int, cause: str = "") -> RequestCompare:
+        r = _rc(i, 10_000, billed, replay)
+        return replace(r, naive_read=9_088, replay_read=replay, miss_cause=cause, unsure=why)
+
+    reqs = [
+        req(0, 0, 0, "first_request"),
+        req(1, 9_088, 8_960),  # naive, a unit apart
+        req(2, 8_960, 8_960),  # replay
+        req(3, 8_832, 8_960),  # neither
+        req(4, 9_088, 9_088),  # agree: not counted
+        req(5, 0, 0, "ttl_expiry"),  # a timing break: not counted
+    ]
+    units: Counter[str] = Counter()
+    count_sided(SessionFidelity("s", "deepseek-v4-pro", "recorded", reqs), Counter(), Counter(), {}, units)
+    assert units == Counter(naive=1, replay=1, neither=1)
