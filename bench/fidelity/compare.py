@@ -194,8 +194,7 @@ def _score(
         # after the last mark, in no block of the trace (providers.md §1.9), unless the importer
         # sized the blocks on the whole prompt (traces/importers/sizing.py `sized_on`)
         tail = 0 if meta.get("sized_on") == "prompt" or rec is None else b.input_tokens
-        steps = auto or cfg.get("provider") in READS_INSIDE_MESSAGES  # a cache that reads in units
-        p_billed, fallback = _predicted(rec, why, b, naive, tail, steps, writes_free(cfg))
+        p_billed, fallback = _predicted(rec, why, b, naive, tail, _in_steps(cfg), writes_free(cfg))
         p = reported_usage(p_billed, reported)
         charged = as_charged(b, str(meta.get("ttl", "5m"))) if charges else b
         prev_cached = _cached(b) if reported else b.total_input  # a gateway's writes are in its input
@@ -308,6 +307,12 @@ def _naive(
         step = int(cfg.get("granularity", 1) or 1)
         return naive_read(prev_prompt, b.input_tokens + b.cache_read, _minimum(cfg, model), step)
     return min(prev_cached, b.total_input if hidden else _cached(b))
+
+
+def _in_steps(cfg: dict[str, Any]) -> bool:
+    """Whether the cache of profile `cfg` reads in steps: automatic-prefix caches (128 tokens) and
+    DeepSeek's 128-token units (bench/fidelity/unsure.py `READS_INSIDE_MESSAGES`)."""
+    return cfg.get("provider") == "auto-prefix" or cfg.get("provider") in READS_INSIDE_MESSAGES
 
 
 def _predicted(
