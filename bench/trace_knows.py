@@ -38,6 +38,16 @@ Taken from the trace (unless `--policy-set` sets the key):
   was exact on none, over-counted by up to 72,754 tokens and re-compacted early (bench/
   preset_fidelity.md: same compactions 54 -> 58 of 68 on the development part).
 
+- `compaction.reserve_output` (a `claude-code`-marks preset that reserves the summary's output, on
+  a log of Claude Code from 1.0.71 to 2.1.20): what that version subtracts from the window for the
+  summary before its 13,000-token buffer, with `CLAUDE_CODE_MAX_OUTPUT_TOKENS` unset (npm
+  `@anthropic-ai/claude-code` cli.js, read for 1.0.51-2.1.39: `summary_reserve`): 32,000 (its
+  default), 8,192 for a Claude 3.5 model and, up to 2.0.23, any Haiku; from 2.1.21 at most 20,000,
+  the preset's own. So a 2.0.x session on a 200k Sonnet compacts at 155,000 tokens, not 167,000:
+  the development part's 2.0.8 and 2.0.70-2.0.71 logs compacted from 155,489 and 155,052
+  (bruno-vilefort-tech, linxiaotutututu1123), the 2.1.39-2.1.150 ones from 166,458. Up to 1.0.70
+  Claude Code compacted at 92 % of the window less that reserve, which the preset does not model:
+  its rule stays, and is listed among the assumptions.
 - `budget` (a preset whose budget is the model window, `budget_means: window`, run without
   `--budget`): the window the harness compacted in, when the trace records automatic compactions
   with the prompt size that triggered them (Claude Code's `compactMetadata.preTokens`). A harness
@@ -215,17 +225,61 @@ def implied_window(policy: Policy, model: str, trigger: int) -> int:
 COUNTS_ADDED_FROM = (2, 1, 2)
 
 
+# Claude Code versions where its summary reserve changed (npm cli.js, module docstring)
+RESERVE_FROM = (1, 0, 71)  # before: 92 % of (window - reserve), not modelled
+HAIKU_SMALL_UNTIL = (2, 0, 23)  # up to here any Haiku reserves 8,192
+CAPPED_FROM = (2, 1, 21)  # from here the reserve is at most 20,000 (the preset's own)
+
+
+def summary_reserve(version: str, model: str) -> int:
+    """The tokens Claude Code `version` reserves for the summary's output on `model` when it
+    decides to compact, `CLAUDE_CODE_MAX_OUTPUT_TOKENS` unset (module docstring); 0 where its
+    rule is another (before `RESERVE_FROM`)."""
+    v, m = version_tuple(version), model.lower()
+    if v < RESERVE_FROM:
+        return 0
+    if "3-5" in m or (v <= HAIKU_SMALL_UNTIL and "haiku" in m):
+        return 8192
+    return 20000 if v >= CAPPED_FROM else 32000
+
+
+def _claude_code_version(policy: Policy, recorded_by: str) -> str:
+    """The recorded Claude Code version when `policy` models Claude Code (its cache marks), else ""."""
+    fmt, _, version = recorded_by.partition(" ")
+    return version if fmt == "claude-code" and registered_name(policy.marks) == "claude-code" else ""
+
+
 def counts_last_usage_only(policy: Policy, recorded_by: str) -> bool:
     """Whether `policy` models Claude Code (its cache marks) with an anchored estimate while the
     trace was recorded by a Claude Code that counted the last usage alone (module docstring)."""
-    fmt, _, version = recorded_by.partition(" ")
+    version = _claude_code_version(policy, recorded_by)
     return (
-        fmt == "claude-code"
-        and bool(version)
+        bool(version)
         and version_tuple(version) < COUNTS_ADDED_FROM
-        and registered_name(policy.marks) == "claude-code"
         and registered_name(policy.estimator) == "anchored"
     )
+
+
+def _take_reserve(
+    policy: Policy, prep: PreparedTrace, known: list[str], taken: set[str]
+) -> tuple[Policy, str]:
+    """`policy` with the summary reserve of the recorded Claude Code version (module docstring);
+    and why the preset's own stands unmodelled ("" when it does not)."""
+    version = _claude_code_version(policy, prep.recorded_by)
+    reserve = value(policy, "compaction.reserve_output")
+    if not version or not reserve or "compaction.reserve_output" in taken:
+        return policy, ""
+    taken.add("compaction.reserve_output")
+    own = summary_reserve(version, prep.model)
+    if not own:
+        return policy, f"Claude Code {version} compacts at 92 % of the window less a reserve: not modelled"
+    if own != reserve:
+        policy = _set(policy, "compaction", "reserve_output", own)
+        known.append(
+            f"compaction.reserve_output={own} (Claude Code {version} reserves {own:,} tokens for the "
+            f"summary on {prep.model}: npm cli.js)"
+        )
+    return policy, ""
 
 
 def apply(policy: Policy, prep: PreparedTrace, spec: str, set_keys: tuple[str, ...] = ()) -> Knows:
@@ -286,6 +340,7 @@ def apply(policy: Policy, prep: PreparedTrace, spec: str, set_keys: tuple[str, .
         policy = replace(policy, estimator=LastUsageEstimator(est.bytes_per_token, est.image_tokens))
         known.append(f"estimator=last-usage ({prep.recorded_by} counts the last usage alone)")
         taken.add("estimator")
+    policy, unmodelled = _take_reserve(policy, prep, known, taken)
     triggers = recorded_auto_triggers(prep)
     if policy.budget_means == "window" and policy.budget <= 0 and "budget" not in taken and triggers:
         window = implied_window(policy, prep.model, min(triggers))
@@ -309,4 +364,7 @@ def apply(policy: Policy, prep: PreparedTrace, spec: str, set_keys: tuple[str, .
         if key == "compaction.summary_bytes":
             why = "assumed by the preset; the trace records no summaries"
         assumed.append(f"{key}={v} ({why})")
+    if unmodelled:
+        reserve = value(policy, "compaction.reserve_output")
+        assumed.append(f"compaction.reserve_output={reserve} (the preset's rule; {unmodelled})")
     return Knows(policy, tuple(known), tuple(assumed))

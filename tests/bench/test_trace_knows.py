@@ -4,15 +4,18 @@ recorded summaries' sizes replace the preset's assumptions; the rest is listed, 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from ctxbench.bench.api import load_policy
 from ctxbench.bench.cli import main
-from ctxbench.bench.trace_knows import apply
+from ctxbench.bench.trace_knows import apply, value
 from ctxbench.policies.budget import budget_for
+from ctxbench.policies.view import View
 from ctxbench.sim.core.catalog import model_info
+from ctxbench.sim.core.transcript import Transcript
 from ctxbench.sim.prepared import PreparedTrace, Step
 from ctxbench.traces.generators.samples import SAMPLES_DIR
 from ctxbench.traces.model import CompactionEvent
@@ -140,3 +143,34 @@ def test_claude_code_up_to_2_1_1_counts_the_last_usage_alone(
     taken = any(k.startswith("estimator=last-usage") for k in knows.from_trace)
     assert taken is last_usage
     assert (type(knows.policy.estimator).__name__ == "LastUsageEstimator") is last_usage
+
+
+@pytest.mark.parametrize(
+    ("recorded_by", "model", "reserve", "threshold"),
+    [
+        ("claude-code 2.0.8", "claude-sonnet-4-5", 32_000, 155_000),  # dev bruno-vilefort: 155,489
+        ("claude-code 2.0.8", "claude-haiku-4-5", 8_192, 178_808),  # any Haiku up to 2.0.23
+        ("claude-code 2.0.30", "claude-haiku-4-5", 32_000, 155_000),
+        ("claude-code 2.1.20", "claude-opus-4-5", 32_000, 155_000),
+        ("claude-code 2.1.21", "claude-sonnet-4-5", 20_000, 167_000),  # the preset's own: nothing taken
+        ("claude-code 1.0.51", "claude-sonnet-4-5", 20_000, 167_000),  # 92 % rule: stated, not modelled
+    ],
+)
+def test_the_summary_reserve_is_the_recorded_claude_code_versions(
+    recorded_by: str, model: str, reserve: int, threshold: int
+) -> None:
+    """npm cli.js: up to 2.1.20 Claude Code reserves CLAUDE_CODE_MAX_OUTPUT_TOKENS' default 32,000
+    for the summary (8,192 on Haiku up to 2.0.23), from 2.1.21 at most 20,000; before 1.0.71 it
+    compacts at 92 % (bench/trace_knows.py `summary_reserve`)."""
+    prep = PreparedTrace("s", model, 200_000, (), (), (), recorded_by=recorded_by)
+    knows = apply(load_policy("claude-code"), prep, "claude-code")
+    assert value(knows.policy, "compaction.reserve_output") == reserve
+    view = View(Transcript(), None, 200_000, 200_000, 0, -1, True, max_output=model_info(model).max_output)
+    assert knows.policy.compaction.threshold(view) == threshold
+    taken = any(k.startswith("compaction.reserve_output=") for k in knows.from_trace)
+    assert taken is (reserve != 20_000)
+    assert any("92 %" in a for a in knows.assumptions) is recorded_by.endswith("1.0.51")
+    # a recorded 2.0.8 trigger above its own threshold says nothing of the window
+    if recorded_by.endswith("2.0.8") and "sonnet" in model:
+        trig = replace(_compacted(model, 200_000, ("auto", 155_489)), recorded_by=recorded_by)
+        assert apply(load_policy("claude-code"), trig, "claude-code").policy.budget == 0
