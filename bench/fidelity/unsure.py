@@ -70,7 +70,7 @@ PROMPT_NOT_LOGGED = frozenset({"codex", "codex-rollout"})
 # naive one agreed on 1,021; where they differed, by one 128-token unit or more, the bill read
 # exactly the naive read on 747, the replay's on 9, neither on 110 (`python -m
 # ctxbench.bench.fidelity.measure --corpus DIR`, "reads in units"): so one unit apart is a
-# difference to fall back on (bench/fidelity/compare.py `_predicted`, `steps`).
+# difference to fall back on (bench/fidelity/compare.py `_in_steps`).
 READS_INSIDE_MESSAGES = frozenset({"deepseek"})
 # Requests served by another backend than the conversation's first model's vendor. On the
 # development part (14 conversations, mostly ahmedarafa994/eq-prediction: Claude models, then
