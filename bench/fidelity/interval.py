@@ -17,7 +17,9 @@ replay without anything taken from the bill (`SessionFidelity.baseline`) is the 
 seeded draws give the 5th and 95th percentiles, the median (the central value: the session's
 predicted cost) and the mean (what a part's pooled prediction sums). Where the replay predicts a
 break, the development part never saw the bill side with the naive read (0 of 67), so no draw
-reverses one.
+reverses one; but where it predicts an expired entry in a session whose first request read a
+static prefix another session wrote, that prefix may have been kept warm meanwhile, and each draw
+reads it there at the session's own warming rate (warming.py; not on DeepSeek's cache).
 A Claude Code relay to an Anthropic model (sim/data/profiles/claude-relay.yaml: reads reported,
 writes neither reported nor billed) draws from its own measured misses (`MISSES["claude-relay"]`),
 and a miss there bills the lost read as input, not as a write; DeepSeek's disk cache, behind
@@ -33,13 +35,20 @@ Re-measured by `python -m ctxbench.bench.fidelity.measure --corpus DIR --shared 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from ctxbench.bench.fidelity.gateway import bills_unreported_writes, reports_cache_writes
 from ctxbench.bench.fidelity.model_error import widen
 from ctxbench.bench.fidelity.results import AutoInterval, SessionFidelity
+from ctxbench.bench.fidelity.warming import WARMING, warm_gain, warm_saving
 from ctxbench.sim.core.catalog import model_info, prices
 from ctxbench.sim.core.profiles import profile_names
 from ctxbench.traces.importers.backend import RELAY_PROFILE as RELAY
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.random import Generator
+    from numpy.typing import NDArray
 
 
 @dataclass(frozen=True)
@@ -172,12 +181,15 @@ def _chance_interval(sf: SessionFidelity, seed: int, rate: float | None) -> Cost
 
     misses = MISSES[miss_kind(sf)]
     billed_writes = writes_billed(sf)
-    extra = []
+    extra, warmed = [], []
     for r in base.requests:
         p = r.predicted
+        pr = prices(r.model or base.model)
+        gain = warm_gain(sf, r)
+        if gain:
+            warmed.append(warm_saving(r, pr, gain, billed_writes))
         if p.cache_read <= 0:
             continue
-        pr = prices(r.model or base.model)
         u, o = r.input_predicted, r.billed.output_tokens
         w5, w1 = p.cache_write_5m, p.cache_write_1h
         if not billed_writes:  # the lost read is billed as input
@@ -186,19 +198,29 @@ def _chance_interval(sf: SessionFidelity, seed: int, rate: float | None) -> Cost
         failed = (w5, w1 + p.cache_read) if w1 and not w5 else (w5 + p.cache_read, w1)
         extra.append(pr.cost(u, 0, *failed, o) - pr.cost(u, p.cache_read, w5, w1, o))
     cost = base.cost_predicted
-    if not extra:
+    if not extra and not warmed:
         return CostInterval(cost, cost, cost, mean=cost)
     rng = np.random.default_rng(seed)
-    if rate is None:  # each draw takes the session's own rate first (module docstring)
-        values, weights = zip(*misses.rates, strict=True)
-        p = np.asarray(weights) / sum(weights)
-        rates = np.asarray(values)[rng.choice(len(values), size=DRAWS, p=p)][:, None]
-    else:
-        rates = np.full((DRAWS, 1), rate)
-    fails = rng.random((DRAWS, len(extra))) < rates
-    shares = misses.shares
-    lost = np.interp(rng.random((DRAWS, len(extra))), np.linspace(0, 1, len(shares)), shares)
-    draws = cost + (fails * lost) @ np.asarray(extra)  # the cost is linear in the read lost
+    draws = np.full(DRAWS, cost)
+    if extra:
+        rates = _own_rates(rng, misses.rates) if rate is None else np.full((DRAWS, 1), rate)
+        fails = rng.random((DRAWS, len(extra))) < rates
+        shares = misses.shares
+        lost = np.interp(rng.random((DRAWS, len(extra))), np.linspace(0, 1, len(shares)), shares)
+        draws += (fails * lost) @ np.asarray(extra)  # the cost is linear in the read lost
+    if warmed:  # another session kept the static prefix warm (warming.py)
+        warms = rng.random((DRAWS, len(warmed))) < _own_rates(rng, WARMING.rates)
+        draws += warms @ np.asarray(warmed)
     tail = (1 - LEVEL) / 2
     low, high = np.quantile(draws, [tail, 1 - tail])
     return CostInterval(float(np.median(draws)), float(low), float(high), mean=float(draws.mean()))
+
+
+def _own_rates(rng: Generator, measured: tuple[tuple[float, float], ...]) -> NDArray[np.float64]:
+    """Each draw's own rate (a column), taken from the measured conversations' rates by their
+    weights (module docstring)."""
+    import numpy as np
+
+    values, weights = zip(*measured, strict=True)
+    p = np.asarray(weights) / sum(weights)
+    return np.asarray(values)[rng.choice(len(values), size=DRAWS, p=p)][:, None]

@@ -12,7 +12,7 @@ measured on, and the measurement can be rerun):
   how many an older entry of the conversation (and how many requests back), and how many neither;
 - on explicit-breakpoint caches (bench/fidelity/interval.py `MISSES`): of the requests the replay
   predicts to read something, how many read less, and the share of the predicted read they lost;
-  per conversation, its own miss rate (the distribution a session's rate is drawn from);
+  per conversation, its own miss rate; and the expiry breaks that read a prefix kept warm (`WARMING`);
 - the replay's own model error (bench/fidelity/model_error.py `MODEL_ERROR`): per session, how far
   the bill fell outside the chance interval relative to its central value, per cache family and
   session size, and the split-conformal margins they give (with the quantiles of billed/central
@@ -59,6 +59,7 @@ from ctxbench.bench.fidelity.model_error import POOLED, margins, scores, stratum
 from ctxbench.bench.fidelity.parts import Part, replay_part
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity, near
 from ctxbench.bench.fidelity.unsure import count_sided
+from ctxbench.bench.fidelity.warming import RATE_STEP, WarmCounts, count_warming
 
 
 @dataclass
@@ -98,7 +99,6 @@ class AutoCounts:
 
 SHARE_FLOOR = 10  # conversations with at least this many requests give a lost share
 QUANTILES = 20  # a distribution as its 5 % quantiles (0 % and 100 % included)
-RATE_STEP = 0.01  # a conversation's miss rate, to the percent (interval.py `Misses.rates`)
 
 
 def _quantiles(xs: list[tuple[float, float]]) -> list[float]:
@@ -261,6 +261,7 @@ class Measured:
 
     auto: dict[str, AutoCounts] = field(default_factory=dict)
     misses: dict[str, MissCounts] = field(default_factory=dict)  # by interval.py `miss_kind`
+    warming: WarmCounts = field(default_factory=WarmCounts)  # warming.py, beside the misses
     sided: Counter[str] = field(default_factory=Counter)  # unsure breaks: whom the bill sided with
     other_backend: Counter[str] = field(default_factory=Counter)  # reads on another backend: the same
     units: Counter[str] = field(default_factory=Counter)  # reads in units inside messages: the same
@@ -278,6 +279,7 @@ class Measured:
             "auto_prefix": {p: a.json() for p, a in sorted(self.auto.items())},
             "model_error": {f"{f} {k}": e.json() for (f, k), e in sorted(self.error.items())},
             "explicit_breakpoints": {k: m.json() for k, m in sorted(self.misses.items())},
+            "warming": self.warming.json(),
             "prompt_not_logged_breaks": dict(sorted(self.sided.items())),
             "other_backend_reads": dict(sorted(self.other_backend.items())),
             "reads_in_units": dict(sorted(self.units.items())),
@@ -307,6 +309,7 @@ class Measured:
                 f"read read less; share lost, deciles: {m['lost_share_deciles']}; per conversation "
                 f"({m['conversations']}), its miss rate and the share of the reads at it: {m['rate_weights']}"
             )
+        out.append(self.warming.line())
         out.append(f"breaks in a rebuilt prompt not the one sent, the bill sided with: {dict(self.sided)}")
         out.append(
             f"reads on another backend than the replay's, the bill sided with: {dict(self.other_backend)}"
@@ -368,6 +371,7 @@ def measure(part: Part) -> Measured:
             acc.sessions.append(f"{r.log.rel} {r.name}")
         else:
             count_misses(sf, out.misses.setdefault(miss_kind(sf), MissCounts()))
+            count_warming(sf, r.log.rel.split("/")[0], out.warming)
         count_error(sf, out.error)
         count_sided(sf, out.sided, out.other_backend, out.breaks, out.units)
     return out

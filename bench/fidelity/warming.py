@@ -1,0 +1,138 @@
+"""Warming by other sessions, as a chance (issue 28: "warming by other sessions: a rate or a
+probability measured on the development part", simulated seeded).
+
+A session whose first request read a static prefix W (`meta.warm_tokens`: the tools and system
+prompt another session of the same account wrote) has such a writer. Where the replay predicts
+that the session's own entry expired (a `ttl_expiry` break: the idle gap outlived the TTL) and its
+read falls short of W, the account's other sessions may have kept W warm in the meantime, and the
+bill then reads W. Whether another session ran in that gap, no log of this session says: so each
+cost draw (bench/fidelity/interval.py) takes the session's own warming rate from the development
+part's accounts' rates (an account's sessions are what warms its prefix) and, at that rate, lets
+each such request read W and write that much less (on a gateway that bills no writes, send that
+much less as input). A session whose first request read nothing shows no other writer and draws
+no warming.
+
+Development part (Anthropic models on Anthropic's endpoint and behind Claude Code relays; re-run by
+`python -m ctxbench.bench.fidelity.measure --corpus DIR --shared DIR`, "warming after an
+expiry"): of the expiry breaks short of W in sessions with W > 0, the bill read W on 59 of 103,
+over 19 accounts whose own rates run from 0 (16 breaks of one account) to 1 (9 of 9 of another);
+in sessions whose first request read nothing, 5 of 150 such breaks read more than predicted. The
+same signature taken from the bill is the conditioned replay's outside event
+(bench/fidelity/outside.py); this is its prediction, which takes nothing from it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity, near, tolerance
+from ctxbench.sim.core.catalog import Prices, model_info
+
+EXPIRY = "ttl_expiry"
+RATE_STEP = 0.01  # a rate measured per conversation or account, to the percent (`Warming.rates`)
+
+
+@dataclass(frozen=True)
+class Warming:
+    """The measured warming (module docstring): the pooled rate and the conversations' own rates,
+    each with the share of the eligible requests of the conversations at it."""
+
+    rate: float
+    rates: tuple[tuple[float, float], ...]
+
+
+# Development part (traces-real and the corpus's `dev` rows of bench/corpus/sessions.csv), measured
+# by `python -m ctxbench.bench.fidelity.measure --corpus corpus-data --shared traces-real`.
+WARMING = Warming(
+    59 / 103,
+    (
+        (0.0, 0.1845), (0.14, 0.068), (0.29, 0.068), (0.46, 0.1262), (0.58, 0.1165), (0.67, 0.0583),
+        (1.0, 0.3786),
+    ),
+)  # fmt: skip
+
+
+def warm_gain(sf: SessionFidelity, r: RequestCompare) -> int:
+    """How many more tokens request `r` reads when another session kept W warm: W less its
+    predicted read, for an expiry break short of W in a session with W > 0; else 0 (and always on
+    DeepSeek's disk cache, which has its own measured misses: interval.py `MISSES`)."""
+    warm = int(sf.meta.get("warm_tokens", 0) or 0)
+    read = r.predicted.cache_read
+    if not warm or not r.index or r.miss_cause != EXPIRY or read >= warm - tolerance(warm):
+        return 0
+    return warm - read if model_info(sf.model).provider != "deepseek" else 0
+
+
+def warm_saving(r: RequestCompare, pr: Prices, gain: int, writes_billed: bool) -> float:
+    """What request `r` costs less when it reads `gain` more tokens: they are not written (taken
+    from the 5m write first, as a request's own write is), or, where writes are not billed, not
+    sent as input."""
+    p, u, o = r.predicted, r.input_predicted, r.billed.output_tokens
+    w5, w1 = p.cache_write_5m, p.cache_write_1h
+    base = pr.cost(u, p.cache_read, w5, w1, o)
+    if not writes_billed:
+        g = min(gain, u)
+        return pr.cost(u - g, p.cache_read + g, w5, w1, o) - base
+    g5 = min(gain, w5)
+    g1 = min(gain - g5, w1)
+    return pr.cost(u, p.cache_read + g5 + g1, w5 - g5, w1 - g1, o) - base
+
+
+@dataclass
+class WarmCounts:
+    """The development part's warming (module docstring): per account (the repository or folder a
+    log came from: the sessions that can warm each other's prefix), its eligible requests and those
+    whose bill read W."""
+
+    accounts: dict[str, list[int]] = field(default_factory=dict)
+    cold: list[int] = field(default_factory=lambda: [0, 0])  # W = 0: expiry breaks, read more
+
+    @property
+    def eligible(self) -> int:
+        return sum(n for n, _ in self.accounts.values())
+
+    @property
+    def warmed(self) -> int:
+        return sum(k for _, k in self.accounts.values())
+
+    def rate_weights(self) -> list[tuple[float, float]]:
+        """The accounts' own rates, to `RATE_STEP`, each with its share of the eligible requests
+        (`Warming.rates`)."""
+        acc: Counter[float] = Counter()
+        for n, k in self.accounts.values():
+            acc[round(round(k / n / RATE_STEP) * RATE_STEP, 4)] += n
+        total = self.eligible
+        return [(r, round(n / total, 4)) for r, n in sorted(acc.items())] if total else []
+
+    def json(self) -> dict[str, object]:
+        return {
+            "eligible": self.eligible, "warmed": self.warmed, "accounts": dict(sorted(self.accounts.items())),
+            "rate_weights": self.rate_weights(), "cold_breaks_read_more": self.cold,
+        }  # fmt: skip
+
+    def line(self) -> str:
+        return (
+            f"warming after an expiry (first request read W > 0): {self.warmed} of {self.eligible} "
+            f"expiry breaks short of W read W; per account ({len(self.accounts)}), its rate and the "
+            f"share of the breaks at it: {self.rate_weights()}; where the first request read nothing, "
+            f"{self.cold[1]} of {self.cold[0]} expiry breaks read more than predicted"
+        )
+
+
+def count_warming(sf: SessionFidelity, account: str, acc: WarmCounts) -> None:
+    """Add one conversation's expiry breaks short of W (`warm_gain`) to its account in `acc`."""
+    warm = int(sf.meta.get("warm_tokens", 0) or 0)
+    n = k = 0
+    for r in sf.baseline.requests:
+        if not warm and r.index and r.miss_cause == EXPIRY:
+            read = r.billed.cache_read
+            acc.cold[0] += 1
+            acc.cold[1] += read > r.predicted.cache_read + tolerance(read)
+        if warm_gain(sf, r):
+            n += 1
+            k += near(r.billed.cache_read, warm)
+    if n:
+        counts = acc.accounts.setdefault(account, [0, 0])
+        counts[0] += n
+        counts[1] += k
