@@ -59,7 +59,7 @@ from ctxbench.bench.fidelity.model_error import POOLED, margins, scores, stratum
 from ctxbench.bench.fidelity.parts import Part, replay_part
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity, near
 from ctxbench.bench.fidelity.unsure import count_sided
-from ctxbench.bench.fidelity.warming import RATE_STEP, WarmCounts, count_warming
+from ctxbench.bench.fidelity.warming import RATE_STEP, WarmCounts, account, count_warming
 
 
 @dataclass
@@ -371,7 +371,7 @@ def measure(part: Part) -> Measured:
             acc.sessions.append(f"{r.log.rel} {r.name}")
         else:
             count_misses(sf, out.misses.setdefault(miss_kind(sf), MissCounts()))
-            count_warming(sf, r.log.rel.split("/")[0], out.warming)
+            count_warming(sf, account(r.log.rel), out.warming)
         count_error(sf, out.error)
         count_sided(sf, out.sided, out.other_backend, out.breaks, out.units)
     return out

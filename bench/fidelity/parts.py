@@ -23,6 +23,7 @@ from ctxbench.bench.fidelity.discover import Found, discover
 from ctxbench.bench.fidelity.interval import cost_interval
 from ctxbench.bench.fidelity.logs import Replayed, not_replayed, replay_log
 from ctxbench.bench.fidelity.model_error import MIN_SESSIONS, MODEL_ERROR, borrows
+from ctxbench.bench.fidelity.warming import part_line
 from ctxbench.bench.progress import Progress
 from ctxbench.sim.core.catalog import model_info
 
@@ -199,13 +200,12 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
         f"({_share(inside)}); "
         f"median interval width {_median(widths):.1%} of the central value (chance draws only: "
         f"{sum(inside0)}/{len(inside0)}, {_share(inside0)}, median width {_median(widths0):.1%}; the "
-        "model error is measured on the development part, bench/fidelity/model_error.py"
-        + _borrowed()
-        + ").",
+        "model error is measured on the development part, bench/fidelity/model_error.py" + _borrowed() + ").",
         f"Conversations of >= {CONVERSATION_FLOOR['claude-code']} requests (Claude Code; >= {OTHER_FLOOR} of "
         "other harnesses) whose read match is below naive - 0.5 pt: "
         + (", ".join(below) if below else "none")
         + ".",
+        part_line([(r.log.rel, sf) for r in convs if (sf := r.fidelity) is not None and sf.has_usage]),
     ]
     lines += ["", *accounted(convs)]
     lines += named(convs, found)
@@ -254,8 +254,7 @@ def named(convs: list[Replayed], found: list[Found]) -> list[str]:
             )
         elif not r.compared and r.error is None:  # not replayed: their own list (logs.py not_replayed)
             lines.append(
-                f"- not compared: {Path(r.log.rel).name} {r.name} ({r.shown_model()}): {r.why_not}"
-                + _also(r)
+                f"- not compared: {Path(r.log.rel).name} {r.name} ({r.shown_model()}): {r.why_not}" + _also(r)
             )
     assumed: dict[str, int] = {}  # another backend, a log with no writes: what its replay assumes
     for r in convs:

@@ -120,6 +120,27 @@ class WarmCounts:
         )
 
 
+def account(rel: str) -> str:
+    """The account a log belongs to: the first folder of its path in a part (a corpus repository,
+    or a shared folder's source)."""
+    return rel.split("/")[0]
+
+
+def part_line(sessions: list[tuple[str, SessionFidelity]]) -> str:
+    """The report's line on one part: how the warming rule held on its (log path, session) pairs;
+    on the test part, a rule it was not made from."""
+    acc = WarmCounts()
+    for rel, sf in sessions:
+        if not sf.auto_provider:
+            count_warming(sf, account(rel), acc)
+    return (
+        f"Warming after an expiry (bench/fidelity/warming.py, drawn in the interval at the development "
+        f"part's rates): where the first request read a static prefix W, {acc.warmed} of {acc.eligible} "
+        f"expiry breaks short of W read W ({len(acc.accounts)} accounts); where it read nothing, "
+        f"{acc.cold[1]} of {acc.cold[0]} expiry breaks read more than predicted."
+    )
+
+
 def count_warming(sf: SessionFidelity, account: str, acc: WarmCounts) -> None:
     """Add one conversation's expiry breaks short of W (`warm_gain`) to its account in `acc`."""
     warm = int(sf.meta.get("warm_tokens", 0) or 0)

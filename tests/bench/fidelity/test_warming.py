@@ -8,7 +8,14 @@ import pytest
 
 from ctxbench.bench.fidelity.interval import cost_interval
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity
-from ctxbench.bench.fidelity.warming import WARMING, WarmCounts, count_warming, warm_gain, warm_saving
+from ctxbench.bench.fidelity.warming import (
+    WARMING,
+    WarmCounts,
+    count_warming,
+    part_line,
+    warm_gain,
+    warm_saving,
+)
 from ctxbench.sim.core.catalog import prices
 from ctxbench.sim.core.provider import Usage as SimUsage
 from ctxbench.traces.model import Usage
@@ -85,3 +92,14 @@ def test_the_development_counts_are_per_account_with_the_cold_sessions_apart() -
     assert (acc.eligible, acc.warmed, acc.cold) == (3, 1, [1, 1])
     assert acc.rate_weights() == [(0.0, round(1 / 3, 4)), (0.5, round(2 / 3, 4))]
     assert "1 of 3 expiry breaks" in acc.line()
+
+
+def test_the_report_line_counts_a_part_by_the_folder_each_log_came_from() -> None:
+    sessions = [
+        ("alice/a.jsonl", _session(W, W)),
+        ("alice/sub/b.jsonl", _session(W, 0)),
+        ("bob/c.jsonl", _session(0, 0)),
+    ]
+    line = part_line(sessions)
+    assert "1 of 2 expiry breaks short of W read W (1 accounts)" in line
+    assert "0 of 1 expiry breaks read more than predicted" in line
