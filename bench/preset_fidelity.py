@@ -86,6 +86,12 @@ class Row:
         return (cost - self.billed) / self.billed if self.billed else 0.0
 
     @property
+    def logged(self) -> float:
+        """The preset's cost of the requests the log bills: without its summary requests whose real
+        counterpart the log holds no bill of (nothing taken from the bill)."""
+        return self.predicted - self.unlogged
+
+    @property
     def like_for_like(self) -> float:
         """The preset's cost on the bill's terms: with the outside events, without its summary
         requests whose real counterpart the log holds no bill of."""
@@ -104,9 +110,11 @@ class Row:
             "starts_compacted": self.starts_compacted,
             "turns_off": self.turns_off, "billed": round(self.billed, 6),
             "predicted": round(self.predicted, 6), "outside_events": round(self.outside, 6),
-            "unlogged_summariser": round(self.unlogged, 6), "like_for_like": round(self.like_for_like, 6),
+            "unlogged_summariser": round(self.unlogged, 6), "logged_requests": round(self.logged, 6),
+            "like_for_like": round(self.like_for_like, 6),
             "naive": round(self.naive, 6),
             "delta": round(self.delta(self.predicted), 6),
+            "delta_logged_requests": round(self.delta(self.logged), 6),
             "delta_like_for_like": round(self.delta(self.like_for_like), 6),
             "naive_delta": round(self.delta(self.naive), 6),
         }  # fmt: skip
@@ -226,41 +234,46 @@ def render(part: str, rows: list[Row], policy: str) -> list[str]:
     lines += [
         "| log | conversation | model | requests | real triggers (tokens before) "
         "| compactions before (real / preset) | turns off "
-        "| billed | preset Δ | outside events | unlogged summariser | like for like Δ | naive Δ |",
-        "|---|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| billed | preset Δ | unlogged summariser | preset Δ, logged requests | outside events "
+        "| like for like Δ | naive Δ |",
+        "|---|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     done = [r for r in rows if not r.note]
     for r in rows:
         if r.note:
-            lines.append(f"| {r.log} | {r.name} | {r.model} | | | | | | {r.note} | | | | |")
+            lines.append(f"| {r.log} | {r.name} | {r.model} | | | | | | {r.note} | | | | | |")
             continue
         off = "count differs" if r.turns_off is None else str(r.turns_off)
         lines.append(
             f"| {r.log} | {r.name} | {r.model} | {r.requests} | {'; '.join(r.triggers)}"
             f"{' (the first before request 0: starts compacted)' if r.starts_compacted else ''} | "
             f"{r.real} / {r.own} | {off} | "
-            f"${r.billed:.4f} | {_pct(r.delta(r.predicted))} | ${r.outside:.4f} | ${r.unlogged:.4f} | "
-            f"{_pct(r.delta(r.like_for_like))} | "
+            f"${r.billed:.4f} | {_pct(r.delta(r.predicted))} | ${r.unlogged:.4f} | "
+            f"{_pct(r.delta(r.logged))} | ${r.outside:.4f} | {_pct(r.delta(r.like_for_like))} | "
             f"{_pct(r.delta(r.naive))} |"
         )
     lines.append("")
     if done:
         billed = sum(r.billed for r in done)
         pred = sum(r.predicted for r in done)
+        logged = sum(r.logged for r in done)
         like = sum(r.like_for_like for r in done)
         naive = sum(r.naive for r in done)
         turns = sum(r.turns_ok for r in done)
         cost = sum(abs(r.delta(r.predicted)) <= COST for r in done)
+        cost_logged = sum(abs(r.delta(r.logged)) <= COST for r in done)
         cost_like = sum(abs(r.delta(r.like_for_like)) <= COST for r in done)
         n = len(done)
         lines += [
             f"Pooled over {n} conversation(s): billed ${billed:.4f}, preset ${pred:.4f} "
-            f"({(pred - billed) / billed:+.1%}), like for like ${like:.4f} "
+            f"({(pred - billed) / billed:+.1%}), on the logged requests ${logged:.4f} "
+            f"({(logged - billed) / billed:+.1%}), like for like ${like:.4f} "
             f"({(like - billed) / billed:+.1%}), naive ${naive:.4f} ({(naive - billed) / billed:+.1%}).",
             "",
             f"- same number of compactions, each within ±{TURNS} request: {turns} of {n}",
-            f"- preset's cost within {COST:.0%} of the bill: {cost} of {n}; "
-            f"like for like: {cost_like} of {n}",
+            f"- preset's cost within {COST:.0%} of the bill: {cost} of {n}; on the requests the log bills "
+            f"(the prediction, nothing taken from the bill): {cost_logged} of {n}; like for like: "
+            f"{cost_like} of {n}",
             "",
         ]
     return lines
@@ -270,13 +283,16 @@ HEAD = """# `claude-code` preset vs real Claude Code sessions with compactions
 
 Made by `python -m ctxbench.bench.preset_fidelity --corpus corpus-data -o bench/preset_fidelity.md`
 (bench/preset_fidelity.py). A turn is a billed request. "preset Δ": the preset's predicted cost
-against the bill. "outside events": what the events no policy decides cost in the bill
-(server-side lookup misses, outside warming: read by the recorded replay,
-bench/fidelity/outside.py). "unlogged summariser": the preset's summary requests at a point where
-the real harness compacted too but the log holds no bill of its summariser request (a proxy log
-without it). "like for like Δ": preset + outside events - unlogged summariser, against the bill.
-"naive Δ": the recorded replay's naive figure. A compaction recorded before the first billed
-request (a log that continues a compacted session, as Claude Code's `agent-acompact-*` files do)
+against the bill. "unlogged summariser": the preset's summary requests at a point where the real
+harness compacted too but the log holds no bill of its summariser request (the summariser's file
+not beside the log, or a proxy log without it): the provider billed it, the log does not show it.
+"preset Δ, logged requests": the preset's cost of the requests the log bills (preset - unlogged
+summariser) against the bill: the prediction on the bill's own requests, nothing taken from the
+bill. "outside events": what the events no policy decides cost in the bill (server-side lookup
+misses, outside warming: read by the recorded replay, bench/fidelity/outside.py). "like for like
+Δ": preset + outside events - unlogged summariser, against the bill. "naive Δ": the recorded
+replay's naive figure. A compaction recorded before the first billed request (a log that
+continues a compacted session, as Claude Code's `agent-acompact-*` files do)
 is the conversation's starting state: named in the triggers column, not compared.
 
 What a log cannot tell, so the preset cannot predict it: the server-side lookup misses and outside

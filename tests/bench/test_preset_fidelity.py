@@ -153,6 +153,12 @@ def test_a_proxy_log_without_the_summariser_bill_is_compared_like_for_like() -> 
     row = rows[0]
     assert row.unlogged > 0 and row.delta(row.predicted) > 0.2  # its own summary request, unbilled in the log
     assert abs(row.delta(row.like_for_like)) < preset_fidelity.COST
+    # the prediction on the requests the log bills takes nothing from the bill and is within too
+    assert row.logged == pytest.approx(row.predicted - row.unlogged) and row.outside == 0
+    assert abs(row.delta(row.logged)) < preset_fidelity.COST
+    assert row.json()["delta_logged_requests"] == pytest.approx(row.delta(row.logged), abs=1e-6)
+    table = "\n".join(preset_fidelity.render("dev", rows, "claude-code"))
+    assert "on the requests the log bills (the prediction, nothing taken from the bill): 1 of 1" in table
 
 
 @needs_real
