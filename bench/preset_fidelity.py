@@ -38,6 +38,7 @@ from typing import Any
 
 from ctxbench.bench.fidelity.compare import compare
 from ctxbench.bench.fidelity.discover import CLAUDE_CODE_FORMATS, discover
+from ctxbench.bench.fidelity.interval import cost_interval
 from ctxbench.bench.fidelity.parts import Part, parts
 from ctxbench.bench.fidelity.results import SessionFidelity
 from ctxbench.bench.fidelity.unsure import ZERO_BLOCKS_SHARE, zero_block_share
@@ -68,6 +69,11 @@ class Row:
     outside: float = 0.0  # the cost of the outside events the recorded replay reads in the bill
     # the preset's summary requests where the real harness compacted too, with no bill in the log
     unlogged: float = 0.0
+    # the preset's cost on the requests the log bills as a distribution: the median and 90 % interval
+    # of the chance draws (lookup misses, warming by other sessions: bench/fidelity/interval.py)
+    central: float = 0.0
+    low: float = 0.0
+    high: float = 0.0
     naive: float = 0.0
     note: str = ""  # why it is not compared ("" when it is)
     # a compaction recorded before the first billed request (a file that continues a compacted
@@ -92,6 +98,11 @@ class Row:
         return self.predicted - self.unlogged
 
     @property
+    def inside(self) -> bool:
+        """The bill inside the 90 % interval of the preset's cost on the logged requests."""
+        return self.low - 1e-6 <= self.billed <= self.high + 1e-6
+
+    @property
     def like_for_like(self) -> float:
         """The preset's cost on the bill's terms: with the outside events, without its summary
         requests whose real counterpart the log holds no bill of."""
@@ -111,10 +122,14 @@ class Row:
             "turns_off": self.turns_off, "billed": round(self.billed, 6),
             "predicted": round(self.predicted, 6), "outside_events": round(self.outside, 6),
             "unlogged_summariser": round(self.unlogged, 6), "logged_requests": round(self.logged, 6),
+            "logged_requests_interval": {
+                "central": round(self.central, 6), "low": round(self.low, 6), "high": round(self.high, 6),
+                "billed_inside": self.inside,
+            },
             "like_for_like": round(self.like_for_like, 6),
             "naive": round(self.naive, 6),
             "delta": round(self.delta(self.predicted), 6),
-            "delta_logged_requests": round(self.delta(self.logged), 6),
+            "delta_logged_requests": round(self.delta(self.central), 6),
             "delta_like_for_like": round(self.delta(self.like_for_like), 6),
             "naive_delta": round(self.delta(self.naive), 6),
         }  # fmt: skip
@@ -219,6 +234,8 @@ def _row(part: str, rel: str, name: str, tr: Trace, policy: str) -> Row:
     row.billed, row.predicted, row.naive = base.cost_billed, base.cost_predicted, sf.cost_naive
     row.outside = rec.cost_predicted - rec.baseline.cost_predicted
     row.unlogged = unlogged_cost(sf, tr)
+    ci = cost_interval(sf, model_error=False)  # the model error is the recorded replay's: not a preset's
+    row.central, row.low, row.high = (x - row.unlogged for x in (ci.central, ci.low, ci.high))
     return row
 
 
@@ -234,14 +251,14 @@ def render(part: str, rows: list[Row], policy: str) -> list[str]:
     lines += [
         "| log | conversation | model | requests | real triggers (tokens before) "
         "| compactions before (real / preset) | turns off "
-        "| billed | preset Δ | unlogged summariser | preset Δ, logged requests | outside events "
-        "| like for like Δ | naive Δ |",
-        "|---|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| billed | preset Δ | unlogged summariser | preset Δ, logged requests | 90 % interval | inside "
+        "| outside events | like for like Δ | naive Δ |",
+        "|---|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|",
     ]
     done = [r for r in rows if not r.note]
     for r in rows:
         if r.note:
-            lines.append(f"| {r.log} | {r.name} | {r.model} | | | | | | {r.note} | | | | | |")
+            lines.append(f"| {r.log} | {r.name} | {r.model} | | | | | | {r.note} | | | | | | | |")
             continue
         off = "count differs" if r.turns_off is None else str(r.turns_off)
         lines.append(
@@ -249,7 +266,8 @@ def render(part: str, rows: list[Row], policy: str) -> list[str]:
             f"{' (the first before request 0: starts compacted)' if r.starts_compacted else ''} | "
             f"{r.real} / {r.own} | {off} | "
             f"${r.billed:.4f} | {_pct(r.delta(r.predicted))} | ${r.unlogged:.4f} | "
-            f"{_pct(r.delta(r.logged))} | ${r.outside:.4f} | {_pct(r.delta(r.like_for_like))} | "
+            f"{_pct(r.delta(r.central))} | ${r.low:.4f}..${r.high:.4f} | {'yes' if r.inside else 'no'} | "
+            f"${r.outside:.4f} | {_pct(r.delta(r.like_for_like))} | "
             f"{_pct(r.delta(r.naive))} |"
         )
     lines.append("")
@@ -261,7 +279,8 @@ def render(part: str, rows: list[Row], policy: str) -> list[str]:
         naive = sum(r.naive for r in done)
         turns = sum(r.turns_ok for r in done)
         cost = sum(abs(r.delta(r.predicted)) <= COST for r in done)
-        cost_logged = sum(abs(r.delta(r.logged)) <= COST for r in done)
+        cost_logged = sum(abs(r.delta(r.central)) <= COST for r in done)
+        inside = sum(r.inside for r in done)
         cost_like = sum(abs(r.delta(r.like_for_like)) <= COST for r in done)
         n = len(done)
         lines += [
@@ -274,6 +293,7 @@ def render(part: str, rows: list[Row], policy: str) -> list[str]:
             f"- preset's cost within {COST:.0%} of the bill: {cost} of {n}; on the requests the log bills "
             f"(the prediction, nothing taken from the bill): {cost_logged} of {n}; like for like: "
             f"{cost_like} of {n}",
+            f"- billed inside the 90 % interval of the preset's cost on the logged requests: {inside} of {n}",
             "",
         ]
     return lines
@@ -288,11 +308,14 @@ harness compacted too but the log holds no bill of its summariser request (the s
 not beside the log, or a proxy log without it): the provider billed it, the log does not show it.
 "preset Δ, logged requests": the preset's cost of the requests the log bills (preset - unlogged
 summariser) against the bill: the prediction on the bill's own requests, nothing taken from the
-bill. "outside events": what the events no policy decides cost in the bill (server-side lookup
-misses, outside warming: read by the recorded replay, bench/fidelity/outside.py). "like for like
-Δ": preset + outside events - unlogged summariser, against the bill. "naive Δ": the recorded
-replay's naive figure. A compaction recorded before the first billed request (a log that
-continues a compacted session, as Claude Code's `agent-acompact-*` files do)
+bill, as the median of its chance draws, with their 90 % interval (server-side lookup misses and
+warming by other sessions at the development part's rates, bench/fidelity/interval.py; the
+recorded replay's model error is not a preset's, so it does not widen them). "outside events":
+what the events no policy decides cost in the bill (server-side lookup misses, outside warming:
+read by the recorded replay, bench/fidelity/outside.py). "like for like Δ": preset + outside
+events - unlogged summariser, against the bill. "naive Δ": the recorded replay's naive figure. A
+compaction recorded before the first billed request (a log that continues a compacted session,
+as Claude Code's `agent-acompact-*` files do)
 is the conversation's starting state: named in the triggers column, not compared.
 
 What a log cannot tell, so the preset cannot predict it: the server-side lookup misses and outside
