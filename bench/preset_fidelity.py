@@ -40,6 +40,7 @@ from ctxbench.bench.fidelity.compare import compare
 from ctxbench.bench.fidelity.discover import CLAUDE_CODE_FORMATS, discover
 from ctxbench.bench.fidelity.interval import cost_interval
 from ctxbench.bench.fidelity.parts import Part, parts
+from ctxbench.bench.fidelity.policy import TURNS
 from ctxbench.bench.fidelity.results import SessionFidelity
 from ctxbench.bench.fidelity.unsure import ZERO_BLOCKS_SHARE, zero_block_share
 from ctxbench.sim.core.catalog import CatalogError
@@ -47,7 +48,6 @@ from ctxbench.sim.providers.choice import NoModelError
 from ctxbench.traces.importers import ImportFailure, import_paths
 from ctxbench.traces.model import CompactionEvent, MessageEvent, Trace
 
-TURNS = 1  # issue 29: each compaction within +-1 turn
 COST = 0.05  # issue 29: the billed cost within 5 %
 
 
@@ -144,34 +144,6 @@ def _compacts(trace: Trace) -> bool:
     )
 
 
-def unbilled_summarisers(trace: Trace) -> list[bool]:
-    """For each recorded compaction in order: True when the log holds no bill of its summariser
-    request (no billed summariser reply since the previous request: a proxy log that missed it)."""
-    out: list[bool] = []
-    billed = False
-    for ev in trace.events:
-        if isinstance(ev, CompactionEvent):
-            out.append(not billed)
-            billed = False
-        elif isinstance(ev, MessageEvent) and ev.role == "assistant":
-            billed = ev.tag == "summary" and ev.usage is not None
-    return out
-
-
-def unlogged_cost(sf: SessionFidelity, trace: Trace) -> float:
-    """The preset's own summary requests within +-TURNS of a real compaction whose summariser
-    request the log holds no bill of (each real compaction paired once)."""
-    real = list(sf.track.real) if sf.track else []
-    open_points = [i for i, unbilled in zip(real, unbilled_summarisers(trace), strict=False) if unbilled]
-    cost = 0.0
-    for before, c in sf.own_requests:
-        near = next((i for i in open_points if abs(i - before) <= TURNS), None)
-        if near is not None:
-            open_points.remove(near)
-            cost += c
-    return cost
-
-
 def measure(tr: Trace, name: str, policy: str) -> tuple[SessionFidelity, SessionFidelity]:
     """The preset's replay and the recorded replay of one conversation."""
     return compare(tr, name, policy), compare(tr, name)
@@ -233,9 +205,10 @@ def _row(part: str, rel: str, name: str, tr: Trace, policy: str) -> Row:
     row.real, row.own = [i for i in real if i > 0], [i for i in own if i > 0]
     row.billed, row.predicted, row.naive = base.cost_billed, base.cost_predicted, sf.cost_naive
     row.outside = rec.cost_predicted - rec.baseline.cost_predicted
-    row.unlogged = unlogged_cost(sf, tr)
-    ci = cost_interval(sf, model_error=False)  # the model error is the recorded replay's: not a preset's
-    row.central, row.low, row.high = (x - row.unlogged for x in (ci.central, ci.low, ci.high))
+    row.unlogged = sf.unlogged
+    # chance only: the model error is the recorded replay's, not a preset's
+    ci = cost_interval(sf, model_error=False).less(row.unlogged)
+    row.central, row.low, row.high = ci.central, ci.low, ci.high
     return row
 
 

@@ -36,7 +36,7 @@ from ctxbench.bench.fidelity.causes import likely_cause
 from ctxbench.bench.fidelity.forks import forked_requests
 from ctxbench.bench.fidelity.gateway import as_charged, write_shape
 from ctxbench.bench.fidelity.outside import recognise
-from ctxbench.bench.fidelity.policy import PolicyTrack, replays_recorded
+from ctxbench.bench.fidelity.policy import PolicyTrack, replays_recorded, unlogged_cost
 from ctxbench.bench.fidelity.replay import is_anthropic, replay, serving
 from ctxbench.bench.fidelity.results import OutsideEvents, RequestCompare, SessionFidelity, near
 from ctxbench.bench.fidelity.unsure import READS_INSIDE_MESSAGES, TIMING_CAUSES, keeps_timing, unsure
@@ -96,6 +96,8 @@ def compare(
     if not replays_recorded(pol):  # P takes what the trace knows, as `run` does (bench/trace_knows.py)
         pol = trace_knows(pol, prepare_for(trace, sv.model), pol.name).policy
     plain = _score(trace, name, pol, sv, warm, keep_warm, OutsideEvents())
+    if plain.track is not None:  # P's summary requests the log's bill cannot hold (policy.py)
+        plain.unlogged = unlogged_cost(plain, trace)
     # outside events are inferred only when replaying what was recorded (bench/fidelity/policy.py)
     if not condition or not is_anthropic(sv.profile) or not replays_recorded(pol):
         cfg = profile_config(sv.profile)

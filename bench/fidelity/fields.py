@@ -76,6 +76,32 @@ def backend_json(sf: SessionFidelity) -> dict[str, Any]:
     return out
 
 
+def interval_json(sf: SessionFidelity) -> dict[str, Any]:
+    """The session's `cost_interval` (session_json); with policy P's summary requests at real
+    compactions the log holds no bill of (policy.py `unlogged_cost`), `logged_requests`: the same
+    interval over the requests the log bills, without them."""
+    from ctxbench.bench.fidelity.interval import cost_interval
+
+    ci = cost_interval(sf)
+    out: dict[str, Any] = {
+        "central": round(ci.central, 6),
+        "mean": round(ci.mean, 6),
+        "low": round(ci.low, 6),
+        "high": round(ci.high, 6),
+        "level": 0.9,
+        "billed_inside": ci.holds(sf.cost_billed),
+    }
+    if ci.auto is not None:  # an automatic-prefix cache's measured share (auto_interval.py)
+        out.update(ci.auto.share_json())
+    if sf.unlogged:
+        lg = ci.less(sf.unlogged)
+        out["logged_requests"] = {
+            "unlogged_policy_requests_cost": round(sf.unlogged, 6), "central": round(lg.central, 6),
+            "low": round(lg.low, 6), "high": round(lg.high, 6), "billed_inside": lg.holds(sf.cost_billed),
+        }  # fmt: skip
+    return out
+
+
 def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
     """One session. Its top level is the prediction, nothing taken from the bill (issue 28):
     `within_tolerance` (share of requests whose cache read, cache write and uncached input are
@@ -117,19 +143,7 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
     if not sf.has_usage:
         out["note"] = COPIED.format(n=sf.copied) if sf.copied else NO_USAGE
         return out
-    from ctxbench.bench.fidelity.interval import cost_interval
-
-    ci = cost_interval(sf)
-    out["cost_interval"] = {
-        "central": round(ci.central, 6),
-        "mean": round(ci.mean, 6),
-        "low": round(ci.low, 6),
-        "high": round(ci.high, 6),
-        "level": 0.9,
-        "billed_inside": ci.holds(sf.cost_billed),
-    }
-    if ci.auto is not None:  # an automatic-prefix cache's measured share (auto_interval.py)
-        out["cost_interval"].update(ci.auto.share_json())
+    out["cost_interval"] = interval_json(sf)
     out["fallbacks"] = {
         "count": base.fallbacks,
         "requests": {str(r.index): r.fallback for r in base.requests if r.fallback},

@@ -126,6 +126,12 @@ class CostInterval:
         """`cost` inside the interval (a cent's thousandth of slack for rounding)."""
         return self.low - 1e-6 <= cost <= self.high + 1e-6
 
+    def less(self, cost: float) -> CostInterval:
+        """The same distribution without `cost` (policy P's summary requests the log's bill cannot
+        hold: bench/fidelity/policy.py `unlogged_cost`)."""
+        return replace(self, central=self.central - cost, low=self.low - cost, high=self.high - cost,
+                       mean=self.mean - cost)  # fmt: skip
+
     @property
     def width(self) -> float:
         """The interval's width relative to its central value."""

@@ -24,6 +24,9 @@ from typing import Any
 from ctxbench.policies.preset import Policy
 from ctxbench.sim.core.catalog import prices
 from ctxbench.sim.core.records import RequestRecord
+from ctxbench.traces.model import CompactionEvent, MessageEvent, Trace
+
+TURNS = 1  # issue 29: a compaction of P's within +-1 request of the real harness's is the same one
 
 
 def replays_recorded(policy: Policy) -> bool:
@@ -113,3 +116,33 @@ class PolicyTrack:
         """The first request up to `index` before which only one of the two compacted."""
         diff = sorted(set(self.real_upto(index)) ^ set(self.own_upto(index)))
         return diff[0] if diff else None
+
+
+def unbilled_summarisers(trace: Trace) -> list[bool]:
+    """For each recorded compaction in order: True when the log holds no bill of its summariser
+    request (no billed summariser reply since the previous request: a proxy log that missed it)."""
+    out: list[bool] = []
+    billed = False
+    for ev in trace.events:
+        if isinstance(ev, CompactionEvent):
+            out.append(not billed)
+            billed = False
+        elif isinstance(ev, MessageEvent) and ev.role == "assistant":
+            billed = ev.tag == "summary" and ev.usage is not None
+    return out
+
+
+def unlogged_cost(sf: Any, trace: Trace) -> float:
+    """P's own summary requests (SessionFidelity `own_requests`) within +-`TURNS` of a real
+    compaction whose summariser request the log holds no bill of (each real compaction paired
+    once): the provider billed that summariser, the log does not show it, so the bill's own
+    requests are P's prediction without them."""
+    real = list(sf.track.real) if sf.track else []
+    open_points = [i for i, unbilled in zip(real, unbilled_summarisers(trace), strict=False) if unbilled]
+    cost = 0.0
+    for before, c in sf.own_requests:
+        near = next((i for i in open_points if abs(i - before) <= TURNS), None)
+        if near is not None:
+            open_points.remove(near)
+            cost += c
+    return cost

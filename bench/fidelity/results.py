@@ -172,6 +172,9 @@ class SessionFidelity:
     # compacted (bench/fidelity/policy.py PolicyTrack)
     own_requests: list[tuple[int, float]] = field(default_factory=list)
     track: Any = None
+    # of them, those at a real compaction whose summariser request the log holds no bill of: their
+    # cost (policy.py `unlogged_cost`), which the bill's own requests do not include
+    unlogged: float = 0.0
 
     def without(self, ids: set[str]) -> SessionFidelity:
         """This session scored without the requests of `ids` (copies a forked or resumed session

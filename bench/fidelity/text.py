@@ -68,6 +68,14 @@ def session_text(path: str, sf: SessionFidelity, every: bool = False) -> list[st
             + (f" · {own} summary request(s) of {sf.policy} with no billed counterpart, "
                f"${sum(c for _, c in sf.own_requests):.4f} in its prediction" if own else "")
         )  # fmt: skip
+    if sf.unlogged:  # P's summary requests at real compactions the log holds no bill of (policy.py)
+        lg = ci.less(sf.unlogged)
+        out.append(
+            f"  on the requests the log bills (without ${sf.unlogged:.4f} of {sf.policy}'s summary requests "
+            f"at real compactions whose summariser request the log holds no bill of): ${lg.central:.4f}, "
+            f"90 % interval ${lg.low:.4f}..${lg.high:.4f}"
+            + ("" if lg.holds(sf.cost_billed) else " (billed outside)")
+        )
     if ci.auto is not None:  # an automatic-prefix cache's measured share (bench/fidelity/auto_interval.py)
         lo, mid, hi = ci.auto.shares
         out.append(

@@ -15,6 +15,7 @@ import pytest
 from ctxbench.bench import preset_fidelity
 from ctxbench.bench.cli import main
 from ctxbench.bench.fidelity.compare import compare
+from ctxbench.bench.fidelity.policy import unbilled_summarisers
 from ctxbench.bench.trace_knows import apply, recorded_summary_tokens
 from ctxbench.policies.preset import load_policy
 from ctxbench.sim.core.content import Message
@@ -64,6 +65,28 @@ def test_fidelity_policy_claude_code_reads_the_post_compaction_prompt_as_billed(
     assert doc["compactions_before"] == {"real": [72], "policy": [72]}
     assert doc["within_tolerance"] > 0.95  # 0.49 when the summary was counted from its bytes
     assert abs(doc["predicted"]["cost"] / doc["billed"]["cost"] - 1) < 0.05  # -4.1 % before
+
+
+@needs_real
+def test_fidelity_policy_gives_the_cost_of_the_requests_the_log_bills(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A proxy log without its summariser's bill: `fidelity --policy` prices P's summary request in
+    its prediction and gives, beside, the interval over the requests the log bills."""
+    log = str(REAL / "claude-trace" / "test-traffic.jsonl")
+    capsys.readouterr()
+    assert main(["fidelity", log, "--policy", "claude-code", "--json", "-q"]) == 0
+    ci = json.loads(capsys.readouterr().out)[0]["cost_interval"]
+    logged = ci["logged_requests"]
+    assert not ci["billed_inside"] and logged["billed_inside"]
+    assert logged["central"] == pytest.approx(
+        ci["central"] - logged["unlogged_policy_requests_cost"], abs=1e-5
+    )
+    assert main(["fidelity", log, "--policy", "claude-code", "-q"]) == 0
+    assert (
+        "on the requests the log bills (without $0.1027 of claude-code's summary requests"
+        in capsys.readouterr().out
+    )
 
 
 @needs_real
@@ -143,7 +166,7 @@ def test_a_compaction_without_a_billed_summariser_is_named() -> None:
         MessageEvent("assistant", (), usage=usage),
     )
     tr = Trace(Header("log.jsonl", model="claude-opus-4-6"), events, "log.jsonl")
-    assert preset_fidelity.unbilled_summarisers(tr) == [False, True]
+    assert unbilled_summarisers(tr) == [False, True]
 
 
 @needs_real
