@@ -108,9 +108,11 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
     each within max(1 %, 128) tokens of the bill, 0-1; null without per-request usage),
     `read_match`, `billed` and `predicted` totals of every field, `cost_interval` (`central`: the
     median, the session's predicted cost; `mean`: what a pooled prediction sums; the 90 % interval:
-    misses the log cannot show drawn at the measured rate on Anthropic, the measured share of reads
-    not found on automatic-prefix caches, widened by the replay's model error measured on the
-    development part, bench/fidelity/interval.py and model_error.py), `fallbacks` (requests
+    misses the log cannot show and warming by other sessions drawn at the measured rates on
+    Anthropic (bench/fidelity/warming.py), the measured share of reads not found on
+    automatic-prefix caches, widened by the replay's model error measured on the development part,
+    bench/fidelity/interval.py and model_error.py; `logged_requests` under policy P: interval_json),
+    `fallbacks` (requests
     predicted as the naive read where the client model is unsure, bench/fidelity/unsure.py) and
     `not_scored` (billed requests the replay did not reach, with why). `naive` holds the naive
     replay's figures; `conditioned` those of the replay with the outside events taken from the bill
