@@ -57,9 +57,9 @@ from ctxbench.bench.fidelity.gaps import count_relay, count_retention, prompt_of
 from ctxbench.bench.fidelity.interval import RELAY, cost_interval, miss_kind
 from ctxbench.bench.fidelity.model_error import POOLED, margins, scores, stratum
 from ctxbench.bench.fidelity.parts import Part, replay_part
-from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity, near
+from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity, near, weighted_rates
 from ctxbench.bench.fidelity.unsure import count_sided
-from ctxbench.bench.fidelity.warming import RATE_STEP, WarmCounts, account, count_warming
+from ctxbench.bench.fidelity.warming import WarmCounts, account, count_warming
 
 
 @dataclass
@@ -182,13 +182,9 @@ class MissCounts:
         }  # fmt: skip
 
     def rate_weights(self) -> list[tuple[float, float]]:
-        """The conversations' own miss rates, to `RATE_STEP`, each with the share of the predicted
-        reads of the conversations at that rate (interval.py `Misses.rates`)."""
-        total = sum(n for _, n in self.rates)
-        acc: Counter[float] = Counter()
-        for rate, n in self.rates:
-            acc[round(round(rate / RATE_STEP) * RATE_STEP, 4)] += n
-        return [(r, round(n / total, 4)) for r, n in sorted(acc.items())] if total else []
+        """The conversations' own miss rates, each with the share of the predicted reads of the
+        conversations at that rate (interval.py `Misses.rates`)."""
+        return weighted_rates(self.rates)
 
 
 def count_misses(sf: SessionFidelity, acc: MissCounts) -> None:

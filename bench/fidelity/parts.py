@@ -200,7 +200,9 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
         f"({_share(inside)}); "
         f"median interval width {_median(widths):.1%} of the central value (chance draws only: "
         f"{sum(inside0)}/{len(inside0)}, {_share(inside0)}, median width {_median(widths0):.1%}; the "
-        "model error is measured on the development part, bench/fidelity/model_error.py" + _borrowed() + ").",
+        "model error is measured on the development part, bench/fidelity/model_error.py"
+        + _borrowed()
+        + ").",
         f"Conversations of >= {CONVERSATION_FLOOR['claude-code']} requests (Claude Code; >= {OTHER_FLOOR} of "
         "other harnesses) whose read match is below naive - 0.5 pt: "
         + (", ".join(below) if below else "none")
@@ -254,7 +256,8 @@ def named(convs: list[Replayed], found: list[Found]) -> list[str]:
             )
         elif not r.compared and r.error is None:  # not replayed: their own list (logs.py not_replayed)
             lines.append(
-                f"- not compared: {Path(r.log.rel).name} {r.name} ({r.shown_model()}): {r.why_not}" + _also(r)
+                f"- not compared: {Path(r.log.rel).name} {r.name} ({r.shown_model()}): {r.why_not}"
+                + _also(r)
             )
     assumed: dict[str, int] = {}  # another backend, a log with no writes: what its replay assumes
     for r in convs:

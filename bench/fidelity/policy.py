@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxbench.bench.fidelity.results import SessionFidelity
 from ctxbench.policies.preset import Policy
 from ctxbench.sim.core.catalog import prices
 from ctxbench.sim.core.records import RequestRecord
@@ -132,7 +133,7 @@ def unbilled_summarisers(trace: Trace) -> list[bool]:
     return out
 
 
-def unlogged_cost(sf: Any, trace: Trace) -> float:
+def unlogged_cost(sf: SessionFidelity, trace: Trace) -> float:
     """P's own summary requests (SessionFidelity `own_requests`) within +-`TURNS` of a real
     compaction whose summariser request the log holds no bill of (each real compaction paired
     once): the provider billed that summariser, the log does not show it, so the bill's own

@@ -20,6 +20,21 @@ def near(a: int, b: int) -> bool:
     return b > 0 and abs(a - b) <= tolerance(b)
 
 
+RATE_STEP = 0.01  # a rate measured per conversation or account, to the percent
+
+
+def weighted_rates(rates: list[tuple[float, int]]) -> list[tuple[float, float]]:
+    """(rate, requests) pairs as the distinct rates, to `RATE_STEP`, each with its share of the
+    requests: the distribution a session's own rate is drawn from (interval.py `Misses.rates`,
+    warming.py `Warming.rates`)."""
+    total = sum(n for _, n in rates)
+    acc: dict[float, int] = {}
+    for rate, n in rates:
+        key = round(round(rate / RATE_STEP) * RATE_STEP, 4)
+        acc[key] = acc.get(key, 0) + n
+    return [(r, round(n / total, 4)) for r, n in sorted(acc.items())] if total else []
+
+
 LOOKUP_FAILURE = "server_lookup_failure"
 OUTSIDE_WARMING = "outside_warming"
 UNLOGGED_TURN_CONTENT = "unlogged_turn_content"

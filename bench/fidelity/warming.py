@@ -23,30 +23,26 @@ same signature taken from the bill is the conditioned replay's outside event
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 
-from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity, near, tolerance
+from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity, near, tolerance, weighted_rates
 from ctxbench.sim.core.catalog import Prices, model_info
 
 EXPIRY = "ttl_expiry"
-RATE_STEP = 0.01  # a rate measured per conversation or account, to the percent (`Warming.rates`)
 
 
 @dataclass(frozen=True)
 class Warming:
-    """The measured warming (module docstring): the pooled rate and the conversations' own rates,
-    each with the share of the eligible requests of the conversations at it."""
+    """The measured warming (module docstring): the accounts' own rates, each with the share of
+    the eligible requests of the accounts at it (their weighted mean is the pooled rate)."""
 
-    rate: float
     rates: tuple[tuple[float, float], ...]
 
 
 # Development part (traces-real and the corpus's `dev` rows of bench/corpus/sessions.csv), measured
 # by `python -m ctxbench.bench.fidelity.measure --corpus corpus-data --shared traces-real`.
 WARMING = Warming(
-    59 / 103,
-    (
+    (  # pooled: 59 / 103
         (0.0, 0.1845), (0.14, 0.068), (0.29, 0.068), (0.46, 0.1262), (0.58, 0.1165), (0.67, 0.0583),
         (1.0, 0.3786),
     ),
@@ -97,13 +93,8 @@ class WarmCounts:
         return sum(k for _, k in self.accounts.values())
 
     def rate_weights(self) -> list[tuple[float, float]]:
-        """The accounts' own rates, to `RATE_STEP`, each with its share of the eligible requests
-        (`Warming.rates`)."""
-        acc: Counter[float] = Counter()
-        for n, k in self.accounts.values():
-            acc[round(round(k / n / RATE_STEP) * RATE_STEP, 4)] += n
-        total = self.eligible
-        return [(r, round(n / total, 4)) for r, n in sorted(acc.items())] if total else []
+        """The accounts' own rates, each with its share of the eligible requests (`Warming.rates`)."""
+        return weighted_rates([(k / n, n) for n, k in self.accounts.values()])
 
     def json(self) -> dict[str, object]:
         return {
