@@ -70,7 +70,8 @@ class Row:
     # the preset's summary requests where the real harness compacted too, with no bill in the log
     unlogged: float = 0.0
     # the preset's cost on the requests the log bills as a distribution: the median and 90 % interval
-    # of the chance draws (lookup misses, warming by other sessions: bench/fidelity/interval.py)
+    # of the chance draws (lookup misses, warming by other sessions, entries kept past their ttl:
+    # bench/fidelity/interval.py)
     central: float = 0.0
     low: float = 0.0
     high: float = 0.0
@@ -281,9 +282,10 @@ harness compacted too but the log holds no bill of its summariser request (the s
 not beside the log, or a proxy log without it): the provider billed it, the log does not show it.
 "preset Δ, logged requests": the preset's cost of the requests the log bills (preset - unlogged
 summariser) against the bill: the prediction on the bill's own requests, nothing taken from the
-bill, as the median of its chance draws, with their 90 % interval (server-side lookup misses and
-warming by other sessions at the development part's rates, bench/fidelity/interval.py; the
-recorded replay's model error is not a preset's, so it does not widen them). "outside events":
+bill, as the median of its chance draws, with their 90 % interval (server-side lookup misses,
+warming by other sessions and entries kept past their ttl at the development part's rates,
+bench/fidelity/interval.py; the recorded replay's model error is not a preset's, so it does not
+widen them). "outside events":
 what the events no policy decides cost in the bill (server-side lookup misses, outside warming:
 read by the recorded replay, bench/fidelity/outside.py). "like for like Δ": preset + outside
 events - unlogged summariser, against the bill. "naive Δ": the recorded replay's naive figure. A

@@ -108,7 +108,8 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
     each within max(1 %, 128) tokens of the bill, 0-1; null without per-request usage),
     `read_match`, `billed` and `predicted` totals of every field, `cost_interval` (`central`: the
     median, the session's predicted cost; `mean`: what a pooled prediction sums; the 90 % interval:
-    misses the log cannot show and warming by other sessions drawn at the measured rates on
+    misses the log cannot show, warming by other sessions and entries kept past their ttl drawn at
+    the measured rates on
     Anthropic (bench/fidelity/warming.py), the measured share of reads not found on
     automatic-prefix caches, widened by the replay's model error measured on the development part,
     bench/fidelity/interval.py and model_error.py; `logged_requests` under policy P: interval_json),

@@ -16,10 +16,11 @@ predicted read drawn from the measured shares (`Misses.shares`), which the reque
 replay without anything taken from the bill (`SessionFidelity.baseline`) is the base; `DRAWS`
 seeded draws give the 5th and 95th percentiles, the median (the central value: the session's
 predicted cost) and the mean (what a part's pooled prediction sums). Where the replay predicts a
-break, the development part never saw the bill side with the naive read (0 of 67), so no draw
-reverses one; but where it predicts an expired entry in a session whose first request read a
-static prefix another session wrote, that prefix may have been kept warm meanwhile, and each draw
-reads it there at the session's own warming rate (warming.py; not on DeepSeek's cache).
+break other than an expired entry, no draw reverses it; where it predicts an expired entry, the
+entry may have outlived its ttl (the bill reads the naive read), or, in a session whose first
+request read a static prefix another session wrote, that prefix may have been kept warm
+meanwhile: each draw reads the one or the other there at the session's own rates (warming.py;
+not on DeepSeek's cache).
 A Claude Code relay to an Anthropic model (sim/data/profiles/claude-relay.yaml: reads reported,
 writes neither reported nor billed) draws from its own measured misses (`MISSES["claude-relay"]`),
 and a miss there bills the lost read as input, not as a write; DeepSeek's disk cache, behind
@@ -40,7 +41,7 @@ from typing import TYPE_CHECKING
 from ctxbench.bench.fidelity.gateway import bills_unreported_writes, reports_cache_writes
 from ctxbench.bench.fidelity.model_error import widen
 from ctxbench.bench.fidelity.results import AutoInterval, SessionFidelity
-from ctxbench.bench.fidelity.warming import WARMING, warm_gain, warm_saving
+from ctxbench.bench.fidelity.warming import KEPT, WARMING, kept_gain, warm_gain, warm_saving
 from ctxbench.sim.core.catalog import model_info, prices
 from ctxbench.sim.core.profiles import profile_names
 from ctxbench.traces.importers.backend import RELAY_PROFILE as RELAY
@@ -187,13 +188,14 @@ def _chance_interval(sf: SessionFidelity, seed: int, rate: float | None) -> Cost
 
     misses = MISSES[miss_kind(sf)]
     billed_writes = writes_billed(sf)
-    extra, warmed = [], []
+    extra, warmed, kept = [], [], []
     for r in base.requests:
         p = r.predicted
         pr = prices(r.model or base.model)
-        gain = warm_gain(sf, r)
-        if gain:
-            warmed.append(warm_saving(r, pr, gain, billed_writes))
+        gain, whole = warm_gain(sf, r), kept_gain(sf, r)
+        if whole or gain:  # an expiry break: its entry may outlive the ttl, or another session keep W
+            kept.append(warm_saving(r, pr, whole, billed_writes) if whole else 0.0)
+            warmed.append(warm_saving(r, pr, gain, billed_writes) if gain else 0.0)
         if p.cache_read <= 0:
             continue
         u, o = r.input_predicted, r.billed.output_tokens
@@ -204,7 +206,7 @@ def _chance_interval(sf: SessionFidelity, seed: int, rate: float | None) -> Cost
         failed = (w5, w1 + p.cache_read) if w1 and not w5 else (w5 + p.cache_read, w1)
         extra.append(pr.cost(u, 0, *failed, o) - pr.cost(u, p.cache_read, w5, w1, o))
     cost = base.cost_predicted
-    if not extra and not warmed:
+    if not extra and not kept:
         return CostInterval(cost, cost, cost, mean=cost)
     rng = np.random.default_rng(seed)
     draws = np.full(DRAWS, cost)
@@ -214,9 +216,10 @@ def _chance_interval(sf: SessionFidelity, seed: int, rate: float | None) -> Cost
         shares = misses.shares
         lost = np.interp(rng.random((DRAWS, len(extra))), np.linspace(0, 1, len(shares)), shares)
         draws += (fails * lost) @ np.asarray(extra)  # the cost is linear in the read lost
-    if warmed:  # another session kept the static prefix warm (warming.py)
-        warms = rng.random((DRAWS, len(warmed))) < _own_rates(rng, WARMING.rates)
-        draws += warms @ np.asarray(warmed)
+    if kept:  # the entry outlived its ttl, else another session kept W warm (warming.py)
+        keeps = rng.random((DRAWS, len(kept))) < _own_rates(rng, KEPT.rates)
+        warms = rng.random((DRAWS, len(kept))) < _own_rates(rng, WARMING.rates)
+        draws += keeps @ np.asarray(kept) + (warms & ~keeps) @ np.asarray(warmed)
     tail = (1 - LEVEL) / 2
     low, high = np.quantile(draws, [tail, 1 - tail])
     return CostInterval(float(np.median(draws)), float(low), float(high), mean=float(draws.mean()))

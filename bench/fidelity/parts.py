@@ -23,6 +23,7 @@ from ctxbench.bench.fidelity.discover import Found, discover
 from ctxbench.bench.fidelity.interval import cost_interval
 from ctxbench.bench.fidelity.logs import Replayed, not_replayed, replay_log
 from ctxbench.bench.fidelity.model_error import MIN_SESSIONS, MODEL_ERROR, borrows
+from ctxbench.bench.fidelity.unsure import rules_line
 from ctxbench.bench.fidelity.warming import part_line
 from ctxbench.bench.progress import Progress
 from ctxbench.sim.core.catalog import model_info
@@ -139,6 +140,7 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
     widths0: list[float] = []
     cover: dict[str, list[list[float]]] = {}  # per family: inside, width; chance only: inside, width
     below: list[str] = []
+    scored = [(r.log.rel, sf) for r in convs if (sf := r.fidelity) is not None and sf.has_usage]
     for r in convs:
         sf = r.fidelity
         if sf is None or not sf.has_usage:
@@ -207,7 +209,8 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
         "other harnesses) whose read match is below naive - 0.5 pt: "
         + (", ".join(below) if below else "none")
         + ".",
-        part_line([(r.log.rel, sf) for r in convs if (sf := r.fidelity) is not None and sf.has_usage]),
+        part_line(scored),
+        rules_line([sf for _, sf in scored]),
     ]
     lines += ["", *accounted(convs)]
     lines += named(convs, found)

@@ -38,7 +38,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ctxbench.bench.fidelity.results import SessionFidelity, near, tolerance
+from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity, near, tolerance
 from ctxbench.sim.core.catalog import CatalogError, model_info
 from ctxbench.traces.model import CompactionEvent, MessageEvent, Trace
 
@@ -167,6 +167,35 @@ def unsure(trace: Trace, provider: str = "") -> Unsure:
     return out
 
 
+def side_of(q: RequestCompare) -> str:
+    """Whom the bill sided with at `q`: the naive read, the replay's own, or neither."""
+    replay_ok = abs(q.replay_read - q.billed.cache_read) <= tolerance(q.billed.cache_read)
+    return "naive" if q.naive_ok else "replay" if replay_ok else "neither"
+
+
+def breaks_short(q: RequestCompare) -> bool:
+    """Whether the replay's own read at `q` falls short of the naive read: a break it predicts."""
+    return q.replay_read < q.naive_read and not near(q.replay_read, q.naive_read)
+
+
+def rules_line(sessions: list[SessionFidelity]) -> str:
+    """The report's line on one part: for every rule that predicts a break (a miss cause), where it
+    stands (no fallback), whom the bill sided with. On the development part the rules were made
+    from these sessions; on the test part each holds or not on sessions it was not made from."""
+    by_cause: dict[str, Counter[str]] = {}
+    for sf in sessions:
+        for q in sf.baseline.requests:
+            if q.index and not q.fallback and breaks_short(q):
+                by_cause.setdefault(q.miss_cause or "none named", Counter())[side_of(q)] += 1
+    held = "; ".join(
+        f"{cause} {c['replay']} / {c['naive']} / {c['neither']}" for cause, c in sorted(by_cause.items())
+    )
+    return (
+        "Breaks the replay predicts short of the naive read where it does not fall back, by miss cause: "
+        f"the bill read the replay's read / the naive read / neither: {held or 'none'}."
+    )
+
+
 def count_sided(
     sf: SessionFidelity,
     sided: Counter[str],
@@ -183,9 +212,8 @@ def count_sided(
     not, every break it predicts short of the naive read, by its miss cause (the evidence each rule
     that breaks stands on)."""
     for q in sf.baseline.requests:
-        replay_ok = abs(q.replay_read - q.billed.cache_read) <= tolerance(q.billed.cache_read)
-        side = "naive" if q.naive_ok else "replay" if replay_ok else "neither"
-        short = q.replay_read < q.naive_read and not near(q.replay_read, q.naive_read)
+        side = side_of(q)
+        short = breaks_short(q)
         if short and q.index:
             by_cause.setdefault(q.miss_cause or "none named", Counter())[side] += 1
         if short and "prompt as sent" in q.unsure and not q.miss_cause:

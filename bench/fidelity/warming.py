@@ -1,4 +1,5 @@
-"""Warming by other sessions, as a chance (issue 28: "warming by other sessions: a rate or a
+"""After an expiry: warming by other sessions, and entries kept past their ttl, as chances (issue
+28: "entries kept or dropped at the edge of their TTL, ... warming by other sessions: a rate or a
 probability measured on the development part", simulated seeded).
 
 A session whose first request read a static prefix W (`meta.warm_tokens`: the tools and system
@@ -19,6 +20,17 @@ over 19 accounts whose own rates run from 0 (16 breaks of one account) to 1 (9 o
 in sessions whose first request read nothing, 5 of 150 such breaks read more than predicted. The
 same signature taken from the bill is the conditioned replay's outside event
 (bench/fidelity/outside.py); this is its prediction, which takes nothing from it.
+
+Kept past the ttl. Anthropic gives a cache entry "a minimum lifetime of 5 minutes (standard) or 1
+hour (extended), after which they are promptly, though not immediately, deleted" (prompt-caching
+doc): an entry may outlive the gap the replay says expired it, and the bill then reads the whole
+previous prompt, the naive read. Each cost draw takes the session's own rate of that from the
+development accounts' rates (`KEPT`) and, at it, lets each expiry break read the naive read
+(`kept_gain`) instead; a kept entry makes warming moot. Development part, same command ("kept
+past the ttl"): of 137 expiry breaks short of the naive read that stand (no fallback, not on
+DeepSeek), over 21 accounts, the bill read the naive read on 2 (one each in ahmedarafa994/
+eq-prediction, 1 of 7, and ericmilton711/claude-skills, 1 of 4). Where a relay keeps entries
+longer still, no log says so: the report counts the rule's hold on the test part.
 """
 
 from __future__ import annotations
@@ -49,6 +61,20 @@ WARMING = Warming(
 )  # fmt: skip
 
 
+# Same part and command ("kept past the ttl"): 2 of 137 expiry breaks over 21 accounts.
+KEPT = Warming(((0.0, 0.9197), (0.14, 0.0511), (0.25, 0.0292)))  # fmt: skip
+
+
+def kept_gain(sf: SessionFidelity, r: RequestCompare) -> int:
+    """How many more tokens request `r` reads when its own entry outlived the ttl (module
+    docstring): the naive read less its predicted read, for an expiry break short of the naive
+    read; else 0 (and always on DeepSeek's disk cache, as `warm_gain`)."""
+    read = r.predicted.cache_read
+    if not r.index or r.miss_cause != EXPIRY or r.naive_read <= read or near(read, r.naive_read):
+        return 0
+    return r.naive_read - read if model_info(sf.model).provider != "deepseek" else 0
+
+
 def warm_gain(sf: SessionFidelity, r: RequestCompare) -> int:
     """How many more tokens request `r` reads when another session kept W warm: W less its
     predicted read, for an expiry break short of W in a session with W > 0; else 0 (and always on
@@ -77,12 +103,13 @@ def warm_saving(r: RequestCompare, pr: Prices, gain: int, writes_billed: bool) -
 
 @dataclass
 class WarmCounts:
-    """The development part's warming (module docstring): per account (the repository or folder a
-    log came from: the sessions that can warm each other's prefix), its eligible requests and those
-    whose bill read W."""
+    """The development part's chances after an expiry (module docstring): per account (the
+    repository or folder a log came from: the sessions that can warm each other's prefix), its
+    eligible requests and those whose bill read W (`accounts`) or the naive read (`kept`)."""
 
     accounts: dict[str, list[int]] = field(default_factory=dict)
     cold: list[int] = field(default_factory=lambda: [0, 0])  # W = 0: expiry breaks, read more
+    kept: dict[str, list[int]] = field(default_factory=dict)
 
     @property
     def eligible(self) -> int:
@@ -92,14 +119,21 @@ class WarmCounts:
     def warmed(self) -> int:
         return sum(k for _, k in self.accounts.values())
 
-    def rate_weights(self) -> list[tuple[float, float]]:
+    def rate_weights(self, kept: bool = False) -> list[tuple[float, float]]:
         """The accounts' own rates, each with its share of the eligible requests (`Warming.rates`)."""
-        return weighted_rates([(k / n, n) for n, k in self.accounts.values()])
+        counts = self.kept if kept else self.accounts
+        return weighted_rates([(k / n, n) for n, k in counts.values()])
+
+    def kept_line(self) -> str:
+        """How many expiry breaks read the naive read: the entry outlived its ttl."""
+        n, k = (sum(c[i] for c in self.kept.values()) for i in (0, 1))
+        return f"{k} of {n} expiry breaks short of the naive read read it ({len(self.kept)} accounts)"
 
     def json(self) -> dict[str, object]:
         return {
             "eligible": self.eligible, "warmed": self.warmed, "accounts": dict(sorted(self.accounts.items())),
             "rate_weights": self.rate_weights(), "cold_breaks_read_more": self.cold,
+            "kept": dict(sorted(self.kept.items())), "kept_rate_weights": self.rate_weights(kept=True),
         }  # fmt: skip
 
     def line(self) -> str:
@@ -107,7 +141,8 @@ class WarmCounts:
             f"warming after an expiry (first request read W > 0): {self.warmed} of {self.eligible} "
             f"expiry breaks short of W read W; per account ({len(self.accounts)}), its rate and the "
             f"share of the breaks at it: {self.rate_weights()}; where the first request read nothing, "
-            f"{self.cold[1]} of {self.cold[0]} expiry breaks read more than predicted"
+            f"{self.cold[1]} of {self.cold[0]} expiry breaks read more than predicted; kept past the ttl: "
+            f"{self.kept_line()}, per account its rate and share: {self.rate_weights(kept=True)}"
         )
 
 
@@ -128,12 +163,14 @@ def part_line(sessions: list[tuple[str, SessionFidelity]]) -> str:
         f"Warming after an expiry (bench/fidelity/warming.py, drawn in the interval at the development "
         f"part's rates): where the first request read a static prefix W, {acc.warmed} of {acc.eligible} "
         f"expiry breaks short of W read W ({len(acc.accounts)} accounts); where it read nothing, "
-        f"{acc.cold[1]} of {acc.cold[0]} expiry breaks read more than predicted."
+        f"{acc.cold[1]} of {acc.cold[0]} expiry breaks read more than predicted. Kept past the ttl "
+        f"(drawn at the development part's rates): {acc.kept_line()}."
     )
 
 
 def count_warming(sf: SessionFidelity, account: str, acc: WarmCounts) -> None:
-    """Add one conversation's expiry breaks short of W (`warm_gain`) to its account in `acc`."""
+    """Add one conversation's expiry breaks short of W (`warm_gain`) and short of the naive read
+    (`kept_gain`) to its account in `acc`."""
     warm = int(sf.meta.get("warm_tokens", 0) or 0)
     n = k = 0
     for r in sf.baseline.requests:
@@ -144,6 +181,10 @@ def count_warming(sf: SessionFidelity, account: str, acc: WarmCounts) -> None:
         if warm_gain(sf, r):
             n += 1
             k += near(r.billed.cache_read, warm)
+        if kept_gain(sf, r):
+            kept = acc.kept.setdefault(account, [0, 0])
+            kept[0] += 1
+            kept[1] += r.naive_ok
     if n:
         counts = acc.accounts.setdefault(account, [0, 0])
         counts[0] += n

@@ -1,6 +1,7 @@
-"""Warming by other sessions as a chance (bench/fidelity/warming.py): which requests may read a
-static prefix another session kept warm, what that saves, how the cost interval draws it, and
-how the development part's counts are taken."""
+"""After an expiry, warming by other sessions and entries kept past the ttl as chances
+(bench/fidelity/warming.py): which requests may read a static prefix another session kept warm or
+the whole previous prompt, what that saves, how the cost interval draws it, and how the
+development part's counts are taken."""
 
 from __future__ import annotations
 
@@ -9,9 +10,12 @@ import pytest
 from ctxbench.bench.fidelity.interval import cost_interval
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity
 from ctxbench.bench.fidelity.warming import (
+    KEPT,
     WARMING,
     WarmCounts,
+    Warming,
     count_warming,
+    kept_gain,
     part_line,
     warm_gain,
     warm_saving,
@@ -103,3 +107,44 @@ def test_the_report_line_counts_a_part_by_the_folder_each_log_came_from() -> Non
     line = part_line(sessions)
     assert "1 of 2 expiry breaks short of W read W (1 accounts)" in line
     assert "0 of 1 expiry breaks read more than predicted" in line
+
+
+def _kept_session(billed_read_after_gap: int) -> SessionFidelity:
+    """`_session` whose expiry break falls short of the naive read (the previous prompt, 35,000):
+    its entry may have outlived the ttl."""
+    sf = _session(W, billed_read_after_gap)
+    sf.baseline.requests[2].naive_read = 35_000
+    return sf
+
+
+def test_an_expiry_break_may_read_the_naive_read_when_its_entry_outlived_the_ttl() -> None:
+    sf = _kept_session(35_000)
+    assert [kept_gain(sf, r) for r in sf.baseline.requests] == [0, 0, 35_000, 0]
+    acc = WarmCounts()
+    count_warming(sf, "alice", acc)
+    count_warming(_kept_session(0), "bob", acc)
+    assert acc.kept == {"alice": [1, 1], "bob": [1, 0]}
+    assert "1 of 2 expiry breaks short of the naive read read it (2 accounts)" in acc.kept_line()
+    assert acc.rate_weights(kept=True) == [(0.0, 0.5), (1.0, 0.5)]
+
+
+def test_the_interval_draws_a_kept_entry_at_the_measured_rates_before_warming(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sf = _kept_session(35_000)
+    base = sf.baseline.cost_predicted
+    r = sf.baseline.requests[2]
+    kept, warmed = (warm_saving(r, prices(MODEL), g, True) for g in (35_000, W))
+    assert kept < warmed < 0  # reading the whole previous prompt saves more than reading W
+    ci = cost_interval(sf, rate=0.0, model_error=False)
+    assert ci.high == pytest.approx(base)
+    mean_kept = sum(x * w for x, w in KEPT.rates) / sum(w for _, w in KEPT.rates)
+    mean_warm = sum(x * w for x, w in WARMING.rates) / sum(w for _, w in WARMING.rates)
+    expected = base + mean_kept * kept + (1 - mean_kept) * mean_warm * warmed
+    assert ci.mean == pytest.approx(expected, rel=0.02)
+    always = Warming(((1.0, 1.0),))
+    monkeypatch.setattr("ctxbench.bench.fidelity.interval.KEPT", always)
+    every = cost_interval(sf, rate=0.0, model_error=False)  # kept in every draw: warming is moot
+    assert every.low == every.high == pytest.approx(base + kept)
+    monkeypatch.setattr("ctxbench.bench.fidelity.interval.WARMING", always)
+    assert cost_interval(sf, rate=0.0, model_error=False).low == pytest.approx(base + kept)
