@@ -8,7 +8,8 @@ so a task rebuilt from a run at one setting carries them at that run's compactio
 another setting with them left there puts ~100-400 tokens on the wrong turns, enough to move a
 trigger near its threshold by a turn (bench/whatif_report.md, Claude Code 140k -> 120k).
 
-`replace_reminders` takes the texts from the recording (what the trace knows), strips them, and
+`replace_reminders` takes the texts from the recording (what the trace knows: a recording without a
+compaction holds the post-compaction one too, as the first message's announcement), strips them, and
 appends them again where the rule below puts them for a given list of compaction turns;
 `bench.live.whatif.predict` iterates: simulate, place the reminders for the predicted compactions,
 simulate again, until the compactions no longer move. The rule's numbers are config values
@@ -25,6 +26,7 @@ from ctxbench.sim.prepared import PreparedTrace
 from ctxbench.sim.serve.wire.common import lang_of
 
 OPEN = "<system-reminder>"
+CLOSE = "</system-reminder>"
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,10 @@ class ReminderRule:
 
     period: int = 5  # task-list reminder every 5 turns (turns 5, 10, 15 in the 140k run)
     after_compaction: int = 4  # ... and 4 turns after a compaction (8 -> 12, 13 -> 17, 17 -> 21)
+    # The post-compaction reminder announces again what the session's first message announced: in
+    # the 100k, 120k and 140k ledgers it is that message's agent listing reminder, byte for byte
+    # (1,788 bytes), so a recording without a compaction shows it too.
+    announced: str = "Available agent types"
 
 
 def _split(text: str) -> tuple[str, str]:
@@ -56,8 +62,24 @@ def _tool_result_steps(prep: PreparedTrace) -> list[int]:
     ]
 
 
-def texts_of(prep: PreparedTrace, compactions: list[int]) -> tuple[str, str]:
-    """(post-compaction reminder, periodic reminder) texts as recorded ("" when none was)."""
+def _announced(prep: PreparedTrace, rule: ReminderRule) -> str:
+    """The reminder of the session's first message that the harness announces again after a
+    compaction (`ReminderRule.announced`), as the post-compaction reminder carries it ("" if none)."""
+    first = next((s.message for s in prep.steps if s.message is not None and s.message.role == "user"), None)
+    for b in first.blocks if first is not None else ():
+        i = (b.text or "").find(f"{OPEN}\n{rule.announced}")
+        if i >= 0:
+            assert b.text is not None
+            end = b.text.find(CLOSE, i)
+            return "\n" + b.text[i : end + len(CLOSE)] if end >= 0 else ""
+    return ""
+
+
+def texts_of(
+    prep: PreparedTrace, compactions: list[int], rule: ReminderRule | None = None
+) -> tuple[str, str]:
+    """(post-compaction reminder, periodic reminder) texts as recorded ("" when none was); without
+    a compaction, the post-compaction one is what the first message announced (`_announced`)."""
     after, periodic = "", ""
     for turn, i in enumerate(_tool_result_steps(prep), 1):
         msg = prep.steps[i].message
@@ -69,7 +91,7 @@ def texts_of(prep: PreparedTrace, compactions: list[int]) -> tuple[str, str]:
                     after = after or tail
                 elif tail:
                     periodic = periodic or tail
-    return after, periodic
+    return after or _announced(prep, rule or ReminderRule()), periodic
 
 
 def turns_for(rule: ReminderRule, turns: int, compactions: list[int]) -> dict[int, str]:

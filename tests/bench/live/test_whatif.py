@@ -12,7 +12,14 @@ import pytest
 
 from ctxbench.bench.live.ledger import SIDE, load_ledger, task_of
 from ctxbench.bench.live.predict import simulate
-from ctxbench.bench.live.reminders import ReminderRule, _split, _tool_result_steps, turns_for
+from ctxbench.bench.live.reminders import (
+    ReminderRule,
+    _split,
+    _tool_result_steps,
+    replace_reminders,
+    texts_of,
+    turns_for,
+)
 from ctxbench.bench.live.whatif import (
     COST_TOLERANCE,
     DATA,
@@ -44,9 +51,7 @@ def test_each_setting_predicted_from_every_other_within_one_turn_and_5_percent(n
     assert len(compacting) >= 3
     cross = [p for p in pairs if p.source != p.target]
     assert len(cross) == len(served) * (len(served) - 1)
-    for p in cross:
-        if p.source not in compacting:
-            continue  # below: a recording without a compaction cannot show its sizes
+    for p in cross:  # a recording without a compaction too (the preset's sizes stand in)
         assert len(p.predicted_turns) == len(p.served_turns), (p.source, p.target)
         assert all(abs(a - b) <= 1 for a, b in zip(p.predicted_turns, p.served_turns, strict=True))
         assert abs(p.cost_delta) <= COST_TOLERANCE, (p.source, p.target, p.cost_delta)
@@ -111,18 +116,30 @@ def test_missing_ledgers_are_a_one_line_error(tmp_path: Path, capsys: pytest.Cap
     assert err.count("\n") == 0 and "no such ledger" in err and str(tmp_path) in err
 
 
-def test_from_a_run_without_compaction_the_unknown_reminders_cost_the_120k_second_compaction() -> None:
+def test_from_a_run_without_compaction_the_first_messages_announcement_places_the_reminder() -> None:
     """DISABLE_AUTO_COMPACT=1: the recording has no continuation message, no compaction instruction
-    and no post-compaction reminder, so the preset's sizes stand in (the continuation as Claude Code
-    builds it around the mock's summary), while the reminders it appends after a compaction are not
-    in the recording: at 120k the second compaction (turn 24, within a few hundred tokens of the
-    87,000 threshold) is missed. The other settings are still predicted within ±1 turn and 5 %."""
-    _served, pairs = _results("claude-code")
-    by = {p.target: p for p in pairs if p.source == "off"}
-    assert by["off"].ok and by["off"].served_turns == [] and by["off"].predicted_turns == []
-    assert by["w100k"].ok and by["w140k"].ok
-    assert by["w120k"].served_turns == [13, 24] and by["w120k"].predicted_turns == [13]
-    assert not by["w120k"].ok
+    and no post-compaction reminder, so the preset's sizes stand in; the reminder Claude Code
+    appends after a compaction (its agent listing) is the one the session's first message
+    announced, byte for byte. Without it, the 120k run's second compaction (turn 24, within a few
+    hundred tokens of the 87,000 threshold) is missed."""
+    served, pairs = _results("claude-code")
+    by = {s.setting.label: s for s in served}
+    preps, texts = {}, {}
+    for label in ("off", "w100k"):
+        _reqs, f = load_ledger(by[label].path)
+        preps[label] = task_of(by[label].reqs, f).prepared
+        texts[label] = texts_of(preps[label], by[label].turns)
+    assert texts["off"] == texts["w100k"] and len(texts["off"][0].encode()) == 1789  # as recorded after one
+    elsewhere = ReminderRule(announced="No such announcement")
+    assert texts_of(preps["off"], [], elsewhere)[0] == ""
+    predicted = {p.target: p for p in pairs if p.source == "off"}
+    assert all(p.ok for p in predicted.values())
+    assert predicted["w120k"].served_turns == predicted["w120k"].predicted_turns == [13, 24]
+    h, src, tgt = HARNESSES["claude-code"], by["off"], by["w120k"]
+    _reqs, f = load_ledger(src.path)
+    task, policy = task_of(src.reqs, f), policy_for(h, tgt.setting)
+    unannounced = replace_reminders(task.prepared, f, ("", texts["off"][1]), [13])
+    assert predicted_turns(simulate(replace(task, prepared=unannounced), policy, "anthropic")) == [13]
 
 
 # ---------------------------------------------------------------- opencode 1.18.33, Gemini CLI 0.61.0
