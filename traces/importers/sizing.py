@@ -5,7 +5,8 @@ The method (C_k, S, W) is described in the `ctxbench.traces.importers.tokens` do
 traces and re-exports these names. Blocks marked `turn` (sent in their own turn only, their text not
 logged) get what their request's bill added beyond the rest at the calibrated rates, and leave the
 prompt when the next turn starts: that request adds their tokens back to what it added
-(`_size_turn_blocks`, bench/claude_code_wire.md §1).
+(`_size_turn_blocks`, bench/claude_code_wire.md §1). A summary request that bills less than the
+request before it was precomputed from an earlier point and sizes nothing (`PRECOMPUTED`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,13 @@ from ctxbench.traces.importers.system_tail import SystemTails, system_tails
 from ctxbench.traces.model import CompactionEvent, Content, Event, MessageEvent, SystemEvent, Usage
 
 ASSUMED_BYTES_PER_TOKEN = 4  # sizes of inferred blocks, for byte-based estimators only (assumed)
+# Claude Code can summarise in the background before it compacts, and compact later with that
+# summary: the summariser's prompt then ends where the precompute started, and the messages since
+# are kept verbatim (anthropics/claude-code#70459, 2.1.186). Such a summary request bills less than
+# the request before it, and says nothing of the blocks since (the development part: afff224b of
+# ahmedarafa994/eq-prediction, 2.1.88, 152,963 tokens after a request of 165,827): its bill does not
+# size them, and its own new blocks are sized as a round no bill covers.
+PRECOMPUTED = "summary requests precomputed from an earlier point (billed less than the request before)"
 
 
 def real_user_content(contents: tuple[Content, ...]) -> bool:
@@ -192,6 +200,7 @@ def size_events(
     turn_next = False  # a turn started since the last request: the `live_turn` blocks are gone
     message_events: list[int] = []  # event index of each message, in order (what `kept_from` counts)
     prompt_at: tuple[int, int] | None = None  # the latest real user prompt's last text block
+    precomputed = 0  # summary requests whose prompt ended before the request that preceded them
     for i, ev in enumerate(events):
         blocks = [(i, j) for j in range(len(blocks_of(ev)))]
         if isinstance(ev, CompactionEvent):
@@ -223,6 +232,11 @@ def size_events(
             live_turn = [] if turn_next else live_turn  # turn's own blocks left the prompt
             turn_next = False
             total = size(u) - anchor + gone + vanished
+            if _tag(ev) == "summary" and total < 0:  # a summary precomputed from an earlier point
+                shares.unbilled_round(pending + blocks, counter)
+                precomputed += 1
+                pending, last_role = [], "assistant"
+                continue
             live_turn += _share_request(shares, pending, total, counter)
             if strip:
                 kept += [slot for slot in pending if blocks_of(events[slot[0]])[slot[1]].kind == "thinking"]
@@ -241,6 +255,8 @@ def size_events(
         pending += blocks
     shares.after_last_request(unseen, pending, counter)
     shares.note_shrunk(report, name)
+    if precomputed:
+        report.counts[PRECOMPUTED] += precomputed
     sys_ttl = first_ttl or "5m"
     first_end = tails.ends[0][1] if tails is not None else s
     first_head = head if tails is not None else first_end
