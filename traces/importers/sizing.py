@@ -6,7 +6,8 @@ traces and re-exports these names. Blocks marked `turn` (sent in their own turn 
 logged) get what their request's bill added beyond the rest at the calibrated rates, and leave the
 prompt when the next turn starts: that request adds their tokens back to what it added
 (`_size_turn_blocks`, bench/claude_code_wire.md §1). A summary request that bills less than the
-request before it was precomputed from an earlier point and sizes nothing (`PRECOMPUTED`).
+request before it was precomputed from an earlier point and sizes nothing
+(sizing_shares.py `PRECOMPUTED`).
 """
 
 from __future__ import annotations
@@ -24,13 +25,6 @@ from ctxbench.traces.importers.system_tail import SystemTails, system_tails
 from ctxbench.traces.model import CompactionEvent, Content, Event, MessageEvent, SystemEvent, Usage
 
 ASSUMED_BYTES_PER_TOKEN = 4  # sizes of inferred blocks, for byte-based estimators only (assumed)
-# Claude Code can summarise in the background before it compacts, and compact later with that
-# summary: the summariser's prompt then ends where the precompute started, and the messages since
-# are kept verbatim (anthropics/claude-code#70459, 2.1.186). Such a summary request bills less than
-# the request before it, and says nothing of the blocks since (the development part: afff224b of
-# ahmedarafa994/eq-prediction, 2.1.88, 152,963 tokens after a request of 165,827): its bill does not
-# size them, and its own new blocks are sized as a round no bill covers.
-PRECOMPUTED = "summary requests precomputed from an earlier point (billed less than the request before)"
 
 
 def real_user_content(contents: tuple[Content, ...]) -> bool:
@@ -200,7 +194,6 @@ def size_events(
     turn_next = False  # a turn started since the last request: the `live_turn` blocks are gone
     message_events: list[int] = []  # event index of each message, in order (what `kept_from` counts)
     prompt_at: tuple[int, int] | None = None  # the latest real user prompt's last text block
-    precomputed = 0  # summary requests whose prompt ended before the request that preceded them
     for i, ev in enumerate(events):
         blocks = [(i, j) for j in range(len(blocks_of(ev)))]
         if isinstance(ev, CompactionEvent):
@@ -226,15 +219,14 @@ def size_events(
             last_reply = i
             gone = 0
             if strip and strip_next:  # the prompt lost every earlier thinking block
-                gone, pending = _strip_thinking(shares, kept, pending, unseen)
+                gone, pending = shares.strip_thinking(kept, pending, unseen)
                 kept = []
             vanished = sum(tokens.get(slot, 0) for slot in live_turn) if turn_next else 0  # the previous
             live_turn = [] if turn_next else live_turn  # turn's own blocks left the prompt
             turn_next = False
             total = size(u) - anchor + gone + vanished
             if _tag(ev) == "summary" and total < 0:  # a summary precomputed from an earlier point
-                shares.unbilled_round(pending + blocks, counter)
-                precomputed += 1
+                shares.precomputed(pending + blocks, counter)
                 pending, last_role = [], "assistant"
                 continue
             live_turn += _share_request(shares, pending, total, counter)
@@ -254,21 +246,26 @@ def size_events(
             last_role = ev.role
         pending += blocks
     shares.after_last_request(unseen, pending, counter)
-    shares.note_shrunk(report, name)
-    if precomputed:
-        report.counts[PRECOMPUTED] += precomputed
+    shares.note(report, name)
     sys_ttl = first_ttl or "5m"
     first_end = tails.ends[0][1] if tails is not None else s
     first_head = head if tails is not None else first_end
     out = _sized(events, tokens, ttl_at, tail_at, (name, w, head, first_head, first_end, sys_ttl))
+    return out, _meta(first_end, how, w, sys_ttl, whole, marked_messages, head, tails)
+
+
+def _meta(
+    first_end: int, how: str, w: int, ttl: str, whole: bool, marked: int, head: int, tails: SystemTails | None
+) -> dict[str, Any]:
+    """The sizing's meta: the system prompt's size and where it comes from, W, the system ttl."""
     meta: dict[str, Any] = {
-        "system_tokens": first_end, "system_inferred_from": how, "warm_tokens": w, "ttl": sys_ttl,
+        "system_tokens": first_end, "system_inferred_from": how, "warm_tokens": w, "ttl": ttl,
         "sized_on": "prompt" if whole else "cached",  # bench/fidelity/compare.py: where the uncached tail is
-        "marked_messages": marked_messages,
+        "marked_messages": marked,
     }  # fmt: skip
     if tails is not None:  # bench/fidelity/causes.py `system_at`
         meta |= {"system_head": head, "system_restarts": [list(x) for x in tails.ends[1:]]}
-    return out, meta
+    return meta
 
 
 def _system_part(
@@ -316,20 +313,6 @@ def _message_marks(
     if reply_mark is not None and reply_mark[0] != pending[-1][0]:
         return [pending[-1], reply_mark]
     return [pending[-1]]
-
-
-def _strip_thinking(
-    shares: Shares, kept: list[tuple[int, int]], pending: list[tuple[int, int]], unseen: list[tuple[int, int]]
-) -> tuple[int, list[tuple[int, int]]]:
-    """A real user message since the last request: the prompt lost every earlier thinking block
-    (providers.md §1.6). Returns the tokens of the `kept` ones that left and the pending blocks
-    without thinking (those new ones go to `unseen`: no bill sizes them)."""
-    events = shares.events
-    gone = sum(shares.tokens.get(slot, 0) for slot in kept)
-    dropped = set(kept)
-    shares.allocated[:] = [slot for slot in shares.allocated if slot not in dropped]
-    unseen += [slot for slot in pending if blocks_of(events[slot[0]])[slot[1]].kind == "thinking"]
-    return gone, [slot for slot in pending if blocks_of(events[slot[0]])[slot[1]].kind != "thinking"]
 
 
 def _share_request(

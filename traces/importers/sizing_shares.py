@@ -19,6 +19,13 @@ from ctxbench.traces.model import Event, MessageEvent
 # delta, and pinning it moved the error onto their neighbours (cua pgadmin / pycharm, cost exact
 # -> -0.1 % / -0.2 % with every repeated text pinned).
 SAME_TEXT_BYTES = 256
+# Claude Code can summarise in the background before it compacts, and compact later with that
+# summary: the summariser's prompt then ends where the precompute started, and the messages since
+# are kept verbatim (anthropics/claude-code#70459, 2.1.186). Such a summary request bills less than
+# the request before it, and says nothing of the blocks since (the development part: afff224b of
+# ahmedarafa994/eq-prediction, 2.1.88, 152,963 tokens after a request of 165,827): its bill does not
+# size them, and its own new blocks are sized as a round no bill covers.
+PRECOMPUTED = "summary requests precomputed from an earlier point (billed less than the request before)"
 
 
 def _long(text: str) -> bool:
@@ -37,6 +44,7 @@ class Shares:
         self.allocated: list[tuple[int, int]] = []  # text blocks sized since the start or the last compaction
         self.sized_text: dict[tuple[str, str], int] = {}  # (kind, text) -> its first size (SAME_TEXT_BYTES)
         self.shrunk = 0
+        self.precomputes = 0
 
     def take_back(self, deficit: int) -> int:
         """The prompt shrank (the harness rewrote earlier content outside the transcript): take
@@ -78,8 +86,30 @@ class Shares:
                 sized_text.setdefault((c.kind, c.text), n)
         self.allocated.extend(text_slots)
 
-    def note_shrunk(self, report: ImportReport, name: str) -> None:
-        """Tell the import report how many requests found the prompt shrunk, if any did."""
+    def strip_thinking(
+        self, kept: list[tuple[int, int]], pending: list[tuple[int, int]], unseen: list[tuple[int, int]]
+    ) -> tuple[int, list[tuple[int, int]]]:
+        """A real user message since the last request: the prompt lost every earlier thinking block
+        (providers.md §1.6). Returns the tokens of the `kept` ones that left and the pending blocks
+        without thinking (those new ones go to `unseen`: no bill sizes them)."""
+        events = self.events
+        gone = sum(self.tokens.get(slot, 0) for slot in kept)
+        dropped = set(kept)
+        self.allocated[:] = [slot for slot in self.allocated if slot not in dropped]
+        unseen += [slot for slot in pending if blocks_of(events[slot[0]])[slot[1]].kind == "thinking"]
+        return gone, [slot for slot in pending if blocks_of(events[slot[0]])[slot[1]].kind != "thinking"]
+
+    def precomputed(self, slots: list[tuple[int, int]], counter: RateCounter) -> None:
+        """A summary request precomputed from an earlier point (`PRECOMPUTED`): its new blocks are
+        sized as a round no bill covers, and it is counted."""
+        self.unbilled_round(slots, counter)
+        self.precomputes += 1
+
+    def note(self, report: ImportReport, name: str) -> None:
+        """Tell the import report how many requests found the prompt shrunk, and how many summary
+        requests were precomputed, if any."""
+        if self.precomputes:
+            report.counts[PRECOMPUTED] += self.precomputes
         if self.shrunk:
             report.note(
                 f"{name}: the prompt shrank before {self.shrunk} request(s) "

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ctxbench.traces.importers import import_paths
 from ctxbench.traces.importers.base import ImportReport
-from ctxbench.traces.importers.sizing import PRECOMPUTED
+from ctxbench.traces.importers.sizing_shares import PRECOMPUTED
 from ctxbench.traces.importers.summariser_file import close_compaction
 from ctxbench.traces.importers.tokens import Item
 from ctxbench.traces.model import CompactionEvent, MessageEvent
