@@ -40,6 +40,7 @@ from typing import Any
 
 from ctxbench.bench.fidelity.results import RequestCompare, near
 from ctxbench.bench.fidelity.suggestion_forks import reads_response
+from ctxbench.sim.core.catalog import CatalogError, model_info
 from ctxbench.sim.core.names import TTL_SECONDS, is_ttl
 from ctxbench.sim.core.thinking import strips_thinking
 from ctxbench.traces.importers.claude_code_wire import (
@@ -174,6 +175,15 @@ def _write_off(r: RequestCompare, meta: dict[str, Any]) -> str:
     return "cache write or uncached input off"
 
 
+def _anthropic(model: str) -> bool:
+    """Whether `model` is served by Anthropic (an unknown or empty model counts as Anthropic's, the
+    recorded harnesses' default)."""
+    try:
+        return not model or model_info(model).provider == "anthropic"
+    except CatalogError:
+        return True
+
+
 def _read_less(
     r: RequestCompare, meta: dict[str, Any], model: str, system: int, warm: int, ttl: float
 ) -> str:
@@ -192,10 +202,13 @@ def _read_less(
             "Claude Code <= 2.0.x sends after an edit without logging them"
         )
     if system and near(billed, system):
+        evidence = (  # Anthropic's own diagnostics; another provider's cache has no such public name
+            "the API's diagnostics name it previous_message_not_found, anthropics/claude-code#87966; "
+            if _anthropic(model) else ""
+        )  # fmt: skip
         return (
             "read pinned at the system + tools prefix with nothing in the log changed: a server-side "
-            "lookup miss (intermittent and self-healing; the API's diagnostics name it "
-            "previous_message_not_found, anthropics/claude-code#87966; the same flows elsewhere in "
+            f"lookup miss (intermittent and self-healing; {evidence}the same flows elsewhere in "
             "these logs read in full) or a change of the first message the log does not show"
         )
     if warm and near(billed, warm):
