@@ -285,13 +285,12 @@ summariser) against the bill: the prediction on the bill's own requests, nothing
 bill, as the median of its chance draws, with their 90 % interval (server-side lookup misses,
 warming by other sessions and entries kept past their ttl at the development part's rates,
 bench/fidelity/interval.py; the recorded replay's model error is not a preset's, so it does not
-widen them). "outside events":
-what the events no policy decides cost in the bill (server-side lookup misses, outside warming:
-read by the recorded replay, bench/fidelity/outside.py). "like for like Δ": preset + outside
-events - unlogged summariser, against the bill. "naive Δ": the recorded replay's naive figure. A
-compaction recorded before the first billed request (a log that continues a compacted session,
-as Claude Code's `agent-acompact-*` files do)
-is the conversation's starting state: named in the triggers column, not compared.
+widen them). "outside events": what the events no policy decides cost in the bill (server-side
+lookup misses, outside warming: read by the recorded replay, bench/fidelity/outside.py). "like
+for like Δ": preset + outside events - unlogged summariser, against the bill. "naive Δ": the
+recorded replay's naive figure. A compaction recorded before the first billed request (a log that
+continues a compacted session, as Claude Code's `agent-acompact-*` files do) is the
+conversation's starting state: named in the triggers column, not compared.
 
 What a log cannot tell, so the preset cannot predict it: the server-side lookup misses and outside
 warming (hence the like-for-like column); how the post-compaction prompt splits into summary,

@@ -109,13 +109,12 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
     `read_match`, `billed` and `predicted` totals of every field, `cost_interval` (`central`: the
     median, the session's predicted cost; `mean`: what a pooled prediction sums; the 90 % interval:
     misses the log cannot show, warming by other sessions and entries kept past their ttl drawn at
-    the measured rates on
-    Anthropic (bench/fidelity/warming.py), the measured share of reads not found on
-    automatic-prefix caches, widened by the replay's model error measured on the development part,
-    bench/fidelity/interval.py and model_error.py; `logged_requests` under policy P: interval_json),
-    `fallbacks` (requests
-    predicted as the naive read where the client model is unsure, bench/fidelity/unsure.py) and
-    `not_scored` (billed requests the replay did not reach, with why). `naive` holds the naive
+    the measured rates on Anthropic (bench/fidelity/warming.py), the measured share of reads not
+    found on automatic-prefix caches, widened by the replay's model error measured on the
+    development part, bench/fidelity/interval.py and model_error.py; `logged_requests` under policy
+    P: interval_json), `fallbacks` (requests predicted as the naive read where the client model is
+    unsure, bench/fidelity/unsure.py) and `not_scored` (billed requests the replay did not reach,
+    with why). `naive` holds the naive
     replay's figures; `conditioned` those of the replay with the outside events taken from the bill
     (bench/fidelity/outside.py), listed per kind in `outside_events` (requests, count, cost: what
     replaying them changes in the predicted cost of their requests) as an explanation;

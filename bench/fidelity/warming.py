@@ -28,8 +28,8 @@ previous prompt, the naive read. Each cost draw takes the session's own rate of 
 development accounts' rates (`KEPT`) and, at it, lets each expiry break read the naive read
 (`kept_gain`) instead; a kept entry makes warming moot. Development part, same command ("kept
 past the ttl"): of 137 expiry breaks short of the naive read that stand (no fallback, not on
-DeepSeek), over 21 accounts, the bill read the naive read on 2 (one each in ahmedarafa994/
-eq-prediction, 1 of 7, and ericmilton711/claude-skills, 1 of 4). Where a relay keeps entries
+DeepSeek), over 21 accounts, the bill read the naive read on 2 (one each in
+ahmedarafa994/eq-prediction, 1 of 7, and ericmilton711/claude-skills, 1 of 4). Where a relay keeps entries
 longer still, no log says so: the report counts the rule's hold on the test part.
 """
 

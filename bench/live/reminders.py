@@ -67,11 +67,11 @@ def _announced(prep: PreparedTrace, rule: ReminderRule) -> str:
     compaction (`ReminderRule.announced`), as the post-compaction reminder carries it ("" if none)."""
     first = next((s.message for s in prep.steps if s.message is not None and s.message.role == "user"), None)
     for b in first.blocks if first is not None else ():
-        i = (b.text or "").find(f"{OPEN}\n{rule.announced}")
-        if i >= 0:
-            assert b.text is not None
-            end = b.text.find(CLOSE, i)
-            return "\n" + b.text[i : end + len(CLOSE)] if end >= 0 else ""
+        text = b.text or ""
+        i = text.find(f"{OPEN}\n{rule.announced}")
+        end = text.find(CLOSE, i) if i >= 0 else -1
+        if end >= 0:
+            return "\n" + text[i : end + len(CLOSE)]
     return ""
 
 
