@@ -50,8 +50,8 @@ from ctxbench.sim.core.catalog import prices
 # quantiles.
 # OpenAI: 296 conversations (Codex CLI rollouts of the `dev` rows of bench/corpus/sessions.csv,
 # 2025-2026, and traces-real codex-tui and inspect-ai); over all 850, 12,876 requests after a first
-# read what the central prediction says and 4,272 read less (618 only the static prefix, 1,812 an
-# older entry of the conversation, 1,842 neither).
+# read what the central prediction says and 4,272 read less (654 only the static prefix, 1,812 an
+# older entry of the conversation, 1,806 neither).
 # Z.ai (Claude Code on zai's Anthropic-compatible endpoint, glm-4.x/5.x, the `dev` rows): 94
 # conversations (8 more ran on the free glm-4.7-flash, whose reads save nothing: no weight); over
 # all 291, 5,956 requests read what the central prediction says and 183 read less (48 only the

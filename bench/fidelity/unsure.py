@@ -73,10 +73,10 @@ PROMPT_NOT_LOGGED = frozenset({"codex", "codex-rollout"})
 # difference to fall back on (bench/fidelity/compare.py `_in_steps`).
 READS_INSIDE_MESSAGES = frozenset({"deepseek"})
 # Requests served by another backend than the conversation's first model's vendor. On the
-# development part (14 conversations, mostly ahmedarafa994/eq-prediction: Claude models, then
+# development part (13 conversations, mostly ahmedarafa994/eq-prediction: Claude models, then
 # glm-4.7/glm-5.1), where the replay's own read and the naive one differed, the bill sided with the
-# naive read on 739 requests (ttl_expiry 14, model_switch 3, lookback_exceeded 40), with the replay
-# on 6, neither on 102 (`python -m ctxbench.bench.fidelity.measure --corpus DIR`, "reads on another
+# naive read on 678 requests (ttl_expiry 14, model_switch 3, lookback_exceeded 34), with the replay
+# on 7, neither on 98 (`python -m ctxbench.bench.fidelity.measure --corpus DIR`, "reads on another
 # backend").
 OTHER_BACKEND = "served by another backend"
 # Miss causes the provider model predicts from the recorded timing and events alone: kept where

@@ -25,6 +25,7 @@ session-specific prompt), matching Claude Code's separately marked system blocks
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from itertools import accumulate
 from typing import Any
 
 from ctxbench.sim.core.catalog import CatalogError, model_info
@@ -227,6 +228,24 @@ def _reply_contents(it: Item, tool_ids: set[str], report: ImportReport, name: st
     return contents
 
 
+def split_at(blocks: tuple[Content, ...], w: int) -> tuple[Content, ...]:
+    """The recorded system prompt's blocks, sized, with a block boundary at `w` tokens: the static
+    prefix W an earlier session cached (`meta.warm_tokens`) ends inside a recorded block when the
+    rest of the prompt is the session's own (Codex's instructions, then the session's environment:
+    on the development part 34 Codex first requests read 1-2 units of 128 tokens short of the
+    system prompt); that block is cut there, its text in proportion, so the replay can write and
+    read W. Unchanged when W is 0, at least S, or already a boundary."""
+    end = 0
+    for k, c in enumerate(blocks):
+        n = c.tokens or 0
+        if end < w < end + n and c.text is not None:
+            cut = len(c.text) * (w - end) // n
+            head = replace(c, text=c.text[:cut], tokens=w - end)
+            return (*blocks[:k], head, replace(c, text=c.text[cut:], tokens=end + n - w), *blocks[k + 1 :])
+        end += n
+    return blocks
+
+
 def _known_system(meta: dict[str, Any], systems: dict[str, int]) -> tuple[int, str] | None:
     """S of a conversation that opens on another one's history (`meta.system_of`: that conversation,
     sized before it, whose system prompt and tools it shares): that conversation's S, since the
@@ -267,9 +286,12 @@ def build_traces(
                 s = sum(RateCounter().count_bytes(c.size, c.lang) for c in rec)
             shares = allocate(s, [max(1, c.size) for c in rec])
             rec = tuple(replace(c, tokens=n) for c, n in zip(rec, shares, strict=True))
+            w = int(extra.get("warm_tokens", 0) or 0)
+            rec = split_at(rec, w)
+            ends = set(accumulate(c.tokens or 0 for c in rec))
+            extra["warm_tokens"] = w if w in ends else 0  # a read the replay can place, else none
             sized = sized[1:] if sized and isinstance(sized[0], SystemEvent) else sized  # the sizes' own
             sized.insert(0, SystemEvent(rec, t=0.0))
-            extra["warm_tokens"] = 0 if extra.get("warm_tokens") != s else s
         try:
             window = model_info(model).window
         except CatalogError:

@@ -192,3 +192,44 @@ def test_a_prompt_that_drops_and_comes_back_is_not_sized_as_a_rewrite(tmp_path: 
     # every billed token is still billed once, in one of the two conversations
     total = sum(r.cost_billed for r in sf.requests) + side.cost_billed
     assert total == pytest.approx(0.01920075 + 0.00094025, rel=1e-6)
+
+
+def test_a_warm_prefix_that_ends_inside_the_instructions_is_read_by_the_first_request(tmp_path: Path) -> None:
+    """The first request reads 3,968 tokens another session cached; a later one reads 4,096, the
+    end of the system prompt (instructions, then the session's own environment): the warm prefix
+    ends inside the recorded instructions, which are cut there, and the replay reads it."""
+
+    def line(typ: str, ts: int, **payload: object) -> str:
+        stamp = f"2026-12-03T08:31:{ts:02d}.000Z"
+        return json.dumps({"timestamp": stamp, "type": typ, "payload": payload})
+
+    def count(ts: int, total: int, inp: int, cached: int) -> str:
+        usage = {"input_tokens": inp, "cached_input_tokens": cached, "output_tokens": 40}
+        info = {"total_token_usage": {"input_tokens": total}, "last_token_usage": usage}
+        return line("event_msg", ts, type="token_count", info=info)
+
+    def turn(ts: int, cid: str, total: int, inp: int, cached: int) -> list[str]:
+        args = json.dumps({"cmd": "ls"})
+        return [
+            line("response_item", ts, type="function_call", name="shell", arguments=args, call_id=cid),
+            count(ts, total, inp, cached),
+            line("response_item", ts + 1, type="function_call_output", call_id=cid, output="a.txt " * 200),
+        ]
+
+    instructions = {"text": "Codex. " * 3000}
+    lines = [
+        line("session_meta", 0, id="s", model_provider="openai", base_instructions=instructions),
+        line("turn_context", 0, model="gpt-5"),
+        line("response_item", 1, type="message", role="user", content=[{"type": "input_text", "text": "go"}]),
+        *turn(2, "c1", 6000, 6000, 3968),
+        *turn(5, "c2", 13000, 7000, 4096),
+        *turn(8, "c3", 21000, 8000, 6912),
+    ]
+    p = tmp_path / "rollout-warm.jsonl"
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    tr = import_paths([p]).main
+    assert tr.header.meta["warm_tokens"] == 3968 and tr.header.meta["system_tokens"] == 4096
+    system = tr.events[0]
+    assert isinstance(system, SystemEvent) and [c.tokens for c in system.content][:2] == [3968, 128]
+    first = compare(tr, "main").requests[0]
+    assert first.billed.cache_read == 3968 and first.ok
