@@ -121,19 +121,23 @@ def test_codex_in_vs_code_aide_model_and_version_0_0_0(tmp_path: Path) -> None:
     assert row["model"] == "gpt-5" and row["totalCost"] is not None and row["cacheReadTokens"] == 3072
 
 
+def line(typ: str, ts: int, **payload: object) -> str:
+    """A rollout line at second `ts`."""
+    stamp = f"2026-12-03T08:31:{ts:02d}.000Z"
+    return json.dumps({"timestamp": stamp, "type": typ, "payload": payload})
+
+
+def count(ts: int, total: int, inp: int, cached: int) -> str:
+    """A `token_count` event: the session's running total and the last request's usage."""
+    usage = {"input_tokens": inp, "cached_input_tokens": cached, "output_tokens": 40}
+    info = {"total_token_usage": {"input_tokens": total}, "last_token_usage": usage}
+    return line("event_msg", ts, type="token_count", info=info)
+
+
 def test_a_prompt_that_drops_and_comes_back_is_not_sized_as_a_rewrite(tmp_path: Path) -> None:
     """Issue 33: the recorded input drops (11,194 -> 3,773 tokens) on a response with three
     parallel tool calls, then comes back (11,725). The dropped usage is a conversation of its own;
     the reply (its three calls) stays, and no block before it shrinks."""
-
-    def line(typ: str, ts: int, **payload: object) -> str:
-        stamp = f"2026-12-03T08:31:{ts:02d}.000Z"
-        return json.dumps({"timestamp": stamp, "type": typ, "payload": payload})
-
-    def count(ts: int, total: int, inp: int, cached: int) -> str:
-        usage = {"input_tokens": inp, "cached_input_tokens": cached, "output_tokens": 40}
-        info = {"total_token_usage": {"input_tokens": total}, "last_token_usage": usage}
-        return line("event_msg", ts, type="token_count", info=info)
 
     def call(ts: int, cid: str, cmd: str) -> str:
         args = json.dumps({"cmd": cmd})
@@ -198,15 +202,6 @@ def test_a_warm_prefix_that_ends_inside_the_instructions_is_read_by_the_first_re
     """The first request reads 3,968 tokens another session cached; a later one reads 4,096, the
     end of the system prompt (instructions, then the session's own environment): the warm prefix
     ends inside the recorded instructions, which are cut there, and the replay reads it."""
-
-    def line(typ: str, ts: int, **payload: object) -> str:
-        stamp = f"2026-12-03T08:31:{ts:02d}.000Z"
-        return json.dumps({"timestamp": stamp, "type": typ, "payload": payload})
-
-    def count(ts: int, total: int, inp: int, cached: int) -> str:
-        usage = {"input_tokens": inp, "cached_input_tokens": cached, "output_tokens": 40}
-        info = {"total_token_usage": {"input_tokens": total}, "last_token_usage": usage}
-        return line("event_msg", ts, type="token_count", info=info)
 
     def turn(ts: int, cid: str, total: int, inp: int, cached: int) -> list[str]:
         args = json.dumps({"cmd": "ls"})
