@@ -23,7 +23,7 @@ from ctxbench.bench.fidelity.discover import Found, discover
 from ctxbench.bench.fidelity.interval import cost_interval
 from ctxbench.bench.fidelity.logs import Replayed, not_replayed, replay_log
 from ctxbench.bench.fidelity.model_error import MIN_SESSIONS, MODEL_ERROR, borrows
-from ctxbench.bench.fidelity.unsure import rules_line
+from ctxbench.bench.fidelity.unsure import naive_only, rules_line
 from ctxbench.bench.fidelity.warming import part_line
 from ctxbench.bench.progress import Progress
 from ctxbench.sim.core.catalog import model_info
@@ -173,7 +173,7 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
                 c[k + 1] += abs(cost - sf.cost_billed) <= share * sf.cost_billed
         floor = CONVERSATION_FLOOR.get(floor_key, OTHER_FLOOR)
         if base.n >= floor and base.share_ok < sf.share_naive_ok - 0.005:
-            below.append(f"{Path(r.log.rel).name} {r.name}")
+            below.append(f"{Path(r.log.rel).name} {r.name} ({naive_only(base)})")
         models = " -> ".join(sf.models)
         lines.append(
             f"| {Path(r.log.rel).name[:40]} | {r.name} | {r.log.format} | {models} | {base.n} | "
@@ -206,7 +206,8 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
         + _borrowed()
         + ").",
         f"Conversations of >= {CONVERSATION_FLOOR['claude-code']} requests (Claude Code; >= {OTHER_FLOOR} of "
-        "other harnesses) whose read match is below naive - 0.5 pt: "
+        "other harnesses) whose read match is below naive - 0.5 pt (with the miss causes of the requests "
+        "only the naive read matched): "
         + (", ".join(below) if below else "none")
         + ".",
         part_line(scored),

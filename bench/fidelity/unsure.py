@@ -178,6 +178,14 @@ def breaks_short(q: RequestCompare) -> bool:
     return q.replay_read < q.naive_read and not near(q.replay_read, q.naive_read)
 
 
+def naive_only(sf: SessionFidelity) -> str:
+    """Where the naive read matched the bill and the replay's prediction did not, by the replay's
+    miss cause, most first ("3 ttl_expiry, 1 none named"): the rules a conversation below naive
+    lost on."""
+    by = Counter(q.miss_cause or "none named" for q in sf.requests if q.naive_ok and not q.ok)
+    return ", ".join(f"{n} {cause}" for cause, n in sorted(by.items(), key=lambda x: (-x[1], x[0])))
+
+
 def rules_line(sessions: list[SessionFidelity]) -> str:
     """The report's line on one part: for every rule that predicts a break (a miss cause), where it
     stands (no fallback), whom the bill sided with. On the development part the rules were made

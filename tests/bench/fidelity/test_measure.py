@@ -21,7 +21,7 @@ from ctxbench.bench.fidelity.measure import (
 )
 from ctxbench.bench.fidelity.parts import Part
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity
-from ctxbench.bench.fidelity.unsure import count_sided, rules_line
+from ctxbench.bench.fidelity.unsure import count_sided, naive_only, rules_line
 from ctxbench.sim.core.provider import Usage as SimUsage
 from ctxbench.traces.model import Usage
 from tests.real import REAL, needs_real
@@ -113,6 +113,7 @@ def test_breaks_short_of_naive_are_counted_by_cause_with_the_bills_side() -> Non
     assert "none named 0 / 1 / 0; prefix_change 0 / 0 / 1; ttl_expiry 2 / 1 / 0." in rules_line([sf])
     reqs[6].fallback = "naive (version 2.1.200 not checked)"  # a fallback: the rule did not stand
     assert rules_line([sf]).endswith(": prefix_change 0 / 0 / 1; ttl_expiry 2 / 1 / 0.")
+    assert naive_only(sf) == "1 none named, 1 ttl_expiry"  # the naive read matched, the replay did not
 
 
 def test_reads_in_units_a_unit_apart_are_counted_with_the_read_the_bill_matched_exactly() -> None:
