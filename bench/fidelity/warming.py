@@ -45,8 +45,9 @@ EXPIRY = "ttl_expiry"
 
 @dataclass(frozen=True)
 class Warming:
-    """The measured warming (module docstring): the accounts' own rates, each with the share of
-    the eligible requests of the accounts at it (their weighted mean is the pooled rate)."""
+    """One measured chance after an expiry, warming (`WARMING`) or an entry kept past its ttl
+    (`KEPT`; module docstring): the accounts' own rates, each with the share of the eligible
+    requests of the accounts at it (their weighted mean is the pooled rate)."""
 
     rates: tuple[tuple[float, float], ...]
 
