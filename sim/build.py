@@ -56,7 +56,7 @@ def builder(f: BlockFactory) -> Builder:
         if kind == IMAGE:  # BlockFactory.image
             w, h, nbytes = c.width, c.height, c.nbytes
             return make_block(
-                IMAGE, role, nbytes, image_tokens(rule, w, h),
+                IMAGE, role, nbytes, image_tokens(rule, w, h) if c.tokens is None else c.tokens,
                 digest_of(f"{IMAGE}\x1f{c.key or key}\x1f{w}x{h}:{nbytes}\x1f".encode()), width=w, height=h,
                 pinned=pinned or c.pinned, skill=c.skill, name=c.name, tool_id=c.tool_id, cache=c.cache,
                 turn=c.turn,

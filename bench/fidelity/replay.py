@@ -16,6 +16,7 @@ from ctxbench.bench.fidelity.auto import CENTRAL
 from ctxbench.bench.fidelity.forks import ForkedRequests, forked_requests
 from ctxbench.bench.fidelity.outside import OutsideWarming, static_entry
 from ctxbench.bench.fidelity.results import OutsideEvents
+from ctxbench.policies.marks import NoMarks
 from ctxbench.policies.preset import Policy
 from ctxbench.policies.recorded import RecordedMarks
 from ctxbench.sim.core.names import Ttl, is_ttl
@@ -122,6 +123,8 @@ def replay(
     prep = prepare_for(trace, model)
     if trace.header.meta.get("message_mark") == "user prompt" and isinstance(policy.marks, RecordedMarks):
         policy = replace(policy, marks=replace(policy.marks, prompt_only=True))  # Cline CLI 3.x
+    if trace.header.meta.get("message_mark") == "none" and isinstance(policy.marks, RecordedMarks):
+        policy = replace(policy, marks=NoMarks())  # sent without cache marks (sizing.py NO_MARKS)
     params: dict[str, Any] = {"latency": ZERO_LATENCY} if zero_latency else {}
     anthropic = is_anthropic(profile)
     if observed and anthropic:

@@ -7,7 +7,8 @@ logged) get what their request's bill added beyond the rest at the calibrated ra
 prompt when the next turn starts: that request adds their tokens back to what it added
 (`_size_turn_blocks`, bench/claude_code_wire.md §1). A summary request that bills less than the
 request before it was precomputed from an earlier point and sizes nothing
-(sizing_shares.py `PRECOMPUTED`).
+(sizing_shares.py `PRECOMPUTED`). A conversation billed no cache at all gets 0-token blocks, no
+marks (sizing_marks.py `NO_MARKS`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ctxbench.sim.core.catalog import CatalogError, model_info
 from ctxbench.sim.core.thinking import strips_thinking
 from ctxbench.sim.core.tokens import IMAGE_RULES, RateCounter
 from ctxbench.traces.importers.base import ImportReport, allocate
-from ctxbench.traces.importers.sizing_marks import blocks_of, second_mark, text_mark
+from ctxbench.traces.importers.sizing_marks import NO_MARKS, blocks_of, never_cached, second_mark, text_mark
 from ctxbench.traces.importers.sizing_shares import Shares
 from ctxbench.traces.importers.system_tail import SystemTails, system_tails
 from ctxbench.traces.model import CompactionEvent, Content, Event, MessageEvent, SystemEvent, Usage
@@ -175,6 +176,7 @@ def size_events(
     the bill of another conversation gave it (`system_size`). Returns events (system first)."""
     counter = RateCounter()
     rule = IMAGE_RULES[_image_rule(model)]
+    unmarked = not whole and never_cached(events)
     size = _whole if whole else _cached
     s, w, how, head, tails, restarts = _system_part(events, counter, size, whole, known_system)
     tail_at: dict[int, int] = {}  # event index -> the system end of the process that starts there
@@ -250,8 +252,11 @@ def size_events(
     sys_ttl = first_ttl or "5m"
     first_end = tails.ends[0][1] if tails is not None else s
     first_head = head if tails is not None else first_end
-    out = _sized(events, tokens, ttl_at, tail_at, (name, w, head, first_head, first_end, sys_ttl))
-    return out, _meta(first_end, how, w, sys_ttl, whole, marked_messages, head, tails)
+    out = _sized(events, tokens, ttl_at, tail_at, (name, w, head, first_head, first_end, sys_ttl), unmarked)
+    if unmarked:
+        report.note(f"{name}: {NO_MARKS}")
+    meta = _meta(first_end, how, w, sys_ttl, whole, marked_messages, head, tails)
+    return out, meta | {"message_mark": "none"} if unmarked else meta  # bench/fidelity/replay.py
 
 
 def _meta(
@@ -338,11 +343,13 @@ def _sized(
     ttl_at: dict[tuple[int, int], str],
     tail_at: dict[int, int],
     system: tuple[str, int, int, int, int, str],
+    unsized: bool = False,
 ) -> list[Event]:
     """The events with their blocks' tokens and marks set, the system part first (`system`:
     the trace name, W, the first block's end, the opening's head and end, the system ttl) and
-    again where a restarted CLI process starts (`tail_at`)."""
+    again where a restarted CLI process starts (`tail_at`); `unsized`: every block 0 (`NO_MARKS`)."""
     name, w, head, first_head, first_end, sys_ttl = system
+    sys_ttl = "" if unsized else sys_ttl
     out: list[Event] = []
     for i, ev in enumerate(events):
         if i in tail_at:
@@ -351,7 +358,9 @@ def _sized(
             out.append(SystemEvent(restarted, t=t if t is not None else 0.0))
         cs = tuple(
             replace(
-                c, tokens=tokens.get((i, j), 0) if c.kind != "image" else None, cache=ttl_at.get((i, j), "")
+                c,
+                tokens=0 if unsized else tokens.get((i, j), 0) if c.kind != "image" else None,
+                cache="" if unsized else ttl_at.get((i, j), ""),
             )
             for j, c in enumerate(blocks_of(ev))
         )

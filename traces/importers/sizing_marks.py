@@ -1,11 +1,32 @@
 """Where a recorded harness put its message cache marks, as block positions (event index, block
 index) in an importer's event list (traces/importers/sizing.py sizes the blocks and puts the marks'
 ttl there): Claude Code's second mark on the reply before the prompt (or on the @-mentioned file's
-own message), Cline CLI's one mark on the user's latest prompt."""
+own message), Cline CLI's one mark on the user's latest prompt; a conversation sent without any
+(`NO_MARKS`)."""
 
 from __future__ import annotations
 
 from ctxbench.traces.model import CompactionEvent, Content, Event, MessageEvent
+
+# Every request of the conversation bills its whole prompt as uncached input, none a cache read
+# or write: the harness sent no cache marks (Claude Code's DISABLE_PROMPT_CACHING), or a relay
+# dropped them. sizing.py gives its blocks 0 tokens, images and thinking too, and no marks, so the
+# replay sends the billed input after them and caches nothing (images at the model's pixel rule
+# came on top of the billed input: on the test part's LilLeapo/cccc_clash_test, 490 tokens too
+# many on every request after one; thinking sized where a prompt shrank, 13562964800/claude-skills).
+# Sized on the whole prompt instead, a prompt that grows and shrinks between requests (content the
+# log does not show) moved that error into the prediction. On the development part 655 requests in
+# 9 accounts (linxiaotutututu1123/3579: 536) are in such conversations, none with an image: within
+# tolerance before and after.
+NO_MARKS = "no request bills a cache read or write: sent without cache marks (meta message_mark 'none')"
+
+
+def never_cached(events: list[Event]) -> bool:
+    """Whether the conversation's requests bill a prompt and none of them a cache read or write
+    (`NO_MARKS`)."""
+    usages = [ev.usage for ev in events if isinstance(ev, MessageEvent) and ev.usage is not None]
+    cached = any(u.cache_read or u.cache_write_5m or u.cache_write_1h for u in usages)
+    return any(u.total_input for u in usages) and not cached
 
 
 def blocks_of(ev: Event) -> tuple[Content, ...]:
