@@ -241,8 +241,19 @@ class BlockFactory:
             n = tokens if tokens is not None else self.counter.count_bytes(nbytes, lang)
         return make_block(kind, role, nbytes, n, dig, text=text, **flags)  # Block(...), cheaper
 
-    def image(self, role: str, width: int, height: int, nbytes: int, key: str, **flags: object) -> Block:
-        n = image_tokens(self.image_rule, width, height)
+    def image(
+        self,
+        role: str,
+        width: int,
+        height: int,
+        nbytes: int,
+        key: str,
+        tokens: int | None = None,
+        **flags: object,
+    ) -> Block:
+        """An image block: its tokens by the factory's pixel rule, unless given (an imported log
+        that bills the image elsewhere, traces/FORMAT.md `tokens`)."""
+        n = image_tokens(self.image_rule, width, height) if tokens is None else tokens
         dig = digest64(IMAGE.encode(), key.encode(), f"{width}x{height}:{nbytes}".encode())
         return make_block(IMAGE, role, nbytes, n, dig, width=width, height=height, **flags)
 

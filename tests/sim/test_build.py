@@ -39,7 +39,7 @@ def _general(f: BlockFactory, c: Content, role: str, key: str) -> Block:
         n: getattr(c, n) for n in ("pinned", "skill", "name", "tool_id", "cache", "turn") if getattr(c, n)
     }
     if c.kind == "image":
-        return f.image(role, c.width, c.height, c.nbytes, c.key or key, **flags)
+        return f.image(role, c.width, c.height, c.nbytes, c.key or key, tokens=c.tokens, **flags)
     lang = "json" if c.kind == "tool_use" else c.lang
     return f.text(role, c.text, c.nbytes, c.key or key, kind=c.kind, lang=lang, tokens=c.tokens, **flags)
 
