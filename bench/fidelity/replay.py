@@ -124,7 +124,7 @@ def replay(
     if trace.header.meta.get("message_mark") == "user prompt" and isinstance(policy.marks, RecordedMarks):
         policy = replace(policy, marks=replace(policy.marks, prompt_only=True))  # Cline CLI 3.x
     if trace.header.meta.get("message_mark") == "none" and isinstance(policy.marks, RecordedMarks):
-        policy = replace(policy, marks=NoMarks())  # sent without cache marks (sizing.py NO_MARKS)
+        policy = replace(policy, marks=NoMarks())  # sent without cache marks (sizing_marks.py NO_MARKS)
     params: dict[str, Any] = {"latency": ZERO_LATENCY} if zero_latency else {}
     anthropic = is_anthropic(profile)
     if observed and anthropic:

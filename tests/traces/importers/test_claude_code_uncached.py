@@ -1,27 +1,19 @@
 """A Claude Code log none of whose requests bills a cache read or write (sent without cache marks:
 DISABLE_PROMPT_CACHING, or a relay that drops them): every block gets 0 tokens, images and
 thinking too, no block carries a mark, and the replay sends the billed input and caches nothing
-(traces/importers/sizing.py `NO_MARKS`)."""
+(traces/importers/sizing_marks.py `NO_MARKS`)."""
 
 from __future__ import annotations
 
 import base64
-import struct
-import zlib
 from pathlib import Path
 from typing import Any
 
 from ctxbench.bench.fidelity.compare import compare
+from ctxbench.bench.live.drive import png_bytes
 from ctxbench.traces.importers import import_paths
 from ctxbench.traces.model import MessageEvent
 from tests.traces.importers.claude_code_lines import turn, write_log
-
-
-def _png(width: int, height: int) -> str:
-    """A PNG header of `width` x `height` pixels, base64 (the importer reads the size from it)."""
-    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    chunk = struct.pack(">I", len(ihdr)) + b"IHDR" + ihdr + struct.pack(">I", zlib.crc32(b"IHDR" + ihdr))
-    return base64.b64encode(b"\x89PNG\r\n\x1a\n" + chunk).decode()
 
 
 def _uncached_log(tmp_path: Path, cached_at: int = -1) -> Path:
@@ -42,7 +34,11 @@ def _uncached_log(tmp_path: Path, cached_at: int = -1) -> Path:
         if k == 2:
             image = {
                 "type": "image",
-                "source": {"type": "base64", "media_type": "image/png", "data": _png(976, 380)},
+                "source": {
+                    "type": "base64",
+                    "media_type": "image/png",
+                    "data": base64.b64encode(png_bytes(976, 380, 200, 0)).decode(),
+                },
             }
             user["message"]["content"].append(image)
         reply["message"]["content"].insert(0, {"type": "thinking", "thinking": "z" * 700, "signature": "s"})
