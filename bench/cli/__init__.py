@@ -82,9 +82,11 @@ def chosen_verb(argv: Sequence[str]) -> str | None:
     return next((word for word in argv if not word.startswith("-")), None)
 
 
-def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
+def build_parser(verb: str | None = None, alone: bool = False) -> argparse.ArgumentParser:
     """The parser with every verb listed; only `verb` (None: every verb, for tools that inspect
-    the whole parser) gets its real arguments, which imports its module."""
+    the whole parser) gets its real arguments, which imports its module. `alone`: `verb` only, the
+    others not even listed, for a command line that starts with it (nothing can then name or list
+    another verb; each listed verb is a parser, ~0.4 ms of a short run's start-up)."""
     parser = HintingParser(
         prog="ctxbench",
         description="Simulate the context policies of LLM agent harnesses against prompt-cache providers.",
@@ -94,19 +96,19 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     for row in VERBS:
         if verb is None or row.name == verb:
             importlib.import_module(row.module).register(sub)
-        else:
+        elif not alone:
             sub.add_parser(row.name, help=row.help)
     return parser
 
 
-def _start_up(verb: str, freeze: bool) -> argparse.ArgumentParser:
+def _start_up(verb: str, freeze: bool, alone: bool = False) -> argparse.ArgumentParser:
     """The parser, its verb's module imported, with the cyclic garbage collector paused: imports
     make only long-lived objects (modules, classes, functions), which the collector would walk
     again and again (~4 % of a short run; issue 13). The `ctxbench` command's own process
     (`freeze`) then moves them out of every later collection (`gc.freeze`); a caller that runs
-    `main` in its own process (tests) only gets the collector back."""
+    `main` in its own process (tests) only gets the collector back. `alone`: `build_parser`'s."""
     with gc_paused():
-        parser = build_parser(verb)
+        parser = build_parser(verb, alone)
         if freeze:
             gc.freeze()
     return parser
@@ -155,8 +157,9 @@ def _crashed(exc: Exception) -> int:
 
 
 def _main(words: list[str], freeze: bool = False) -> int:
-    verb = chosen_verb(words)
-    parser = _start_up(verb if verb in {row.name for row in VERBS} else "", freeze)
+    verb = chosen_verb(words) or ""
+    known = verb in {row.name for row in VERBS}
+    parser = _start_up(verb if known else "", freeze, alone=known and words[0] == verb)
     args = parser.parse_args(words)
     if not getattr(args, "handler", None):
         parser.print_help()

@@ -2,7 +2,7 @@
 
 A session is a log's main conversation with its sub-agents (ccusage's `session` view groups them
 so); its uncached input, output, cache writes (5m + 1h), cache reads and their cost at the catalog's
-prices (bench/billed.py; per request, so a long-context tier applies where a prompt exceeds it).
+prices (bench/billed/totals.py; per request, so a long-context tier applies where a prompt exceeds it).
 `--json` names the figures as ccusage's `session --json` does (inputTokens, outputTokens,
 cacheCreationTokens, cacheReadTokens, totalCost), so the two can be compared to the token (issue
 11; tests/bench/test_ccusage_totals.py keeps the shared sessions' figures). A folder is read as
@@ -14,7 +14,7 @@ calculate` prices every request.
 
 A request copied into a later session (Claude Code copies the turns of a session it forks or
 resumes into the new file, with their requestId) is counted once, in the log whose first line is the
-earliest, as ccusage does (bench/billed.py); stderr says how many were left out where.
+earliest, as ccusage does (bench/billed/totals.py); stderr says how many were left out where.
 
 A model the catalog does not know gets no guessed cost (H-20): its session's tokens are printed,
 its cost is unknown (null), the error names the closest known ids, and the exit status is 2;
@@ -30,7 +30,7 @@ On Codex rollouts, Gemini CLI chats and opencode (or Kilo CLI) stores the figure
 `readingNotes` has an entry with `versus: "ccusage"` giving ccusage's figure and why (Gemini's
 thoughts tokens outside its outputTokens, Gemini CLI files of one sessionId summed, an opencode
 store's sessions listed apart, a Codex rollout without a model priced as gpt-5), and stderr one line
-per kind (bench/billed_ccusage.py).
+per kind (bench/billed/ccusage.py).
 """
 
 from __future__ import annotations
@@ -62,8 +62,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from ctxbench.bench.billed_ccusage import shared_session_notes, summary
-    from ctxbench.bench.billed_logs import Seen, in_billing_order, log_totals
+    from ctxbench.bench.billed.ccusage import shared_session_notes, summary
+    from ctxbench.bench.billed.logs import Seen, in_billing_order, log_totals
+    from ctxbench.bench.billed.read_ahead import ReadAhead
     from ctxbench.bench.fidelity.discover import Log, discover
     from ctxbench.sim.core.catalog import add_prices_file, canonical
     from ctxbench.traces.importers import ImportFailure, detect
@@ -82,46 +83,49 @@ def handle(args: argparse.Namespace) -> int:
     sessions = ["" for _ in logs]  # a Gemini CLI file's sessionId (ccusage groups its files by it)
     unpriced = False
     seen = Seen()  # request ids counted (and where): a copy in a later log is left out
-    for k in in_billing_order(logs):
-        log = logs[k]
-        if model is not None:
-            print(f"note: {log.rel}: priced as {model} (--model)", file=sys.stderr)
-        seen.start(log.rel)
-        try:
-            lt = log_totals(log, model, seen, args.mode)
-        except ImportFailure as e:  # one bad log of a folder: named, the others still summed
-            if len(logs) == 1:
-                raise
-            print(f"ctxbench: error: {log.rel}: {e} (left out)", file=sys.stderr)
-            unpriced = True
-            continue
-        t, main_model, n_conv, sessions[k] = lt.totals, lt.model, lt.conversations, lt.session
-        if t.copied:
-            where = ", ".join(f"{n} in {rel}" for rel, n in seen.copied_from())
-            print(
-                f"note: {log.rel}: {t.copied} request(s) copied from an earlier session (a forked or resumed "
-                f"one, or a sub-agent's copy of its session's requests) left out: counted there ({where})",
-                file=sys.stderr,
-            )
-        rows[k] = (
-            {
-                "session": log.rel, "format": log.format, "model": model or _main_model(t) or main_model,
-                "modelsUsed": [m.model for m in t.models],
-                "conversations": n_conv, "requests": t.requests, "inputTokens": t.input,
-                "outputTokens": t.output, "cacheCreationTokens": t.cache_write,
-                "cacheCreation1hTokens": t.cache_write_1h, "cacheReadTokens": t.cache_read,
-                "totalTokens": t.input + t.output + t.cache_write + t.cache_read,
-                "totalCost": None if t.unpriced else round(t.cost, 6), "copiedRequests": t.copied,
-                "modelBreakdowns": [m.as_dict() for m in t.models],
-                "readingNotes": [note.as_dict() for note in t.notes],
-            }
-        )  # fmt: skip
-        for note in t.notes:
-            if note.versus != "ccusage":  # those: one line per kind, below
-                print(f"note: {log.rel}: {note.text()}", file=sys.stderr)
-        for why in t.unpriced:
-            print(f"ctxbench: error: {log.rel}: no cost: {why}", file=sys.stderr)
-        unpriced = unpriced or bool(t.unpriced)
+    order = in_billing_order(logs)  # a Claude Code log is read ahead on the other cores (ReadAhead)
+    with ReadAhead([logs[k].path for k in order if logs[k].format == "claude-code"]) as read:
+        for k in order:
+            log = logs[k]
+            if model is not None:
+                print(f"note: {log.rel}: priced as {model} (--model)", file=sys.stderr)
+            seen.start(log.rel)
+            try:
+                lt = log_totals(log, model, seen, args.mode, read)
+            except ImportFailure as e:  # one bad log of a folder: named, the others still summed
+                if len(logs) == 1:
+                    raise
+                print(f"ctxbench: error: {log.rel}: {e} (left out)", file=sys.stderr)
+                unpriced = True
+                continue
+            t, main_model, n_conv, sessions[k] = lt.totals, lt.model, lt.conversations, lt.session
+            if t.copied:
+                where = ", ".join(f"{n} in {rel}" for rel, n in seen.copied_from())
+                print(
+                    f"note: {log.rel}: {t.copied} request(s) copied from an earlier session (a forked or "
+                    "resumed one, or a sub-agent's copy of its session's requests) left out: counted there "
+                    f"({where})",
+                    file=sys.stderr,
+                )
+            rows[k] = (
+                {
+                    "session": log.rel, "format": log.format, "model": model or _main_model(t) or main_model,
+                    "modelsUsed": [m.model for m in t.models],
+                    "conversations": n_conv, "requests": t.requests, "inputTokens": t.input,
+                    "outputTokens": t.output, "cacheCreationTokens": t.cache_write,
+                    "cacheCreation1hTokens": t.cache_write_1h, "cacheReadTokens": t.cache_read,
+                    "totalTokens": t.input + t.output + t.cache_write + t.cache_read,
+                    "totalCost": None if t.unpriced else round(t.cost, 6), "copiedRequests": t.copied,
+                    "modelBreakdowns": [m.as_dict() for m in t.models],
+                    "readingNotes": [note.as_dict() for note in t.notes],
+                }
+            )  # fmt: skip
+            for note in t.notes:
+                if note.versus != "ccusage":  # those: one line per kind, below
+                    print(f"note: {log.rel}: {note.text()}", file=sys.stderr)
+            for why in t.unpriced:
+                print(f"ctxbench: error: {log.rel}: no cost: {why}", file=sys.stderr)
+            unpriced = unpriced or bool(t.unpriced)
     shared_session_notes(rows, sessions)
     for line in summary(rows):
         print(line, file=sys.stderr)

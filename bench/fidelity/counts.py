@@ -1,7 +1,7 @@
 """Every billed request scored or named (issue 28): `fidelity --all-real` accounts, per log, for
 the requests `ctxbench billed` counts in it.
 
-`billed` counts a request once over a folder, as ccusage does (bench/billed.py): in the log whose
+`billed` counts a request once over a folder, as ccusage does (bench/billed/totals.py): in the log whose
 first timed line is the earliest, and once per session (a sub-agent's copy of its main
 conversation's request is the same request), with the requests whose usage records 0 tokens in and
 out ($0). `fidelity` replays every conversation (copies included: they build its prompt) and
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ctxbench.bench.billed_logs import requests_per_log
+from ctxbench.bench.billed.logs import requests_per_log
 from ctxbench.bench.fidelity.discover import Log
 from ctxbench.bench.fidelity.logs import Replayed
 

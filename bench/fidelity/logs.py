@@ -106,7 +106,7 @@ class Replayed:
     @property
     def copied(self) -> int:
         """Its requests that are copies of requests counted in another conversation (same
-        requestId): counted, scored or named there, as `billed` counts them (bench/billed.py)."""
+        requestId): counted, scored or named there, as `billed` counts them (bench/billed/totals.py)."""
         if self.fidelity is not None and self.fidelity.copied:  # replayed, its copies left out
             return self.fidelity.copied
         return sum(
@@ -176,7 +176,7 @@ def replay_log(log: Log, keep_warm: bool = False) -> list[Replayed]:
 def unrecorded_ids(trace: Trace) -> set[str]:
     """The request ids of a conversation's replies whose usage records 0 tokens in and out (the
     importer keeps them without usage and counts them in `usage_unrecorded`): billed, so a copy of
-    one in a later log is a copy (bench/billed.py counts the first)."""
+    one in a later log is a copy (bench/billed/totals.py counts the first)."""
     if not trace.header.meta.get("usage_unrecorded"):
         return set()
     return {

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
-from ctxbench.bench.billed import first_time
+from ctxbench.bench.billed.totals import first_time
 from ctxbench.bench.fidelity import tables
 from ctxbench.bench.fidelity.auto_interval import auto_interval
 from ctxbench.bench.fidelity.compare import compare
@@ -64,7 +64,7 @@ def conversations(found: Found, stream: IO[str] | None = None) -> list[Replayed]
 def billed_once(convs: list[Replayed]) -> list[Replayed]:
     """The copies a forked or resumed Claude Code session holds of an earlier session's requests
     (same requestId) scored once, in the session that made them: the log whose first timed line is
-    the earliest, as `billed` counts them (bench/billed.py); within a log, in its first conversation
+    the earliest, as `billed` counts them (bench/billed/totals.py); within a log, in its first conversation
     that holds them (a prompt-suggestion sub-agent's copy of the main conversation's request, as
     `billed` counts a session's request once). Each replay still sends them. A conversation not
     compared (its model unknown, its replay failed) names its copies too (`Replayed.copies`), so

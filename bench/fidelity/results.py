@@ -194,7 +194,7 @@ class SessionFidelity:
     def without(self, ids: set[str]) -> SessionFidelity:
         """This session scored without the requests of `ids` (copies a forked or resumed session
         holds of requests an earlier session billed: replayed, since they build its prompt, but
-        billed once, where they were made; bench/billed.py)."""
+        billed once, where they were made; bench/billed/totals.py)."""
         keep = [r for r in self.requests if not (r.request_id and r.request_id in ids)]
         if len(keep) == len(self.requests):
             return self

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.bench.billed import billed_totals
-from ctxbench.bench.billed_fast import fast_totals
+from ctxbench.bench.billed.fast import fast_totals
+from ctxbench.bench.billed.totals import billed_totals
 from ctxbench.bench.cli import main
 from ctxbench.bench.corpus.extract import CorpusError, rows, split_of
 from ctxbench.bench.fidelity.compare import compare

@@ -68,12 +68,12 @@ def test_a_run_imports_only_the_components_its_preset_names() -> None:
 
 
 def test_billed_start_up_imports_no_importer_nor_heavy_library() -> None:
-    """`ctxbench billed` reads Claude Code logs through their usage lines (bench/billed_fast.py): its
+    """`ctxbench billed` reads Claude Code logs through their usage lines (bench/billed/fast.py): its
     start-up imports no importer module, no trace model, and none of numpy, simpy, yaml, matplotlib
     (issue 28: start-up was most of its time)."""
     code = (
         "import sys; from ctxbench.bench.cli import build_parser; build_parser('billed'); "
-        "import ctxbench.bench.billed_fast, ctxbench.bench.fidelity.discover; print(sorted(sys.modules))"
+        "import ctxbench.bench.billed.fast, ctxbench.bench.fidelity.discover; print(sorted(sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     loaded = set(ast.literal_eval(out))

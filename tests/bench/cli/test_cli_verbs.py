@@ -54,6 +54,20 @@ def test_verb_help_shows_its_own_arguments(verb: str, capsys: pytest.CaptureFixt
     assert f"usage: ctxbench {verb}" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("verb", [row.name for row in VERBS])
+def test_a_verb_parsed_alone_parses_as_among_the_others(verb: str) -> None:
+    """A command line that starts with its verb builds that verb's parser only (`alone`), the same
+    as among the others: its help and usage, and the top-level usage its errors print."""
+
+    def verbs(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+        return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+    full, alone = build_parser(verb), build_parser(verb, alone=True)
+    assert list(verbs(alone)) == [verb]
+    assert verbs(alone)[verb].format_help() == verbs(full)[verb].format_help()
+    assert alone.format_usage() == full.format_usage()
+
+
 def test_the_full_parser_has_every_verb_with_a_handler() -> None:
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     assert list(sub.choices) == [row.name for row in VERBS]

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from ctxbench.bench.billed_logs import requests_per_log
+from ctxbench.bench.billed.logs import requests_per_log
 from ctxbench.bench.cli import main
 from ctxbench.bench.fidelity.counts import accounted, agree, per_log, per_log_json
 from ctxbench.bench.fidelity.discover import discover

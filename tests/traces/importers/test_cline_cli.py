@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.bench.billed import billed_totals
+from ctxbench.bench.billed.totals import billed_totals
 from ctxbench.bench.fidelity.compare import compare
 from ctxbench.traces.importers import import_paths
 from ctxbench.traces.model import MessageEvent, Usage

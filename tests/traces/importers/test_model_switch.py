@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.bench.billed import billed_totals
+from ctxbench.bench.billed.totals import billed_totals
 from ctxbench.bench.fidelity.compare import compare
 from ctxbench.bench.fidelity.fields import session_json
 from ctxbench.sim.core.catalog import CatalogError, canonical

@@ -1,5 +1,5 @@
 """`billed --mode auto` (the default, as ccusage's): a Claude Code 1.0.x line's own `costUSD` is its
-request's cost; `--mode calculate` prices the usage from the catalog (bench/billed.py)."""
+request's cost; `--mode calculate` prices the usage from the catalog (bench/billed/totals.py)."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ copies of the logs below laid out as each sub-command looks for them: the import
 the small logs tests/bench/ccusage_layout.py writes. ccusage's `costUSD`/`totalCost` uses its
 embedded LiteLLM prices; ours the catalog's (sim/data/prices.yaml): equal on every model here.
 
-Where ccusage reads a log otherwise (bench/billed_ccusage.py), `billed` says so in `readingNotes`
+Where ccusage reads a log otherwise (bench/billed/ccusage.py), `billed` says so in `readingNotes`
 (`versus: "ccusage"`) with ccusage's figure; those tests check the note gives ccusage's figure.
 """
 
@@ -28,7 +28,7 @@ import pytest
 from ctxbench.bench.cli import main
 from tests.bench.ccusage_layout import codex_without_model, gemini_pair
 
-DATA = Path(__file__).resolve().parents[1] / "traces" / "importers" / "data"
+DATA = Path(__file__).resolve().parents[2] / "traces" / "importers" / "data"
 TOKENS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheCreationTokens", "totalTokens")
 
 # fixture -> ccusage session (inputTokens, outputTokens, cacheReadTokens, cacheCreationTokens,

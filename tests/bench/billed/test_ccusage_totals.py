@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from ctxbench.bench.billed import session_totals
+from ctxbench.bench.billed.totals import session_totals
 from tests.real import REAL, needs_real
 
 pytestmark = needs_real

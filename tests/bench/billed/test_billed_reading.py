@@ -1,4 +1,4 @@
-"""`billed` reads usage as ccusage 20.x does (bench/billed_fast.py): of the lines of one message the
+"""`billed` reads usage as ccusage 20.x does (bench/billed/fast.py): of the lines of one message the
 one with the largest total, cache writes from the 5m/1h split where a line has one; and says where the
 importer's reading differs (synthetic lines)."""
 
@@ -9,18 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.bench.billed_fast import fast_totals
+from ctxbench.bench.billed.fast import fast_totals
 from ctxbench.bench.cli import main
+from tests.bench.billed.usage_lines import usage_line
 
 ZERO = {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0}
-
-
-def _line(k: int, usage: dict[str, object], mid: str = "msg_1", model: str = "claude-sonnet-4-5") -> str:
-    return json.dumps({
-        "type": "assistant", "uuid": f"u{k}", "sessionId": "s", "requestId": f"req_{mid}",
-        "timestamp": f"2025-10-01T00:00:0{k}Z",
-        "message": {"id": mid, "model": model, "role": "assistant", "content": [], "usage": usage},
-    })  # fmt: skip
 
 
 def _log(tmp: Path, *lines: str) -> Path:
@@ -42,7 +35,7 @@ def test_lines_of_one_message_with_different_usage_keep_the_largest(tmp_path: Pa
         "cache_creation_input_tokens": 0,
         "output_tokens": 7,
     }
-    fast = fast_totals(_log(tmp_path, _line(1, a), _line(2, b)))
+    fast = fast_totals(_log(tmp_path, usage_line(1, a), usage_line(2, b)))
     assert fast is not None
     t = fast.totals
     assert (t.requests, t.input, t.cache_read, t.output) == (1, 4, 900, 7)  # line b: total 911 > 15
@@ -60,7 +53,8 @@ def test_a_first_line_without_prompt_counts_is_read_as_the_importer_reads_it(tmp
         "cache_creation_input_tokens": 0,
         "output_tokens": 197,
     }
-    fast = fast_totals(_log(tmp_path, _line(1, {"input_tokens": 0, "output_tokens": 0}), _line(2, real)))
+    empty = {"input_tokens": 0, "output_tokens": 0}
+    fast = fast_totals(_log(tmp_path, usage_line(1, empty), usage_line(2, real)))
     assert fast is not None and fast.totals.notes == ()
     assert (fast.totals.input, fast.totals.cache_read, fast.totals.output) == (30, 40239, 197)
 
@@ -68,7 +62,7 @@ def test_a_first_line_without_prompt_counts_is_read_as_the_importer_reads_it(tmp
 def test_ordinary_message_lines_give_no_note(tmp_path: Path) -> None:
     u = {"input_tokens": 3, "cache_read_input_tokens": 50, "cache_creation_input_tokens": 20,
          "output_tokens": 1, "cache_creation": {**ZERO, "ephemeral_5m_input_tokens": 20}}  # fmt: skip
-    fast = fast_totals(_log(tmp_path, _line(1, u), _line(2, {**u, "output_tokens": 40})))
+    fast = fast_totals(_log(tmp_path, usage_line(1, u), usage_line(2, {**u, "output_tokens": 40})))
     assert fast is not None and fast.totals.notes == () and fast.totals.output == 40
 
 
@@ -80,7 +74,7 @@ def test_cache_write_total_without_its_split(
                             "cache_creation_input_tokens": 111_055, "output_tokens": 2}  # fmt: skip
     if split is not None:
         u["cache_creation"] = split
-    fast = fast_totals(_log(tmp_path, _line(1, u)))
+    fast = fast_totals(_log(tmp_path, usage_line(1, u)))
     assert fast is not None and fast.totals.cache_write == write  # a split (even 0) wins, as ccusage
     if split is None:
         assert fast.totals.notes == ()
@@ -93,7 +87,7 @@ def test_cache_write_total_without_its_split(
 def test_billed_prints_the_note_and_json_holds_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     u = {"input_tokens": 1, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 500,
          "output_tokens": 2, "cache_creation": ZERO}  # fmt: skip
-    path = _log(tmp_path, _line(1, u))
+    path = _log(tmp_path, usage_line(1, u))
     assert main(["billed", str(path), "--json"]) == 0
     out = capsys.readouterr()
     (row,) = json.loads(out.out)

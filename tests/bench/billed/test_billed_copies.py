@@ -1,4 +1,4 @@
-"""A forked session's copied requests are billed once, in the session that made them (bench/billed.py).
+"""A forked session's copied requests are billed once, in the session that made them (bench/billed/totals.py).
 
 Data (data/claude-code-fork/): Claude Code 2.1.197 from npm against `ctxbench serve`: a session of
 five requests, then `claude --resume <it> --fork-session -p ...`, one more request in a new session
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.bench.billed import first_time
+from ctxbench.bench.billed.totals import first_time
 from ctxbench.bench.cli import main
 
-FORK = Path(__file__).parent / "data" / "claude-code-fork"
+FORK = Path(__file__).parents[1] / "data" / "claude-code-fork"
 ORIGINAL = "46cf19a5-266d-40f5-9c4f-8af3d7f9b417.jsonl.xz"
 FORKED = "31d1b59c-1bee-4684-98f5-7b189ab807ea.jsonl.xz"
 

@@ -31,14 +31,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
-from ctxbench.bench.billed import BilledTotals, ModelTotals, ReadingNote
+from ctxbench.bench.billed.totals import BilledTotals, ModelTotals, ReadingNote
 from ctxbench.sim.core.catalog import CatalogError, Prices, prices
 from ctxbench.traces.compressed import open_log
 from ctxbench.traces.importers.base import normalize_model
 from ctxbench.traces.importers.claude_code_files import related_files
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 MAX_COST = 1e6
 
@@ -79,6 +83,9 @@ _DECODER = msgspec.json.Decoder(_Line)
 
 @dataclass
 class _Request:
+    """One request as ccusage counts it: the tokens of the line it keeps, and what the importer's
+    reading of its lines would take instead (`reading_notes`)."""
+
     model: str
     input: int
     read: int
@@ -102,8 +109,38 @@ class _Request:
         return self.input, self.read, self.total_write
 
 
+Read = tuple[dict[str, _Request], int] | None  # `read_requests`' answer
+# a _Request's fields as a plain tuple, which `marshal` carries between processes
+_Row = tuple[str, int, int, int, int, int, float | None, bool, int, tuple[int, int, int], int, bool]
+Wire = tuple[list[tuple[str, _Row]], int] | None  # `Read` so carried
+
+
+def to_wire(got: Read) -> Wire:
+    """`got` in builtin types only, for `marshal` (bench/billed/read_ahead.py `ReadAhead` reads logs in
+    forked processes; marshal needs no import and is faster than pickle); `from_wire` undoes it."""
+    if got is None:
+        return None
+    reqs, convs = got
+    rows = [
+        (rid, (q.model, q.input, q.read, q.write_5m, q.write_1h, q.output, q.cost, q.speed, q.lines, q.first,
+               q.total_write, q.differs))
+        for rid, q in reqs.items()
+    ]  # fmt: skip
+    return rows, convs
+
+
+def from_wire(wire: Wire) -> Read:
+    """The `Read` that `to_wire` gave `wire` for: equal requests in the same order."""
+    if wire is None:
+        return None
+    rows, convs = wire
+    return {rid: _Request(*row) for rid, row in rows}, convs
+
+
 @dataclass
 class FastSession:
+    """`fast_totals`' answer: a session's billed sums and its requests as read."""
+
     totals: BilledTotals
     model: str  # the first request's model id as recorded
     conversations: int
@@ -152,7 +189,7 @@ def _request(o: _Line, u: _Usage, model: str) -> _Request:
     )  # fmt: skip
 
 
-def read_requests(path: Path) -> tuple[dict[str, _Request], int] | None:
+def read_requests(path: Path) -> Read:
     """The requests of one session (module docstring), in order, and its conversations; None
     when a line is not of the shape the typed reader knows (the importer reads that file)."""
     reqs: dict[str, _Request] = {}
@@ -205,10 +242,15 @@ def read_requests(path: Path) -> tuple[dict[str, _Request], int] | None:
 
 
 def fast_totals(
-    path: Path, model: str | None = None, seen: set[str] | None = None, mode: str = "auto"
+    path: Path,
+    model: str | None = None,
+    seen: set[str] | None = None,
+    mode: str = "auto",
+    read: Callable[[Path], Read] = read_requests,
 ) -> FastSession | None:
-    """bench/billed.py `billed_totals` of one Claude Code session, read by `read_requests`."""
-    got = read_requests(path)
+    """bench/billed/totals.py `billed_totals` of one Claude Code session, read by `read` (`read_requests`,
+    or the same reading done ahead in another process: bench/billed/read_ahead.py `ReadAhead`)."""
+    got = read(path)
     if got is None:
         return None
     reqs, convs = got

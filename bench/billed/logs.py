@@ -1,23 +1,27 @@
 """`billed`'s totals of each log of a set, in the order that says which log a copied request is
-counted in (bench/billed.py: the log whose first timed line is the earliest; ties keep the order the
-logs are given in), shared by `ctxbench billed` and the check that `fidelity --all-real` counts the
+counted in (bench/billed/totals.py: the log whose first timed line is the earliest; ties keep the
+order the logs are given in), shared by `ctxbench billed` and the check that `fidelity --all-real` counts the
 same requests per log (bench/fidelity/counts.py)."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ctxbench.bench.billed import BilledTotals, billed_totals, first_time
+from ctxbench.bench.billed.totals import BilledTotals, billed_totals, first_time
 
 if TYPE_CHECKING:
+    from ctxbench.bench.billed.fast import Read
     from ctxbench.bench.fidelity.discover import Log
 
 
 @dataclass(frozen=True)
 class LogTotals:
+    """`log_totals`' answer: the log's billed sums and what the table says of it besides."""
+
     totals: BilledTotals
     model: str  # the main conversation's model, as the log (or its importer) names it
     conversations: int
@@ -62,17 +66,26 @@ def in_billing_order(logs: list[Log]) -> list[int]:
     return sorted(range(len(logs)), key=lambda k: first_time(logs[k].path))  # stable: ties keep order
 
 
-def log_totals(log: Log, model: str | None, seen: set[str], mode: str = "auto") -> LogTotals:
+def log_totals(
+    log: Log,
+    model: str | None,
+    seen: set[str],
+    mode: str = "auto",
+    read: Callable[[Path], Read] | None = None,
+) -> LogTotals:
     """One log's billed totals; a Claude Code request whose id is in `seen` is a copy counted in
     an earlier log (left out, `copied`), and the ids it counts are added. Raises the importer's
-    ImportFailure for a log it cannot read."""
-    from ctxbench.bench.billed_ccusage import format_notes
-    from ctxbench.bench.billed_fast import fast_totals
+    ImportFailure for a log it cannot read. `read`: how a Claude Code log is read (default
+    `read_requests`; bench/billed/read_ahead.py `ReadAhead` reads them ahead on other cores)."""
+    from ctxbench.bench.billed.ccusage import format_notes
+    from ctxbench.bench.billed.fast import fast_totals, read_requests
     from ctxbench.traces.importers import import_paths
     from ctxbench.traces.importers.base import normalize_model
 
-    fast = fast_totals(log.path, model, seen, mode) if log.format == "claude-code" else None
-    if fast is not None:  # its usage lines only (bench/billed_fast.py)
+    fast = None
+    if log.format == "claude-code":
+        fast = fast_totals(log.path, model, seen, mode, read or read_requests)
+    if fast is not None:  # its usage lines only (bench/billed/fast.py)
         return LogTotals(fast.totals, normalize_model(fast.model), fast.conversations)
     res = import_paths([log.path], log.format)
     traces = list(res.traces)
@@ -92,3 +105,4 @@ def requests_per_log(logs: list[Log]) -> Iterator[tuple[Log, int | None]]:
             yield logs[k], log_totals(logs[k], None, seen).totals.requests
         except (ImportFailure, OSError):
             yield logs[k], None
+

@@ -15,7 +15,7 @@ copy their session's requests too: where the session file is in the folder they 
 it; where it is not (a snapshot that kept only the sub-agent files), each file is read alone and
 the requests are counted in the earliest that holds them, as ccusage, which reads every `.jsonl`
 file under `projects/`, counts them once. `billed` names the log(s) that counted a log's copies
-(bench/billed_logs.py `Seen`); `fidelity --all-real` names them as copies and scores them there
+(bench/billed/logs.py `Seen`); `fidelity --all-real` names them as copies and scores them there
 (bench/fidelity/counts.py checks the two count the same requests in every log)."""
 
 from __future__ import annotations
@@ -42,6 +42,9 @@ NO_MODEL = (
 
 @dataclass(frozen=True)
 class BilledTotals:
+    """The billed sums of a log's (or a session's) requests (module docstring), as `billed` prints
+    them."""
+
     requests: int
     input: int  # uncached input (Anthropic `input_tokens`)
     output: int
@@ -60,8 +63,8 @@ class BilledTotals:
 class ReadingNote:
     """Requests whose figures `billed` reads one way and another reader otherwise: how many, each
     figure both ways, and why. `versus` names the other reader: "importer" (`import`, `fidelity`,
-    where `billed` reads a Claude Code log as ccusage does: bench/billed_fast.py) or "ccusage" (where
-    ccusage 20.x reads another harness's log otherwise: bench/billed_ccusage.py)."""
+    where `billed` reads a Claude Code log as ccusage does: bench/billed/fast.py) or "ccusage" (where
+    ccusage 20.x reads another harness's log otherwise: bench/billed/ccusage.py)."""
 
     what: str
     requests: int

@@ -28,7 +28,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctxbench.bench.billed import BilledTotals, ReadingNote, billed_totals
+from ctxbench.bench.billed.totals import BilledTotals, ReadingNote, billed_totals
 from ctxbench.traces.compressed import open_log, read_errors
 
 if TYPE_CHECKING:
