@@ -44,6 +44,10 @@ SKIPPED: dict[str, str] = {
     "ctxbench serve --task bench/live/claude_code_task.yaml --record reports/runs/cc": (
         "a server that runs until stopped (tests/serve/ start it on a free port)"
     ),
+    "CCUSAGE=$(which ccusage) python -m pytest bench/speed/test_bench_billed.py --benchmark-enable -s "
+    "-p no:cacheprovider": (
+        "needs ccusage from npm, and times whole processes for a minute (the benchmark suite, not a test)"
+    ),
     "ctxbench proxy --upstream https://api.anthropic.com --record reports/runs/mine": (
         "needs the network and an API key"
     ),
