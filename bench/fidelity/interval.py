@@ -11,7 +11,9 @@ request, which the log does not show, reads no more than the static prefix). So 
 takes the session's own rate from the distribution of the development conversations' rates
 (`Misses.rates`: read-weighted quantiles, so that the rates' mean is the pooled rate
 `Misses.rate`), then draws each request's miss at that rate. A miss loses a share of the
-predicted read drawn from the measured shares (`Misses.shares`), which the request writes instead
+predicted read drawn from the shares measured at that rate (`Misses.shares_at`: a conversation
+that rarely misses loses little each time, one that always misses loses all; bench/fidelity/misses.py
+says why they are drawn together), which the request writes instead
 (at its ttl); the next request reads it again, so a miss changes its own request's cost only. The
 replay without anything taken from the bill (`SessionFidelity.baseline`) is the base; `DRAWS`
 seeded draws give the 5th and 95th percentiles, the median (the central value: the session's
@@ -39,6 +41,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ctxbench.bench.fidelity.gateway import bills_unreported_writes, reports_cache_writes
+from ctxbench.bench.fidelity.misses import MISSES, Misses
 from ctxbench.bench.fidelity.model_error import widen
 from ctxbench.bench.fidelity.results import AutoInterval, SessionFidelity
 from ctxbench.bench.fidelity.warming import KEPT, WARMING, kept_gain, warm_gain, warm_saving
@@ -52,61 +55,6 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 
-@dataclass(frozen=True)
-class Misses:
-    """The measured misses of one kind of cache (module docstring): the pooled rate; the
-    conversations' own rates (to the percent), each with the share of the predicted reads of the
-    conversations at it (their mean is the pooled rate, to rounding); and the 0 %, 10 %, ..., 100 %
-    quantiles of the share of its predicted read a miss lost."""
-
-    rate: float
-    rates: tuple[tuple[float, float], ...]
-    shares: tuple[float, ...]
-
-
-# Development part (traces-real and the corpus's `dev` rows of bench/corpus/sessions.csv),
-# `python -m ctxbench.bench.fidelity.measure --corpus corpus-data --shared traces-real`; each kind's
-# requests the replay predicted to read something, and those that read less.
-MISSES: dict[str, Misses] = {
-    # Claude Code, Cline, claude-trace, Inspect and opencode logs on Anthropic's own endpoint
-    "explicit": Misses(
-        562 / 16580,
-        (
-            (0.0, 0.604), (0.01, 0.1416), (0.02, 0.0689), (0.03, 0.0195), (0.04, 0.0193),
-            (0.05, 0.0147), (0.06, 0.0332), (0.07, 0.0204), (0.08, 0.0148), (0.09, 0.0027),
-            (0.1, 0.0071), (0.11, 0.0081), (0.12, 0.0031), (0.13, 0.0014), (0.14, 0.0043),
-            (0.15, 0.0016), (0.18, 0.001), (0.2, 0.0039), (0.22, 0.0005), (0.23, 0.0008),
-            (0.25, 0.0029), (0.29, 0.0014), (0.3, 0.0006), (0.33, 0.002), (0.38, 0.0005),
-            (0.4, 0.0006), (0.42, 0.0014), (0.44, 0.0005), (0.45, 0.0007), (0.5, 0.0008),
-            (0.67, 0.0002), (0.72, 0.0011), (0.8, 0.0003), (0.81, 0.001), (0.87, 0.0009),
-            (0.9, 0.0006), (0.91, 0.0045), (0.93, 0.0088), (1.0, 0.0003),
-        ),
-        (0.01, 0.034, 0.169, 0.396, 0.557, 0.703, 0.791, 0.851, 0.884, 0.91, 1.0),
-    ),
-    # DeepSeek's disk cache, behind Claude Code or opencode
-    "deepseek": Misses(
-        52 / 1859,
-        (
-            (0.0, 0.4551), (0.01, 0.0479), (0.02, 0.0721), (0.03, 0.0699), (0.04, 0.2012),
-            (0.05, 0.0215), (0.06, 0.0538), (0.08, 0.0414), (0.1, 0.0054), (0.11, 0.0048),
-            (0.12, 0.0043), (0.2, 0.0081), (0.22, 0.0048), (0.29, 0.0038), (0.33, 0.0016),
-            (0.5, 0.0043),
-        ),
-        (0.01, 0.011, 0.012, 0.015, 0.018, 0.029, 0.048, 0.074, 0.407, 0.692, 1.0),
-    ),
-    # relays to Anthropic models (an assumption for any other relay: module docstring)
-    RELAY: Misses(
-        204 / 873,
-        (
-            (0.0, 0.016), (0.02, 0.2428), (0.04, 0.0298), (0.06, 0.0916), (0.09, 0.1237),
-            (0.11, 0.0206), (0.12, 0.0756), (0.13, 0.0355), (0.14, 0.008), (0.18, 0.0126),
-            (0.19, 0.0183), (0.2, 0.0229), (0.22, 0.0573), (0.25, 0.0229), (0.29, 0.008),
-            (0.31, 0.0298), (0.33, 0.0275), (0.43, 0.008), (0.5, 0.0092), (0.57, 0.008),
-            (1.0, 0.1317),
-        ),
-        (0.011, 0.02, 0.053, 0.111, 0.302, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0),
-    ),
-}  # fmt: skip
 DRAWS = 1000  # seeded draws per session
 LEVEL = 0.90  # the interval's coverage target
 
@@ -211,10 +159,7 @@ def _chance_interval(sf: SessionFidelity, seed: int, rate: float | None) -> Cost
     rng = np.random.default_rng(seed)
     draws = np.full(DRAWS, cost)
     if extra:
-        rates = _own_rates(rng, misses.rates) if rate is None else np.full((DRAWS, 1), rate)
-        fails = rng.random((DRAWS, len(extra))) < rates
-        shares = misses.shares
-        lost = np.interp(rng.random((DRAWS, len(extra))), np.linspace(0, 1, len(shares)), shares)
+        fails, lost = _misses(rng, misses, len(extra), rate)
         draws += (fails * lost) @ np.asarray(extra)  # the cost is linear in the read lost
     if kept:  # the entry outlived its ttl, else another session kept W warm (warming.py)
         keeps = rng.random((DRAWS, len(kept))) < _own_rates(rng, KEPT.rates)
@@ -223,6 +168,38 @@ def _chance_interval(sf: SessionFidelity, seed: int, rate: float | None) -> Cost
     tail = (1 - LEVEL) / 2
     low, high = np.quantile(draws, [tail, 1 - tail])
     return CostInterval(float(np.median(draws)), float(low), float(high), mean=float(draws.mean()))
+
+
+def _misses(
+    rng: Generator, misses: Misses, n: int, rate: float | None
+) -> tuple[NDArray[np.bool_], NDArray[np.float64]]:
+    """Which of `n` predicted reads miss in each draw, and the share each loses: a draw's rate is a
+    measured conversation's, and its shares lost are those measured at that rate (misses.py module
+    docstring); `rate` given, every draw misses at it and loses the pooled shares."""
+    import numpy as np
+
+    if rate is not None:
+        rows = np.zeros(DRAWS, dtype=np.int64)
+        rates, table = np.full((DRAWS, 1), rate), np.asarray([misses.shares])
+    else:
+        values, weights = zip(*misses.rates, strict=True)
+        rows = rng.choice(len(values), size=DRAWS, p=np.asarray(weights) / sum(weights))
+        rates = np.asarray(values)[rows][:, None]
+        table = np.asarray([_resample(misses.shares_of(k)) for k in range(len(values))])
+    fails = rng.random((DRAWS, n)) < rates
+    at = rng.random((DRAWS, n)) * (table.shape[1] - 1)  # a uniform draw between the deciles
+    lo = np.minimum(at.astype(np.int64), table.shape[1] - 2)
+    own = table[rows]  # each draw's quantiles
+    below, above = np.take_along_axis(own, lo, 1), np.take_along_axis(own, lo + 1, 1)
+    return fails, below + (at - lo) * (above - below)
+
+
+def _resample(shares: tuple[float, ...]) -> tuple[float, ...]:
+    """`shares` (quantiles at even steps) as the 11 deciles, so that every rate's row is as long."""
+    import numpy as np
+
+    steps = np.linspace(0, 1, len(shares))
+    return tuple(float(x) for x in np.interp(np.linspace(0, 1, 11), steps, shares))
 
 
 def _own_rates(rng: Generator, measured: tuple[tuple[float, float], ...]) -> NDArray[np.float64]:

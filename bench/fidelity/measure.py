@@ -10,7 +10,7 @@ measured on, and the measurement can be rerun):
   read what the central prediction says (within tolerance, or more: *found*) and how many read
   less (*missed*); of the misses, how many read only the static prefix other sessions keep warm,
   how many an older entry of the conversation (and how many requests back), and how many neither;
-- on explicit-breakpoint caches (bench/fidelity/interval.py `MISSES`): of the requests the replay
+- on explicit-breakpoint caches (bench/fidelity/misses.py `MISSES`): of the requests the replay
   predicts to read something, how many read less, and the share of the predicted read they lost;
   per conversation, its own miss rate; and the expiry breaks that read a prefix kept warm (`WARMING`);
 - the replay's own model error (bench/fidelity/model_error.py `MODEL_ERROR`): per session, how far
@@ -53,11 +53,12 @@ from pathlib import Path
 
 from ctxbench.bench.fidelity.auto import STEP, UnitCounts, count_deepseek
 from ctxbench.bench.fidelity.auto_interval import read_saving
-from ctxbench.bench.fidelity.gaps import count_relay, count_retention, prompt_of, served_by_first_backend
+from ctxbench.bench.fidelity.gaps import count_relay, count_retention, prompt_of
 from ctxbench.bench.fidelity.interval import RELAY, cost_interval, miss_kind
+from ctxbench.bench.fidelity.misses import MissCounts, count_misses
 from ctxbench.bench.fidelity.model_error import POOLED, margins, scores, stratum
 from ctxbench.bench.fidelity.parts import Part, replay_part
-from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity, near, weighted_rates
+from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity, near
 from ctxbench.bench.fidelity.unsure import count_sided
 from ctxbench.bench.fidelity.warming import WarmCounts, account, count_warming
 
@@ -165,46 +166,6 @@ def count_auto(sf: SessionFidelity, acc: AutoCounts) -> None:
 
 
 @dataclass
-class MissCounts:
-    """Explicit-breakpoint caches: requests with a predicted read, and the share of it each one that
-    read less lost (bench/fidelity/interval.py `MISSES`)."""
-
-    reads: int = 0
-    lost: list[float] = field(default_factory=list)
-    rates: list[tuple[float, int]] = field(default_factory=list)  # per conversation: (miss rate, reads)
-
-    def json(self) -> dict[str, object]:
-        ys = sorted(self.lost)
-        deciles = [round(ys[round(i * (len(ys) - 1) / 10)], 3) for i in range(11)] if ys else []
-        return {
-            "predicted_reads": self.reads, "read_less": len(ys), "lost_share_deciles": deciles,
-            "conversations": len(self.rates), "rate_weights": self.rate_weights(),
-        }  # fmt: skip
-
-    def rate_weights(self) -> list[tuple[float, float]]:
-        """The conversations' own miss rates, each with the share of the predicted reads of the
-        conversations at that rate (interval.py `Misses.rates`)."""
-        return weighted_rates(self.rates)
-
-
-def count_misses(sf: SessionFidelity, acc: MissCounts) -> None:
-    """Add the requests of one conversation with a predicted read to `acc` (the replay without
-    anything taken from the bill), and the conversation's own miss rate (interval.py `Misses.rates`)."""
-    reads = misses = 0
-    for r in sf.baseline.requests:
-        pred = r.predicted.cache_read
-        if pred <= 0 or not served_by_first_backend(sf, r):
-            continue
-        reads += 1
-        if r.billed.cache_read < pred and not near(r.billed.cache_read, pred):
-            misses += 1
-            acc.lost.append((pred - r.billed.cache_read) / pred)
-    acc.reads += reads
-    if reads:
-        acc.rates.append((misses / reads, reads))
-
-
-@dataclass
 class ErrorCounts:
     """The model error of one stratum (bench/fidelity/model_error.py): each session's scores
     against the chance interval, and its residual billed/central - 1."""
@@ -303,7 +264,9 @@ class Measured:
             out.append(
                 f"{kind} breakpoints: {m['read_less']} of {m['predicted_reads']} requests with a predicted "
                 f"read read less; share lost, deciles: {m['lost_share_deciles']}; per conversation "
-                f"({m['conversations']}), its miss rate and the share of the reads at it: {m['rate_weights']}"
+                f"({m['conversations']}), its miss rate and the share of the reads at it: "
+                f"{m['rate_weights']}; share lost, deciles, at each of those rates: "
+                f"{m['lost_share_deciles_at']}"
             )
         out.append(self.warming.line())
         out.append(f"breaks in a rebuilt prompt not the one sent, the bill sided with: {dict(self.sided)}")

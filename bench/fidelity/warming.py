@@ -79,7 +79,7 @@ def kept_gain(sf: SessionFidelity, r: RequestCompare) -> int:
 def warm_gain(sf: SessionFidelity, r: RequestCompare) -> int:
     """How many more tokens request `r` reads when another session kept W warm: W less its
     predicted read, for an expiry break short of W in a session with W > 0; else 0 (and always on
-    DeepSeek's disk cache, which has its own measured misses: interval.py `MISSES`)."""
+    DeepSeek's disk cache, which has its own measured misses: misses.py `MISSES`)."""
     warm = int(sf.meta.get("warm_tokens", 0) or 0)
     read = r.predicted.cache_read
     if not warm or not r.index or r.miss_cause != EXPIRY or read >= warm - tolerance(warm):

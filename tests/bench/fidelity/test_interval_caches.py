@@ -1,12 +1,14 @@
 """Which measured misses a session's cost interval draws from (bench/fidelity/interval.py
-`miss_kind`, `MISSES`): a relay's to an Anthropic model, DeepSeek's disk cache behind any client,
-Anthropic's own endpoint otherwise; and what a miss costs where writes are not billed."""
+`miss_kind`, bench/fidelity/misses.py `MISSES`): a relay's to an Anthropic model, DeepSeek's disk
+cache behind any client, Anthropic's own endpoint otherwise; what a miss costs where writes are not
+billed; and that a draw's shares lost are those measured at its rate."""
 
 from __future__ import annotations
 
 import pytest
 
-from ctxbench.bench.fidelity.interval import MISSES, Misses, cost_interval, miss_kind, writes_billed
+from ctxbench.bench.fidelity.interval import cost_interval, miss_kind, writes_billed
+from ctxbench.bench.fidelity.misses import MISSES, Misses
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity
 from ctxbench.sim.core.catalog import prices
 from ctxbench.sim.core.provider import Usage as SimUsage
@@ -69,3 +71,22 @@ def test_a_session_draws_its_own_miss_rate_from_the_conversations_measured(
     pooled = cost_interval(sf, rate=0.1, model_error=False)  # the same mean rate on every session
     assert pooled.central > base and pooled.high < ci.high
     assert cost_interval(sf, model_error=False) == ci  # seeded
+
+
+def test_a_draw_loses_the_shares_measured_at_its_own_rate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nine conversations in ten miss one read in ten and lose 1 % of it each time; one in ten misses
+    every read and loses all of it. Drawn together (misses.py), a typical session costs about the
+    replay's point; the pooled shares (mostly whole reads) would put it 10 % of the way to the
+    session that always misses."""
+    sf = _session("claude-sonnet-4-6")
+    base = sf.baseline.cost_predicted
+    rates = ((0.1, 0.9), (1.0, 0.1))
+    monkeypatch.setitem(MISSES, "explicit", Misses(0.19, rates, (1.0, 1.0), ((0.01, 0.01), (1.0, 1.0))))
+    every = cost_interval(sf, rate=1.0, model_error=False).central - base  # every read lost (pooled shares)
+    ci = cost_interval(sf, model_error=False)
+    assert ci.central - base < 0.002 * every  # a tenth of the reads, 1 % of each
+    assert ci.high == pytest.approx(base + every)  # the 95th percentile: the session that always misses
+    assert ci.mean - base == pytest.approx((0.9 * 0.1 * 0.01 + 0.1) * every, rel=0.2)
+    monkeypatch.setitem(MISSES, "explicit", Misses(0.19, rates, (1.0, 1.0)))  # no shares per rate
+    pooled = cost_interval(sf, model_error=False)
+    assert pooled.central - base == pytest.approx(0.1 * every, rel=0.3)

@@ -10,15 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.bench.fidelity.measure import (
-    AutoCounts,
-    MissCounts,
-    count_auto,
-    count_misses,
-    dev_part,
-    main,
-    measure,
-)
+from ctxbench.bench.fidelity.measure import AutoCounts, count_auto, dev_part, main, measure
+from ctxbench.bench.fidelity.misses import MissCounts, count_misses, deciles
 from ctxbench.bench.fidelity.parts import Part
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity
 from ctxbench.bench.fidelity.unsure import count_sided, naive_only, rules_line
@@ -57,6 +50,19 @@ def test_misses_count_only_the_first_backends_requests() -> None:
     count_misses(SessionFidelity("s", "claude-sonnet-4-6", "recorded", claude + glm), acc)
     assert (acc.reads, len(acc.lost)) == (3, 3)
     assert acc.rates == [(1.0, 3)]
+
+
+def test_misses_keep_the_shares_lost_at_each_rate() -> None:
+    """The shares a conversation's misses lost stay with its rate (misses.py `Misses.shares_at`):
+    one that misses every read and loses all of it, one that misses one read in two and loses 2 %."""
+    every = [_rc(i, 1000 * (i + 1), 0, 1000 * i) for i in range(1, 4)]
+    half = [_rc(1, 20000, 10000, 10000), _rc(2, 30000, 19600, 20000)]
+    acc = MissCounts()
+    for reqs in (every, half):
+        count_misses(SessionFidelity("s", "claude-sonnet-4-6", "recorded", reqs), acc)
+    assert acc.rate_weights() == [(0.5, 0.4), (1.0, 0.6)]
+    assert acc.shares_at() == [deciles([0.02]), deciles([1.0, 1.0, 1.0])]
+    assert acc.json()["lost_share_deciles_at"] == acc.shares_at()
 
 
 def test_the_test_part_is_never_measured(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,224 @@
+"""The misses of explicit-breakpoint caches the fidelity interval draws (bench/fidelity/interval.py):
+measured on the development part, and the counting that measures them (bench/fidelity/measure.py).
+
+A request the replay predicts to read part of its prompt from the cache may read less; how often
+is a conversation's own rate, and how much a miss loses goes with it: the development relays'
+conversations that miss on a few requests lose a few hundred tokens of a read each time (a relay
+that reads the previous prompt less its last tokens), the few that miss on every request lose all
+of it (an upstream that never finds the conversation's entry). Drawn apart, a session at a small
+rate took the whole-read losses of the others: on the development part the relays' pooled chance
+mean was 54 % above their bill while the replay itself was 4 % below it. So the shares lost are
+measured per rate (`Misses.shares_at`) and a draw takes its rate and the shares of that rate
+together.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ctxbench.bench.fidelity.gaps import served_by_first_backend
+from ctxbench.bench.fidelity.results import RATE_STEP, SessionFidelity, near, weighted_rates
+from ctxbench.traces.importers.backend import RELAY_PROFILE as RELAY
+
+
+@dataclass(frozen=True)
+class Misses:
+    """The measured misses of one kind of cache (module docstring): the pooled rate; the
+    conversations' own rates (to the percent), each with the share of the predicted reads of the
+    conversations at it (their mean is the pooled rate, to rounding); the 0 %, 10 %, ..., 100 %
+    quantiles of the share of its predicted read a miss lost, over every miss; and the same
+    quantiles over the misses of the conversations at each rate of `rates` (`shares_at`, in its
+    order; () at a rate without misses, and where not measured, the pooled `shares` stand)."""
+
+    rate: float
+    rates: tuple[tuple[float, float], ...]
+    shares: tuple[float, ...]
+    shares_at: tuple[tuple[float, ...], ...] = ()
+
+    def shares_of(self, k: int) -> tuple[float, ...]:
+        """The quantiles of the share lost by a miss at the `k`-th rate of `rates`."""
+        own = self.shares_at[k] if k < len(self.shares_at) else ()
+        return own or self.shares
+
+
+# Development part (traces-real and the corpus's `dev` rows of bench/corpus/sessions.csv),
+# `python -m ctxbench.bench.fidelity.measure --corpus corpus-data --shared traces-real`; each kind's
+# requests the replay predicted to read something, and those that read less.
+MISSES: dict[str, Misses] = {
+    # Claude Code, Cline, claude-trace, Inspect and opencode logs on Anthropic's own endpoint
+    "explicit": Misses(
+        562 / 16580,
+        (
+            (0.0, 0.604), (0.01, 0.1416), (0.02, 0.0689), (0.03, 0.0195), (0.04, 0.0193),
+            (0.05, 0.0147), (0.06, 0.0332), (0.07, 0.0204), (0.08, 0.0148), (0.09, 0.0027),
+            (0.1, 0.0071), (0.11, 0.0081), (0.12, 0.0031), (0.13, 0.0014), (0.14, 0.0043),
+            (0.15, 0.0016), (0.18, 0.001), (0.2, 0.0039), (0.22, 0.0005), (0.23, 0.0008),
+            (0.25, 0.0029), (0.29, 0.0014), (0.3, 0.0006), (0.33, 0.002), (0.38, 0.0005),
+            (0.4, 0.0006), (0.42, 0.0014), (0.44, 0.0005), (0.45, 0.0007), (0.5, 0.0008),
+            (0.67, 0.0002), (0.72, 0.0011), (0.8, 0.0003), (0.81, 0.001), (0.87, 0.0009),
+            (0.9, 0.0006), (0.91, 0.0045), (0.93, 0.0088), (1.0, 0.0003),
+        ),
+        (0.01, 0.034, 0.169, 0.396, 0.557, 0.703, 0.791, 0.851, 0.884, 0.91, 1.0),
+        (  # shares_at: per rate above
+            (1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0),
+            (0.011, 0.019, 0.583, 0.63, 0.642, 0.717, 0.738, 0.807, 0.817, 1.0, 1.0),
+            (0.012, 0.023, 0.026, 0.263, 0.524, 0.561, 0.626, 0.738, 0.89, 0.954, 1.0),
+            (0.184, 0.305, 0.539, 0.674, 0.719, 0.719, 0.732, 0.768, 0.855, 0.927, 0.937),
+            (0.027, 0.039, 0.041, 0.068, 0.091, 0.115, 0.545, 0.647, 0.773, 0.948, 1.0),
+            (0.014, 0.079, 0.21, 0.436, 0.441, 0.747, 0.766, 0.791, 0.846, 0.868, 0.941),
+            (0.011, 0.029, 0.074, 0.312, 0.496, 0.639, 0.683, 0.771, 0.817, 0.857, 1.0),
+            (0.012, 0.046, 0.445, 0.539, 0.703, 0.777, 0.807, 0.877, 0.889, 0.932, 0.951),
+            (0.016, 0.033, 0.036, 0.039, 0.174, 0.288, 0.589, 0.626, 0.634, 0.739, 0.878),
+            (0.012, 0.012, 0.088, 0.088, 0.088, 0.592, 0.592, 0.592, 0.592, 0.655, 0.655),
+            (0.255, 0.32, 0.438, 0.501, 0.526, 0.606, 0.624, 0.695, 0.806, 1.0, 1.0),
+            (0.02, 0.053, 0.059, 0.206, 0.248, 0.47, 0.527, 0.656, 0.844, 0.849, 1.0),
+            (0.018, 0.108, 0.108, 0.472, 0.492, 0.594, 0.594, 0.661, 0.686, 0.686, 1.0),
+            (0.422, 0.422, 0.422, 0.525, 0.525, 0.525, 0.525, 0.525, 0.557, 0.557, 0.557),
+            (0.014, 0.016, 0.023, 0.034, 0.243, 0.243, 0.294, 0.374, 0.433, 0.643, 0.689),
+            (0.026, 0.026, 0.254, 0.254, 0.254, 0.379, 0.379, 0.379, 0.379, 0.913, 0.913),
+            (0.023, 0.023, 0.023, 0.061, 0.061, 0.061, 0.061, 0.061, 1.0, 1.0, 1.0),
+            (0.015, 0.025, 0.042, 0.086, 0.165, 0.238, 0.395, 0.514, 0.637, 0.702, 1.0),
+            (0.475, 0.475, 0.475, 0.475, 0.475, 0.475, 0.696, 0.696, 0.696, 0.696, 0.696),
+            (0.165, 0.165, 0.165, 0.275, 0.275, 0.275, 0.275, 0.275, 0.286, 0.286, 0.286),
+            (0.03, 0.039, 0.066, 0.131, 0.22, 0.499, 0.517, 0.529, 0.623, 0.636, 1.0),
+            (0.078, 0.25, 0.25, 0.254, 0.254, 0.377, 0.524, 0.524, 0.662, 0.662, 0.665),
+            (0.098, 0.098, 0.098, 0.468, 0.468, 0.468, 0.468, 0.468, 0.776, 0.776, 0.776),
+            (0.02, 0.022, 0.023, 0.024, 0.031, 0.065, 0.193, 0.492, 0.511, 0.53, 0.617),
+            (0.02, 0.02, 0.02, 0.041, 0.041, 0.041, 0.041, 0.041, 0.079, 0.079, 0.079),
+            (0.012, 0.012, 0.034, 0.034, 0.034, 0.054, 0.054, 0.054, 0.054, 0.066, 0.066),
+            (0.353, 0.359, 0.421, 0.47, 0.617, 0.617, 0.886, 0.887, 0.887, 0.888, 0.891),
+            (0.026, 0.026, 0.529, 0.529, 0.529, 0.615, 0.615, 0.615, 0.615, 0.62, 0.62),
+            (0.169, 0.169, 0.205, 0.205, 0.241, 0.241, 0.241, 0.297, 0.297, 0.646, 0.646),
+            (0.046, 0.378, 0.378, 0.396, 0.396, 0.472, 0.784, 0.784, 1.0, 1.0, 1.0),
+            (0.781, 0.781, 0.781, 0.781, 0.781, 0.781, 0.781, 0.781, 0.781, 0.781, 0.781),
+            (0.231, 0.32, 0.352, 0.381, 0.415, 0.427, 0.436, 0.468, 0.508, 0.521, 0.535),
+            (0.373, 0.373, 0.469, 0.469, 0.469, 0.562, 0.562, 0.562, 0.562, 0.855, 0.855),
+            (0.018, 0.052, 0.328, 0.838, 0.84, 0.866, 0.87, 0.875, 0.882, 0.886, 0.903),
+            (0.029, 0.094, 0.364, 0.546, 0.607, 0.738, 0.89, 0.89, 0.891, 0.892, 0.894),
+            (0.769, 0.773, 0.773, 0.773, 0.774, 0.778, 0.781, 0.782, 0.782, 0.782, 0.782),
+            (0.011, 0.51, 0.779, 0.818, 0.847, 0.873, 0.899, 0.901, 0.908, 0.914, 0.916),
+            (0.01, 0.052, 0.358, 0.782, 0.816, 0.849, 0.869, 0.881, 0.902, 0.912, 0.916),
+            (0.013, 0.013, 0.499, 0.499, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0),
+        ),
+    ),
+    # DeepSeek's disk cache, behind Claude Code or opencode
+    "deepseek": Misses(
+        52 / 1859,
+        (
+            (0.0, 0.4551), (0.01, 0.0479), (0.02, 0.0721), (0.03, 0.0699), (0.04, 0.2012),
+            (0.05, 0.0215), (0.06, 0.0538), (0.08, 0.0414), (0.1, 0.0054), (0.11, 0.0048),
+            (0.12, 0.0043), (0.2, 0.0081), (0.22, 0.0048), (0.29, 0.0038), (0.33, 0.0016),
+            (0.5, 0.0043),
+        ),
+        (0.01, 0.011, 0.012, 0.015, 0.018, 0.029, 0.048, 0.074, 0.407, 0.692, 1.0),
+        (  # shares_at: per rate above
+            (),
+            (0.011, 0.011, 0.011, 0.011, 0.011, 0.011, 0.011, 0.011, 0.011, 0.011, 0.011),
+            (0.011, 0.011, 0.011, 0.024, 0.024, 0.024, 0.024, 0.024, 1.0, 1.0, 1.0),
+            (0.012, 0.012, 0.015, 0.015, 0.015, 0.017, 0.017, 0.017, 0.017, 1.0, 1.0),
+            (0.01, 0.01, 0.011, 0.014, 0.017, 0.018, 0.019, 0.031, 0.048, 0.407, 0.689),
+            (0.011, 0.011, 0.011, 0.011, 0.011, 0.011, 0.179, 0.179, 0.179, 0.179, 0.179),
+            (0.015, 0.015, 0.033, 0.067, 0.067, 0.067, 0.104, 0.319, 0.319, 0.319, 0.692),
+            (0.011, 0.011, 0.012, 0.015, 0.015, 0.015, 0.029, 0.071, 0.071, 0.071, 0.074),
+            (0.011, 0.011, 0.011, 0.011, 0.011, 0.011, 0.011, 0.011, 0.011, 0.011, 0.011),
+            (0.051, 0.051, 0.051, 0.051, 0.051, 0.051, 0.051, 0.051, 0.051, 0.051, 0.051),
+            (0.018, 0.018, 0.018, 0.018, 0.018, 0.018, 0.018, 0.018, 0.018, 0.018, 0.018),
+            (0.027, 0.027, 0.027, 0.033, 0.033, 0.033, 0.033, 0.033, 0.033, 0.033, 0.033),
+            (0.013, 0.013, 0.013, 0.013, 0.013, 0.013, 1.0, 1.0, 1.0, 1.0, 1.0),
+            (0.64, 0.64, 0.64, 0.64, 0.64, 0.64, 0.681, 0.681, 0.681, 0.681, 0.681),
+            (0.061, 0.061, 0.061, 0.061, 0.061, 0.061, 0.061, 0.061, 0.061, 0.061, 0.061),
+            (0.011, 0.011, 0.432, 0.432, 0.432, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0),
+        ),
+    ),
+    # relays to Anthropic models (an assumption for any other relay: module docstring)
+    RELAY: Misses(
+        204 / 873,
+        (
+            (0.0, 0.016), (0.02, 0.2428), (0.04, 0.0298), (0.06, 0.0916), (0.09, 0.1237),
+            (0.11, 0.0206), (0.12, 0.0756), (0.13, 0.0355), (0.14, 0.008), (0.18, 0.0126),
+            (0.19, 0.0183), (0.2, 0.0229), (0.22, 0.0573), (0.25, 0.0229), (0.29, 0.008),
+            (0.31, 0.0298), (0.33, 0.0275), (0.43, 0.008), (0.5, 0.0092), (0.57, 0.008),
+            (1.0, 0.1317),
+        ),
+        (0.011, 0.02, 0.053, 0.111, 0.302, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0),
+        (  # shares_at: per rate above
+            (),
+            (0.014, 0.014, 0.03, 0.03, 0.03, 0.281, 0.281, 0.281, 0.281, 0.506, 0.506),
+            (0.028, 0.028, 0.028, 0.028, 0.028, 0.028, 0.028, 0.028, 0.028, 0.028, 0.028),
+            (0.011, 0.011, 0.012, 0.012, 0.024, 0.024, 0.024, 0.058, 0.058, 0.076, 0.076),
+            (0.012, 0.012, 0.013, 0.014, 0.017, 0.017, 0.02, 0.029, 0.075, 0.123, 0.187),
+            (0.095, 0.095, 0.095, 0.095, 0.095, 0.095, 0.273, 0.273, 0.273, 0.273, 0.273),
+            (0.014, 0.014, 0.014, 0.021, 0.025, 0.031, 0.031, 0.128, 0.175, 0.175, 0.346),
+            (0.014, 0.014, 0.068, 0.068, 0.068, 0.25, 0.25, 0.25, 0.25, 0.299, 0.299),
+            (0.186, 0.186, 0.186, 0.186, 0.186, 0.186, 0.186, 0.186, 0.186, 0.186, 0.186),
+            (0.018, 0.018, 0.018, 0.018, 0.018, 0.018, 0.053, 0.053, 0.053, 0.053, 0.053),
+            (0.023, 0.023, 0.023, 0.055, 0.055, 0.055, 0.055, 0.055, 0.068, 0.068, 0.068),
+            (0.017, 0.017, 0.089, 0.089, 0.089, 0.345, 0.345, 0.345, 0.345, 0.352, 0.352),
+            (0.011, 0.013, 0.02, 0.028, 0.034, 0.045, 0.05, 0.084, 0.252, 0.274, 0.42),
+            (0.021, 0.021, 0.036, 0.036, 0.064, 0.064, 0.064, 0.088, 0.088, 0.233, 0.233),
+            (0.037, 0.037, 0.037, 0.037, 0.037, 0.037, 0.064, 0.064, 0.064, 0.064, 0.064),
+            (0.011, 0.012, 0.012, 0.015, 0.021, 0.027, 0.027, 0.05, 0.295, 0.295, 0.763),
+            (0.017, 0.055, 0.055, 0.069, 0.074, 0.099, 0.099, 0.102, 0.164, 0.164, 0.185),
+            (0.035, 0.035, 0.035, 0.103, 0.103, 0.103, 0.103, 0.103, 0.113, 0.113, 0.113),
+            (0.037, 0.037, 0.247, 0.247, 0.247, 0.252, 0.252, 0.252, 0.252, 0.302, 0.302),
+            (0.077, 0.077, 0.111, 0.111, 0.111, 0.177, 0.177, 0.177, 0.177, 0.424, 0.424),
+            (0.302, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0),
+        ),
+    ),
+}  # fmt: skip
+
+
+def deciles(xs: list[float]) -> tuple[float, ...]:
+    """The 0 %, 10 %, ..., 100 % quantiles of `xs` (nearest rank), rounded to 0.001; () if empty."""
+    ys = sorted(xs)
+    return tuple(round(ys[round(i * (len(ys) - 1) / 10)], 3) for i in range(11)) if ys else ()
+
+
+@dataclass
+class MissCounts:
+    """Explicit-breakpoint caches: requests with a predicted read, and the share of it each one that
+    read less lost (`MISSES`), per conversation."""
+
+    reads: int = 0
+    lost: list[float] = field(default_factory=list)
+    rates: list[tuple[float, int]] = field(default_factory=list)  # per conversation: (miss rate, reads)
+    lost_at: list[list[float]] = field(default_factory=list)  # per conversation: its misses' shares lost
+
+    def json(self) -> dict[str, object]:
+        return {
+            "predicted_reads": self.reads, "read_less": len(self.lost),
+            "lost_share_deciles": list(deciles(self.lost)), "conversations": len(self.rates),
+            "rate_weights": self.rate_weights(), "lost_share_deciles_at": self.shares_at(),
+        }  # fmt: skip
+
+    def rate_weights(self) -> list[tuple[float, float]]:
+        """The conversations' own miss rates, each with the share of the predicted reads of the
+        conversations at that rate (`Misses.rates`)."""
+        return weighted_rates(self.rates)
+
+    def shares_at(self) -> list[tuple[float, ...]]:
+        """Per rate of `rate_weights` (in its order), the deciles of the shares lost by the misses of
+        the conversations at it (`Misses.shares_at`)."""
+        at: dict[float, list[float]] = {}
+        for (rate, _), lost in zip(self.rates, self.lost_at, strict=True):
+            at.setdefault(round(round(rate / RATE_STEP) * RATE_STEP, 4), []).extend(lost)
+        return [deciles(at.get(rate, [])) for rate, _ in self.rate_weights()]
+
+
+def count_misses(sf: SessionFidelity, acc: MissCounts) -> None:
+    """Add the requests of one conversation with a predicted read to `acc` (the replay without
+    anything taken from the bill), and the conversation's own miss rate and shares lost."""
+    reads = 0
+    lost: list[float] = []
+    for r in sf.baseline.requests:
+        pred = r.predicted.cache_read
+        if pred <= 0 or not served_by_first_backend(sf, r):
+            continue
+        reads += 1
+        if r.billed.cache_read < pred and not near(r.billed.cache_read, pred):
+            lost.append((pred - r.billed.cache_read) / pred)
+    acc.reads += reads
+    acc.lost += lost
+    if reads:
+        acc.rates.append((len(lost) / reads, reads))
+        acc.lost_at.append(lost)
