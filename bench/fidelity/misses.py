@@ -6,10 +6,13 @@ is a conversation's own rate, and how much a miss loses goes with it: the develo
 conversations that miss on a few requests lose a few hundred tokens of a read each time (a relay
 that reads the previous prompt less its last tokens), the few that miss on every request lose all
 of it (an upstream that never finds the conversation's entry). Drawn apart, a session at a small
-rate took the whole-read losses of the others: on the development part the relays' pooled chance
-mean was 54 % above their bill while the replay itself was 4 % below it. So the shares lost are
+rate took the whole-read losses of the others: on the development part the relays' pooled central
+value sat 21 % above their bill while the replay itself was 4 % below it. So the shares lost are
 measured per rate (`Misses.shares_at`) and a draw takes its rate and the shares of that rate
-together.
+together: the relays' pooled central value is now 1 % below their bill. Their mean stays about
+50 % above it: the conversations that miss every read hold 13 % of the relays' reads, and a session
+drawn at their rate costs several times its point (`python -m ctxbench.bench.fidelity.measure`
+re-measures the tables; the fidelity report gives the central value and the mean beside the bill).
 """
 
 from __future__ import annotations
