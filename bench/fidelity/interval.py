@@ -182,10 +182,9 @@ def _misses(
         rows = np.zeros(DRAWS, dtype=np.int64)
         rates, table = np.full((DRAWS, 1), rate), np.asarray([misses.shares])
     else:
-        values, weights = zip(*misses.rates, strict=True)
-        rows = rng.choice(len(values), size=DRAWS, p=np.asarray(weights) / sum(weights))
-        rates = np.asarray(values)[rows][:, None]
-        table = np.asarray([_resample(misses.shares_of(k)) for k in range(len(values))])
+        rows = _own_rows(rng, misses.rates)
+        rates = np.asarray([r for r, _ in misses.rates])[rows][:, None]
+        table = np.asarray([_resample(misses.shares_of(k)) for k in range(len(misses.rates))])
     fails = rng.random((DRAWS, n)) < rates
     at = rng.random((DRAWS, n)) * (table.shape[1] - 1)  # a uniform draw between the deciles
     lo = np.minimum(at.astype(np.int64), table.shape[1] - 2)
@@ -202,11 +201,18 @@ def _resample(shares: tuple[float, ...]) -> tuple[float, ...]:
     return tuple(float(x) for x in np.interp(np.linspace(0, 1, 11), steps, shares))
 
 
+def _own_rows(rng: Generator, measured: tuple[tuple[float, float], ...]) -> NDArray[np.int64]:
+    """Each draw's index into the measured (rate, weight) pairs, drawn by their weights (module
+    docstring)."""
+    import numpy as np
+
+    weights = np.asarray([w for _, w in measured])
+    return rng.choice(len(measured), size=DRAWS, p=weights / weights.sum())
+
+
 def _own_rates(rng: Generator, measured: tuple[tuple[float, float], ...]) -> NDArray[np.float64]:
     """Each draw's own rate (a column), taken from the measured conversations' rates by their
     weights (module docstring)."""
     import numpy as np
 
-    values, weights = zip(*measured, strict=True)
-    p = np.asarray(weights) / sum(weights)
-    return np.asarray(values)[rng.choice(len(values), size=DRAWS, p=p)][:, None]
+    return np.asarray([r for r, _ in measured])[_own_rows(rng, measured)][:, None]
