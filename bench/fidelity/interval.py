@@ -9,8 +9,11 @@ does not show. How often that happens is not one rate: most conversations of the
 never miss, a few miss on most requests (a client or proxy that changes an early message on every
 request, which the log does not show, reads no more than the static prefix). So each draw first
 takes the session's own rate from the distribution of the development conversations' rates
-(`Misses.rates`: read-weighted quantiles, so that the rates' mean is the pooled rate
-`Misses.rate`), then draws each request's miss at that rate. A miss loses a share of the
+(`Misses.rates`: exposure-weighted quantiles, so that the rates' mean is the pooled rate
+`Misses.rate`), then draws each request's miss at that rate times the request's own factor: on
+explicit-breakpoint caches a request that opens a user turn 5 s or more after the previous one
+misses 2.9 times as often as a tool-result continuation, one within 5 s 0.16 times
+(misses.py `Misses.factor`, measured per account on the development part). A miss loses a share of the
 predicted read drawn from the shares measured at that rate (`Misses.shares_at`: a conversation
 that rarely misses loses little each time, one that always misses loses all; bench/fidelity/misses.py
 says why they are drawn together), which the request writes instead
@@ -41,7 +44,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ctxbench.bench.fidelity.gateway import bills_unreported_writes, reports_cache_writes
-from ctxbench.bench.fidelity.misses import MISSES, Misses
+from ctxbench.bench.fidelity.misses import EXPLICIT, MISSES, Misses
 from ctxbench.bench.fidelity.model_error import widen
 from ctxbench.bench.fidelity.results import AutoInterval, SessionFidelity
 from ctxbench.bench.fidelity.warming import KEPT, WARMING, kept_gain, warm_gain, warm_saving
@@ -94,7 +97,7 @@ def miss_kind(sf: SessionFidelity) -> str:
     provider = model_info(sf.model).provider
     if provider == "deepseek":  # DeepSeek's disk cache behind any client
         return provider
-    return RELAY if sf.meta.get("gateway") == RELAY and provider == "anthropic" else "explicit"
+    return RELAY if sf.meta.get("gateway") == RELAY and provider == "anthropic" else EXPLICIT
 
 
 def writes_billed(sf: SessionFidelity) -> bool:
@@ -136,7 +139,7 @@ def _chance_interval(sf: SessionFidelity, seed: int, rate: float | None) -> Cost
 
     misses = MISSES[miss_kind(sf)]
     billed_writes = writes_billed(sf)
-    extra, warmed, kept = [], [], []
+    extra, factors, warmed, kept = [], [], [], []
     for r in base.requests:
         p = r.predicted
         pr = prices(r.model or base.model)
@@ -148,6 +151,7 @@ def _chance_interval(sf: SessionFidelity, seed: int, rate: float | None) -> Cost
             continue
         u, o = r.input_predicted, r.billed.output_tokens
         w5, w1 = p.cache_write_5m, p.cache_write_1h
+        factors.append(misses.factor(r.real_user, r.gap))
         if not billed_writes:  # the lost read is billed as input
             extra.append(pr.cost(u + p.cache_read, 0, w5, w1, o) - pr.cost(u, p.cache_read, w5, w1, o))
             continue
@@ -159,7 +163,7 @@ def _chance_interval(sf: SessionFidelity, seed: int, rate: float | None) -> Cost
     rng = np.random.default_rng(seed)
     draws = np.full(DRAWS, cost)
     if extra:
-        fails, lost = _misses(rng, misses, len(extra), rate)
+        fails, lost = _misses(rng, misses, np.asarray(factors), rate)
         draws += (fails * lost) @ np.asarray(extra)  # the cost is linear in the read lost
     if kept:  # the entry outlived its ttl, else another session kept W warm (warming.py)
         keeps = rng.random((DRAWS, len(kept))) < _own_rates(rng, KEPT.rates)
@@ -171,21 +175,25 @@ def _chance_interval(sf: SessionFidelity, seed: int, rate: float | None) -> Cost
 
 
 def _misses(
-    rng: Generator, misses: Misses, n: int, rate: float | None
+    rng: Generator, misses: Misses, factors: NDArray[np.float64], rate: float | None
 ) -> tuple[NDArray[np.bool_], NDArray[np.float64]]:
-    """Which of `n` predicted reads miss in each draw, and the share each loses: a draw's rate is a
-    measured conversation's, and its shares lost are those measured at that rate (misses.py module
-    docstring); `rate` given, every draw misses at it and loses the pooled shares."""
+    """Which predicted reads miss in each draw, and the share each loses: a draw's rate is a
+    measured conversation's, each read misses at that rate times its `factors` entry (the turn it
+    opens and its gap, misses.py `Misses.factor`), and its shares lost are those measured at that
+    rate (misses.py module docstring); `rate` given, every read of every draw misses at it and
+    loses the pooled shares."""
     import numpy as np
 
+    n = len(factors)
     if rate is not None:
+        factors = np.ones(n)
         rows = np.zeros(DRAWS, dtype=np.int64)
         rates, table = np.full((DRAWS, 1), rate), np.asarray([misses.shares])
     else:
         rows = _own_rows(rng, misses.rates)
         rates = np.asarray([r for r, _ in misses.rates])[rows][:, None]
         table = np.asarray([_resample(misses.shares_of(k)) for k in range(len(misses.rates))])
-    fails = rng.random((DRAWS, n)) < rates
+    fails = rng.random((DRAWS, n)) < np.minimum(1.0, rates * factors[None, :])
     at = rng.random((DRAWS, n)) * (table.shape[1] - 1)  # a uniform draw between the deciles
     lo = np.minimum(at.astype(np.int64), table.shape[1] - 2)
     own = table[rows]  # each draw's quantiles

@@ -12,7 +12,9 @@ measured on, and the measurement can be rerun):
   how many an older entry of the conversation (and how many requests back), and how many neither;
 - on explicit-breakpoint caches (bench/fidelity/misses.py `MISSES`): of the requests the replay
   predicts to read something, how many read less, and the share of the predicted read they lost;
-  per conversation, its own miss rate; and the expiry breaks that read a prefix kept warm (`WARMING`);
+  on Anthropic's own endpoint, how many times a continuation's miss rate a user turn has, by its
+  gap, stratified by account (`Misses.factors`); per conversation, its own miss rate (per unit of
+  that exposure); and the expiry breaks that read a prefix kept warm (`WARMING`);
 - the replay's own model error (bench/fidelity/model_error.py `MODEL_ERROR`): per session, how far
   the bill fell outside the chance interval relative to its central value, per cache family and
   session size, and the split-conformal margins they give (with the quantiles of billed/central
@@ -55,7 +57,7 @@ from ctxbench.bench.fidelity.auto import STEP, UnitCounts, count_deepseek
 from ctxbench.bench.fidelity.auto_interval import read_saving
 from ctxbench.bench.fidelity.gaps import count_relay, count_retention, prompt_of
 from ctxbench.bench.fidelity.interval import RELAY, cost_interval, miss_kind
-from ctxbench.bench.fidelity.misses import MissCounts, count_misses
+from ctxbench.bench.fidelity.misses import EXPLICIT, MissCounts, count_misses
 from ctxbench.bench.fidelity.model_error import POOLED, margins, scores, stratum
 from ctxbench.bench.fidelity.parts import Part, replay_part
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity, near
@@ -263,8 +265,10 @@ class Measured:
             m = misses.json()
             out.append(
                 f"{kind} breakpoints: {m['read_less']} of {m['predicted_reads']} requests with a predicted "
-                f"read read less; share lost, deciles: {m['lost_share_deciles']}; per conversation "
-                f"({m['conversations']}), its miss rate and the share of the reads at it: "
+                f"read read less (exposure {m['exposure']}: Misses.rate is their ratio); share lost, "
+                f"deciles: {m['lost_share_deciles']}; miss rate per turn class, times a continuation's "
+                f"(Misses.factors): {m['turn_factors']}; per conversation ({m['conversations']}), its "
+                "miss rate and the share of the exposure at it: "
                 f"{m['rate_weights']}; share lost, deciles, at each of those rates: "
                 f"{m['lost_share_deciles_at']}"
             )
@@ -329,8 +333,9 @@ def measure(part: Part) -> Measured:
             count_retention(sf, out.retention.setdefault(sf.auto_provider, Counter()))
             acc.sessions.append(f"{r.log.rel} {r.name}")
         else:
-            count_misses(sf, out.misses.setdefault(miss_kind(sf), MissCounts()))
-            count_warming(sf, account(r.log.rel), out.warming)
+            kind, who = miss_kind(sf), account(r.log.rel)
+            count_misses(sf, out.misses.setdefault(kind, MissCounts(turns=kind == EXPLICIT)), who)
+            count_warming(sf, who, out.warming)
         count_error(sf, out.error)
         count_sided(sf, out.sided, out.other_backend, out.breaks, out.units)
     return out

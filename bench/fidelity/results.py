@@ -23,12 +23,12 @@ def near(a: int, b: int) -> bool:
 RATE_STEP = 0.01  # a rate measured per conversation or account, to the percent
 
 
-def weighted_rates(rates: list[tuple[float, int]]) -> list[tuple[float, float]]:
-    """(rate, requests) pairs as the distinct rates, to `RATE_STEP`, each with its share of the
-    requests: the distribution a session's own rate is drawn from (interval.py `Misses.rates`,
-    warming.py `Warming.rates`)."""
+def weighted_rates(rates: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """(rate, weight) pairs (a weight: the requests, or the exposure, at that rate) as the distinct
+    rates, to `RATE_STEP`, each with its share of the weight: the distribution a session's own rate
+    is drawn from (interval.py `Misses.rates`, warming.py `Warming.rates`)."""
     total = sum(n for _, n in rates)
-    acc: dict[float, int] = {}
+    acc: dict[float, float] = {}
     for rate, n in rates:
         key = round(round(rate / RATE_STEP) * RATE_STEP, 4)
         acc[key] = acc.get(key, 0) + n

@@ -90,3 +90,26 @@ def test_a_draw_loses_the_shares_measured_at_its_own_rate(monkeypatch: pytest.Mo
     monkeypatch.setitem(MISSES, "explicit", Misses(0.19, rates, (1.0, 1.0)))  # no shares per rate
     pooled = cost_interval(sf, model_error=False)
     assert pooled.central - base == pytest.approx(0.1 * every, rel=0.3)
+
+
+def test_a_read_misses_at_its_session_rate_times_its_turn_factor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every draw at one rate, 0.2: tool-result continuations miss at it, user turns opened 5 s or
+    more after the previous request at three times it, and those within 5 s (factor 0) never
+    (misses.py `Misses.factor`)."""
+    monkeypatch.setitem(MISSES, "explicit", Misses(0.2, ((0.2, 1.0),), (1.0, 1.0), (), (1.0, 0.0, 3.0)))
+
+    def turns(real_user: bool, gap: float) -> SessionFidelity:
+        sf = _session("claude-sonnet-4-6")
+        for r in sf.baseline.requests:
+            r.real_user, r.gap = real_user, gap
+        return sf
+
+    base = turns(False, 10.0).baseline.cost_predicted
+    every = cost_interval(turns(False, 10.0), rate=1.0, model_error=False).central - base
+    continuation = cost_interval(turns(False, 60.0), model_error=False).mean - base
+    paused = cost_interval(turns(True, 60.0), model_error=False).mean - base
+    assert continuation == pytest.approx(0.2 * every, rel=0.1)
+    assert paused == pytest.approx(0.6 * every, rel=0.1)
+    assert cost_interval(turns(True, 1.0), model_error=False).mean == pytest.approx(base)
+    # a rate given replaces the measured distribution and the factors: every read at that rate
+    assert cost_interval(turns(True, 1.0), rate=1.0, model_error=False).central - base == pytest.approx(every)

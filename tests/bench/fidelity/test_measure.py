@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ctxbench.bench.fidelity.measure import AutoCounts, count_auto, dev_part, main, measure
-from ctxbench.bench.fidelity.misses import MissCounts, count_misses, deciles
+from ctxbench.bench.fidelity.misses import TURN_GAPS, MissCounts, count_misses, deciles, turn_class
 from ctxbench.bench.fidelity.parts import Part
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity
 from ctxbench.bench.fidelity.unsure import count_sided, naive_only, rules_line
@@ -63,6 +63,40 @@ def test_misses_keep_the_shares_lost_at_each_rate() -> None:
     assert acc.rate_weights() == [(0.5, 0.4), (1.0, 0.6)]
     assert acc.shares_at() == [deciles([0.02]), deciles([1.0, 1.0, 1.0])]
     assert acc.json()["lost_share_deciles_at"] == acc.shares_at()
+
+
+def test_turn_classes_split_continuations_from_user_turns_by_gap() -> None:
+    assert [turn_class(False, 600.0), turn_class(True, 0.0), turn_class(True, 4.9)] == [0, 1, 1]
+    assert turn_class(True, TURN_GAPS[0]) == 2
+
+
+def _turns(n_tool: int, m_tool: int, n_user: int, m_user: int, gap: float) -> SessionFidelity:
+    """Continuations then user turns at `gap`, the first `m_*` of each missing all of their read."""
+    reqs = []
+    for i in range(n_tool + n_user):
+        user = i >= n_tool
+        missed = (i - n_tool < m_user) if user else i < m_tool
+        rc = _rc(i + 1, 2000, 0 if missed else 1000, 1000)
+        rc.real_user, rc.gap = user, gap
+        reqs.append(rc)
+    return SessionFidelity("s", "claude-sonnet-4-6", "recorded", reqs)
+
+
+def test_turn_factors_compare_within_each_account() -> None:
+    """Account a: continuations miss one in two, user turns too (factor 1 within it); account b
+    never misses. Pooled, user turns would look ten times safer (5/110 against 50/110); compared
+    within each account (Mantel-Haenszel), they miss as often. The rates are then per unit of
+    exposure: b's conversation 0, a's half of its 110 units."""
+    acc = MissCounts(turns=True)
+    count_misses(_turns(100, 50, 10, 5, 60.0), acc, "a")
+    count_misses(_turns(100, 50, 10, 5, 1.0), acc, "a")  # within 5 s: one in two as well
+    count_misses(_turns(10, 0, 100, 0, 60.0), acc, "b")
+    assert acc.turn_factors() == (1.0, 1.0, 1.0)
+    assert acc.rates[0] == (0.5, 110.0) and acc.rates[2] == (0.0, 110.0)
+    assert MissCounts().turn_factors() == ()  # a kind without turns: every read one unit
+    lone = MissCounts(turns=True)
+    count_misses(_turns(0, 0, 10, 5, 60.0), lone, "a")  # no continuation to compare with
+    assert lone.turn_factors() == () and lone.rates == [(0.5, 10.0)]
 
 
 def test_the_test_part_is_never_measured(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
