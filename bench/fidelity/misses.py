@@ -20,7 +20,7 @@ continuation (`turn_class`, `Misses.factors`). So a conversation's rate is count
 exposure (a continuation's read is one unit) and a draw scales each request's chance by its factor.
 On the development part this narrowed the Claude Code sessions' median interval from 25.5 % to
 8.7 % of the central value, at 93 % coverage (94 % before); on the test part 587 of 665 sessions
-fall inside (581 before).
+fall inside (581 before), and their median width grew from 30.2 % to 33.6 %.
 """
 
 from __future__ import annotations
