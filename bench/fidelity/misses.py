@@ -228,10 +228,10 @@ class MissCounts:
     turns: bool = False
     reads: int = 0
     lost: list[float] = field(default_factory=list)
-    # per conversation: its reads and misses per `turn_class`, and its misses' shares lost
+    # per conversation: its reads and misses per `turn_class`, its misses' shares lost, its account
     classes: list[dict[int, list[int]]] = field(default_factory=list)
     lost_at: list[list[float]] = field(default_factory=list)
-    by_account: dict[str, dict[int, list[int]]] = field(default_factory=dict)
+    accounts: list[str] = field(default_factory=list)
 
     def json(self) -> dict[str, object]:
         return {
@@ -248,10 +248,16 @@ class MissCounts:
         () without `turns`, or where a class has no continuation to compare with."""
         if not self.turns:
             return ()
+        by_account: dict[str, dict[int, list[int]]] = {}
+        for account, own in zip(self.accounts, self.classes, strict=True):
+            counts = by_account.setdefault(account, {})
+            for c, (n, m) in own.items():
+                n_m = counts.setdefault(c, [0, 0])
+                n_m[0], n_m[1] = n_m[0] + n, n_m[1] + m
         out = [1.0]
         for c in range(1, len(TURN_GAPS) + 2):
             num = den = 0.0
-            for own in self.by_account.values():
+            for own in by_account.values():
                 (n0, m0), (nc, mc) = own.get(0, [0, 0]), own.get(c, [0, 0])
                 if n0 + nc:
                     num, den = num + mc * n0 / (n0 + nc), den + m0 * nc / (n0 + nc)
@@ -299,12 +305,11 @@ def count_misses(sf: SessionFidelity, acc: MissCounts, account: str = "") -> Non
         missed = r.billed.cache_read < pred and not near(r.billed.cache_read, pred)
         if missed:
             lost.append((pred - r.billed.cache_read) / pred)
-        c = turn_class(r.real_user, r.gap) if acc.turns else 0
-        for counts in (own, acc.by_account.setdefault(account, {})):
-            n_m = counts.setdefault(c, [0, 0])
-            n_m[0], n_m[1] = n_m[0] + 1, n_m[1] + missed
+        n_m = own.setdefault(turn_class(r.real_user, r.gap) if acc.turns else 0, [0, 0])
+        n_m[0], n_m[1] = n_m[0] + 1, n_m[1] + missed
     acc.reads += sum(n for n, _ in own.values())
     acc.lost += lost
     if own:
         acc.classes.append(own)
         acc.lost_at.append(lost)
+        acc.accounts.append(account)
