@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ctxbench.bench.fidelity.not_within import by_kind, naive_kind, replay_kind
 from ctxbench.bench.fidelity.results import COPIED, KINDS, NO_USAGE, RequestCompare, SessionFidelity
 
 FIELDS = ("input", "cache_read", "cache_write_5m", "cache_write_1h", "output", "cost")
@@ -114,8 +115,9 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
     development part, bench/fidelity/interval.py and model_error.py; `logged_requests` under policy
     P: interval_json), `fallbacks` (requests predicted as the naive read where the client model is
     unsure, bench/fidelity/unsure.py) and `not_scored` (billed requests the replay did not reach,
-    with why). `naive` holds the naive
-    replay's figures; `conditioned` those of the replay with the outside events taken from the bill
+    with why), `not_within` (the requests not within tolerance by what the bill shows: read less,
+    read more, size off, split off; bench/fidelity/not_within.py; per request too). `naive` holds
+    the naive replay's figures; `conditioned` those of the replay with the outside events taken from the bill
     (bench/fidelity/outside.py), listed per kind in `outside_events` (requests, count, cost: what
     replaying them changes in the predicted cost of their requests) as an explanation;
     `unconditioned` repeats the top-level figures (kept for readers of the earlier shape)."""
@@ -154,7 +156,9 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
         "within_tolerance": round(sf.share_naive_within, 4),
         "read_match": round(sf.share_naive_ok, 4),
         "predicted": _sum([naive(r) for r in sf.requests]),
+        "not_within": by_kind(naive_kind(r) for r in sf.requests),
     }
+    out["not_within"] = by_kind(replay_kind(r) for r in base.requests)  # bench/fidelity/not_within.py
     out["conditioned"] = {
         "within_tolerance": round(sf.share_within, 4),
         "read_match": round(sf.share_ok, 4),
@@ -181,6 +185,8 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
                 "model": r.model,
                 "within": u.within,
                 "naive_within": r.naive_within,
+                "not_within": replay_kind(u),
+                "naive_not_within": naive_kind(r),
                 "outside": r.outside,
                 "unsure": u.unsure,
                 "fallback": u.fallback,

@@ -23,6 +23,8 @@ from ctxbench.bench.fidelity.discover import Found, discover
 from ctxbench.bench.fidelity.interval import cost_interval
 from ctxbench.bench.fidelity.logs import Replayed, not_replayed, replay_log
 from ctxbench.bench.fidelity.model_error import MIN_SESSIONS, MODEL_ERROR, borrows
+from ctxbench.bench.fidelity.not_within import table as not_within_table
+from ctxbench.bench.fidelity.results import SessionFidelity
 from ctxbench.bench.fidelity.unsure import naive_only, rules_line
 from ctxbench.bench.fidelity.warming import part_line
 from ctxbench.bench.progress import Progress
@@ -140,6 +142,7 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
     widths0: list[float] = []
     cover: dict[str, list[list[float]]] = {}  # per family: inside, width; chance only: inside, width
     below: list[str] = []
+    by_family: dict[str, list[SessionFidelity]] = {}
     scored = [(r.log.rel, sf) for r in convs if (sf := r.fidelity) is not None and sf.has_usage]
     for r in convs:
         sf = r.fidelity
@@ -154,6 +157,7 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
         widths0.append(chance.width)
         floor_key = "claude-code" if r.log.format in ("claude-code", "claude-trace") else r.log.format
         for fam in families(floor_key, sf.models):
+            by_family.setdefault(fam, []).append(sf)
             acc = pooled.setdefault(fam, [0, 0, 0, 0.0, 0.0, 0.0, 0])
             acc[0] += base.n
             acc[1] += sum(x.within for x in base.requests)
@@ -212,6 +216,8 @@ def summary(part: Part, convs: list[Replayed], found: list[Found]) -> list[str]:
         + ".",
         part_line(scored),
         rules_line([sf for _, sf in scored]),
+        "",
+        *not_within_table(by_family),
     ]
     lines += ["", *accounted(convs)]
     lines += named(convs, found)
