@@ -49,9 +49,9 @@ from ctxbench.sim.core.catalog import prices
 # that saving (the share of a dollar; its mean is the pooled share): its 0 %, 5 %, ..., 100 %
 # quantiles.
 # OpenAI: 296 conversations (Codex CLI rollouts of the `dev` rows of bench/corpus/sessions.csv,
-# 2025-2026, and traces-real codex-tui and inspect-ai); over all 850, 12,876 requests after a first
-# read what the central prediction says and 4,272 read less (654 only the static prefix, 1,812 an
-# older entry of the conversation, 1,806 neither).
+# 2025-2026, and traces-real codex-tui and inspect-ai); over all 850, 12,330 requests after a first
+# read what the central prediction says and 4,818 read less (654 only the static prefix, 1,929 an
+# older entry of the conversation, 2,235 neither).
 # Z.ai (Claude Code on zai's Anthropic-compatible endpoint, glm-4.x/5.x, the `dev` rows): 94
 # conversations (8 more ran on the free glm-4.7-flash, whose reads save nothing: no weight); over
 # all 291, 5,956 requests read what the central prediction says and 183 read less (48 only the
@@ -70,8 +70,8 @@ LOST_SHARE: dict[str, tuple[float, ...]] = {
         0.1098, 0.22, 0.2416, 0.2416, 0.2416, 0.2416, 0.254, 0.3094, 0.4347, 0.9144,
     ),
     "openai": (
-        -0.0684, 0.0062, 0.0103, 0.0141, 0.016, 0.0179, 0.0182, 0.0193, 0.0233, 0.0271, 0.0294,
-        0.0383, 0.0437, 0.0469, 0.0504, 0.0557, 0.0618, 0.0656, 0.083, 0.1188, 0.541,
+        -0.0684, 0.0094, 0.011, 0.0159, 0.0179, 0.0182, 0.0194, 0.0213, 0.0245, 0.0292, 0.0338,
+        0.039, 0.0465, 0.0518, 0.055, 0.0599, 0.0634, 0.0718, 0.089, 0.1211, 0.5433,
     ),
     "zai": (
         -0.1718, -0.0073, -0.0073, -0.0024, -0.0022, 0.0001, 0.0003, 0.0003, 0.0005, 0.0024, 0.0061,
@@ -80,7 +80,7 @@ LOST_SHARE: dict[str, tuple[float, ...]] = {
 }  # fmt: skip
 # The saving-weighted mean of the same shares (the development part's pooled share: what its
 # central reads save that the bill did not, net, over what they save), same conversations and command.
-MEAN_SHARE: dict[str, float] = {"gemini": 0.1497, "openai": 0.0406, "zai": 0.0112}
+MEAN_SHARE: dict[str, float] = {"gemini": 0.1497, "openai": 0.0436, "zai": 0.0112}
 LEVEL = 0.90
 # providers a log's endpoint must name for its share to apply (the Codex logs' model_provider):
 # a log recorded against another endpoint (e.g. `ctxbench serve`, model_provider "mock") is not

@@ -26,7 +26,7 @@ from typing import Any
 from ctxbench.bench.fidelity.auto import (
     auto_prefix_cause,
     caches,
-    left_cached,
+    left_after,
     naive_read,
     unit_read,
     writes_free,
@@ -147,7 +147,7 @@ def _score(
     label = name or str(meta.get("conversation", ""))
     sf = SessionFidelity(label, model, pol.name, meta=meta, outside=outside)
     prev_t: float | None = None
-    prev_cached = prev_prompt = 0  # prev_prompt: on automatic-prefix caches, the previous whole prompt
+    prev_cached = prev_prompt = prev_turn = 0  # prev_prompt, prev_turn: auto.py `left_after`
     turn_start = 0  # billed cached part of the last request sent right after real user content
     real = False
     mentions: tuple[str, ...] = ()  # @-mentions of the current turn's prompt, of the one before
@@ -190,7 +190,7 @@ def _score(
         rec_model = rec.model if rec is not None else (sf.requests[-1].model if sf.requests else model)
         miss = rec.miss_cause if rec is not None else ""
         out_tokens = rec.output if rec is not None and own_summary else b.output_tokens  # P's own summary
-        naive = _naive(cfg, i, b, prev_cached, prev_prompt, rec_model, not reported)
+        naive = _naive(cfg, i, b, prev_cached, prev_turn if real else prev_prompt, rec_model, not reported)
         above = rec is not None and i in forked and rec.cache_read > naive  # a fork's read, not a break
         why = "" if own or above else doubt.at(i, rec_model, model)  # P's is P's: no fallback either
         # after the last mark, in no block of the trace (providers.md §1.9), unless the importer
@@ -200,7 +200,7 @@ def _score(
         p = reported_usage(p_billed, reported)
         charged = as_charged(b, str(meta.get("ttl", "5m"))) if charges else b
         prev_cached = _cached(b) if reported else b.total_input  # a gateway's writes are in its input
-        prev_prompt = left_cached(cfg, b.input_tokens + b.cache_read, b.output_tokens)
+        prev_prompt, prev_turn = left_after(cfg, b.input_tokens + b.cache_read, b.output_tokens, rec_model)
         rc = RequestCompare(i, t, gap, b, p, naive, miss, turn_start=turn_start, real_user=real)
         rc.request_id = ev.request_id
         rc.unsure, rc.fallback, rc.model = why, fallback, rec_model
@@ -295,7 +295,8 @@ def _naive(
     hidden: bool = False,
 ) -> int:
     """The naive read of request `i` (billed `b`): everything the previous request cached, the
-    first request nothing. On automatic-prefix caches all of the previous prompt, rounded to the
+    first request nothing. On automatic-prefix caches all of the previous prompt (with its output
+    on the models the profile lists in `output_cached`, auto.py `left_cached`), rounded to the
     profile's steps (bench/fidelity/auto.py `naive_read`); on DeepSeek the previous prompt and its
     output (`prev_prompt`, auto.py `left_cached`) in whole storage units. Behind a gateway that
     reports no writes (`hidden`) a request cached its whole prompt, as far as its usage shows."""

@@ -183,6 +183,7 @@ def session_json(sf: SessionFidelity, requests: bool = False) -> dict[str, Any]:
                 "index": r.index,
                 "t": r.t,
                 "model": r.model,
+                "user_turn": r.real_user,
                 "within": u.within,
                 "naive_within": r.naive_within,
                 "not_within": replay_kind(u),

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections import Counter
 from collections.abc import Mapping
@@ -80,6 +81,9 @@ class AutoCounts:
     into_output: int = 0  # reads past the previous prompt, not past its output (auto.py OUTPUT)
     output_readable: int = 0  # tokens of previous outputs a next request could have read (128-token steps)
     output_read: int = 0  # ... and read
+    # tool continuations by model: within tolerance of the previous prompt ("prompt") and of the
+    # previous prompt and output one step short ("through output"), auto.py `left_cached`
+    through: dict[str, Counter[str]] = field(default_factory=dict)
 
     def json(self) -> dict[str, object]:
         return {
@@ -91,6 +95,7 @@ class AutoCounts:
             "conversations_in_lost_share": len(self.lost), "sessions": self.sessions,
             "into_output": self.into_output, "output_read": self.output_read,
             "output_readable": self.output_readable,
+            "continuations_by_model": _sorted_counts(self.through),
         }  # fmt: skip
 
     @property
@@ -132,6 +137,18 @@ def _count_output(prev: RequestCompare, r: RequestCompare, acc: AutoCounts) -> N
     if end > start and read >= start:
         acc.output_readable += end - start
         acc.output_read += min(read, end) - start
+    if r.real_user or not read:
+        return
+    c = acc.through.setdefault(_model_family(r.model), Counter())
+    c["continuations"] += 1
+    c["prompt"] += near(read, min(prompt, prompt_of(r)) // STEP * STEP)
+    through = min(prompt + prev.billed.output_tokens - STEP, prompt_of(r))
+    c["through output"] += near(read, through // STEP * STEP)
+
+
+def _model_family(model: str) -> str:
+    """A model id without its variant suffixes (gpt-5.3-codex, gpt-5.4-mini: gpt-5.3, gpt-5.4)."""
+    return re.sub(r"-(codex|max|mini|spark|latest)\b", "", model)
 
 
 def count_auto(sf: SessionFidelity, acc: AutoCounts) -> None:
@@ -260,6 +277,8 @@ class Measured:
                 "previous outputs' tokens a request could read, "
                 f"{c.output_read / max(1, c.output_readable):.1%} read ({c.output_read:,} of "
                 f"{c.output_readable:,})",
+                "  reads through the previous output, tool continuations by model (within tolerance of "
+                f"the previous prompt / of the previous prompt and output one step short): {_through(c)}",
             ]
         for kind, misses in sorted(self.misses.items()):
             m = misses.json()
@@ -308,6 +327,13 @@ class Measured:
             out.append(f"    {key!r}: ({round(lo, 4)}, {round(hi, 4)}, {len(e.lower)}),")
         out.append("}")
         return out
+
+
+def _through(c: AutoCounts) -> str:
+    return "; ".join(
+        f"{m} {n['continuations']}: {n['prompt']} / {n['through output']}"
+        for m, n in sorted(c.through.items())
+    )
 
 
 def measure(part: Part) -> Measured:

@@ -10,6 +10,10 @@ Breakpoints on the request are ignored (these APIs have no markers). Every hit i
 provider's granularity: the matched prefix (whole blocks) rounded down to `min + k·granularity`;
 below the minimum nothing is read. After a successful call the whole prompt is cached on the
 replica that served it (writes cost nothing: uncached input is billed at the base price).
+On the models a profile lists in `output_cached`, what a response generated stays readable too:
+a request that extends the previous prompt of its conversation with that response (a tool call's
+continuation, not a new user turn) reads into it, up to one step short of its end
+(`AutoPrefixProvider._through_output`).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from ctxbench.sim.providers.chain_store import ChainStore
 from ctxbench.sim.providers.common import DialectProvider
 from ctxbench.sim.providers.dialects import fault_error
 from ctxbench.sim.providers.routing import ReplicaRouter, Route
+from ctxbench.sim.providers.thinking import real_user
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,9 @@ class AutoConfig:
     # providers.md §1.6, "Images added/removed anywhere"); "all" = nothing is read. Judged against
     # the images of the conversation's previous request on that replica (its latest entry).
     image_change: Literal["none", "messages", "all"] = "none"
+    # Model ids (prefixes: "gpt-5.4" covers gpt-5.4-mini) whose cache holds the tokens a response
+    # generated as well as its prompt; the profile names the measurement each rests on.
+    output_cached: tuple[str, ...] = ()
     latency: Latency = field(default_factory=Latency)
     faults: Faults = field(default_factory=Faults)
 
@@ -79,6 +87,7 @@ class AutoPrefixProvider(DialectProvider):
         self._why: dict[
             str, tuple[int, str]
         ] = {}  # conversation -> (that hash, reason before this call's write)
+        self._generated: dict[str, tuple[int, int]] = {}  # conversation -> (prompt end hash, output)
 
     def call(self, req: Request, now: float) -> Outcome:
         rejected, fault = self._admit(req, now)
@@ -95,6 +104,7 @@ class AutoPrefixProvider(DialectProvider):
         if self.cfg.image_change != "none" and p >= tr.system_end and self._image_changed(req, route.replica):
             p = tr.system_end - 1 if self.cfg.image_change == "messages" else -1
         matched = tr.cum_tokens[p] if p >= 0 else 0
+        matched = min(total, matched + self._through_output(req, p))
         read = granular(matched, self.min_cacheable, self.cfg.granularity)
         left = self._left.get(req.conversation)
         if left is not None:  # diagnose against the state before this call writes (harness asks after)
@@ -114,6 +124,10 @@ class AutoPrefixProvider(DialectProvider):
             cached_pos = bisect.bisect_right(tr.cum_tokens, top, 0, n) - 1
             if cached_pos >= 0:
                 self._left[req.conversation] = tr.hashes[cached_pos]
+            if output and any(req.model.startswith(m) for m in self.cfg.output_cached):
+                self._generated[req.conversation] = (tr.hashes[n - 1], output)
+            else:
+                self._generated.pop(req.conversation, None)
         usage = Usage(uncached=uncached, cache_read=read, output=output)
         tag = f"replica-{route.replica}" + ("+overflow" if route.overflow else "")
         self._served[req.conversation] = route.replica
@@ -128,6 +142,22 @@ class AutoPrefixProvider(DialectProvider):
             tag,
             self.wire,
         )
+
+    def _through_output(self, req: Request, p: int) -> int:
+        """Tokens past the matched prefix that the conversation's previous response left readable
+        (`AutoConfig.output_cached`): when the match ends where the previous prompt ended and no
+        real user message follows it, its output less one step (the bill reads the previous prompt
+        and output rounded down, one 128-token step short of their end: openai-auto.yaml). At a
+        user turn the reasoning that opened the output is dropped from the prompt (OpenAI's
+        reasoning guide), so the match ends with the previous prompt."""
+        left = self._generated.get(req.conversation)
+        tr = req.tr
+        if left is None or p < 0 or tr.hashes[p] != left[0] or p + 1 >= req.n:
+            return 0
+        first, last = max(0, tr.message_at(p + 1)), tr.message_at(req.n - 1)
+        if any(real_user(tr.messages[m]) for m in range(first, last + 1)):
+            return 0
+        return max(0, left[1] - self.cfg.granularity)
 
     def _image_changed(self, req: Request, replica: int) -> bool:
         """The request's images do not extend those of the conversation's latest entry there."""
