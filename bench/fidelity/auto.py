@@ -56,7 +56,7 @@ from typing import Any
 
 from ctxbench.bench.fidelity.gaps import prompt_of
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity
-from ctxbench.sim.providers.auto_prefix import granular
+from ctxbench.sim.providers.auto_prefix import granular, lists_model
 
 STEP = 128  # providers.md §2.1 "Cache hits occur in increments of 128 tokens" [DOC O-PC]
 # The central prediction of a replay on an automatic-prefix cache: every request on the home
@@ -96,12 +96,13 @@ def left_cached(cfg: dict[str, Any], prompt: int, output: int, model: str = "", 
     on the development part 1,536 of the 1,819 DeepSeek reads after a conversation's first read past
     the previous prompt into its output, 4 past the output: `python -m ctxbench.bench.fidelity.measure`).
     On an automatic-prefix cache, for the models its profile lists in `output_cached`, the output
-    less one 128-token step, unless the next request opens a user `turn` (the reasoning that opened
-    the output is dropped then: sim/providers/auto_prefix.py `_through_output`)."""
+    less one step of the profile's granularity (128 tokens), unless the next request opens a user
+    `turn` (the reasoning that opened the output is dropped then: sim/providers/auto_prefix.py
+    `_through_output`)."""
     if cfg.get("provider") == "deepseek":
         return prompt + output
-    if not turn and output_cached(cfg, model):
-        return prompt + max(0, output - STEP)
+    if not turn and output_cached(cfg, model):  # one step short, as the provider reads it
+        return prompt + max(0, output - int(cfg.get("granularity", 1) or 1))
     return prompt
 
 
@@ -113,9 +114,8 @@ def left_after(cfg: dict[str, Any], prompt: int, output: int, model: str) -> tup
 
 def output_cached(cfg: dict[str, Any], model: str) -> bool:
     """Whether `model`'s cache on profile `cfg` holds what a response generated (`output_cached`)."""
-    return cfg.get("provider") == "auto-prefix" and any(
-        model.startswith(str(m)) for m in cfg.get("output_cached", ()) or ()
-    )
+    listed = (str(m) for m in cfg.get("output_cached", ()) or ())
+    return cfg.get("provider") == "auto-prefix" and lists_model(listed, model)
 
 
 @dataclass

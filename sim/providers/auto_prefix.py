@@ -19,6 +19,7 @@ continuation, not a new user turn) reads into it, up to one step short of its en
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -64,6 +65,11 @@ def granular(matched: int, minimum: int, step: int) -> int:
     if matched < minimum or matched <= 0:
         return 0
     return minimum + (matched - minimum) // max(1, step) * max(1, step)
+
+
+def lists_model(models: Iterable[str], model: str) -> bool:
+    """`model` is one of `models` or a variant of one (a prefix: "gpt-5.4" lists gpt-5.4-mini)."""
+    return any(model.startswith(m) for m in models)
 
 
 class AutoPrefixProvider(DialectProvider):
@@ -124,7 +130,7 @@ class AutoPrefixProvider(DialectProvider):
             cached_pos = bisect.bisect_right(tr.cum_tokens, top, 0, n) - 1
             if cached_pos >= 0:
                 self._left[req.conversation] = tr.hashes[cached_pos]
-            if output and any(req.model.startswith(m) for m in self.cfg.output_cached):
+            if output and lists_model(self.cfg.output_cached, req.model):
                 self._generated[req.conversation] = (tr.hashes[n - 1], output)
             else:
                 self._generated.pop(req.conversation, None)
