@@ -61,3 +61,22 @@ def count_retention(sf: SessionFidelity, acc: Counter[str]) -> None:
     for a, b in _pairs(sf):
         kept = b.billed.cache_read >= prompt_of(a) / 2
         acc[f"{gap_bin(b.t - a.t)} {'kept' if kept else 'lost'}"] += 1
+
+
+# the bins (seconds past the TTL) of the expiry breaks counted at the TTL's edge (unsure.py TTL_EDGE)
+EDGE_BOUNDS = (0, 20, 40, 100)
+
+
+def count_edge(sf: SessionFidelity, ttl: float, acc: Counter[str]) -> None:
+    """The `ttl_expiry` breaks of a session on Anthropic's cache (entries living `ttl` seconds) sent
+    less than 100 s past the TTL, by how far past it, and those whose bill read at least half the
+    previous prompt (the entry was still there): the evidence of unsure.py `TTL_EDGE`. Requests on
+    another backend are another cache's and left out."""
+    for a, b in _pairs(sf):
+        past = b.t - a.t - ttl
+        if b.miss_cause != "ttl_expiry" or not 0 <= past < EDGE_BOUNDS[-1]:
+            continue
+        lo = max(x for x in EDGE_BOUNDS if past >= x)
+        key = f"{lo}-{EDGE_BOUNDS[EDGE_BOUNDS.index(lo) + 1]} s past"
+        acc[key] += 1
+        acc[f"{key}, kept"] += b.billed.cache_read >= prompt_of(a) / 2

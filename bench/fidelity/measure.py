@@ -56,7 +56,7 @@ from pathlib import Path
 
 from ctxbench.bench.fidelity.auto import STEP, UnitCounts, count_deepseek
 from ctxbench.bench.fidelity.auto_interval import read_saving
-from ctxbench.bench.fidelity.gaps import count_relay, count_retention, prompt_of
+from ctxbench.bench.fidelity.gaps import count_edge, count_relay, count_retention, prompt_of
 from ctxbench.bench.fidelity.interval import RELAY, cost_interval, miss_kind
 from ctxbench.bench.fidelity.misses import EXPLICIT, MissCounts, count_misses
 from ctxbench.bench.fidelity.model_error import POOLED, margins, scores, stratum
@@ -64,6 +64,7 @@ from ctxbench.bench.fidelity.parts import Part, replay_part
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity, near
 from ctxbench.bench.fidelity.unsure import count_sided
 from ctxbench.bench.fidelity.warming import WarmCounts, account, count_warming
+from ctxbench.sim.core.names import TTL_SECONDS
 
 
 @dataclass
@@ -244,6 +245,7 @@ class Measured:
     breaks: dict[str, Counter[str]] = field(default_factory=dict)  # every predicted break, by cause
     deepseek: UnitCounts = field(default_factory=UnitCounts)
     relay: Counter[str] = field(default_factory=Counter)
+    edge: Counter[str] = field(default_factory=Counter)  # expiry breaks past the TTL (gaps.py count_edge)
     # per automatic-prefix cache and DeepSeek (gaps.py)
     retention: dict[str, Counter[str]] = field(default_factory=dict)
     error: dict[tuple[str, str], ErrorCounts] = field(default_factory=dict)
@@ -262,6 +264,7 @@ class Measured:
             "breaks_by_cause": _sorted_counts(self.breaks),
             "deepseek_reads": vars(self.deepseek),
             "relay_requests": dict(sorted(self.relay.items())),
+            "expiry_breaks_at_ttl_edge": dict(sorted(self.edge.items())),
             "retention_by_gap": _sorted_counts(self.retention),
         }
 
@@ -310,6 +313,7 @@ class Measured:
             f"previous prompt into its output {d.into_output}, past its output {d.past_output}"
         )
         out.append(f"claude relays to anthropic models: {dict(sorted(self.relay.items()))}")
+        out.append(f"expiry breaks at the TTL's edge (anthropic, relays): {dict(sorted(self.edge.items()))}")
         for provider, gaps in sorted(self.retention.items()):
             kept = dict(sorted(gaps.items()))
             out.append(f"{provider} retention by idle gap (read >= half the previous prompt): {kept}")
@@ -362,6 +366,8 @@ def measure(part: Part) -> Measured:
             kind, who = miss_kind(sf), account(r.log.rel)
             count_misses(sf, out.misses.setdefault(kind, MissCounts(turns=kind == EXPLICIT)), who)
             count_warming(sf, who, out.warming)
+            if kind in (EXPLICIT, RELAY):
+                count_edge(sf, TTL_SECONDS["1h" if sf.meta.get("ttl") == "1h" else "5m"], out.edge)
         count_error(sf, out.error)
         count_sided(sf, out.sided, out.other_backend, out.breaks, out.units)
     return out

@@ -26,11 +26,16 @@ Reasons, per request (`Unsure.at`):
 - `units end inside messages`: a provider whose cache reads end at token positions inside a message
   (`READS_INSIDE_MESSAGES`: DeepSeek's units end where the previous output ended, providers.md §4),
   while the importer sizes a message only as a whole: the rebuilt prompt cannot place such a read;
+- `at the TTL's edge`: a `ttl_expiry` break on Anthropic's cache (its explicit breakpoints, a relay
+  to its models included) whose idle gap outlived the entry's TTL by less than `TTL_EDGE`: entries
+  are "promptly, though not immediately, deleted" after their minimum lifetime (Anthropic's
+  prompt-caching guide), and the log's timestamps are the client's, not the server's clock, so
+  whether such an entry was still there the log cannot say (measured below, `TTL_EDGE`);
 - `served by another backend`: a request of a conversation that switched backend (a Claude Code
   log on Claude models, then on Z.ai's GLM) whose model is not of the vendor the conversation is
   replayed on (`other_backend`): the replay's cache, TTL included, is its first model's vendor's,
-  not that backend's, so here even a timing break is not evidence (the one reason that overrides
-  `TIMING_CAUSES`; measured below, `OTHER_BACKEND`).
+  not that backend's, so here even a timing break is not evidence (with the TTL's edge, the reasons
+  that override `TIMING_CAUSES`; measured below, `OTHER_BACKEND`).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from dataclasses import dataclass, field
 
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity, near, tolerance
 from ctxbench.sim.core.catalog import CatalogError, model_info
+from ctxbench.sim.core.names import TTL_SECONDS
 from ctxbench.traces.model import CompactionEvent, MessageEvent, Trace
 
 # Claude Code versions of the development sessions (the shared traces-real folder: sniffly
@@ -79,6 +85,18 @@ READS_INSIDE_MESSAGES = frozenset({"deepseek"})
 # on 7, neither on 98 (`python -m ctxbench.bench.fidelity.measure --corpus DIR`, "reads on another
 # backend").
 OTHER_BACKEND = "served by another backend"
+# Seconds past an Anthropic entry's TTL within which an expiry break is unsure (`AT_TTL_EDGE`). On
+# the development part (`python -m ctxbench.bench.fidelity.measure --corpus DIR --shared DIR`,
+# "expiry breaks at the TTL's edge"; Anthropic's cache and its relays, requests on another backend
+# left out), of the requests the replay says expired, those sent 0-20 s past the TTL read at least
+# half the previous prompt on 3 of 5 (ahmedarafa994/eq-prediction, ericmilton711/claude-skills,
+# Damon-Salvetore/claude-code kept; Eiji1202/dotclaude, keenanthomson/dotfiles lost): a coin's
+# toss; 20-40 s past it on 0 of 10, 40-100 s on 1 of 12: expired, as predicted. The test part,
+# checked after: of the 4 requests that fall back here (a fifth already did, on another backend),
+# the bill read the naive read on 3 (CaptainRandom00/Claude-Code, LZY2333/LZY-FE-JumpTrack), the
+# replay's own on 1.
+TTL_EDGE = 20.0
+AT_TTL_EDGE = "at the TTL's edge"
 # Miss causes the provider model predicts from the recorded timing and events alone: kept where
 # the rebuilt prompt is unsure (sim/core/names.py MissCause).
 TIMING_CAUSES = frozenset(
@@ -104,13 +122,17 @@ class Unsure:
 
     whole: list[str] = field(default_factory=list)
     shrink_from: int = -1  # index of the first request after an unlogged shrink (-1: none)
+    ttl: float = 0.0  # seconds an entry of the session's TTL lives, on Anthropic's cache (0: elsewhere)
 
-    def at(self, index: int, model: str = "", first: str = "") -> str:
+    def at(self, index: int, model: str = "", first: str = "", miss: str = "", gap: float = 0.0) -> str:
         """Why request `index`, on `model` in a conversation whose first model is `first`, is
-        unsure ("" when it is not)."""
+        unsure ("" when it is not); `miss` and `gap` (seconds since the previous request) place a
+        `ttl_expiry` break at the TTL's edge (`TTL_EDGE`)."""
         why = list(self.whole)
         if 0 <= self.shrink_from <= index:
             why.insert(0, "unlogged shrink")
+        if miss == "ttl_expiry" and self.ttl and self.ttl <= gap < self.ttl + TTL_EDGE:
+            why.append(AT_TTL_EDGE)
         backend = other_backend(model, first) if model and first else ""
         return ", ".join([*why, backend] if backend else why)
 
@@ -129,13 +151,15 @@ def other_backend(model: str, first: str) -> str:
 
 def keeps_timing(why: str) -> bool:
     """Whether a timing break (`TIMING_CAUSES`) stands where the replay is unsure for `why`."""
-    return OTHER_BACKEND not in why
+    return OTHER_BACKEND not in why and AT_TTL_EDGE not in why
 
 
 def unsure(trace: Trace, provider: str = "") -> Unsure:
     """The reasons of `trace` replayed on a profile of `provider` family (module docstring)."""
     meta = trace.header.meta
     out = Unsure()
+    if provider == "anthropic":
+        out.ttl = TTL_SECONDS["1h" if meta.get("ttl") == "1h" else "5m"]
     if provider in READS_INSIDE_MESSAGES:
         out.whole.append("units end inside messages")
     if zero_block_share(trace) > ZERO_BLOCKS_SHARE:
