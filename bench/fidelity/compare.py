@@ -192,8 +192,7 @@ def _score(
         out_tokens = rec.output if rec is not None and own_summary else b.output_tokens  # P's own summary
         naive = _naive(cfg, i, b, prev_cached, prev_turn if real else prev_prompt, rec_model, not reported)
         above = rec is not None and i in forked and rec.cache_read > naive  # a fork's read, not a break
-        # P's is P's: no fallback either
-        why = "" if own or above else doubt.at(i, rec_model, model, miss, gap)
+        why = "" if own or above else doubt.at(i, rec_model, model, miss, gap)  # P's own: no fallback
         # after the last mark, in no block of the trace (providers.md §1.9), unless the importer
         # sized the blocks on the whole prompt (traces/importers/sizing.py `sized_on`)
         tail = 0 if meta.get("sized_on") == "prompt" or rec is None else b.input_tokens
