@@ -41,6 +41,7 @@ Reasons, per request (`Unsure.at`):
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity, near, tolerance
@@ -157,12 +158,17 @@ def keeps_timing(why: str) -> bool:
     return OTHER_BACKEND not in why and AT_TTL_EDGE not in why
 
 
+def entry_seconds(meta: Mapping[str, object]) -> float:
+    """How long an entry of the session's recorded TTL (`meta.ttl`: "5m" or "1h") lives."""
+    return TTL_SECONDS["1h" if meta.get("ttl") == "1h" else "5m"]
+
+
 def unsure(trace: Trace, provider: str = "") -> Unsure:
     """The reasons of `trace` replayed on a profile of `provider` family (module docstring)."""
     meta = trace.header.meta
     out = Unsure()
     if provider == "anthropic":
-        out.ttl = TTL_SECONDS["1h" if meta.get("ttl") == "1h" else "5m"]
+        out.ttl = entry_seconds(meta)
     if provider in READS_INSIDE_MESSAGES:
         out.whole.append("units end inside messages")
     if zero_block_share(trace) > ZERO_BLOCKS_SHARE:
