@@ -25,9 +25,7 @@ break other than an expired entry, no draw reverses it; where it predicts an exp
 entry may have outlived its ttl (the bill reads the naive read), or, in a session whose first
 request read a static prefix another session wrote, that prefix may have been kept warm
 meanwhile: each draw reads the one or the other there at the session's own rates (warming.py;
-not on DeepSeek's cache). Where an expiry came less than 20 s past the TTL, the replay reads the
-naive read (unsure.py `TTL_EDGE`), and each draw loses that read at the rate the development part
-measured there (`EDGE_LOST`).
+not on DeepSeek's cache).
 A Claude Code relay to an Anthropic model (sim/data/profiles/claude-relay.yaml: reads reported,
 writes neither reported nor billed) draws from its own measured misses (`MISSES["claude-relay"]`),
 and a miss there bills the lost read as input, not as a write; DeepSeek's disk cache, behind
@@ -48,10 +46,9 @@ from typing import TYPE_CHECKING
 from ctxbench.bench.fidelity.gateway import bills_unreported_writes, reports_cache_writes
 from ctxbench.bench.fidelity.misses import EXPLICIT, MISSES, Misses
 from ctxbench.bench.fidelity.model_error import widen
-from ctxbench.bench.fidelity.results import AutoInterval, RequestCompare, SessionFidelity
-from ctxbench.bench.fidelity.unsure import AT_TTL_EDGE, EDGE_LOST
+from ctxbench.bench.fidelity.results import AutoInterval, SessionFidelity
 from ctxbench.bench.fidelity.warming import KEPT, WARMING, kept_gain, warm_gain, warm_saving
-from ctxbench.sim.core.catalog import Prices, model_info, prices
+from ctxbench.sim.core.catalog import model_info, prices
 from ctxbench.sim.core.profiles import profile_names
 from ctxbench.traces.importers.backend import RELAY_PROFILE as RELAY
 
@@ -142,19 +139,24 @@ def _chance_interval(sf: SessionFidelity, seed: int, rate: float | None) -> Cost
 
     misses = MISSES[miss_kind(sf)]
     billed_writes = writes_billed(sf)
-    extra, factors, warmed, kept, edge = [], [], [], [], []
+    extra, factors, warmed, kept = [], [], [], []
     for r in base.requests:
+        p = r.predicted
         pr = prices(r.model or base.model)
         gain, whole = warm_gain(sf, r), kept_gain(sf, r)
         if whole or gain:  # an expiry break: its entry may outlive the ttl, or another session keep W
             kept.append(warm_saving(r, pr, whole, billed_writes) if whole else 0.0)
             warmed.append(warm_saving(r, pr, gain, billed_writes) if gain else 0.0)
-        if r.predicted.cache_read <= 0:
+        if p.cache_read <= 0:
             continue
+        u, o = r.input_predicted, r.billed.output_tokens
+        w5, w1 = p.cache_write_5m, p.cache_write_1h
         factors.append(misses.factor(r.real_user, r.gap))
-        extra.append(_lost_read_cost(r, pr, billed_writes))
-        if AT_TTL_EDGE in r.fallback:  # the entry may have expired after all
-            edge.append(extra[-1])
+        if not billed_writes:  # the lost read is billed as input
+            extra.append(pr.cost(u + p.cache_read, 0, w5, w1, o) - pr.cost(u, p.cache_read, w5, w1, o))
+            continue
+        failed = (w5, w1 + p.cache_read) if w1 and not w5 else (w5 + p.cache_read, w1)
+        extra.append(pr.cost(u, 0, *failed, o) - pr.cost(u, p.cache_read, w5, w1, o))
     cost = base.cost_predicted
     if not extra and not kept:
         return CostInterval(cost, cost, cost, mean=cost)
@@ -167,22 +169,9 @@ def _chance_interval(sf: SessionFidelity, seed: int, rate: float | None) -> Cost
         keeps = rng.random((DRAWS, len(kept))) < _own_rates(rng, KEPT.rates)
         warms = rng.random((DRAWS, len(kept))) < _own_rates(rng, WARMING.rates)
         draws += keeps @ np.asarray(kept) + (warms & ~keeps) @ np.asarray(warmed)
-    if edge:  # an expiry at the TTL's edge the replay read as kept (unsure.py TTL_EDGE)
-        draws += (rng.random((DRAWS, len(edge))) < EDGE_LOST) @ np.asarray(edge)
     tail = (1 - LEVEL) / 2
     low, high = np.quantile(draws, [tail, 1 - tail])
     return CostInterval(float(np.median(draws)), float(low), float(high), mean=float(draws.mean()))
-
-
-def _lost_read_cost(r: RequestCompare, pr: Prices, billed_writes: bool) -> float:
-    """What request `r` costs more when its predicted read is lost: written instead (at its ttl),
-    or, where writes are not billed, sent as input."""
-    p, u, o = r.predicted, r.input_predicted, r.billed.output_tokens
-    w5, w1 = p.cache_write_5m, p.cache_write_1h
-    if not billed_writes:
-        return pr.cost(u + p.cache_read, 0, w5, w1, o) - pr.cost(u, p.cache_read, w5, w1, o)
-    failed = (w5, w1 + p.cache_read) if w1 and not w5 else (w5 + p.cache_read, w1)
-    return pr.cost(u, 0, *failed, o) - pr.cost(u, p.cache_read, w5, w1, o)
 
 
 def _misses(

@@ -97,9 +97,6 @@ OTHER_BACKEND = "served by another backend"
 # the bill read the naive read on 3 (CaptainRandom00/Claude-Code, LZY2333/LZY-FE-JumpTrack), the
 # replay's own on 1.
 TTL_EDGE = 20.0
-# The chance that such an entry was gone after all, drawn in the cost interval (interval.py): the
-# same 5 requests, 2 lost.
-EDGE_LOST = 2 / 5
 AT_TTL_EDGE = "at the TTL's edge"
 # Miss causes the provider model predicts from the recorded timing and events alone: kept where
 # the rebuilt prompt is unsure (sim/core/names.py MissCause).

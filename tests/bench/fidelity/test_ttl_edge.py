@@ -7,14 +7,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-import pytest
-
 from ctxbench.bench.fidelity.compare import _predicted
 from ctxbench.bench.fidelity.gaps import count_edge
-from ctxbench.bench.fidelity.interval import cost_interval
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity
-from ctxbench.bench.fidelity.unsure import AT_TTL_EDGE, EDGE_LOST, TTL_EDGE, Unsure, keeps_timing, unsure
-from ctxbench.sim.core.catalog import prices
+from ctxbench.bench.fidelity.unsure import AT_TTL_EDGE, TTL_EDGE, Unsure, keeps_timing, unsure
 from ctxbench.sim.core.provider import Usage as SimUsage
 from ctxbench.sim.core.records import RequestRecord
 from ctxbench.traces.model import Header, Trace, Usage
@@ -74,31 +70,3 @@ def test_expiry_breaks_are_counted_by_how_far_past_the_ttl() -> None:
     count_edge(SessionFidelity("s", "claude-sonnet-4-6", "recorded", reqs), 300.0, acc)
     assert acc == Counter({"0-20 s past": 1, "0-20 s past, kept": 1, "20-40 s past": 1})
     assert acc["20-40 s past, kept"] == 0
-
-
-def _edge_session() -> SessionFidelity:
-    """Three requests; the third came 10 s past the TTL and fell back to the naive read."""
-    pr = prices("claude-sonnet-4-6")
-    reqs, cost = [], 0.0
-    for i, (read, write) in enumerate(((0, 30_000), (30_000, 5_000), (35_000, 5_000))):
-        billed, predicted = Usage(5, read, write, 0, 100), SimUsage(5, read, write, 0, 100)
-        gap = 310.0 if i == 2 else 10.0
-        rc = RequestCompare(i, 0.0, gap, billed, predicted, read, model="claude-sonnet-4-6")
-        rc.input_predicted = 5
-        rc.cost_predicted = pr.cost(5, read, write, 0, 100)
-        if i == 2:
-            rc.miss_cause, rc.fallback = "ttl_expiry", f"naive ({AT_TTL_EDGE})"
-        cost += rc.cost_predicted
-        reqs.append(rc)
-    return SessionFidelity("s", "claude-sonnet-4-6", "recorded", reqs, cost, cost, cost)
-
-
-def test_the_interval_draws_an_edge_read_lost_at_the_measured_rate() -> None:
-    sf = _edge_session()
-    base = sf.baseline.cost_predicted
-    lost = prices("claude-sonnet-4-6").cost(5, 0, 40_000, 0, 100) - sf.baseline.requests[2].cost_predicted
-    ci = cost_interval(sf, rate=0.0, model_error=False)  # no lookup misses: the edge alone varies
-    assert ci.low == pytest.approx(base) and ci.high == pytest.approx(base + lost)
-    assert ci.mean == pytest.approx(base + EDGE_LOST * lost, rel=0.05)
-    sf.baseline.requests[2].fallback = ""  # no fallback at the edge: nothing drawn there
-    assert cost_interval(sf, rate=0.0, model_error=False).high == pytest.approx(base)
