@@ -95,7 +95,9 @@ OTHER_BACKEND = "served by another backend"
 # toss; 20-40 s past it on 0 of 10, 40-100 s on 1 of 12: expired, as predicted. The test part,
 # checked after: of the 4 requests that fall back here (a fifth already did, on another backend),
 # the bill read the naive read on 3 (CaptainRandom00/Claude-Code, LZY2333/LZY-FE-JumpTrack), the
-# replay's own on 1.
+# replay's own on 1. Tried and not kept: drawing such a read lost at the development rate (2 of 5)
+# in the cost interval moved a session's median by a whole lost read (development part: Claude Code
+# cost within 2 % 85 -> 84 %, billed inside 1,424 -> 1,423 of 1,523; test part unchanged).
 TTL_EDGE = 20.0
 AT_TTL_EDGE = "at the TTL's edge"
 # Miss causes the provider model predicts from the recorded timing and events alone: kept where
