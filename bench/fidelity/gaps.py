@@ -10,7 +10,7 @@ import itertools
 from collections import Counter
 
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity
-from ctxbench.bench.fidelity.unsure import other_backend
+from ctxbench.bench.fidelity.unsure import other_backend, past_ttl
 
 # the gap bins (seconds) of the retention counts: each bin from one bound to the next
 GAP_BOUNDS = (0, 300, 600, 900, 1200, 1800, 3600, 7200, 21_600, 86_400, 259_200)
@@ -67,13 +67,13 @@ def count_retention(sf: SessionFidelity, acc: Counter[str]) -> None:
 EDGE_BOUNDS = (0, 20, 40, 100)
 
 
-def count_edge(sf: SessionFidelity, ttl: float, acc: Counter[str]) -> None:
-    """The `ttl_expiry` breaks of a session on Anthropic's cache (entries living `ttl` seconds) sent
-    less than 100 s past the TTL, by how far past it, and those whose bill read at least half the
-    previous prompt (the entry was still there): the evidence of unsure.py `TTL_EDGE`. Requests on
-    another backend are another cache's and left out."""
+def count_edge(sf: SessionFidelity, ttls: tuple[float, ...], acc: Counter[str]) -> None:
+    """The `ttl_expiry` breaks of a session on Anthropic's cache (entries living `ttls` seconds,
+    unsure.py `entry_lives`) sent less than 100 s past a TTL, by how far past it, and those whose
+    bill read at least half the previous prompt (the entry was still there): the evidence of
+    unsure.py `TTL_EDGE`. Requests on another backend are another cache's and left out."""
     for a, b in _pairs(sf):
-        past = b.t - a.t - ttl
+        past = past_ttl(b.t - a.t, ttls)
         if b.miss_cause != "ttl_expiry" or not 0 <= past < EDGE_BOUNDS[-1]:
             continue
         lo = max(x for x in EDGE_BOUNDS if past >= x)

@@ -62,7 +62,7 @@ from ctxbench.bench.fidelity.misses import EXPLICIT, MissCounts, count_misses
 from ctxbench.bench.fidelity.model_error import POOLED, margins, scores, stratum
 from ctxbench.bench.fidelity.parts import Part, replay_part
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity, near
-from ctxbench.bench.fidelity.unsure import count_sided, entry_seconds
+from ctxbench.bench.fidelity.unsure import count_sided, entry_lives
 from ctxbench.bench.fidelity.warming import WarmCounts, account, count_warming
 
 
@@ -366,7 +366,7 @@ def measure(part: Part) -> Measured:
             count_misses(sf, out.misses.setdefault(kind, MissCounts(turns=kind == EXPLICIT)), who)
             count_warming(sf, who, out.warming)
             if kind in (EXPLICIT, RELAY):
-                count_edge(sf, entry_seconds(sf.meta), out.edge)
+                count_edge(sf, entry_lives(sf.meta), out.edge)
         count_error(sf, out.error)
         count_sided(sf, out.sided, out.other_backend, out.breaks, out.units)
     return out

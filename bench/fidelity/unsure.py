@@ -93,11 +93,14 @@ OTHER_BACKEND = "served by another backend"
 # half the previous prompt on 3 of 5 (ahmedarafa994/eq-prediction, ericmilton711/claude-skills,
 # Damon-Salvetore/claude-code kept; Eiji1202/dotclaude, keenanthomson/dotfiles lost): a coin's
 # toss; 20-40 s past it on 0 of 10, 40-100 s on 1 of 12: expired, as predicted. The test part,
-# checked after: of the 4 requests that fall back here (a fifth already did, on another backend),
-# the bill read the naive read on 3 (CaptainRandom00/Claude-Code, LZY2333/LZY-FE-JumpTrack), the
-# replay's own on 1. Tried and not kept: drawing such a read lost at the development rate (2 of 5)
-# in the cost interval moved a session's median by a whole lost read (development part: Claude Code
-# cost within 2 % 85 -> 84 %, billed inside 1,424 -> 1,423 of 1,523; test part unchanged).
+# checked after: of the 5 requests that fall back here (a sixth already did, on another backend),
+# the bill read the naive read on 4 (CaptainRandom00/Claude-Code, LZY2333/LZY-FE-JumpTrack,
+# LAF-US/IDAHO-VAULT), the replay's own on 1. A session that records 1h marks (`meta.ttl`, its
+# system prompt's) may mark its messages 5m: both lifetimes have an edge there (`entry_lives`; the
+# development part has no expiry at the 5m edge in such a session, the test part one, LAF-US).
+# Tried and not kept: drawing such a read lost at the development rate (2 of 5) in the cost
+# interval moved a session's median by a whole lost read (development part: Claude Code cost
+# within 2 % 85 -> 84 %, billed inside 1,424 -> 1,423 of 1,523; test part unchanged).
 TTL_EDGE = 20.0
 AT_TTL_EDGE = "at the TTL's edge"
 # Miss causes the provider model predicts from the recorded timing and events alone: kept where
@@ -125,7 +128,7 @@ class Unsure:
 
     whole: list[str] = field(default_factory=list)
     shrink_from: int = -1  # index of the first request after an unlogged shrink (-1: none)
-    ttl: float = 0.0  # seconds an entry of the session's TTL lives, on Anthropic's cache (0: elsewhere)
+    ttls: tuple[float, ...] = ()  # entries' lifetimes (s) on Anthropic's cache, `entry_lives` (): elsewhere
 
     def at(self, index: int, model: str = "", first: str = "", miss: str = "", gap: float = 0.0) -> str:
         """Why request `index`, on `model` in a conversation whose first model is `first`, is
@@ -134,7 +137,7 @@ class Unsure:
         why = list(self.whole)
         if 0 <= self.shrink_from <= index:
             why.insert(0, "unlogged shrink")
-        if miss == "ttl_expiry" and self.ttl and self.ttl <= gap < self.ttl + TTL_EDGE:
+        if miss == "ttl_expiry" and 0 <= past_ttl(gap, self.ttls) < TTL_EDGE:
             why.append(AT_TTL_EDGE)
         backend = other_backend(model, first) if model and first else ""
         return ", ".join([*why, backend] if backend else why)
@@ -157,9 +160,16 @@ def keeps_timing(why: str) -> bool:
     return OTHER_BACKEND not in why and AT_TTL_EDGE not in why
 
 
-def entry_seconds(meta: Mapping[str, object]) -> float:
-    """How long an entry of the session's recorded TTL (`meta.ttl`: "5m" or "1h") lives."""
-    return TTL_SECONDS["1h" if meta.get("ttl") == "1h" else "5m"]
+def entry_lives(meta: Mapping[str, object]) -> tuple[float, ...]:
+    """How long a session's entries live on Anthropic's cache: 5 minutes, and 1 hour too where it
+    records 1h marks (`meta.ttl`, the system prompt's; its messages may still be marked 5m)."""
+    return (TTL_SECONDS["5m"], TTL_SECONDS["1h"]) if meta.get("ttl") == "1h" else (TTL_SECONDS["5m"],)
+
+
+def past_ttl(gap: float, ttls: tuple[float, ...]) -> float:
+    """Seconds an idle `gap` outlived the longest of the lifetimes `ttls` it outlived (-1: none)."""
+    outlived = [t for t in ttls if t <= gap]
+    return gap - max(outlived) if outlived else -1.0
 
 
 def unsure(trace: Trace, provider: str = "") -> Unsure:
@@ -167,7 +177,7 @@ def unsure(trace: Trace, provider: str = "") -> Unsure:
     meta = trace.header.meta
     out = Unsure()
     if provider == "anthropic":
-        out.ttl = entry_seconds(meta)
+        out.ttls = entry_lives(meta)
     if provider in READS_INSIDE_MESSAGES:
         out.whole.append("units end inside messages")
     if zero_block_share(trace) > ZERO_BLOCKS_SHARE:

@@ -24,23 +24,26 @@ def _record(read: int, write: int, cause: str) -> RequestRecord:
 
 
 def test_only_an_expiry_just_past_the_ttl_is_at_its_edge() -> None:
-    five = Unsure(ttl=300.0)
+    five = Unsure(ttls=(300.0,))
     assert five.at(3, miss="ttl_expiry", gap=300.0) == AT_TTL_EDGE
     assert five.at(3, miss="ttl_expiry", gap=300.0 + TTL_EDGE - 0.1) == AT_TTL_EDGE
     assert five.at(3, miss="ttl_expiry", gap=300.0 + TTL_EDGE) == ""  # past the edge: expired
     assert five.at(3, miss="compaction", gap=310.0) == ""  # another cause at that gap stands
-    assert Unsure(ttl=3600.0).at(3, miss="ttl_expiry", gap=3610.0) == AT_TTL_EDGE
-    assert Unsure(ttl=3600.0).at(3, miss="ttl_expiry", gap=310.0) == ""
+    both = Unsure(ttls=(300.0, 3600.0))  # a session with 1h marks: its messages may be 5m
+    assert both.at(3, miss="ttl_expiry", gap=3610.0) == AT_TTL_EDGE
+    assert both.at(3, miss="ttl_expiry", gap=310.0) == AT_TTL_EDGE
+    assert both.at(3, miss="ttl_expiry", gap=400.0) == ""
+    assert five.at(3, miss="ttl_expiry", gap=3610.0) == ""  # 5m entries only: long expired
     assert Unsure().at(3, miss="ttl_expiry", gap=310.0) == ""  # not Anthropic's cache: no edge rule
     assert not keeps_timing(AT_TTL_EDGE) and keeps_timing("version 2.1.88 not checked")
 
 
 def test_the_edge_is_the_sessions_ttl_on_anthropic_only() -> None:
     one_hour = Trace(Header("t", meta={"ttl": "1h"}), ())
-    assert unsure(one_hour, "anthropic").ttl == 3600.0
-    assert unsure(Trace(Header("t"), ()), "anthropic").ttl == 300.0
-    assert unsure(one_hour, "auto-prefix").ttl == 0.0  # retention measured by gap, not a TTL
-    assert unsure(one_hour, "deepseek").ttl == 0.0
+    assert unsure(one_hour, "anthropic").ttls == (300.0, 3600.0)
+    assert unsure(Trace(Header("t"), ()), "anthropic").ttls == (300.0,)
+    assert unsure(one_hour, "auto-prefix").ttls == ()  # retention measured by gap, not a TTL
+    assert unsure(one_hour, "deepseek").ttls == ()
 
 
 def test_an_expiry_at_the_edge_falls_back_to_the_naive_read() -> None:
@@ -67,6 +70,6 @@ def test_expiry_breaks_are_counted_by_how_far_past_the_ttl() -> None:
         _rc(4, 1500, 0, "ttl_expiry"),  # 500 s past: beyond the bins
     ]
     acc: Counter[str] = Counter()
-    count_edge(SessionFidelity("s", "claude-sonnet-4-6", "recorded", reqs), 300.0, acc)
+    count_edge(SessionFidelity("s", "claude-sonnet-4-6", "recorded", reqs), (300.0,), acc)
     assert acc == Counter({"0-20 s past": 1, "0-20 s past, kept": 1, "20-40 s past": 1})
     assert acc["20-40 s past, kept"] == 0
