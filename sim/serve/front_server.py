@@ -84,9 +84,12 @@ class FrontServer(ThreadingHTTPServer):
                 self._left(ip)
                 self.shutdown_request(request)
                 return
+        # A stop signal (KeyboardInterrupt) can land while the connection's thread starts, after it
+        # runs: that thread gives its slot back, so an interrupt releases none here (a second
+        # release raised ValueError and hid the stop); at a stop, a slot it keeps does not matter.
         try:
             super().process_request(request, client_address)
-        except BaseException:
+        except Exception:  # the thread did not start: its slot is free again
             self._slots.release()
             self._left(ip)
             raise
