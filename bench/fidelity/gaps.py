@@ -48,11 +48,12 @@ def count_relay(sf: SessionFidelity, acc: Counter[str]) -> None:
         acc[f"{late}, read < half"] += b.billed.cache_read < prompt_of(a) / 2
 
 
-def gap_bin(gap: float) -> str:
-    """The retention bin of an idle gap, e.g. "300-600 s" or "259200+ s"."""
-    lo = max(b for b in GAP_BOUNDS if gap >= b)
-    i = GAP_BOUNDS.index(lo)
-    return f"{lo}-{GAP_BOUNDS[i + 1]} s" if i + 1 < len(GAP_BOUNDS) else f"{lo}+ s"
+def gap_bin(gap: float, bounds: tuple[int, ...] = GAP_BOUNDS) -> str:
+    """The bin of `bounds` (retention bins by default) `gap` seconds fall in, e.g. "300-600 s" or
+    "259200+ s"."""
+    lo = max(b for b in bounds if gap >= b)
+    i = bounds.index(lo)
+    return f"{lo}-{bounds[i + 1]} s" if i + 1 < len(bounds) else f"{lo}+ s"
 
 
 def count_retention(sf: SessionFidelity, acc: Counter[str]) -> None:
@@ -76,7 +77,6 @@ def count_edge(sf: SessionFidelity, ttls: tuple[float, ...], acc: Counter[str]) 
         past = past_ttl(b.t - a.t, ttls)
         if b.miss_cause != "ttl_expiry" or not 0 <= past < EDGE_BOUNDS[-1]:
             continue
-        lo = max(x for x in EDGE_BOUNDS if past >= x)
-        key = f"{lo}-{EDGE_BOUNDS[EDGE_BOUNDS.index(lo) + 1]} s past"
+        key = f"{gap_bin(past, EDGE_BOUNDS)} past"
         acc[key] += 1
         acc[f"{key}, kept"] += b.billed.cache_read >= prompt_of(a) / 2
