@@ -71,6 +71,8 @@ def format_notes(
     fmt: str, path: Path, traces: list[Trace], t: BilledTotals, priced_as: str | None = None
 ) -> tuple[ReadingNote, ...]:
     """The notes on one log (module docstring) that its own file tells; `priced_as`: `--model`."""
+    from ctxbench.traces.importers.cline_task import DEFAULT_PRICE_META
+
     notes: list[ReadingNote] = []
     if fmt == "gemini-cli":
         n, thoughts = gemini_thoughts(path)
@@ -94,6 +96,14 @@ def format_notes(
                 f"own); ccusage lists each on its own: its figures are those of {sessions[0]} alone",
                 "ccusage",
             ))  # fmt: skip
+    elif fmt == "cline-task" and (n := sum(int(tr.header.meta.get(DEFAULT_PRICE_META, 0)) for tr in traces)):
+        notes.append(ReadingNote(
+            "cline-default-price", n, {},
+            "the log records cost 0 on Cline's OpenAI-compatible provider, which prices a model at the "
+            "user's prices, 0 unless set: not a bill; priced from the catalog "
+            "(traces/importers/cline_task.py)",
+            "log",
+        ))  # fmt: skip
     elif fmt == "codex" and priced_as is None and any(not tr.header.model for tr in traces) and t.requests:
         notes.append(ReadingNote(
             "codex-no-model", t.requests, {},

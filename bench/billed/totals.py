@@ -63,8 +63,9 @@ class BilledTotals:
 class ReadingNote:
     """Requests whose figures `billed` reads one way and another reader otherwise: how many, each
     figure both ways, and why. `versus` names the other reader: "importer" (`import`, `fidelity`,
-    where `billed` reads a Claude Code log as ccusage does: bench/billed/fast.py) or "ccusage" (where
-    ccusage 20.x reads another harness's log otherwise: bench/billed/ccusage.py)."""
+    where `billed` reads a Claude Code log as ccusage does: bench/billed/fast.py), "ccusage" (where
+    ccusage 20.x reads another harness's log otherwise: bench/billed/ccusage.py) or "log" (a figure the
+    log records that is not a bill, e.g. a Cline cost of 0 at a default price of 0)."""
 
     what: str
     requests: int

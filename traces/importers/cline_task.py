@@ -22,11 +22,19 @@ else as the uncached part; the choice is noted in the import report.
 
 A `deleted_api_reqs` row (usage of requests the user removed by restoring a checkpoint, summed) is no
 request: its tokens are counted in the report, not replayed.
+
+Checked on real runs: Cline CLI 2.18.0 (the extension's task code, Cline 3.82.0, which keeps its tasks
+under `~/.cline/data/tasks/<id>/`) against `ctxbench serve` on the Anthropic and OpenAI wires
+(tests/traces/importers/test_cline_task_live.py). On Anthropic every request's input and cache figures
+are the server's and its `tokensOut` is one more: Cline sums the usage of the stream's `message_start`
+(1 output token) and `message_delta` (the whole count); read as logged. On the OpenAI-compatible
+provider, `cost` is 0 unless the user set the model's prices (`UNPRICED`).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +64,13 @@ EXTENSIONS = {
     "kilocode.kilo-code": "Kilo Code",
 }
 WHOLE_PROMPT = ("openai",)  # `apiProtocol` / Cline `providerId` values whose tokensIn is the whole prompt
+# Cline's OpenAI-compatible provider prices a model at the user's prices, 0 unless set (the model info
+# defaults `inputPrice:0, outputPrice:0` in Cline 3.82.0's bundle, npm cline 2.18.0): its `cost` 0 says
+# no price was known, not that the request was free, so the request is priced from the catalog.
+UNPRICED = (
+    "cost 0 on an OpenAI-compatible provider (Cline's default price, not a bill): priced from the catalog"
+)
+DEFAULT_PRICE_META = "cost_default_zero"  # a conversation's header: how many of its requests that is
 CANNOT = ["system prompt and tool schemas (not in the task folder)"]
 _SHOWN = ("text", "reasoning", "completion_result")  # say rows that show the model's reply
 
@@ -176,6 +191,10 @@ def import_cline_task(paths: list[Path], report: ImportReport | None = None) -> 
             why = "failed" if info.get("cancelReason") or info.get("streamingFailedMessage") else "no usage"
             report.skip(f"request without usage ({why})", f"{UI}[{i}]")
             continue
+        default_price = whole and u.cost == 0
+        if default_price:
+            u = replace(u, cost=None)
+            report.counts[UNPRICED] += 1
         request = str(info.get("request") or "")
         requests.append(
             {
@@ -185,12 +204,15 @@ def import_cline_task(paths: list[Path], report: ImportReport | None = None) -> 
                 "user": [Content("text", text=request)] if request else [],
                 "reply": [],
                 "t": t,
+                "default_price": default_price,
             }
         )
     if not requests:
         raise ImportFailure(str(ui), "no api_req_started row with usage: no request to import")
     for n in sorted(whole_seen):
         report.note(f"apiProtocol/provider {n}")
+    if report.counts[UNPRICED]:
+        report.note(f"{report.counts[UNPRICED]} request(s): {UNPRICED}")
     if ext:
         report.note(f"task folder of {ext}")
     if hist is not None:
@@ -250,7 +272,9 @@ def _build(ui: Path, requests: list[dict[str, Any]], report: ImportReport) -> Im
     out = []
     for k, (model, items) in enumerate(convs.items()):
         name = "main" if k == 0 else (model.rsplit("/", 1)[-1] or f"model-{k + 1}")
-        out.append(
-            (name, items, normalize_model(model), model, {"format": "cline-task", "gateway": gateway[model]})
-        )
+        meta: dict[str, object] = {"format": "cline-task", "gateway": gateway[model]}
+        unpriced = sum(1 for r in requests if r["model"] == model and r["default_price"])
+        if unpriced:
+            meta[DEFAULT_PRICE_META] = unpriced
+        out.append((name, items, normalize_model(model), model, meta))
     return build_traces(out, str(ui), "cline-task", report, whole=True)

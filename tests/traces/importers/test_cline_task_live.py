@@ -1,0 +1,93 @@
+"""Cline task folders from real runs (traces/importers/cline_task.py), checked against the server's bill.
+
+Real runs: Cline CLI 2.18.0 (npm `cline`, which runs the extension's task code, Cline 3.82.0, and keeps
+each task as the extension does: `~/.cline/data/tasks/<id>/ui_messages.json`,
+`api_conversation_history.json`, `task_metadata.json`) against `ctxbench serve --task
+bench/live/cline_task.yaml --record DIR`, `cline -y --json "Review the build, test, lint, deploy,
+coverage and audit logs and summarise any warnings."`:
+- `anthropic`: `cline auth -p anthropic -m claude-sonnet-4-5`, `anthropicBaseUrl` set to the server in
+  `~/.cline/data/globalState.json`; seven requests, six `execute_command` calls and `attempt_completion`;
+- `openai`: `cline auth -p openai -m gpt-4.1 -b http://127.0.0.1:PORT/v1` on `--provider openai-auto`.
+  Cline's OpenAI-compatible provider offers no tools (its tool calls are XML in the reply text, which
+  the task script does not write), so the server answered with text and Cline stopped after three
+  requests (its limit of consecutive mistakes); the three bills are real.
+The task folders and the server's ledgers are in data/ (`cline-2.18.0-*`)."""
+
+from __future__ import annotations
+
+import json
+import lzma
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from ctxbench.bench.billed.ccusage import format_notes
+from ctxbench.bench.billed.totals import billed_totals
+from ctxbench.bench.fidelity.compare import compare
+from ctxbench.traces.importers import import_paths
+from ctxbench.traces.importers.cline_task import DEFAULT_PRICE_META
+from ctxbench.traces.model import MessageEvent, Usage
+from tests.traces.importers.ledgers import billed_rows, usage_of
+
+DATA = Path(__file__).parent / "data"
+FILES = ("ui_messages", "api_conversation_history", "task_metadata")
+
+
+def _task(tmp_path: Path, run: str) -> Path:
+    """The run's task folder, as Cline wrote it (decompressed)."""
+    folder = tmp_path / "tasks" / "1796665161879"
+    folder.mkdir(parents=True)
+    for name in FILES:
+        with lzma.open(DATA / f"cline-2.18.0-{run}.{name}.json.xz", "rb") as f:
+            (folder / f"{name}.json").write_bytes(f.read())
+    return folder
+
+
+def _ledger(run: str) -> list[tuple[Usage, float]]:
+    rows = billed_rows(DATA / f"cline-2.18.0-{run}.requests.jsonl.xz")
+    return [(usage_of(r), float(r["cost"])) for r in rows]
+
+
+def _usages(folder: Path) -> list[Usage]:
+    tr = import_paths([folder]).traces[0]
+    return [e.usage for e in tr.events if isinstance(e, MessageEvent) and e.usage is not None]
+
+
+def test_anthropic_task_has_the_servers_input_and_cache_figures(tmp_path: Path) -> None:
+    usages = _usages(_task(tmp_path, "anthropic"))
+    ledger = _ledger("anthropic")
+    assert len(usages) == len(ledger) == 7
+    # Cline adds message_start's output_tokens (1, as the real API sends it) to message_delta's
+    # cumulative count (its anthropic provider yields both as usage chunks): one output token more
+    # than billed on every request, and a cost of that token more.
+    logged = [replace(u, cost=None, output_tokens=u.output_tokens - 1) for u in usages]
+    assert logged == [u for u, _ in ledger]
+    for u, (_, c) in zip(usages, ledger, strict=True):
+        assert u.cost == pytest.approx(c + 15e-6, abs=1e-9)  # claude-sonnet-4-5 output: $15 / M
+
+
+def test_anthropic_task_replays_every_bill(tmp_path: Path) -> None:
+    tr = import_paths([_task(tmp_path, "anthropic")]).traces[0]
+    sf = compare(tr)
+    assert [r.within for r in sf.requests] == [True] * 7
+    assert [r.predicted.cache_read for r in sf.requests] == [u.cache_read for u, _ in _ledger("anthropic")]
+
+
+def test_openai_task_reads_tokens_in_as_the_whole_prompt(tmp_path: Path) -> None:
+    ledger = _ledger("openai")
+    assert [replace(u, cost=None) for u in _usages(_task(tmp_path, "openai"))] == [u for u, _ in ledger]
+
+
+def test_openai_task_cost_zero_is_priced_from_the_catalog_and_said(tmp_path: Path) -> None:
+    folder = _task(tmp_path, "openai")
+    rows = json.loads((folder / "ui_messages.json").read_text())
+    logged = [json.loads(r["text"])["cost"] for r in rows if r.get("say") == "api_req_started"]
+    assert logged == [0, 0, 0]  # Cline's OpenAI-compatible model info: inputPrice 0, outputPrice 0
+    res = import_paths([folder])
+    assert [u.cost for u in _usages(folder)] == [None] * 3
+    assert res.traces[0].header.meta[DEFAULT_PRICE_META] == 3
+    t = billed_totals(list(res.traces))
+    assert t.cost == pytest.approx(sum(c for _, c in _ledger("openai")), abs=1e-9)
+    notes = format_notes("cline-task", folder / "ui_messages.json", list(res.traces), t)
+    assert [(n.what, n.requests, n.versus) for n in notes] == [("cline-default-price", 3, "log")]
