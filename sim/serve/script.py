@@ -3,7 +3,9 @@
 Task mode makes a harness do real work long enough to reach its own compaction: each main
 request (one that offers tools and is not a summary request) gets the next step of the script —
 usually a call to the harness's shell tool whose output is large — until the steps run out, then a
-final text. Steps are counted globally, not per conversation: after a compaction a harness
+final text. A harness that offers no tools but has the model write its calls as XML tags in the
+reply's text (Cline on an OpenAI-compatible endpoint, Roo Code: wire/common.py `XML_TOOL_USE`) gets
+each step written so. Steps are counted globally, not per conversation: after a compaction a harness
 restarts its conversation, and a per-conversation count loops forever (ecosystem.md §2, seen:
 3,637 requests in 400 s). Side requests (no tools: titles, Codex's checkpoint compaction, other
 summarizers) and summary requests (Claude Code's "Respond with TEXT ONLY") get a text reply of
@@ -49,6 +51,7 @@ SUMMARY_MARKERS = (
 # Gemini CLI's next-speaker check prompt (bundle: nextSpeakerChecker CHECK_PROMPT, ecosystem.md §3d)
 NEXT_SPEAKER_CHECK = "determine who should logically speak next"
 STEP_KEYS = ("shell", "tool", "input", "text", "output_tokens")
+XML_SHELL = "execute_command"  # the shell tool of Cline's and Roo Code's XML tool calls
 
 
 class ScriptError(ValueError):
@@ -135,7 +138,7 @@ class Scripter:
             return self.replies[k % len(self.replies)]
         if self.mode == "echo":
             return self._text("ok")
-        summary = not p.tool_names or any(m in p.last_user_text for m in SUMMARY_MARKERS)
+        summary = not (p.tool_names or p.xml_tools) or any(m in p.last_user_text for m in SUMMARY_MARKERS)
         if summary:
             self._summaries += 1
             return self._text(summary_reply(p.last_user_text, self.summary_bytes, self._summaries))
@@ -148,6 +151,8 @@ class Scripter:
             blocks.append({"type": "text", "text": str(step["text"])})
         if "shell" not in step and "tool" not in step:  # a text-only step: the turn ends here
             return self._text(str(step["text"]), int(step.get("output_tokens", 0)) or None)
+        if not p.tool_names:  # tools called in XML tags in the reply's text (`Parsed.xml_tools`)
+            return self._xml_call(step)
         if "shell" in step:
             name = next((n for n in SHELL_TOOLS if n in p.tool_names), p.tool_names[0])
             inp = shell_input(p, name, str(step["shell"]))
@@ -159,6 +164,19 @@ class Scripter:
         blocks.append({"type": "tool_use", "id": self._id("toolu_ctx"), "name": name, "input": inp})
         out = int(step.get("output_tokens", 0)) or _tokens(json.dumps(blocks))
         return Reply(tuple(blocks), out)
+
+    def _xml_call(self, step: dict[str, Any]) -> Reply:
+        """A step as Cline and Roo Code's models write a tool call when no tools are offered: the tool's
+        name in a tag around one tag per parameter, after the step's text; a shell step calls their
+        shell tool, `execute_command`."""
+        if "shell" in step:
+            name, inp = XML_SHELL, {"command": str(step["shell"]), "requires_approval": "false"}
+        else:
+            name, inp = str(step.get("tool")), dict(step.get("input") or {})
+        params = "".join(f"<{k}>{v if isinstance(v, str) else json.dumps(v)}</{k}>\n" for k, v in inp.items())
+        call = f"<{name}>\n{params}</{name}>"
+        text = f"{step['text']}\n\n{call}" if step.get("text") else call
+        return self._text(text, int(step.get("output_tokens", 0)) or None)
 
     @property
     def steps_done(self) -> int:

@@ -183,6 +183,7 @@ def parse_anthropic(body: dict[str, Any], headers: dict[str, str], factory: Bloc
         bd.msgs,
     )
     parsed.tool_params = bd.tool_params
+    parsed.xml_tools = bd.xml_tools
     return parsed
 
 

@@ -138,6 +138,13 @@ class Parsed:
     wants_json: bool = False
     messages: list[Message] = field(default_factory=list)
     tool_params: dict[str, tuple[str, ...]] = field(default_factory=dict)  # tool name → parameter names
+    xml_tools: bool = False  # the system prompt has the model call tools in XML tags (`XML_TOOL_USE`)
+
+
+# A system prompt that has the model write its tool calls as XML tags in its text instead of offering
+# tools: Cline ("Tool use is formatted using XML-style tags", its providers without native tool calls,
+# e.g. an OpenAI-compatible endpoint) and Roo Code ("Tool uses are formatted using XML-style tags").
+XML_TOOL_USE = "formatted using XML-style tags"
 
 
 class _Builder:
@@ -154,6 +161,7 @@ class _Builder:
         self.marks: list[tuple[str, int, Ttl]] = []  # (segment, index in segment or message block, ttl)
         self.last_user_text = ""
         self.tool_params: dict[str, tuple[str, ...]] = {}
+        self.xml_tools = False
 
     # -------------------------------------------------------------- blocks
     def block(
@@ -212,6 +220,7 @@ class _Builder:
             if obj is not None:
                 self.strip(obj, ("system", len(self.system)), where)
             self.system.append(blk)
+            self.xml_tools = self.xml_tools or XML_TOOL_USE in (blk.text or "")
             return
         if obj is not None:
             self.strip(obj, ("cur", len(self.cur)), where)

@@ -153,4 +153,5 @@ def parse_gemini(body: dict[str, Any], headers: dict[str, str], factory: BlockFa
         bd.msgs,
     )
     parsed.tool_params = bd.tool_params
+    parsed.xml_tools = bd.xml_tools
     return parsed

@@ -170,6 +170,7 @@ def parse_chat(body: dict[str, Any], headers: dict[str, str], factory: BlockFact
         bd.msgs,
     )
     parsed.tool_params = bd.tool_params
+    parsed.xml_tools = bd.xml_tools
     return parsed
 
 
@@ -291,4 +292,5 @@ def parse_responses(body: dict[str, Any], headers: dict[str, str], factory: Bloc
         bd.msgs,
     )
     parsed.tool_params = bd.tool_params
+    parsed.xml_tools = bd.xml_tools
     return parsed

@@ -53,3 +53,39 @@ def test_each_summary_of_a_run_says_which_it_is() -> None:
     read the next request from the cache, which no real model's summaries allow."""
     a, b = summary_reply("plain", 3000, 1), summary_reply("plain", 3000, 2)
     assert a != b and len(a) == len(b) == 3000 and a.startswith("Summary 1. ")
+
+
+def test_a_harness_that_calls_tools_in_xml_gets_each_step_written_so() -> None:
+    """Cline on an OpenAI-compatible endpoint offers no tools and has the model write its calls as XML
+    tags (tests/traces/importers/test_cline_task_live.py records such a run): the steps are written
+    in its form, a shell step as its `execute_command`, and after them the final text; a request with
+    neither tools nor that system prompt is a side request."""
+    from ctxbench.sim.core.tokens import BlockFactory
+    from ctxbench.sim.serve.script import Scripter
+    from ctxbench.sim.serve.wire.openai import parse_chat
+
+    system = "# Tool Use Formatting\n\nTool use is formatted using XML-style tags. ..."
+    body = {
+        "model": "gpt-4.1",
+        "messages": [{"role": "system", "content": system}, {"role": "user", "content": "go"}],
+    }
+    p = parse_chat(body, {}, BlockFactory())
+    assert p.xml_tools and not p.tool_names
+    steps = [
+        {"shell": "ls -l", "text": "Listing."},
+        {"tool": "attempt_completion", "input": {"result": "Done."}, "output_tokens": 9},
+    ]
+    s = Scripter("task", steps, final_text="All done.")
+    assert s.reply(p, None).blocks[0]["text"] == (
+        "Listing.\n\n<execute_command>\n<command>ls -l</command>\n"
+        "<requires_approval>false</requires_approval>\n</execute_command>"
+    )
+    done = s.reply(p, None)
+    assert done.blocks[0]["text"] == "<attempt_completion>\n<result>Done.</result>\n</attempt_completion>"
+    assert done.output_tokens == 9
+    assert s.reply(p, None).blocks[0]["text"] == "All done."
+    side = parse_chat(
+        {"model": "gpt-4.1", "messages": [{"role": "user", "content": "a title"}]}, {}, BlockFactory()
+    )
+    assert not side.xml_tools
+    assert Scripter("task", steps).reply(side, None).blocks[0]["text"].startswith("Summary 1.")

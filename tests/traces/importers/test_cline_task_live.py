@@ -8,9 +8,9 @@ coverage and audit logs and summarise any warnings."`:
 - `anthropic`: `cline auth -p anthropic -m claude-sonnet-4-5`, `anthropicBaseUrl` set to the server in
   `~/.cline/data/globalState.json`; seven requests, six `execute_command` calls and `attempt_completion`;
 - `openai`: `cline auth -p openai -m gpt-4.1 -b http://127.0.0.1:PORT/v1` on `--provider openai-auto`.
-  Cline's OpenAI-compatible provider offers no tools (its tool calls are XML in the reply text, which
-  the task script does not write), so the server answered with text and Cline stopped after three
-  requests (its limit of consecutive mistakes); the three bills are real.
+  Cline's OpenAI-compatible provider offers no tools: its system prompt has the model write each call
+  as XML tags in its text, and the task script's steps are written so (sim/serve/script.py); the same
+  seven requests.
 The task folders and the server's ledgers are in data/ (`cline-2.18.0-*`)."""
 
 from __future__ import annotations
@@ -83,11 +83,19 @@ def test_openai_task_cost_zero_is_priced_from_the_catalog_and_said(tmp_path: Pat
     folder = _task(tmp_path, "openai")
     rows = json.loads((folder / "ui_messages.json").read_text())
     logged = [json.loads(r["text"])["cost"] for r in rows if r.get("say") == "api_req_started"]
-    assert logged == [0, 0, 0]  # Cline's OpenAI-compatible model info: inputPrice 0, outputPrice 0
+    assert logged == [0] * 7  # Cline's OpenAI-compatible model info: inputPrice 0, outputPrice 0
     res = import_paths([folder])
-    assert [u.cost for u in _usages(folder)] == [None] * 3
-    assert res.traces[0].header.meta[DEFAULT_PRICE_META] == 3
+    assert [u.cost for u in _usages(folder)] == [None] * 7
+    assert res.traces[0].header.meta[DEFAULT_PRICE_META] == 7
     t = billed_totals(list(res.traces))
     assert t.cost == pytest.approx(sum(c for _, c in _ledger("openai")), abs=1e-9)
     notes = format_notes("cline-task", folder / "ui_messages.json", list(res.traces), t)
-    assert [(n.what, n.requests, n.versus) for n in notes] == [("cline-default-price", 3, "log")]
+    assert [(n.what, n.requests, n.versus) for n in notes] == [("cline-default-price", 7, "log")]
+
+
+def test_openai_task_replays_every_bill(tmp_path: Path) -> None:
+    """On OpenAI's automatic cache each request reads the previous prompt, rounded down to 128-token
+    steps: what the replay predicts (its output is not read back: gpt-4.1 is not `output_cached`)."""
+    sf = compare(import_paths([_task(tmp_path, "openai")]).traces[0])
+    assert [r.within for r in sf.requests] == [True] * 7
+    assert [r.predicted.cache_read for r in sf.requests] == [u.cache_read for u, _ in _ledger("openai")]
