@@ -28,7 +28,10 @@ under `~/.cline/data/tasks/<id>/`) against `ctxbench serve` on the Anthropic and
 (tests/traces/importers/test_cline_task_live.py). On Anthropic every request's input and cache figures
 are the server's and its `tokensOut` is one more: Cline sums the usage of the stream's `message_start`
 (1 output token) and `message_delta` (the whole count); read as logged. On the OpenAI-compatible
-provider, `cost` is 0 unless the user set the model's prices (`UNPRICED`).
+provider, `cost` is 0 unless the user set the model's prices (`UNPRICED`). Cline's context truncation
+is read from the rows and `context_history.json` and replayed as a compaction
+(traces/importers/cline_context.py); the last request's answer may be missing from the history (Cline
+ends a task on its `attempt_completion` reply without saving it), and is then the rows'.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from ctxbench.traces.importers.base import (
     parse_time,
     tool_use,
 )
+from ctxbench.traces.importers.cline_context import mark_truncations, request_ranges
 from ctxbench.traces.importers.tokens import Item, build_traces
 from ctxbench.traces.model import Content, Usage
 
@@ -205,6 +209,7 @@ def import_cline_task(paths: list[Path], report: ImportReport | None = None) -> 
                 "reply": [],
                 "t": t,
                 "default_price": default_price,
+                "row": i,
             }
         )
     if not requests:
@@ -215,36 +220,55 @@ def import_cline_task(paths: list[Path], report: ImportReport | None = None) -> 
         report.note(f"{report.counts[UNPRICED]} request(s): {UNPRICED}")
     if ext:
         report.note(f"task folder of {ext}")
-    if hist is not None:
-        _prompts_from_history(hist, requests, report)
+    msgs = _prompts_from_history(hist, requests, report) if hist is not None else None
+    if msgs is not None:
+        mark_truncations(ui.parent, rows, requests, msgs, report)
+    elif any(r is not None for r in request_ranges(rows, [q["row"] for q in requests])):
+        report.note(f"context truncation not replayed: the prompts are not those of {HISTORY}")
     return _build(ui, requests, report)
 
 
-def _prompts_from_history(hist: Path, requests: list[dict[str, Any]], report: ImportReport) -> None:
+def _prompts_from_history(
+    hist: Path, requests: list[dict[str, Any]], report: ImportReport
+) -> list[dict[str, Any]] | None:
     """Replace what the chat rows show by the messages sent when the history pairs one assistant
-    message with each request; otherwise keep the rows and say why."""
+    message with each request (each request's `hist`: its history messages' indices), and return
+    the history; otherwise keep the rows, say why and return None."""
     doc = json_document(hist)
     if not isinstance(doc, list):
         report.note(f"{HISTORY} is not a JSON array: prompts taken from {UI}")
-        return
+        return None
     msgs = [m for m in doc if isinstance(m, dict) and m.get("role") in ("user", "assistant")]
     answers = sum(1 for m in msgs if m["role"] == "assistant")
-    if answers != len(requests):
+    # the last request's answer may be missing: Cline 3.82.0 (CLI 2.18.0) ends a task on its
+    # attempt_completion reply without saving it; its prompt is there, its reply is what the rows show
+    unsaved = answers == len(requests) - 1 and bool(msgs) and msgs[-1]["role"] == "user"
+    if answers != len(requests) and not unsaved:
         report.note(
             f"{HISTORY} holds {answers} assistant message(s) for {len(requests)} billed request(s): "
             f"prompts taken from {UI} (what the chat shows)"
         )
-        return
+        return None
     k = 0
     users: list[Content] = []
+    held: list[str] = []
     for j, m in enumerate(msgs):
         where = f"{HISTORY}[{j}]"
         if m["role"] == "user":
             users += user_contents(m.get("content"), report, where)
+            held.append(f"h{j}")
         else:
             requests[k]["user"], requests[k]["reply"] = users, assistant_contents(m.get("content"), report)
-            users, k = [], k + 1
+            requests[k]["hist"] = (held, f"h{j}")
+            users, held, k = [], [], k + 1
+    if unsaved:
+        requests[k]["user"], requests[k]["hist"] = users, (held, "")
+        report.note(
+            f"{HISTORY} holds no answer to the last request (Cline ends a task without it): "
+            f"its reply from {UI}"
+        )
     report.counts["prompts from api_conversation_history"] = len(requests)
+    return msgs
 
 
 def _build(ui: Path, requests: list[dict[str, Any]], report: ImportReport) -> ImportResult:
@@ -266,8 +290,19 @@ def _build(ui: Path, requests: list[dict[str, Any]], report: ImportReport) -> Im
                 report.note(
                     f"{model or 'unnamed model'}: requests on another model are a conversation of their own"
                 )
+        if "truncated" in r:  # the truncation comes before the request's own new messages
+            kept, opening = r["truncated"]
+            at = len(convs[model]) + len(pending[model]) - (1 if user is not None else 0)
+            items = [*convs[model], *pending[model]]
+            compact = Item("compact", t=r["t"], kept=[kept] if kept else [])
+            items[at:at] = [compact, Item("summary", opening, t=r["t"])]
+            convs[model], pending[model] = items, []
         convs[model] += pending[model]
-        convs[model].append(Item("reply", r["reply"], t=r["t"], usage=r["usage"]))
+        held, reply = r.get("hist", ([], ""))
+        if user is not None:
+            user.uuids = list(held)
+        uuids = [reply] if reply else []
+        convs[model].append(Item("reply", r["reply"], t=r["t"], usage=r["usage"], uuids=uuids))
         pending[model], since = [], []
     out = []
     for k, (model, items) in enumerate(convs.items()):

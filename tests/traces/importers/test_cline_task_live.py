@@ -10,7 +10,10 @@ coverage and audit logs and summarise any warnings."`:
 - `openai`: `cline auth -p openai -m gpt-4.1 -b http://127.0.0.1:PORT/v1` on `--provider openai-auto`.
   Cline's OpenAI-compatible provider offers no tools: its system prompt has the model write each call
   as XML tags in its text, and the task script's steps are written so (sim/serve/script.py); the same
-  seven requests.
+  seven requests;
+- `truncated`: the same with the model's `contextWindow` set to 20,000 in `actModeOpenAiModelInfo`
+  (`~/.cline/data/globalState.json`): from the third request on, Cline truncates the conversation
+  (traces/importers/cline_context.py), and the folder holds `context_history.json`.
 The task folders and the server's ledgers are in data/ (`cline-2.18.0-*`)."""
 
 from __future__ import annotations
@@ -38,9 +41,11 @@ def _task(tmp_path: Path, run: str) -> Path:
     """The run's task folder, as Cline wrote it (decompressed)."""
     folder = tmp_path / "tasks" / "1796665161879"
     folder.mkdir(parents=True)
-    for name in FILES:
-        with lzma.open(DATA / f"cline-2.18.0-{run}.{name}.json.xz", "rb") as f:
-            (folder / f"{name}.json").write_bytes(f.read())
+    for name in (*FILES, "context_history"):
+        src = DATA / f"cline-2.18.0-{run}.{name}.json.xz"
+        if src.exists():
+            with lzma.open(src, "rb") as f:
+                (folder / f"{name}.json").write_bytes(f.read())
     return folder
 
 
@@ -99,3 +104,32 @@ def test_openai_task_replays_every_bill(tmp_path: Path) -> None:
     sf = compare(import_paths([_task(tmp_path, "openai")]).traces[0])
     assert [r.within for r in sf.requests] == [True] * 7
     assert [r.predicted.cache_read for r in sf.requests] == [u.cache_read for u, _ in _ledger("openai")]
+
+
+def test_truncated_task_replays_clines_context_truncation(tmp_path: Path) -> None:
+    """After the first truncation each request reads the system prompt and the task only: the notice
+    replaced the first reply, so the prefix breaks there. Replayed as Cline sent it, every request is
+    within tolerance; the naive reading (the previous prompt) is right on the first two only."""
+    folder = _task(tmp_path, "truncated")
+    res = import_paths([folder])
+    assert res.report.counts["context truncations (Cline: history left out of the prompt)"] == 5
+    sf = compare(res.traces[0])
+    ledger = _ledger("truncated")
+    assert [r.predicted.cache_read for r in sf.requests] == [u.cache_read for u, _ in ledger]
+    assert [u.cache_read for u, _ in ledger] == [0] + [10752] * 6
+    assert [r.within for r in sf.requests] == [True] * 7
+    assert [r.naive_within for r in sf.requests] == [True, True] + [False] * 5
+
+
+def test_truncated_task_without_its_ranges_is_not_replayed_as_cline_sent_it(tmp_path: Path) -> None:
+    """The rows' ranges are what tells the truncation: without them the replay sends the whole
+    history and predicts the previous prompt's read."""
+    folder = _task(tmp_path, "truncated")
+    ui = folder / "ui_messages.json"
+    rows = [
+        {k: v for k, v in r.items() if k != "conversationHistoryDeletedRange"}
+        for r in json.loads(ui.read_text())
+    ]
+    ui.write_text(json.dumps(rows))
+    sf = compare(import_paths([folder]).traces[0])
+    assert sum(r.within for r in sf.requests) == 2
