@@ -2,16 +2,19 @@
 
 When a request's prompt nears the model's window (Cline's ContextManager: the context window less
 27,000 tokens at 64k, 30,000 at 128k, 40,000 at 200k, else the larger of the window less 40,000 and
-80 % of it; Cline 3.82.0's bundle, npm cline 2.18.0), Cline sends the next requests without a range of
-the conversation's messages: the task (message 0) stays, the first reply (message 1) is replaced by a
-notice that history was removed, and the messages of `conversationHistoryDeletedRange` [first, last]
-(inclusive, indices into `api_conversation_history.json`) are left out. `api_conversation_history.json`
-keeps every message; the range is on the `ui_messages.json` rows written after the request that used
-it (Cline stores it once the request's context is built), and the notice's text is in
-`context_history.json` (its updates to message 1, block 0). Seen on a real run: Cline CLI 2.18.0 on an
-OpenAI-compatible endpoint with a 20,000-token window against `ctxbench serve`, where each request
-after the first truncation read the system prompt and the task only
-(tests/traces/importers/test_cline_task_live.py).
+80 % of it; Cline 3.82.0's bundle, npm cline 2.18.0), or when the provider refuses a prompt as too long,
+Cline sends the next requests without a range of the conversation's messages: the task (message 0) and
+the first reply (message 1) stay, the reply's first block replaced by a notice that history was removed
+(and, after a refused prompt, the task's first block by "[Continue assisting the user!]"), and the
+messages of `conversationHistoryDeletedRange` [first, last] (inclusive, indices into
+`api_conversation_history.json`) are left out. `api_conversation_history.json` keeps every message as
+it was; the range is on the `ui_messages.json` rows written after the request that used it (Cline
+stores it once the request's context is built), and the replaced texts are in `context_history.json`
+(updates per message and block, each with its time). Seen on real runs of Cline CLI 2.18.0 against
+`ctxbench serve` (tests/traces/importers/test_cline_task_live.py): on an OpenAI-compatible endpoint with
+a 20,000-token window, where each request after the first truncation read the system prompt and the
+task only, and on Anthropic past 200,000 tokens, where the refused prompts were sent again truncated
+and read the system prompt only.
 """
 
 from __future__ import annotations
@@ -20,9 +23,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ctxbench.traces.importers.anthropic_blocks import user_contents
+from ctxbench.traces.importers.anthropic_blocks import assistant_contents, user_contents
 from ctxbench.traces.importers.base import ImportReport
-from ctxbench.traces.model import Content
 
 RANGE = "conversationHistoryDeletedRange"
 CONTEXT_HISTORY = "context_history.json"
@@ -55,15 +57,19 @@ def request_ranges(rows: list[Any], requests: list[int]) -> list[tuple[Range, fl
     return out
 
 
-def notices(folder: Path) -> tuple[list[tuple[float, str]], int]:
-    """The notice texts that replaced message 1 (time in ms, text), oldest first, and how many other
-    updates the file holds (to other messages: Cline's other context optimisations, not replayed)."""
+Updates = dict[tuple[int, int], list[tuple[float, str]]]  # (message, block) -> [(time ms, text)]
+
+
+def opening_updates(folder: Path) -> tuple[Updates, int]:
+    """The text updates `context_history.json` holds for the blocks of messages 0 and 1 (oldest
+    first), and how many it holds for other messages (Cline's other context optimisations, e.g. a
+    file read again: not replayed). A missing or unreadable file holds none."""
     path = folder / CONTEXT_HISTORY
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
-        return [], 0
-    found: list[tuple[float, str]] = []
+        return {}, 0
+    found: Updates = {}
     other = 0
     for entry in doc if isinstance(doc, list) else []:
         if not (
@@ -72,16 +78,16 @@ def notices(folder: Path) -> tuple[list[tuple[float, str]], int]:
             continue
         message, (_, blocks) = entry[0], entry[1]
         for block in blocks if isinstance(blocks, list) else []:
-            updates = (
-                block[1] if isinstance(block, list) and len(block) == 2 and isinstance(block[1], list) else []
-            )
-            for u in updates:
+            if not (isinstance(block, list) and len(block) == 2 and isinstance(block[1], list)):
+                continue
+            for u in block[1]:
                 text = _update_text(u)
-                if message == 1 and block[0] == 0 and text is not None:
-                    found.append((float(u[0]) if isinstance(u[0], int | float) else 0.0, text))
+                if message in (0, 1) and isinstance(block[0], int) and text is not None:
+                    ts = float(u[0]) if isinstance(u[0], int | float) else 0.0
+                    found.setdefault((message, block[0]), []).append((ts, text))
                 else:
                     other += 1
-    return sorted(found, key=lambda x: x[0]), other
+    return {k: sorted(v, key=lambda x: x[0]) for k, v in found.items()}, other
 
 
 def _update_text(u: Any) -> str | None:
@@ -91,13 +97,27 @@ def _update_text(u: Any) -> str | None:
     return None
 
 
-def notice_at(found: list[tuple[float, str]], t_ms: float | None) -> str:
-    """The notice in effect at `t_ms` (the latest not after it), else Cline's own text."""
-    text = NOTICE
-    for ts, n in found:
+def text_at(updates: list[tuple[float, str]], t_ms: float | None) -> str | None:
+    """The text in effect at `t_ms` (the latest update not after it), None before any."""
+    text = None
+    for ts, n in updates:
         if t_ms is None or ts <= t_ms:
             text = n
     return text
+
+
+def opened(message: dict[str, Any], index: int, updates: Updates, t_ms: float | None) -> list[Any]:
+    """The content blocks of history message `index` (0 or 1) as sent at `t_ms`: each block's text
+    replaced by its latest update; the first reply's first block is the notice at least."""
+    raw = message.get("content")
+    blocks = [{"type": "text", "text": raw}] if isinstance(raw, str) else list(raw or [])
+    out = []
+    for b, block in enumerate(blocks):
+        text = text_at(updates.get((index, b), []), t_ms)
+        if text is None and index == 1 and b == 0:
+            text = NOTICE
+        out.append({"type": "text", "text": text} if text is not None else block)
+    return out
 
 
 def mark_truncations(
@@ -120,8 +140,7 @@ def mark_truncations(
     if odd:
         report.note(f"context truncation from message {odd[0]} (Cline keeps messages 0-1): not replayed")
         return
-    found, other = notices(folder)
-    task = user_contents(msgs[0].get("content"), report, "api_conversation_history.json[0]") if msgs else []
+    updates, other = opening_updates(folder)
     before: Range | None = None
     for q, got in zip(requests, ranges, strict=True):
         if got is None or got[0] == before:
@@ -130,7 +149,9 @@ def mark_truncations(
         before = got[0]
         kept = f"h{last + 1}"  # none of the earlier messages kept when it is the request's own
         kept = "" if kept in q.get("hist", ([], ""))[0] else kept
-        q["truncated"] = (kept, [*task, Content("text", text=notice_at(found, ts))])
+        task = user_contents(opened(msgs[0], 0, updates, ts), report, "api_conversation_history.json[0]")
+        reply = assistant_contents(opened(msgs[1], 1, updates, ts), report) if len(msgs) > 1 else []
+        q["truncated"] = (kept, [*task, *reply])
         report.counts["context truncations (Cline: history left out of the prompt)"] += 1
     if other:
         report.note(f"{CONTEXT_HISTORY}: {other} other context update(s) not replayed")

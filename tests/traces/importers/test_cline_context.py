@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from ctxbench.traces.importers import import_paths
-from ctxbench.traces.importers.cline_context import NOTICE, notice_at, notices, request_ranges
+from ctxbench.traces.importers.cline_context import NOTICE, opening_updates, request_ranges, text_at
 from ctxbench.traces.model import CompactionEvent, MessageEvent
 
 RANGE = "conversationHistoryDeletedRange"
@@ -38,24 +38,29 @@ def test_a_requests_range_is_on_the_rows_after_it() -> None:
     assert got == [None, ((2, 1), 4.0), ((2, 3), 6.0), ((2, 3), 6.0)]
 
 
-def test_notices_read_message_one_and_count_other_updates(tmp_path: Path) -> None:
+def test_updates_of_the_opening_messages_are_read_and_others_counted(tmp_path: Path) -> None:
     doc = [
         [1, [0, [[0, [[100, "text", ["[NOTE] removed."], []]]]]]],
+        [0, [0, [[0, [[100, "text", ["[Continue assisting the user!]"], []]]]]]],
         [4, [0, [[1, [[120, "text", ["[file content removed]"], []]]]]]],
     ]
     (tmp_path / "context_history.json").write_text(json.dumps(doc))
-    found, other = notices(tmp_path)
-    assert found == [(100.0, "[NOTE] removed.")] and other == 1
-    assert notice_at(found, 150) == "[NOTE] removed."
-    assert notice_at(found, 50) == NOTICE  # before it: Cline's own text
+    found, other = opening_updates(tmp_path)
+    assert found == {
+        (1, 0): [(100.0, "[NOTE] removed.")],
+        (0, 0): [(100.0, "[Continue assisting the user!]")],
+    }
+    assert other == 1
+    assert text_at(found[(1, 0)], 150) == "[NOTE] removed."
+    assert text_at(found[(1, 0)], 50) is None  # before it
 
 
-def test_a_missing_or_broken_context_history_gives_clines_notice(tmp_path: Path) -> None:
-    assert notices(tmp_path) == ([], 0)
+def test_a_missing_or_broken_context_history_holds_no_update(tmp_path: Path) -> None:
+    assert opening_updates(tmp_path) == ({}, 0)
     (tmp_path / "context_history.json").write_text("[[1, {")
-    assert notices(tmp_path) == ([], 0)
-    (tmp_path / "context_history.json").write_text(json.dumps([["x"], 3, [1, [0, "y"]]]))
-    assert notices(tmp_path) == ([], 0)
+    assert opening_updates(tmp_path) == ({}, 0)
+    (tmp_path / "context_history.json").write_text(json.dumps([["x"], 3, [1, [0, "y"]], [1, [0, [[0, 5]]]]]))
+    assert opening_updates(tmp_path) == ({}, 0)
 
 
 def _folder(tmp_path: Path, first: int) -> Path:

@@ -13,7 +13,10 @@ coverage and audit logs and summarise any warnings."`:
   seven requests;
 - `truncated`: the same with the model's `contextWindow` set to 20,000 in `actModeOpenAiModelInfo`
   (`~/.cline/data/globalState.json`): from the third request on, Cline truncates the conversation
-  (traces/importers/cline_context.py), and the folder holds `context_history.json`.
+  (traces/importers/cline_context.py), and the folder holds `context_history.json`;
+- `anthropic-long`: as `anthropic` with `bench/live/cline_long_task.yaml` (outputs of ~70,000 tokens):
+  the fourth prompt passes the 200,000-token window, the server refuses it (400, as the API does),
+  and Cline sends it again truncated; so four times, then the prompt fits.
 The task folders and the server's ledgers are in data/ (`cline-2.18.0-*`)."""
 
 from __future__ import annotations
@@ -50,8 +53,9 @@ def _task(tmp_path: Path, run: str) -> Path:
 
 
 def _ledger(run: str) -> list[tuple[Usage, float]]:
+    """The requests the server billed (a prompt it refused as too long is not billed)."""
     rows = billed_rows(DATA / f"cline-2.18.0-{run}.requests.jsonl.xz")
-    return [(usage_of(r), float(r["cost"])) for r in rows]
+    return [(usage_of(r), float(r["cost"])) for r in rows if r["status"] == 200]
 
 
 def _usages(folder: Path) -> list[Usage]:
@@ -133,3 +137,19 @@ def test_truncated_task_without_its_ranges_is_not_replayed_as_cline_sent_it(tmp_
     ui.write_text(json.dumps(rows))
     sf = compare(import_paths([folder]).traces[0])
     assert sum(r.within for r in sf.requests) == 2
+
+
+def test_anthropic_task_past_its_window_replays_the_truncations_after_refused_prompts(tmp_path: Path) -> None:
+    """Each refused prompt is sent again truncated: the task's first block replaced by "[Continue
+    assisting the user!]" and the first reply's by the notice (context_history.json), so the
+    retry reads the system prompt only; the next prompt, on the same range, reads it all again."""
+    rows = billed_rows(DATA / "cline-2.18.0-anthropic-long.requests.jsonl.xz")
+    assert [r["status"] for r in rows].count(400) == 4
+    sf = compare(import_paths([_task(tmp_path, "anthropic-long")]).traces[0])
+    ledger = _ledger("anthropic-long")
+    assert [r.predicted.cache_read for r in sf.requests] == [u.cache_read for u, _ in ledger]
+    assert [u.cache_read for u, _ in ledger][3:7] == [6945] * 4
+    assert [r.within for r in sf.requests] == [True] * 9
+    assert sum(r.naive_within for r in sf.requests) == 5
+    # the replay bills the log's output, one token more per request than served (see above)
+    assert sf.cost_predicted == pytest.approx(sum(c for _, c in ledger) + 9 * 15e-6, rel=1e-9)
