@@ -28,6 +28,7 @@ class Anchor:
     added_bytes: int
     added_images: int
     trustworthy: bool = True
+    cache_read: int = 0  # of `tokens`, what the provider read from its cache (a client may count it twice)
 
 
 @dataclass(slots=True)

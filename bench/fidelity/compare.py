@@ -278,6 +278,8 @@ def _next_record(
     request or the replay has stopped."""
     own_summary = False
     if track is not None and not stopped:  # P's summary requests: paired with the real one, or P's own
+        while k < len(records) and records[k].error == "too_long":  # refused, not billed (P retried)
+            k += 1
         k, own_summary = track.own_before(records, k, summariser, n, sf)
     if summariser and not own_summary:
         return None, k, own_summary  # P sent no such request

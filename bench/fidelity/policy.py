@@ -63,6 +63,8 @@ class PolicyTrack:
             k += 1
         paired = summariser and k < len(records) and records[k].kind == "summary"
         self.own_pending += paired
+        if not paired and k < len(records) and "compaction" in records[k].edit:  # one without a summary
+            self.own_pending += 1
         return k, paired
 
     def at_request(self, index: int) -> None:

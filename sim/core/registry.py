@@ -109,7 +109,9 @@ def create(kind: str, name: str, params: dict[str, Any] | None = None, where: st
 # run does not import the trace importers and generators (and a listing of importers no providers).
 _COMPONENTS = tuple(
     f"ctxbench.policies.{c}"
-    for c in ("estimators", "eviction", "marks", "compaction", "recorded", "tiers", "condensers", "masking")
+    for c in (
+        "estimators", "eviction", "marks", "compaction", "recorded", "tiers", "condensers", "masking", "cline"
+    )
 )
 _MODULES_OF: dict[str, tuple[str, ...]] = {
     **{kind: _COMPONENTS for kind in ("estimator", "eviction", "compaction", "marks")},
@@ -134,11 +136,11 @@ _HOME: dict[str, dict[str, str]] = {
     },
     "compaction": {
         "h-handoff": "compaction", "c-tiers": "tiers", "none": "condensers",
-        "threshold-summary": "condensers", "recorded": "recorded",
+        "threshold-summary": "condensers", "recorded": "recorded", "cline-truncation": "cline",
     },
     "marks": {
         "h-direct": "marks", "h-openrouter": "marks", "last-block": "marks", "none": "marks",
-        "opencode": "marks", "claude-code": "condensers", "recorded": "recorded",
+        "opencode": "marks", "claude-code": "condensers", "recorded": "recorded", "cline": "cline",
     },
     "harness": {
         "H": "ctxbench.sim.harness.conversation", "recorded": "ctxbench.sim.harness.recorded",

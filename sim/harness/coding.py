@@ -214,9 +214,9 @@ class CodingConversation(SummaryCalls):
                 raise
             self.count("too_long_recovered")
         self.tr.append(step.message)
-        u = out.usage
+        u, tr = out.usage, self.tr
         self.anchor = Anchor(
-            u.input_total + u.output, self.tr.added_bytes, self.tr.added_images, u.input_total > 0
+            u.input_total + u.output, tr.added_bytes, tr.added_images, u.input_total > 0, u.cache_read
         )
 
     def _before_call(self) -> Proc:
@@ -255,6 +255,7 @@ class CodingConversation(SummaryCalls):
     def _apply_trim(self, edit: Edit, trigger: str, est: int | None = None) -> None:
         """Apply a trim or masking edit. A tier's pass is counted and its savings logged (C-12:
         an unproductive one backs off); masking is no pass, so nothing is measured for it."""
+        self.outcome.compactions += edit.cause == "compaction"  # one without a summary (Cline's)
         if trigger == "masking":
             self.apply(edit)
             self.anchor = None  # C-4: the last report no longer describes the transcript

@@ -297,6 +297,8 @@ def _build(ui: Path, requests: list[dict[str, Any]], report: ImportReport) -> Im
             compact = Item("compact", t=r["t"], kept=[kept] if kept else [])
             items[at:at] = [compact, Item("summary", opening, t=r["t"])]
             convs[model], pending[model] = items, []
+            if user is not None:  # the request's own input, not sent with a summary (prepared.py REATTACHED)
+                user.tag = "user"
         convs[model] += pending[model]
         held, reply = r.get("hist", ([], ""))
         if user is not None:
