@@ -16,6 +16,7 @@ from ctxbench.bench.fidelity.forks import with_prompt_suggestions
 from ctxbench.bench.fidelity.logs import DATA_ERRORS, IMPORT, NotReplayed, Replayed, traces_of
 from ctxbench.bench.fidelity.replay import serving
 from ctxbench.bench.fidelity.text import session_text
+from ctxbench.policies.preset import load_policy, with_policy_set
 from ctxbench.sim.core.catalog import CatalogError, add_prices_file
 from ctxbench.traces.model import MessageEvent
 
@@ -28,6 +29,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="ctxbench traces, or a harness's own logs (imported first, as `ctxbench import` does)",
     )
     p.add_argument("--policy", default="recorded", help="preset (default: recorded = the recorded harness)")
+    p.add_argument(
+        "--policy-set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a value of --policy's preset, as for `run` (compaction.window=20000; repeat)",
+    )
     p.add_argument(
         "--provider",
         help="provider profile (default: the one the log's model is served by, sim/providers/choice.py)",
@@ -143,11 +151,12 @@ def _traces(args: argparse.Namespace) -> int:
                 print(f"note: {note}", file=sys.stderr)
     docs: list[dict[str, object]] = []
     seen: set[str] = set()  # request ids scored: a copy in a later conversation is scored once
+    policy = with_policy_set(load_policy(args.policy), args.policy_set) if args.policy_set else args.policy
     for path, tr in traces:
         name = Path(path.split("#")[0]).stem + (f"#{path.split('#', 1)[1]}" if "#" in path else "")
         try:
             sf = compare(
-                tr, name, args.policy, args.provider,
+                tr, name, policy, args.provider,
                 warm=not args.no_warm, keep_warm=args.keep_warm, model=args.model,
             )  # fmt: skip
         except CatalogError as e:

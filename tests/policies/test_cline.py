@@ -76,3 +76,23 @@ def test_preset_on_the_short_runs_never_truncates(tmp_path, run: str) -> None:  
     sf = _fidelity(tmp_path, run, load_policy("cline"))
     assert sf.track.own == sf.track.real == []
     assert [r.within for r in sf.requests] == [True] * 7
+
+
+def test_fidelity_cli_takes_the_presets_settings(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`ctxbench fidelity TASK --policy cline --policy-set ...` (as `run` takes them); a bad key is
+    named with the valid ones, exit 2."""
+    import json
+    import subprocess
+    import sys
+
+    folder = str(_task(tmp_path, "truncated"))
+    cli = [sys.executable, "-m", "ctxbench.bench.cli", "fidelity", folder, "--policy", "cline"]
+    sets = ["--policy-set", "compaction.window=20000", "--policy-set", "compaction.reads_counted_twice=true"]
+    r = subprocess.run([*cli, *sets, "--json"], capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr
+    (doc,) = json.loads(r.stdout)
+    assert doc["compactions_before"] == {"real": [2, 3, 4, 5, 6], "policy": [2, 3, 4, 5, 6]}
+    bad = subprocess.run(
+        [*cli, "--policy-set", "compaction.windw=1"], capture_output=True, text=True, check=False
+    )
+    assert bad.returncode == 2 and "did you mean 'window'" in bad.stderr and "Traceback" not in bad.stderr
