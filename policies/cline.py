@@ -24,14 +24,11 @@ from ctxbench.policies.view import Edit, View, text_block
 from ctxbench.sim.core.content import Message
 from ctxbench.sim.core.names import Breakpoints, Ttl
 from ctxbench.sim.core.registry import register
+from ctxbench.traces.importers.cline_context import NOTICE  # Cline's own text, as its task folders hold it
 
-# formatResponse.contextTruncationNotice (Cline 3.82.0)
-NOTICE = (
-    "[NOTE] Some previous conversation history with the user has been removed to maintain optimal context "
-    "window length. The initial user task has been retained for continuity, while intermediate conversation "
-    "history has been removed. Keep this in mind as you continue assisting the user. Pay special attention "
-    "to the user's latest messages."
-)
+# What Cline puts in the task's first block when it truncates after the provider refused a prompt
+# as too long (Task handleContextWindowExceededError, Cline 3.82.0; the `anthropic-long` run)
+CONTINUE = "[Continue assisting the user!]"
 
 
 def allowance(window: int) -> int:
@@ -44,21 +41,17 @@ def allowance(window: int) -> int:
     return max(window - 40_000, int(window * 0.8))
 
 
-def truncated_end(messages: list[Message], total: int, allowed: int) -> int:
+def truncated_end(messages: list[Message], harder: bool) -> int:
     """The last message Cline leaves out (`getNextTruncationRange` from message 2; 1: none, the
-    notice only): half of the messages after the first pair, or three quarters when `total` is
-    more than twice `allowed`, in pairs, ending on a reply."""
+    notice only): half of the messages after the first pair, or three quarters when `harder` (its
+    "quarter" kept: a total over twice the allowance, or a refused prompt), in pairs, ending on a
+    reply."""
     after = len(messages) - 2
-    n = (after * 3 // 4) // 2 * 2 if total / 2 > allowed else after // 4 * 2
+    n = (after * 3 // 4) // 2 * 2 if harder else after // 4 * 2
     end = 2 + n - 1
     if 0 <= end < len(messages) and messages[end].role != "assistant":
         end -= 1
     return end
-
-
-# What Cline puts in the task's first block when it truncates after the provider refused a prompt
-# as too long (Task handleContextWindowExceededError, Cline 3.82.0; the `anthropic-long` run)
-CONTINUE = "[Continue assisting the user!]"
 
 
 @register("compaction", "cline-truncation")
@@ -89,12 +82,12 @@ class ClineTruncation(CompactionDefaults):
         allowed = self.threshold(view)
         if total < allowed:
             return None
-        edit = _truncate(view, truncated_end(view.tr.messages, total, allowed), False)
+        edit = _truncate(view, truncated_end(view.tr.messages, total / 2 > allowed), False)
         return Trim(edit) if edit is not None else None
 
     def fallback_trim(self, view: View) -> Edit | None:
         """After a refused prompt (the C harness's reactive path, no summary to make)."""
-        return _truncate(view, truncated_end(view.tr.messages, 1, 0), True)
+        return _truncate(view, truncated_end(view.tr.messages, True), True)
 
 
 def _truncate(view: View, end: int, refused: bool) -> Edit | None:
