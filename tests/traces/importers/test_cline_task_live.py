@@ -14,6 +14,8 @@ coverage and audit logs and summarise any warnings."`:
 - `truncated`: the same with the model's `contextWindow` set to 20,000 in `actModeOpenAiModelInfo`
   (`~/.cline/data/globalState.json`): from the third request on, Cline truncates the conversation
   (traces/importers/cline_context.py), and the folder holds `context_history.json`;
+- `gemini`: `cline auth -p gemini -m gemini-2.5-flash`, `geminiBaseUrl` set to the server (on
+  `--provider gemini-implicit`); seven requests;
 - `anthropic-long`: as `anthropic` with `bench/live/cline_long_task.yaml` (outputs of ~70,000 tokens):
   the fourth prompt passes the 200,000-token window, the server refuses it (400, as the API does),
   and Cline sends it again truncated; so four times, then the prompt fits.
@@ -153,3 +155,22 @@ def test_anthropic_task_past_its_window_replays_the_truncations_after_refused_pr
     assert sum(r.naive_within for r in sf.requests) == 5
     # the replay bills the log's output, one token more per request than served (see above)
     assert sf.cost_predicted == pytest.approx(sum(c for _, c in ledger) + 9 * 15e-6, rel=1e-9)
+
+
+def test_gemini_task_reads_tokens_in_as_the_uncached_part_and_its_cost_is_clines(tmp_path: Path) -> None:
+    """Cline's Gemini provider reports the prompt less its cached part as tokensIn: each request's
+    figures are the server's and the replay predicts every one. Its `cost` is Cline's own price
+    table's: cached reads at $0.075/M for gemini-2.5-flash, where the catalog (and so the server)
+    has $0.03 (providers.md §3), so the log's cost is above the bill; `billed --mode calculate`
+    gives the server's."""
+    folder = _task(tmp_path, "gemini")
+    ledger = _ledger("gemini")
+    usages = _usages(folder)
+    assert [replace(u, cost=None) for u in usages] == [u for u, _ in ledger]
+    sf = compare(import_paths([folder]).traces[0])
+    assert [r.within for r in sf.requests] == [True] * 7
+    traces = list(import_paths([folder]).traces)
+    served = sum(c for _, c in ledger)
+    assert billed_totals(traces, mode="calculate").cost == pytest.approx(served, rel=1e-9)
+    logged = billed_totals(traces).cost
+    assert logged == pytest.approx(sum(u.cost or 0 for u in usages)) and logged > served * 1.3
