@@ -57,6 +57,10 @@ SKIPPED: dict[str, str] = {
     "--out reports/live/claude-code": "needs Claude Code from npm; minutes long (its live tests run it)",
     f"python -m ctxbench.bench.live.session_logs gemini-cli --prefix {NPM} "
     "--out reports/live/gemini-cli": "needs Gemini CLI from npm; minutes long (its live tests run it)",
+    f"npm install --prefix {NPM} --ignore-scripts cline@2.18.0": "needs the network (npm registry)",
+    f"python -m ctxbench.bench.live.session_logs cline --prefix {NPM} --out reports/live/cline": (
+        "needs Cline from npm (its live test runs it)"
+    ),
     "python -m ctxbench.bench.render report/index.html report.png": (
         "needs headless Chromium (tests/bench/test_honest_report.py renders the report where it is)"
     ),

@@ -1,20 +1,27 @@
-"""Run opencode or Gemini CLI against `ctxbench serve` and keep the session log the harness itself
-writes, beside the server's ledger: the importers are then checked on what the harness logged
-against what the server billed (tests/bench/live/test_live_session_logs.py).
+"""Run opencode, Gemini CLI or Cline against `ctxbench serve` and keep the session log the harness
+itself writes, beside the server's ledger: the importers are then checked on what the harness
+logged against what the server billed (tests/bench/live/test_live_session_logs.py).
 
     python -m ctxbench.bench.live.session_logs opencode --out runs/opencode
     python -m ctxbench.bench.live.session_logs gemini-cli --out runs/gemini
+    python -m ctxbench.bench.live.session_logs cline --out runs/cline
 
 Install (local prefix, npm registry): `npm install --prefix PREFIX opencode-ai@1.18.33
-@google/gemini-cli@0.61.0` (research/ecosystem.md §3c, §3d); `--prefix` defaults to
-$CTXBENCH_NPM_PREFIX. Each harness runs under `env -i` with a fresh HOME and a timeout:
+@google/gemini-cli@0.61.0` (research/ecosystem.md §3c, §3d) and, apart since its ripgrep dependency
+downloads a binary when installed, `npm install --prefix PREFIX --ignore-scripts cline@2.18.0`;
+`--prefix` defaults to $CTXBENCH_NPM_PREFIX. Each harness runs under `env -i` with a fresh HOME and
+a timeout:
 - opencode 1.18.33 on Claude Sonnet 4.5 (Anthropic API, the `anthropic` profile) with a context
   limit of 22,000 tokens in its config, so that it auto-compacts three times in one `opencode run`;
   its log is its database (`~/.local/share/opencode/opencode.db`), every session in it;
 - Gemini CLI 0.61.0 on gemini-2.5-pro (`gemini-implicit`), `-p … --yolo`; with `--resume`, then
   `--resume latest` with `model.compressionThreshold` 0.03, so that the resumed run compresses its
   history (the CLI usually appends it to the same log, sometimes starts another: the newest log is
-  returned); its log is `~/.gemini/tmp/<project>/chats/session-*.jsonl`.
+  returned); its log is `~/.gemini/tmp/<project>/chats/session-*.jsonl`;
+- Cline CLI 2.18.0 (the extension's task code, Cline 3.82.0) on Claude Sonnet 4.5 (Anthropic API),
+  `cline -y --json …`, its provider and `anthropicBaseUrl` in `~/.cline/data/globalState.json`; its
+  log is the task folder `~/.cline/data/tasks/<id>/` (tests/traces/importers/test_cline_task_live.py
+  keeps such runs).
 """
 
 from __future__ import annotations
@@ -40,8 +47,10 @@ HARNESSES = {
         "gemini-2.5-pro",
         "gemini_cli_task.yaml",
     ),
+    "cline": ("node_modules/cline/dist/cli.mjs", "anthropic", "claude-sonnet-4-5", "cline_task.yaml"),
 }
 INSTALL = "npm install --prefix {prefix} opencode-ai@1.18.33 @google/gemini-cli@0.61.0"
+INSTALL_CLINE = "npm install --prefix {prefix} --ignore-scripts cline@2.18.0"
 PROMPT = "Review the build logs: run the shell command I give you each time"
 RESUME_PROMPT = "Review the remaining logs the same way"
 
@@ -51,7 +60,8 @@ def missing(name: str, prefix: Path) -> str | None:
     if shutil.which("node") is None:
         return f"node not installed ({INSTALL.format(prefix=prefix)})"
     binary = prefix / HARNESSES[name][0]
-    return None if binary.exists() else f"{binary} missing (install: {INSTALL.format(prefix=prefix)})"
+    install = (INSTALL_CLINE if name == "cline" else INSTALL).format(prefix=prefix)
+    return None if binary.exists() else f"{binary} missing (install: {install})"
 
 
 # opencode's model limits in opencode.json (research/policies.md §5: usable = context - output) and
@@ -146,6 +156,29 @@ def _gemini(
     return logs[-1]
 
 
+def _cline(url: str, home: Path, work: Path, binary: Path, model: str, timeout: float, log: Path) -> Path:
+    """Cline's settings as `cline auth -p anthropic` writes them, with the server as the Anthropic
+    base URL; the task folder it wrote."""
+    data = home / ".cline" / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    state = {
+        "actModeApiProvider": "anthropic", "planModeApiProvider": "anthropic",
+        "actModeApiModelId": model, "planModeApiModelId": model,
+        "welcomeViewCompleted": True, "anthropicBaseUrl": url,
+    }  # fmt: skip
+    (data / "globalState.json").write_text(json.dumps(state), encoding="utf-8")
+    (data / "secrets.json").write_text(json.dumps({"apiKey": "dummy"}), encoding="utf-8")
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home)}
+    node = shutil.which("node") or "node"
+    rc = _run([node, str(binary), "-y", "--json", PROMPT], env, work, timeout, log)
+    if rc != 0:
+        raise RuntimeError(f"cline exited {rc}: {log.read_text(errors='replace')[-1500:]}")
+    tasks = sorted((data / "tasks").glob("*/ui_messages.json"), key=lambda p: p.stat().st_mtime)
+    if not tasks:
+        raise RuntimeError("Cline wrote no task folder")
+    return tasks[-1].parent
+
+
 def run(
     name: str,
     out: Path,
@@ -171,6 +204,8 @@ def run(
         binary, log = prefix / binary_rel, out / "harness.log"
         if name == "opencode":
             session_log = _opencode(srv.url, home, work, binary, model, timeout, log, knobs)
+        elif name == "cline":
+            session_log = _cline(srv.url, home, work, binary, model, timeout, log)
         else:
             session_log = _gemini(srv.url, home, work, binary, model, timeout, log, resume, knobs)
     finally:

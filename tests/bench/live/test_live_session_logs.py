@@ -1,4 +1,4 @@
-"""opencode and Gemini CLI from npm against `ctxbench serve` (bench/live/session_logs.py): the
+"""opencode, Gemini CLI and Cline from npm against `ctxbench serve` (bench/live/session_logs.py): the
 importers read the session log each harness writes, and the replay predicts what the server billed.
 
 Needs node and the packages in $CTXBENCH_NPM_PREFIX (.ci/run installs them); skipped with the
@@ -54,5 +54,21 @@ def test_gemini_cli_session_log_replays_its_bills(tmp_path: Path) -> None:
     sf = compare(import_paths([log]).main)
     assert sf.n >= 4 and sf.share_within == 1.0
     assert sf.cost_predicted == pytest.approx(sf.cost_billed, rel=1e-6)
+    with ledger.open(encoding="utf-8") as f:
+        assert find_breaks(read_request_log(f, str(ledger))).ok
+
+
+@pytest.mark.slow
+def test_cline_task_folder_replays_every_bill(tmp_path: Path) -> None:
+    """Cline CLI 2.18.0 (the extension's task code) on the Anthropic API: its task folder imports,
+    every request within tolerance, the input and cache figures the server's (its output one token
+    more per request: tests/traces/importers/test_cline_task_live.py), and the `cline` preset
+    predicts the same; the raw traffic clean for check-prefix."""
+    from ctxbench.policies.preset import load_policy
+
+    folder, ledger = _run("cline", tmp_path)
+    tr = import_paths([folder]).main
+    for sf in (compare(tr), compare(tr, policy=load_policy("cline"))):
+        assert sf.n == 7 and sf.share_within == 1.0
     with ledger.open(encoding="utf-8") as f:
         assert find_breaks(read_request_log(f, str(ledger))).ok
