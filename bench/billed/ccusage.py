@@ -71,8 +71,6 @@ def format_notes(
     fmt: str, path: Path, traces: list[Trace], t: BilledTotals, priced_as: str | None = None
 ) -> tuple[ReadingNote, ...]:
     """The notes on one log (module docstring) that its own file tells; `priced_as`: `--model`."""
-    from ctxbench.traces.importers.cline_task import DEFAULT_PRICE_META
-
     notes: list[ReadingNote] = []
     if fmt == "gemini-cli":
         n, thoughts = gemini_thoughts(path)
@@ -96,14 +94,8 @@ def format_notes(
                 f"own); ccusage lists each on its own: its figures are those of {sessions[0]} alone",
                 "ccusage",
             ))  # fmt: skip
-    elif fmt == "cline-task" and (n := sum(int(tr.header.meta.get(DEFAULT_PRICE_META, 0)) for tr in traces)):
-        notes.append(ReadingNote(
-            "cline-default-price", n, {},
-            "the log records cost 0 on Cline's OpenAI-compatible provider, which prices a model at the "
-            "user's prices, 0 unless set: not a bill; priced from the catalog "
-            "(traces/importers/cline_task.py)",
-            "log",
-        ))  # fmt: skip
+    elif fmt == "cline-task":
+        notes += _cline_default_price(traces)
     elif fmt == "codex" and priced_as is None and any(not tr.header.model for tr in traces) and t.requests:
         notes.append(ReadingNote(
             "codex-no-model", t.requests, {},
@@ -111,6 +103,22 @@ def format_notes(
             "JSON); billed guesses no price (--model gpt-5 gives ccusage's cost)", "ccusage",
         ))  # fmt: skip
     return tuple(notes)
+
+
+def _cline_default_price(traces: list[Trace]) -> list[ReadingNote]:
+    """A Cline task's requests whose logged cost 0 is Cline's default price, not a bill (the
+    importer's count; imported here only for a Cline task: `billed` imports one importer per format)."""
+    from ctxbench.traces.importers.cline_task import DEFAULT_PRICE_META
+
+    n = sum(int(tr.header.meta.get(DEFAULT_PRICE_META, 0)) for tr in traces)
+    if not n:
+        return []
+    return [ReadingNote(
+        "cline-default-price", n, {},
+        "the log records cost 0 on Cline's OpenAI-compatible provider, which prices a model at the "
+        "user's prices, 0 unless set: not a bill; priced from the catalog (traces/importers/cline_task.py)",
+        "log",
+    )]  # fmt: skip
 
 
 def shared_session_notes(rows: list[dict[str, Any]], sessions: list[str]) -> None:
