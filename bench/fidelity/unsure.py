@@ -7,8 +7,8 @@ client's side (a changed prefix, dropped attachments, a lookback miss...) may be
 the import, not of the client; there the request falls back to what the bill implies, the naive
 read (the previous request's read + write, bench/fidelity/compare.py), and says so:
 `fallback: naive (<reason>)`. Breaks the provider model predicts from the recorded timing alone
-(TTL expiry after an idle gap, a compaction the log records, the first request, a model switch)
-are kept: they do not depend on the rebuilt prompt.
+(TTL expiry after an idle gap, a compaction the log records, the first request, a model switch,
+a tool list the log records changing) are kept: they do not depend on the rebuilt prompt.
 
 Reasons, per request (`Unsure.at`):
 - `unlogged shrink`: the billed prompt (uncached + read + write) shrinks by more than
@@ -104,9 +104,11 @@ OTHER_BACKEND = "served by another backend"
 TTL_EDGE = 20.0
 AT_TTL_EDGE = "at the TTL's edge"
 # Miss causes the provider model predicts from the recorded timing and events alone: kept where
-# the rebuilt prompt is unsure (sim/core/names.py MissCause).
+# the rebuilt prompt is unsure (sim/core/names.py MissCause). A tool list the log records changing
+# is such an event: opencode's agent switch (traces/importers/opencode.py; each agent sends its own
+# tool definitions, checked on opencode 1.0.98 and 1.18.33 against `ctxbench serve`).
 TIMING_CAUSES = frozenset(
-    {"ttl_expiry", "first_request", "compaction", "model_switch", "server_lookup_failure"}
+    {"ttl_expiry", "first_request", "compaction", "model_switch", "server_lookup_failure", "tools_change"}
 )
 
 

@@ -25,6 +25,15 @@ size out of their usage, and would then read it back at every later one). The ma
 goes on with the summary (opencode sends it after the user turn "What did we do so far?") and the
 kept messages, then the synthetic "Continue…".
 
+An agent switch (`--agent`, or Tab in the TUI: each assistant message records its `agent`, `mode`
+before 1.x): each agent sends its own tool definitions, so the provider's cache breaks from the
+tools on. Against `ctxbench serve`, opencode 1.0.98's plan agent sent 9 tools and its build agent
+11 (edit and write); 1.18.33 sends the same names, but the `task` tool's description lists the
+sub-agents the agent may call; each switch read 0, and a switch back read the first agent's entries
+(tests/traces/importers/data/opencode-1.18.33-agents.*). The import puts a tool list named after
+the agent before the first request of each switch (the first agent's is the trace's own, so that a
+read of another session's prefix stays one).
+
 Not in the session: the system prompt and tool schemas (sized from the usage, traces/importers/
 sizing.py), the serialised conversation a summariser request sends (sized from its usage), the
 title request (another model, unbilled in the session), tool outputs opencode cleared later
@@ -57,7 +66,7 @@ from ctxbench.traces.importers.base import (
     tool_use,
 )
 from ctxbench.traces.importers.tokens import Item, build_traces
-from ctxbench.traces.model import Content, Usage
+from ctxbench.traces.model import Content, ToolDef, Usage
 
 CANNOT = [
     "the system prompt and tool schemas (sized from the usage)",
@@ -76,6 +85,7 @@ class _Conversation:
     model: str
     meta: dict[str, Any]
     items: list[Item] = field(default_factory=list)
+    agents: list[str] = field(default_factory=list)  # the agent of its first request, then the latest
 
 
 def _obj(value: Any) -> dict[str, Any]:
@@ -199,13 +209,27 @@ class _Session:
                 if summary:
                     self._summariser(conv, item, created)
                 else:
-                    conv.items += [*self.pending, item]
+                    conv.items += [*self._agent_tools(conv, msg, created), *self.pending, item]
                     self.pending = [Item("user", results, t=ran or completed)] if results else []
                 reply, results, first = [], [], False
             elif kind not in ("step-start", "patch", "snapshot", "agent", "subtask", "retry", "file"):
                 self.report.skip(f"assistant part of type {kind!r} (left out)", _at(p, at, i))
         if reply or results:
             self.report.skip("step without step-finish (no usage: left out)", at)
+
+    def _agent_tools(self, conv: _Conversation, msg: dict[str, Any], t: float | None) -> list[Item]:
+        """A new tool list where the request's agent (`agent`, or `mode` before 1.x) is not the
+        previous request's: each agent sends its own tool definitions (module docstring), so the
+        cache breaks from the tools on. The first agent's tools are the trace's own (an earlier
+        session of that agent may have cached them: `meta.warm_tokens`); another's are named by it."""
+        agent = str(msg.get("agent") or msg.get("mode") or "")
+        if not agent or agent == (conv.agents[-1] if conv.agents else agent):
+            conv.agents = conv.agents or [agent] * bool(agent)
+            return []
+        conv.agents = [conv.agents[0], agent]
+        self.report.counts["agent switches (another agent's tool definitions: a cache break)"] += 1
+        own = () if agent == conv.agents[0] else (ToolDef(f"opencode agent {agent}: its tools"),)
+        return [Item("tools", tools=own, t=t)]
 
     def _summariser(self, conv: _Conversation, item: Item, t: float | None) -> None:
         """A compaction agent's request: a conversation of its own (module docstring); the main

@@ -228,3 +228,25 @@ def test_reading_a_database_writes_nothing_beside_it(tmp_path: Path) -> None:
     db.write_bytes(lzma.decompress(OPENAI_DB.read_bytes()))
     assert import_paths([db])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["opencode.db"]
+
+
+AGENTS_DB = DATA / "opencode-1.18.33-agents.db.xz"
+
+
+def test_an_agent_switch_is_a_new_tool_list_and_the_replay_misses_there() -> None:
+    """opencode 1.18.33 run three times on one session against `ctxbench serve`: `--agent plan`,
+    `--continue --agent build`, `--continue --agent plan`. Each agent sends its own tool definitions
+    (the `task` tool lists the sub-agents it may call), so the build request read nothing of the
+    plan's cache and the plan request after it read the plan's entries again; the import records
+    each switch as a tool list, and the replay predicts both reads."""
+    res = import_paths([AGENTS_DB])
+    (tr,) = res.traces
+    assert res.report.counts["agent switches (another agent's tool definitions: a cache break)"] == 2
+    served = [r for r in _ledger("agents") if r["body"].get("tools")]
+    sf = compare(tr)
+    billed = [r.billed.cache_read for r in sf.requests]
+    assert billed == [r["usage"]["cache_read"] for r in served]
+    switch, back = sf.requests[3], sf.requests[4]
+    assert billed[3] == 0 and switch.miss_cause == "tools_change"
+    assert switch.predicted.cache_read == 0 and switch.within
+    assert back.predicted.cache_read >= billed[4] > 0  # the plan agent's entries, read again
