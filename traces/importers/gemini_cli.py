@@ -30,6 +30,16 @@ own first read, if larger): the reads inside its own first prompt end anywhere i
 history (an implicit cache has no marks), and the smallest of them is no system end
 (traces/importers/tokens.py).
 
+Plan Mode: a successful `enter_plan_mode` call switches the CLI to Plan Mode and a successful
+`exit_plan_mode` call back. Plan Mode sends its own tool declarations and system instruction
+(against `ctxbench serve`, 0.61.0 sent 10 tools and a 19,883-character instruction there, 16 and
+23,631 outside: tests/traces/importers/data/gemini-cli-0.61.0-plan.*), so its first request reads
+nothing cached and the first after it can read what was cached before it. Each model's trace gets a
+tool list named after the mode before its first request in another mode than its previous one
+(the same mode's list again after leaving it). Its size is the sized system's: the smaller Plan
+Mode instruction is not modelled, so the prompts there are sized from their bills as usual. A
+switch by keyboard (not a call) is not in the log.
+
 A failed stream attempt: a `gemini` record whose token counts are all 0 is a request whose stream
 failed (no finish reason, or thoughts and no text) and that the CLI sent again unchanged
 (`GeminiChat.sendMessageStream` retries an `InvalidStreamError`; the corpus's such records date from
@@ -68,12 +78,15 @@ from ctxbench.traces.importers.base import (
     tool_use,
 )
 from ctxbench.traces.importers.tokens import Item, build_traces
-from ctxbench.traces.model import Content, Usage
+from ctxbench.traces.model import Content, ToolDef, Usage
 
 CANNOT = [
     "the system instruction and tool declarations (sized from the usage)",
     "requests the CLI does not log (compression passes, loop detection's stopped and recovery requests)",
 ]
+# The calls that switch Plan Mode on and off, and the mode each leaves (Gemini CLI 0.61.0 bundle,
+# policies/plan.toml; module docstring).
+PLAN_MODE_CALLS = {"enter_plan_mode": "plan", "exit_plan_mode": ""}
 SENT = ("user", "gemini")  # record types sent to the model (info / error / warning are the CLI's own)
 
 
@@ -168,6 +181,8 @@ class _Session:
     sent: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)  # per model: what its trace holds
     model: str = ""
     owed: dict[str, Any] | None = None  # the last reply's call results, unless a user record holds them
+    mode: str = ""  # "plan" from a successful enter_plan_mode call to a successful exit_plan_mode
+    mode_sent: dict[str, str] = field(default_factory=dict)  # per model: the mode its trace's tools are
 
     def settle(self) -> None:
         """Older logs keep a call's result only in its `toolCalls[].result`: sent all the same."""
@@ -198,13 +213,30 @@ class _Session:
         opening = Item("summary", summary or [Content("text", text="")], t=t)
         return [Item("compact", t=t, where=where), opening]
 
+    def _mode_tools(self, model: str, t: float | None) -> list[Item]:
+        """A new tool list where the CLI's mode is not the one of the model's previous request: Plan
+        Mode sends its own tools and system instruction (module docstring), so the implicit cache
+        breaks from the start; leaving it sends the others again."""
+        if self.mode == self.mode_sent.get(model, ""):
+            return []
+        self.mode_sent[model] = self.mode
+        self.report.counts["Plan Mode switches (other tools and system instruction: a cache break)"] += 1
+        named = ToolDef(f"gemini-cli {self.mode} mode: its tools and system instruction")
+        return [Item("tools", tools=(named,) if self.mode else (), t=t)]
+
+    def _switch_mode(self, final: dict[str, Any]) -> None:
+        """Follow the Plan Mode calls of a reply that ran (`status` success)."""
+        for call in final.get("toolCalls") or []:
+            if isinstance(call, dict) and call.get("status") == "success":
+                self.mode = PLAN_MODE_CALLS.get(str(call.get("name", "")), self.mode)
+
     def retried(self, rec: dict[str, Any], t: float | None, where: str) -> None:
         """A failed stream attempt: its prompt was sent (a request, without usage: not scored), its
         reply is in no later prompt (the CLI sends the same history again), its calls never ran."""
         self.report.counts["failed stream attempts sent again (tokens all 0: not scored)"] += 1
         self.model = str(rec.get("model", "")) or self.model
         items = self.convs.setdefault(self.model, [])
-        items += self._prompt(self.model, t, where)
+        items += self._mode_tools(self.model, t) + self._prompt(self.model, t, where)
         attempt = Item("reply", [Content("text", text="")], t=t, usage=None)
         attempt.where = where
         items.append(attempt)
@@ -228,7 +260,7 @@ class _Session:
             return
         self.model = str(rec.get("model", "")) or self.model
         items = self.convs.setdefault(self.model, [])
-        items += self._prompt(self.model, t, where)
+        items += self._mode_tools(self.model, t) + self._prompt(self.model, t, where)
         reply = Item("reply", _contents(final) or [Content("text", text="")], t=t, usage=usage)
         reply.where = where
         items.append(reply)
@@ -243,6 +275,7 @@ class _Session:
             if "functionResponse" in part
         ]
         self.owed = {"type": "user", "content": results} if results else None
+        self._switch_mode(final)
 
 
 def _operations(path: Path, report: ImportReport) -> list[tuple[str, dict[str, Any], str]]:

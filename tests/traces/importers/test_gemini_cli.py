@@ -209,3 +209,19 @@ def test_a_failed_stream_attempt_is_sent_and_its_reply_is_in_no_later_prompt() -
     assert [e.usage is None for e in replies] == [False, False, False, True, False]
     texts = [c.text or "" for e in flash.events if isinstance(e, MessageEvent) for c in e.content]
     assert "The integration tests look slower" not in "\n".join(texts)  # the attempt's cut answer
+
+
+def test_plan_mode_is_another_tool_list() -> None:
+    """Gemini CLI 0.61.0 into Plan Mode and out (bench/live/gemini_cli_plan_task.yaml): in Plan
+    Mode it sends 10 tools and a shorter system instruction instead of 16 and its own, so the
+    first request there read nothing, and the first after `exit_plan_mode` read the prefix cached
+    before it. The import follows the successful calls with a tool list each, and the replay
+    reads nothing at the switch as the server billed."""
+    path = DATA / "gemini-cli-0.61.0-plan.session.jsonl.xz"
+    res = import_paths([path])
+    assert res.report.counts["Plan Mode switches (other tools and system instruction: a cache break)"] == 2
+    (tr,) = res.traces
+    assert _usage(tr) == _billed("gemini-cli-0.61.0-plan.requests.jsonl.xz")
+    switch = compare(tr).requests[2]
+    assert switch.billed.cache_read == 0 and switch.miss_cause == "tools_change"
+    assert switch.predicted.cache_read == 0
