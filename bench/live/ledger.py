@@ -82,7 +82,8 @@ def _has(m: Message, markers: tuple[str, ...]) -> bool:
 
 def classify(p: Parsed) -> str:
     """summary: carries a compaction instruction (SUMMARY_MARKERS, ecosystem.md §3a/§3b); side: no
-    tools (title generation and other helper calls, ecosystem.md §3a); main: a turn of the task."""
+    tools (title generation and other helper calls, ecosystem.md §3a); main: a turn of the task (one
+    that offers tools, or whose system prompt has the model write its calls in XML tags)."""
     last = p.messages[-1] if p.messages else None
     system = p.tr.blocks[p.tr.tools_end : p.tr.system_end]
     if (
@@ -91,7 +92,7 @@ def classify(p: Parsed) -> str:
         or (not p.tool_names and any(b.text and any(x in b.text for x in SUMMARY_MARKERS) for b in system))
     ):  # the last: opencode's compaction agent, its instruction in its own system prompt (§3c)
         return SUMMARY
-    return MAIN if p.tool_names else SIDE
+    return MAIN if p.tool_names or p.xml_tools else SIDE  # xml_tools: Cline's calls in XML tags
 
 
 def load_ledger(folder: Path) -> tuple[list[LiveRequest], BlockFactory]:

@@ -21,7 +21,9 @@ a timeout:
 - Cline CLI 2.18.0 (the extension's task code, Cline 3.82.0) on Claude Sonnet 4.5 (Anthropic API),
   `cline -y --json …`, its provider and `anthropicBaseUrl` in `~/.cline/data/globalState.json`; its
   log is the task folder `~/.cline/data/tasks/<id>/` (tests/traces/importers/test_cline_task_live.py
-  keeps such runs).
+  keeps such runs). Given a `contextWindow` knob (the what-if runs, bench/live/whatif.py), Cline runs
+  on its OpenAI-compatible provider instead (gpt-4.1 on the `openai-auto` profile), that window in
+  the model's info.
 """
 
 from __future__ import annotations
@@ -156,18 +158,51 @@ def _gemini(
     return logs[-1]
 
 
-def _cline(url: str, home: Path, work: Path, binary: Path, model: str, timeout: float, log: Path) -> Path:
-    """Cline's settings as `cline auth -p anthropic` writes them, with the server as the Anthropic
-    base URL; the task folder it wrote."""
+# Cline on an OpenAI-compatible endpoint (the what-if runs, bench/live/whatif.py): the serve profile
+# and model, and the model info `cline auth -p openai` leaves unset, with the window a knob sets
+# (Cline's default for such a model is 128,000; its prices default to 0).
+CLINE_OPENAI = ("openai-auto", "gpt-4.1")
+CLINE_WINDOW = "contextWindow"
+
+
+def _cline_state(url: str, model: str, knobs: dict[str, str]) -> tuple[dict[str, object], dict[str, str]]:
+    """Cline's globalState and secrets: as `cline auth -p anthropic` writes them, with the server as
+    the Anthropic base URL; or, given a `contextWindow` knob, as `cline auth -p openai -b URL` does,
+    the model's info holding that window."""
+    if CLINE_WINDOW not in knobs:
+        state: dict[str, object] = {
+            "actModeApiProvider": "anthropic", "planModeApiProvider": "anthropic",
+            "actModeApiModelId": model, "planModeApiModelId": model, "anthropicBaseUrl": url,
+        }  # fmt: skip
+        return {**state, "welcomeViewCompleted": True}, {"apiKey": "dummy"}
+    info = {
+        "contextWindow": int(knobs[CLINE_WINDOW]), "maxTokens": -1, "supportsImages": False,
+        "supportsPromptCache": False, "inputPrice": 0, "outputPrice": 0,
+    }  # fmt: skip
+    state = {
+        "actModeApiProvider": "openai", "planModeApiProvider": "openai",
+        "actModeOpenAiModelId": model, "planModeOpenAiModelId": model, "openAiBaseUrl": f"{url}/v1",
+        "actModeOpenAiModelInfo": info, "planModeOpenAiModelInfo": info, "welcomeViewCompleted": True,
+    }  # fmt: skip
+    return state, {"openAiApiKey": "dummy"}
+
+
+def _cline(
+    url: str,
+    home: Path,
+    work: Path,
+    binary: Path,
+    model: str,
+    timeout: float,
+    log: Path,
+    knobs: dict[str, str] | None = None,
+) -> Path:
+    """Cline's settings (`_cline_state`); the task folder it wrote."""
     data = home / ".cline" / "data"
     data.mkdir(parents=True, exist_ok=True)
-    state = {
-        "actModeApiProvider": "anthropic", "planModeApiProvider": "anthropic",
-        "actModeApiModelId": model, "planModeApiModelId": model,
-        "welcomeViewCompleted": True, "anthropicBaseUrl": url,
-    }  # fmt: skip
+    state, secrets = _cline_state(url, model, knobs or {})
     (data / "globalState.json").write_text(json.dumps(state), encoding="utf-8")
-    (data / "secrets.json").write_text(json.dumps({"apiKey": "dummy"}), encoding="utf-8")
+    (data / "secrets.json").write_text(json.dumps(secrets), encoding="utf-8")
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home)}
     node = shutil.which("node") or "node"
     rc = _run([node, str(binary), "-y", "--json", PROMPT], env, work, timeout, log)
@@ -192,6 +227,8 @@ def run(
     `knobs` override the harness's settings (see _opencode, _gemini); `task` replaces its script."""
     out, prefix = out.resolve(), prefix.resolve()
     binary_rel, profile, model, task_name = HARNESSES[name]
+    if name == "cline" and CLINE_WINDOW in (knobs or {}):
+        profile, model = CLINE_OPENAI
     home, work = out / "home", out / "work"
     for d in (home, work):
         shutil.rmtree(d, ignore_errors=True)
@@ -205,7 +242,7 @@ def run(
         if name == "opencode":
             session_log = _opencode(srv.url, home, work, binary, model, timeout, log, knobs)
         elif name == "cline":
-            session_log = _cline(srv.url, home, work, binary, model, timeout, log)
+            session_log = _cline(srv.url, home, work, binary, model, timeout, log, knobs)
         else:
             session_log = _gemini(srv.url, home, work, binary, model, timeout, log, resume, knobs)
     finally:

@@ -6,8 +6,9 @@
 `record` runs a real harness (npm, local prefix) against `ctxbench serve` with the same scripted
 task at three or more settings of the knob its preset models (Claude Code's auto-compact window,
 Codex's `model_auto_compact_token_limit`, opencode's `limit.context`, Gemini CLI's
-`model.compressionThreshold`) and keeps each server ledger, compressed, in
-`tests/bench/data/whatif/<harness>-<version>-<setting>.requests.jsonl.xz`.
+`model.compressionThreshold`, Cline's model context window) and keeps each server ledger, compressed,
+in `tests/bench/data/whatif/<harness>-<version>-<setting>.requests.jsonl.xz` (Cline's task folder
+beside it: bench/live/whatif_cline.py).
 
 `report` needs no harness: for every ordered pair of kept settings (A, B) it rebuilds the
 pre-compaction task from the ledger recorded at A (`bench.live.ledger.task_of`: prompt, model
@@ -32,6 +33,7 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
+from ctxbench.bench.live import whatif_cline
 from ctxbench.bench.live.ledger import (
     ACK_MARKERS,
     CONTINUATION_MARKERS,
@@ -58,8 +60,12 @@ REPORT = Path("bench/whatif_report.md")
 MAX_ROUNDS = 5  # simulate / re-place reminders rounds before the compactions must have settled
 
 
+def stem_of(h: Harness, s: Setting) -> str:
+    return f"{h.name}-{h.version}-{s.label}"
+
+
 def ledger_path(data: Path, h: Harness, s: Setting) -> Path:
-    return data / f"{h.name}-{h.version}-{s.label}.requests.jsonl.xz"
+    return data / f"{stem_of(h, s)}.requests.jsonl.xz"
 
 
 def policy_for(h: Harness, s: Setting) -> Policy:
@@ -122,16 +128,21 @@ def load_served(data: Path, h: Harness) -> list[Served]:
         reqs, _f = load_ledger(path)
         billed = [r for r in reqs if r.kind != SIDE]
         model = billed[0].model if billed else ""
+        turns = (
+            whatif_cline.truncation_turns(whatif_cline.task_trace(data, stem_of(h, s)))
+            if h.task_folder
+            else served_turns(reqs)
+        )
         out.append(
             Served(
                 s,
                 path,
                 reqs,
-                served_turns(reqs),
+                turns,
                 _totals_usage([r.usage for r in billed], model)["cost"],
                 sum(r.cost for r in reqs if r.kind == SIDE),
                 model,
-                (comp.summary_bytes, comp.instruction_bytes),
+                (getattr(comp, "summary_bytes", 0), getattr(comp, "instruction_bytes", 0)),  # none: Cline's
             )
         )
     return out
@@ -207,19 +218,42 @@ def predict(h: Harness, source: Served, target: Served, profile: str | None = No
     )
 
 
+def predict_from_task_folder(data: Path, h: Harness, source: Served, target: Served) -> Pair:
+    """Setting `target` predicted from the task folder kept at `source` (bench/live/whatif_cline.py):
+    its import under the preset at the target's knob."""
+    recs = whatif_cline.simulate(
+        whatif_cline.task_trace(data, stem_of(h, source.setting)), policy_for(h, target.setting)
+    )
+    served = [r for r in target.reqs if r.kind != SIDE]
+    return Pair(
+        source.setting.label,
+        target.setting.label,
+        target.turns,
+        whatif_cline.predicted_truncations(recs),
+        target.cost,
+        _totals_pred(recs)["cost"],
+        len(served),
+        len(recs),
+    )
+
+
 def pairs_of(data: Path, h: Harness) -> tuple[list[Served], list[Pair]]:
     served = load_served(data, h)
+    if h.task_folder:
+        return served, [predict_from_task_folder(data, h, a, b) for a in served for b in served]
     return served, [predict(h, a, b) for a in served for b in served]
 
 
 # ---------------------------------------------------------------- record (live)
-LOGGED = ("opencode", "gemini-cli")  # run by bench/live/session_logs.py, the others by run_harness.py
+# run by bench/live/session_logs.py, the others by run_harness.py
+LOGGED = ("opencode", "gemini-cli", "cline")
 
 
 def _run(
     name: str, out: Path, prefix: Path, timeout: float, knobs: dict[str, str], task: Path | None
 ) -> dict[str, Any]:
-    """One live run of harness `name`: rc, seconds, requests."""
+    """One live run of harness `name`: rc, seconds, requests, and for one run by session_logs.py its
+    log (a session log, or Cline's task folder)."""
     if name not in LOGGED:
         from ctxbench.bench.live.run_harness import run
 
@@ -228,12 +262,12 @@ def _run(
 
     t0 = time.monotonic()
     try:
-        _log, ledger, _script = run_logged(name, out, prefix, timeout, False, knobs, task)
+        log, ledger, _script = run_logged(name, out, prefix, timeout, False, knobs, task)
     except RuntimeError as exc:  # the harness exited non-zero: the message has its log's tail
         (out / "harness.log").write_text(str(exc), encoding="utf-8")
         return {"rc": 1, "seconds": round(time.monotonic() - t0, 1), "requests": 0}
     n = sum(1 for x in ledger.read_text(encoding="utf-8").splitlines() if x.strip())
-    return {"rc": 0, "seconds": round(time.monotonic() - t0, 1), "requests": n}
+    return {"rc": 0, "seconds": round(time.monotonic() - t0, 1), "requests": n, "log": log}
 
 
 def record(
@@ -255,6 +289,8 @@ def record(
             continue
         raw = (out / "requests.jsonl").read_bytes()
         ledger_path(data, h, s).write_bytes(lzma.compress(raw, preset=9 | lzma.PRESET_EXTREME))
+        if h.task_folder:
+            whatif_cline.keep_task(info["log"], data, stem_of(h, s))
         print(f"{name} {s.knob}: {info['requests']} requests, {info['seconds']} s")
     return problems
 

@@ -27,6 +27,9 @@ class Harness:
     settings: tuple[Setting, ...]
     task: str | None = None  # the task script under bench/live (None: run_harness's own)
     reminders: bool = False  # re-place the harness's <system-reminder> attachments (bench/live/reminders.py)
+    # its task folder kept beside each ledger, its compactions and task read from it (bench/live/
+    # whatif_cline.py: Cline truncates without a summary request)
+    task_folder: bool = False
 
     @property
     def title(self) -> str:
@@ -95,6 +98,21 @@ def _gemini(threshold: float) -> Setting:
     )
 
 
+def _cline(window: int) -> Setting:
+    # policies/cline.py: Cline truncates when the previous request's total reaches the allowance of
+    # the model's context window (`allowance`: 80 % of it below 200k but at 64k and 128k), the
+    # preset's budget; on an OpenAI-compatible provider its total counts cache reads twice
+    # (`reads_counted_twice`). The window is the model info's `contextWindow`
+    # (bench/live/session_logs.py `_cline_state`); 128,000 is Cline's default for such a model.
+    return Setting(
+        f"w{window // 1000}k",
+        f"actModeOpenAiModelInfo.contextWindow={window}",
+        (("contextWindow", str(window)),),
+        budget=window,
+        policy_set=("compaction.reads_counted_twice=true",),
+    )
+
+
 # GEMINI_CLI: Gemini CLI 0.61.0 compresses only where it can split the history at a user message
 # that carries no function response (findCompressSplitPoint, the bundle's chatCompressionService):
 # the newest such message with at least 70 % of the history's characters before it, else the
@@ -136,6 +154,14 @@ HARNESSES = {
         "gemini-cli-live",
         (_gemini(0.03), _gemini(0.04), _gemini(0.06), _gemini(0.08)),
         "whatif_gemini_cli_task.yaml",
+    ),
+    "cline": Harness(
+        "cline",
+        "2.18.0",
+        "cline",
+        (_cline(32_000), _cline(44_000), _cline(56_000), _cline(128_000)),
+        "whatif_cline_task.yaml",
+        task_folder=True,
     ),
 }
 

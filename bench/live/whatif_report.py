@@ -128,6 +128,17 @@ def render(results: dict[str, tuple[str, list[Any], list[Pair]]]) -> str:
         "signatures Gemini CLI puts on the current loop's calls and drops at the next prompt (a cache",
         "break).",
         "",
+        "Cline's knob is its model's context window (on its OpenAI-compatible provider, the model info's",
+        "`contextWindow`; 128,000 is its default there). It truncates without a summary request: the",
+        "task and its first reply stay, an older part of the history is left out of every later",
+        "request (policies/cline.py). No ledger marks that point, so each run keeps its task folder",
+        "beside the ledger; the served truncations are the folder's import (traces/importers/",
+        "cline_context.py), and the task predicted from is the import of the folder recorded at *from*,",
+        "its own truncations not replayed (bench/live/whatif_cline.py). Its trigger counts cache reads",
+        "twice on that provider (`compaction.reads_counted_twice`, taken from a run at 20,000 tokens",
+        "that is not one of these): without it, no truncation is predicted at 44,000 tokens from the",
+        "run at 128,000 (tests/bench/live/test_whatif.py keeps that finding).",
+        "",
     ]
     for title, served, pairs in results.values():
         lines += _section(title, served, pairs)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from ctxbench.bench.live import whatif_cline
 from ctxbench.bench.live.ledger import SIDE, load_ledger, task_of
 from ctxbench.bench.live.predict import simulate
 from ctxbench.bench.live.reminders import (
@@ -229,3 +230,22 @@ def test_gemini_split_point_is_find_compress_split_point() -> None:
     assert split([prompt, call, result, call], 0, 0.3) == 0
     assert split([prompt, call, result, text], 0, 0.3) == 4
     assert split([prompt, call, result, text, msg("user", "text", 16), call], 0, 0.3) == 4
+
+
+def test_cline_truncations_are_read_from_the_task_folder_and_need_reads_counted_twice() -> None:
+    """Cline truncates without a summary request: its served truncations come from the kept task
+    folder (bench/live/whatif_cline.py), and the ledger's XML-tool requests are its main turns. On
+    its OpenAI-compatible provider Cline's trigger counts cache reads twice (the `truncated` run of
+    tests/traces/importers, 20,000 tokens): without that setting the preset, given the run at
+    128,000 tokens, predicts no truncation at 44,000 where Cline truncated four times."""
+    served, _pairs = _results("cline")
+    h = HARNESSES["cline"]
+    by = {s.setting.label: s for s in served}
+    assert all(r.kind != SIDE for s in served for r in s.reqs)
+    src, tgt = by["w128k"], by["w44k"]
+    assert src.turns == [] and tgt.turns == [5, 7, 9, 11]
+    trace = whatif_cline.task_trace(ROOT / DATA, f"cline-2.18.0-{src.setting.label}")
+    policy = policy_for(h, tgt.setting)
+    once = with_policy_set(policy, ["compaction.reads_counted_twice=false"])
+    assert whatif_cline.predicted_truncations(whatif_cline.simulate(trace, once)) == []
+    assert whatif_cline.predicted_truncations(whatif_cline.simulate(trace, policy)) == tgt.turns
