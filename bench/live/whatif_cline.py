@@ -19,12 +19,12 @@ import lzma
 import tempfile
 from pathlib import Path
 
-from ctxbench.bench.live.ledger import PredictError
+from ctxbench.bench.live import predict
+from ctxbench.bench.live.ledger import PredictError, Task
 from ctxbench.bench.live.session_logs import CLINE_OPENAI
 from ctxbench.policies.preset import Policy
 from ctxbench.sim.core.records import RequestRecord
-from ctxbench.sim.runner import run_trace
-from ctxbench.sim.serve.server import ZERO_LATENCY
+from ctxbench.sim.runner import prepare_for
 from ctxbench.traces.importers import import_paths
 from ctxbench.traces.model import CompactionEvent, MessageEvent, Trace
 
@@ -74,12 +74,9 @@ def truncation_turns(trace: Trace) -> list[int]:
 
 
 def simulate(trace: Trace, policy: Policy) -> list[RequestRecord]:
-    """`trace` under `policy` on the runs' profile; a run that does not end well is an error."""
-    res = run_trace(trace, policy, PROFILE, 0, None, {"latency": dict(ZERO_LATENCY)})
-    bad = [o for o in res.outcomes if o.status != "ok"]
-    if bad:
-        raise PredictError(f"simulation ended with {bad[0].error}: {bad[0].message}")
-    return res.records
+    """`trace` under `policy` on the runs' profile (bench/live/predict.py `simulate`: a run that does
+    not end well is an error)."""
+    return predict.simulate(Task(prepare_for(trace), []), policy, PROFILE)
 
 
 def predicted_truncations(recs: list[RequestRecord]) -> list[int]:

@@ -85,7 +85,8 @@ class _Conversation:
     model: str
     meta: dict[str, Any]
     items: list[Item] = field(default_factory=list)
-    agents: list[str] = field(default_factory=list)  # the agent of its first request, then the latest
+    first_agent: str = ""  # the agent of its first request: its tools are the trace's own
+    agent: str = ""  # the agent of its latest request
 
 
 def _obj(value: Any) -> dict[str, Any]:
@@ -223,12 +224,14 @@ class _Session:
         cache breaks from the tools on. The first agent's tools are the trace's own (an earlier
         session of that agent may have cached them: `meta.warm_tokens`); another's are named by it."""
         agent = str(msg.get("agent") or msg.get("mode") or "")
-        if not agent or agent == (conv.agents[-1] if conv.agents else agent):
-            conv.agents = conv.agents or [agent] * bool(agent)
+        if not agent or agent == conv.agent:
             return []
-        conv.agents = [conv.agents[0], agent]
+        first, conv.agent = not conv.first_agent, agent
+        if first:
+            conv.first_agent = agent
+            return []
         self.report.counts["agent switches (another agent's tool definitions: a cache break)"] += 1
-        own = () if agent == conv.agents[0] else (ToolDef(f"opencode agent {agent}: its tools"),)
+        own = () if agent == conv.first_agent else (ToolDef(f"opencode agent {agent}: its tools"),)
         return [Item("tools", tools=own, t=t)]
 
     def _summariser(self, conv: _Conversation, item: Item, t: float | None) -> None:
