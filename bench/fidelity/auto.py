@@ -154,6 +154,7 @@ def unit_read(left: int, prompt: int, unit: int) -> int:
 ROUTING = "best-effort routing (providers.md §2.1, not predictable from the log)"
 OUTPUT = "generated tokens cached (not in providers.md)"
 UNEXPLAINED = "not explained by the log"
+KEPT = "kept past its lifetime (chance, drawn in the interval)"
 
 
 def _prompt(r: RequestCompare) -> int:
@@ -189,7 +190,13 @@ def auto_prefix_cause(r: RequestCompare, earlier: list[RequestCompare], meta: di
             f"previous response's output ({prev.billed.output_tokens:,} tokens: reasoning and call "
             "items sent back)"
         )
-    if meta.get("format") == "gemini-cli" and r.real_user and billed > pred:
+    if r.miss_cause == "ttl_expiry" and billed > pred:
+        return (
+            f"{KEPT}: the entry outlived the idle lifetime the replay gives it ({r.gap:,.0f} s idle; "
+            "a measured rate, sim/data/profiles: how long an automatic cache keeps an entry is not "
+            "published)"
+        )
+    if meta.get("format") == "gemini-cli" and r.miss_cause == "compaction" and billed > pred:
         return (
             f"{UNEXPLAINED}: the first logged request of a history the CLI replaced read "
             f"{billed - pred:,} tokens more: what a request the CLI did not log had cached (Gemini CLI "

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxbench.bench.fidelity.auto import OUTPUT, ROUTING, auto_prefix_cause, evidence
+from ctxbench.bench.fidelity.auto import KEPT, OUTPUT, ROUTING, auto_prefix_cause, evidence
 from ctxbench.bench.fidelity.compare import compare
 from ctxbench.bench.fidelity.discover import discover
 from ctxbench.bench.fidelity.gateway import as_charged, reports_cache_writes
@@ -124,6 +124,21 @@ def test_automatic_prefix_causes() -> None:
     assert "5,537-token instructions prefix" in auto_prefix_cause(routed, [a, b, c], meta)
     older = _rc(4, 12000, 9633, 40, 11008)
     assert "request #1" in auto_prefix_cause(older, [a, b, c, routed], meta)
+
+
+def test_an_expiry_the_cache_outlived_is_named_so_and_a_replaced_history_only_after_one() -> None:
+    """A read more than predicted after an idle gap the replay expired is the entry kept past its
+    lifetime, whatever the format; a Gemini CLI request is named the first of a replaced history
+    only when it follows one (the import's compaction)."""
+    from dataclasses import replace
+
+    a = _rc(0, 30_000, 0, 100, 0)
+    late = replace(_rc(1, 38_000, 31_000, 50, 0), gap=302.0, miss_cause="ttl_expiry", real_user=True)
+    gemini = {"format": "gemini-cli"}
+    assert auto_prefix_cause(late, [a], gemini).startswith(KEPT + ": the entry outlived")
+    assert "302 s idle" in auto_prefix_cause(late, [a], gemini)
+    rebuilt = replace(late, gap=5.0, miss_cause="compaction")
+    assert "a history the CLI replaced" in auto_prefix_cause(rebuilt, [a], gemini)
 
 
 @needs_real
