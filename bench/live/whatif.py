@@ -54,6 +54,7 @@ from ctxbench.bench.live.whatif_report import COST_TOLERANCE, TURN_TOLERANCE, Pa
 from ctxbench.policies.preset import Policy, PresetError, load_policy, with_policy_set
 from ctxbench.sim.core.records import RequestRecord
 from ctxbench.sim.serve.script import SUMMARY_MARKERS
+from ctxbench.traces.model import Trace
 
 DATA = Path("tests/bench/data/whatif")
 REPORT = Path("bench/whatif_report.md")
@@ -113,6 +114,7 @@ class Served:
     side_cost: float  # side requests (not simulated)
     model: str
     preset_sizes: tuple[int, int] = (0, 0)  # the preset's summary_bytes, instruction_bytes
+    task: Trace | None = None  # the kept task folder's import (a `task_folder` harness: Cline)
 
     @property
     def sizes(self) -> tuple[int | None, int | None]:
@@ -128,11 +130,8 @@ def load_served(data: Path, h: Harness) -> list[Served]:
         reqs, _f = load_ledger(path)
         billed = [r for r in reqs if r.kind != SIDE]
         model = billed[0].model if billed else ""
-        turns = (
-            whatif_cline.truncation_turns(whatif_cline.task_trace(data, stem_of(h, s)))
-            if h.task_folder
-            else served_turns(reqs)
-        )
+        task = whatif_cline.task_trace(data, stem_of(h, s)) if h.task_folder else None
+        turns = whatif_cline.truncation_turns(task) if task is not None else served_turns(reqs)
         out.append(
             Served(
                 s,
@@ -143,6 +142,7 @@ def load_served(data: Path, h: Harness) -> list[Served]:
                 sum(r.cost for r in reqs if r.kind == SIDE),
                 model,
                 (getattr(comp, "summary_bytes", 0), getattr(comp, "instruction_bytes", 0)),  # none: Cline's
+                task,
             )
         )
     return out
@@ -218,12 +218,12 @@ def predict(h: Harness, source: Served, target: Served, profile: str | None = No
     )
 
 
-def predict_from_task_folder(data: Path, h: Harness, source: Served, target: Served) -> Pair:
+def predict_from_task_folder(h: Harness, source: Served, target: Served) -> Pair:
     """Setting `target` predicted from the task folder kept at `source` (bench/live/whatif_cline.py):
     its import under the preset at the target's knob."""
-    recs = whatif_cline.simulate(
-        whatif_cline.task_trace(data, stem_of(h, source.setting)), policy_for(h, target.setting)
-    )
+    if source.task is None:
+        raise PredictError(f"{source.path}: no task folder kept beside this ledger")
+    recs = whatif_cline.simulate(source.task, policy_for(h, target.setting))
     served = [r for r in target.reqs if r.kind != SIDE]
     return Pair(
         source.setting.label,
@@ -240,7 +240,7 @@ def predict_from_task_folder(data: Path, h: Harness, source: Served, target: Ser
 def pairs_of(data: Path, h: Harness) -> tuple[list[Served], list[Pair]]:
     served = load_served(data, h)
     if h.task_folder:
-        return served, [predict_from_task_folder(data, h, a, b) for a in served for b in served]
+        return served, [predict_from_task_folder(h, a, b) for a in served for b in served]
     return served, [predict(h, a, b) for a in served for b in served]
 
 
