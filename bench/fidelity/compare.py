@@ -26,6 +26,7 @@ from typing import Any
 from ctxbench.bench.fidelity.auto import (
     auto_prefix_cause,
     caches,
+    grid,
     left_after,
     naive_read,
     unit_read,
@@ -299,8 +300,9 @@ def _naive(
     """The naive read of request `i` (billed `b`): everything the previous request cached, the
     first request nothing. On automatic-prefix caches all of the previous prompt (with its output
     on the models the profile lists in `output_cached`, auto.py `left_cached`), rounded to the
-    profile's steps (bench/fidelity/auto.py `naive_read`); on DeepSeek the previous prompt and its
-    output (`prev_prompt`, auto.py `left_cached`) in whole storage units. Behind a gateway that
+    profile's steps or the model's own grid (bench/fidelity/auto.py `naive_read`, `grid`); on
+    DeepSeek the previous prompt and its output (`prev_prompt`, auto.py `left_cached`) in whole
+    storage units. Behind a gateway that
     reports no writes (`hidden`) a request cached its whole prompt, as far as its usage shows."""
     if not i:
         return 0
@@ -309,8 +311,8 @@ def _naive(
     if cfg.get("provider") == "auto-prefix":
         if not caches(cfg):  # `no-cache` (ttl 0): nothing is ever read
             return 0
-        step = int(cfg.get("granularity", 1) or 1)
-        return naive_read(prev_prompt, b.input_tokens + b.cache_read, _minimum(cfg, model), step)
+        first, step = grid(cfg, model, _minimum(cfg, model))
+        return naive_read(prev_prompt, b.input_tokens + b.cache_read, first, step)
     return min(prev_cached, b.total_input if hidden else _cached(b))
 
 

@@ -8,7 +8,9 @@ Profiles in `sim/data/profiles/` set the numbers, each with its source.
 
 Breakpoints on the request are ignored (these APIs have no markers). Every hit is reported at the
 provider's granularity: the matched prefix (whole blocks) rounded down to `min + k·granularity`;
-below the minimum nothing is read. After a successful call the whole prompt is cached on the
+below the minimum nothing is read. A model whose reads fall on a coarser grid of its own (a profile's
+`read_units`: gpt-5.5 and gpt-5.4-mini read 384 + 512·k tokens, not the documented 128·k) is
+rounded down to that grid instead (`read_grid`). After a successful call the whole prompt is cached on the
 replica that served it (writes cost nothing: uncached input is billed at the base price).
 On the models a profile lists in `output_cached`, what a response generated stays readable too:
 a request that extends the previous prompt of its conversation with that response (a tool call's
@@ -56,6 +58,9 @@ class AutoConfig:
     # Model ids (prefixes: "gpt-5.4" covers gpt-5.4-mini) whose cache holds the tokens a response
     # generated as well as its prompt; the profile names the measurement each rests on.
     output_cached: tuple[str, ...] = ()
+    # (model id prefix, step, residue): that model's reads are `residue + k·step` tokens, at least
+    # the minimum (`read_grid`); the profile names the measurement each rests on.
+    read_units: tuple[tuple[str, int, int], ...] = ()
     latency: Latency = field(default_factory=Latency)
     faults: Faults = field(default_factory=Faults)
 
@@ -65,6 +70,17 @@ def granular(matched: int, minimum: int, step: int) -> int:
     if matched < minimum or matched <= 0:
         return 0
     return minimum + (matched - minimum) // max(1, step) * max(1, step)
+
+
+def read_grid(units: Iterable[tuple[str, int, int]], model: str, minimum: int, step: int) -> tuple[int, int]:
+    """The smallest read and the step between reads of `model` (for `granular`): those of the
+    `units` row whose model prefix is the longest that `model` starts with, its first grid point
+    at or above `minimum`; `minimum` and `step` when no row lists it."""
+    rows = [u for u in units if model.startswith(u[0])]
+    if not rows:
+        return minimum, step
+    _, unit, residue = max(rows, key=lambda u: len(u[0]))
+    return residue + -(-max(0, minimum - residue) // unit) * unit, unit
 
 
 def lists_model(models: Iterable[str], model: str) -> bool:
@@ -94,6 +110,7 @@ class AutoPrefixProvider(DialectProvider):
             str, tuple[int, str]
         ] = {}  # conversation -> (that hash, reason before this call's write)
         self._generated: dict[str, tuple[int, int]] = {}  # conversation -> (prompt end hash, output)
+        self._grids: dict[str, tuple[int, int]] = {}  # model -> (smallest read, step): `read_grid`
 
     def call(self, req: Request, now: float) -> Outcome:
         rejected, fault = self._admit(req, now)
@@ -111,7 +128,8 @@ class AutoPrefixProvider(DialectProvider):
             p = tr.system_end - 1 if self.cfg.image_change == "messages" else -1
         matched = tr.cum_tokens[p] if p >= 0 else 0
         matched = min(total, matched + self._through_output(req, p))
-        read = granular(matched, self.min_cacheable, self.cfg.granularity)
+        first, step = self._grid(req.model)
+        read = granular(matched, first, step)
         left = self._left.get(req.conversation)
         if left is not None:  # diagnose against the state before this call writes (harness asks after)
             self._why[req.conversation] = (left, self._reason(left, req.conversation, route, now))
@@ -126,7 +144,7 @@ class AutoPrefixProvider(DialectProvider):
             store.write(tr.hashes, tr.cum_tokens, n - 1, now, ready, known=p)
             if self.cfg.image_change != "none":
                 self._images[(route.replica, req.conversation)] = (req.images, tr.img_hashes[req.images])
-            top = granular(total, self.min_cacheable, self.cfg.granularity)
+            top = granular(total, first, step)
             cached_pos = bisect.bisect_right(tr.cum_tokens, top, 0, n) - 1
             if cached_pos >= 0:
                 self._left[req.conversation] = tr.hashes[cached_pos]
@@ -148,6 +166,14 @@ class AutoPrefixProvider(DialectProvider):
             tag,
             self.wire,
         )
+
+    def _grid(self, model: str) -> tuple[int, int]:
+        grid = self._grids.get(model)
+        if grid is None:
+            grid = self._grids[model] = read_grid(
+                self.cfg.read_units, model, self.min_cacheable, self.cfg.granularity
+            )
+        return grid
 
     def _through_output(self, req: Request, p: int) -> int:
         """Tokens past the matched prefix that the conversation's previous response left readable
