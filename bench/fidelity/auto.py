@@ -3,7 +3,7 @@ recorded read, from the billed usage around the request (the prompt of an OpenAI
 its whole `input_tokens`, FORMATS.md §3).
 
 The replay predicts that a request reads the previous prompt (rounded down to the provider's
-128-token steps, providers.md §2.1, or to a model's own coarser grid: `grid`, measured by `grid_of`)
+128-token steps, providers.md §2.1, or to a model's own coarser grid: `grid`, bench/fidelity/grids.py)
 on the one machine the conversation is routed to. Two billed
 behaviours no deterministic model of the documented rules predicts, named here with their evidence:
 - best-effort routing: "Requests are routed to a machine based on a hash of the initial prefix …
@@ -52,7 +52,6 @@ command on the Codex or Gemini CLI rows alone; the first before reads through th
 from __future__ import annotations
 
 import itertools
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,51 +86,6 @@ def grid(cfg: dict[str, Any], model: str, minimum: int) -> tuple[int, int]:
     (sim/providers/auto_prefix.py `read_grid`)."""
     units = tuple((str(m), int(s), int(r)) for m, s, r in cfg.get("read_units", ()) or ())
     return read_grid(units, model, minimum, int(cfg.get("granularity", 1) or 1))
-
-
-# A model's own read grid (the profiles' `read_units`), measured on the development part's billed
-# reads (`python -m ctxbench.bench.fidelity.measure`, `grid_of`): the coarsest of these steps on
-# which at least UNIT_SHARE of the model's reads (at least UNIT_READS, of UNIT_VALUES distinct
-# sizes at least: a run of reads of one cached prefix is no grid) share one residue.
-UNIT_STEPS = (1024, 512, 256)
-UNIT_SHARE = 0.99
-UNIT_READS = 20
-UNIT_VALUES = 10
-
-
-def count_reads(sf: SessionFidelity, acc: dict[str, Counter[int]]) -> None:
-    """Add the billed reads of `sf` to the counts of the model each request ran on (`grid_of`)."""
-    for r in sf.requests:
-        if r.billed.cache_read:
-            acc.setdefault(r.model or sf.model, Counter())[r.billed.cache_read] += 1
-
-
-def grid_of(reads: Counter[int]) -> tuple[int, int, float] | None:
-    """(step, residue, share): the coarsest step of UNIT_STEPS on which at least UNIT_SHARE of a
-    model's `reads` (read size: count) share one residue; None when none does or they are too few."""
-    n = sum(reads.values())
-    if n < UNIT_READS or len(reads) < UNIT_VALUES:
-        return None
-    for step in UNIT_STEPS:
-        by = Counter[int]()
-        for read, k in reads.items():
-            by[read % step] += k
-        residue, k = by.most_common(1)[0]
-        if k >= UNIT_SHARE * n:
-            return step, residue, k / n
-    return None
-
-
-def grids_line(acc: dict[str, Counter[int]]) -> str:
-    """The measurement's line: the models whose reads fall on a grid coarser than 128 tokens."""
-    found = [(m, g) for m, c in sorted(acc.items()) if (g := grid_of(c)) is not None]
-    cells = "; ".join(
-        f"{m} {sum(acc[m].values())} reads: {r} + {s}·k ({share:.1%})" for m, (s, r, share) in found
-    )
-    return (
-        f"reads on a grid of their own (at least {UNIT_SHARE:.0%} of at least {UNIT_READS} reads of a "
-        f"model on residue + k·step, step of {UNIT_STEPS}): {cells or 'none'}"
-    )
 
 
 def writes_free(cfg: dict[str, Any]) -> bool:

@@ -49,9 +49,9 @@ from ctxbench.sim.core.catalog import prices
 # that saving (the share of a dollar; its mean is the pooled share): its 0 %, 5 %, ..., 100 %
 # quantiles.
 # OpenAI: 296 conversations (Codex CLI rollouts of the `dev` rows of bench/corpus/sessions.csv,
-# 2025-2026, and traces-real codex-tui and inspect-ai); over all 850, 12,330 requests after a first
-# read what the central prediction says and 4,818 read less (654 only the static prefix, 1,929 an
-# older entry of the conversation, 2,235 neither).
+# 2025-2026, and traces-real codex-tui and inspect-ai); over all 850, 12,345 requests after a first
+# read what the central prediction says and 4,803 read less (654 only the static prefix, 1,929 an
+# older entry of the conversation, 2,220 neither).
 # Z.ai (Claude Code on zai's Anthropic-compatible endpoint, glm-4.x/5.x, the `dev` rows): 94
 # conversations (8 more ran on the free glm-4.7-flash, whose reads save nothing: no weight); over
 # all 291, 5,956 requests read what the central prediction says and 183 read less (48 only the
@@ -70,7 +70,7 @@ LOST_SHARE: dict[str, tuple[float, ...]] = {
         0.1098, 0.22, 0.2416, 0.2416, 0.2416, 0.2416, 0.254, 0.3094, 0.4347, 0.9144,
     ),
     "openai": (
-        -0.0684, 0.0094, 0.011, 0.0159, 0.0179, 0.0182, 0.0194, 0.0213, 0.0245, 0.0292, 0.0338,
+        -0.0684, 0.0094, 0.011, 0.0159, 0.0176, 0.0182, 0.0194, 0.0213, 0.0245, 0.0292, 0.0338,
         0.039, 0.0465, 0.0518, 0.055, 0.0599, 0.0634, 0.0718, 0.089, 0.1211, 0.5433,
     ),
     "zai": (

@@ -33,8 +33,7 @@ measured on, and the measurement can be rerun):
   of the previous one and later, and how many read less than half the previous prompt;
 - on automatic-prefix caches and DeepSeek's (sim/data/profiles/zai.yaml, deepseek.yaml `ttl`):
   requests by the idle gap since the previous one, kept (read at least half its prompt) or lost
-  (bench/fidelity/gaps.py); per model there, a grid coarser than 128 tokens its reads fall on
-  (the profiles' `read_units`, bench/fidelity/auto.py `grid_of`).
+  (bench/fidelity/gaps.py); per model, the grid its reads fall on (`read_units`, grids.py).
 
     python -m ctxbench.bench.fidelity.measure --corpus DIR [--shared DIR] [--json]
 
@@ -55,9 +54,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ctxbench.bench.fidelity.auto import STEP, UnitCounts, count_deepseek, count_reads, grid_of, grids_line
+from ctxbench.bench.fidelity.auto import STEP, UnitCounts, count_deepseek
 from ctxbench.bench.fidelity.auto_interval import read_saving
 from ctxbench.bench.fidelity.gaps import count_edge, count_relay, count_retention, prompt_of
+from ctxbench.bench.fidelity.grids import GridCounts, count_grids, grids_json, grids_line
 from ctxbench.bench.fidelity.interval import RELAY, cost_interval, miss_kind
 from ctxbench.bench.fidelity.misses import EXPLICIT, MissCounts, count_misses
 from ctxbench.bench.fidelity.model_error import POOLED, margins, scores, stratum
@@ -249,7 +249,7 @@ class Measured:
     # per automatic-prefix cache and DeepSeek (gaps.py)
     retention: dict[str, Counter[str]] = field(default_factory=dict)
     error: dict[tuple[str, str], ErrorCounts] = field(default_factory=dict)
-    reads: dict[str, Counter[int]] = field(default_factory=dict)  # automatic prefixes, by model (auto.py)
+    grids: dict[str, GridCounts] = field(default_factory=dict)  # automatic prefixes, by model (grids.py)
     # conversations whose replay raised on their data (bench/fidelity/logs.py): not measured, named
     not_replayed: list[str] = field(default_factory=list)
 
@@ -267,7 +267,7 @@ class Measured:
             "relay_requests": dict(sorted(self.relay.items())),
             "expiry_breaks_at_ttl_edge": dict(sorted(self.edge.items())),
             "retention_by_gap": _sorted_counts(self.retention),
-            "read_grids": {m: g for m, c in sorted(self.reads.items()) if (g := grid_of(c))},
+            "read_grids": grids_json(self.grids),
         }
 
     def lines(self) -> list[str]:
@@ -325,7 +325,7 @@ class Measured:
                 f"model error {fam} {size}: {j['sessions']} sessions, billed/central - 1 at 5 %, 50 %, "
                 f"95 %: {j['residual_q05_q50_q95']}; margins beyond the chance interval {j['margins']}"
             )
-        out.append(grids_line(self.reads))
+        out.append(grids_line(self.grids))
         shares = {p: round(c.mean_share, 4) for p, c in sorted(self.auto.items()) if c.lost}
         out.append(f"MEAN_SHARE: dict[str, float] = {shares}")
         out.append("MODEL_ERROR: dict[tuple[str, str], tuple[float, float, int]] = {")
@@ -363,7 +363,7 @@ def measure(part: Part) -> Measured:
         if sf.auto_provider:
             acc = out.auto.setdefault(sf.auto_provider, AutoCounts())
             count_auto(sf, acc)
-            count_reads(sf, out.reads)
+            count_grids(sf, out.grids)
             count_retention(sf, out.retention.setdefault(sf.auto_provider, Counter()))
             acc.sessions.append(f"{r.log.rel} {r.name}")
         else:

@@ -8,10 +8,11 @@ Profiles in `sim/data/profiles/` set the numbers, each with its source.
 
 Breakpoints on the request are ignored (these APIs have no markers). Every hit is reported at the
 provider's granularity: the matched prefix (whole blocks) rounded down to `min + k·granularity`;
-below the minimum nothing is read. A model whose reads fall on a coarser grid of its own (a profile's
-`read_units`: gpt-5.5 and gpt-5.4-mini read 384 + 512·k tokens, not the documented 128·k) is
-rounded down to that grid instead (`read_grid`). After a successful call the whole prompt is cached on the
-replica that served it (writes cost nothing: uncached input is billed at the base price).
+below the minimum nothing is read. A model whose reads fall on a coarser grid of its own (a
+profile's `read_units`: gpt-5.5 and gpt-5.4-mini read 384 + 512·k tokens, not the documented
+128·k) is rounded down to that grid instead (`read_grid`). After a successful call the whole
+prompt is cached on the replica that served it (writes cost nothing: uncached input is billed at
+the base price).
 On the models a profile lists in `output_cached`, what a response generated stays readable too:
 a request that extends the previous prompt of its conversation with that response (a tool call's
 continuation, not a new user turn) reads into it, up to one step short of its end
@@ -58,8 +59,8 @@ class AutoConfig:
     # Model ids (prefixes: "gpt-5.4" covers gpt-5.4-mini) whose cache holds the tokens a response
     # generated as well as its prompt; the profile names the measurement each rests on.
     output_cached: tuple[str, ...] = ()
-    # (model id prefix, step, residue): that model's reads are `residue + k·step` tokens, at least
-    # the minimum (`read_grid`); the profile names the measurement each rests on.
+    # (model id, step, residue): that model's reads are `residue + k·step` tokens, at least the
+    # minimum (`read_grid`); the profile names the measurement each rests on.
     read_units: tuple[tuple[str, int, int], ...] = ()
     latency: Latency = field(default_factory=Latency)
     faults: Faults = field(default_factory=Faults)
@@ -73,14 +74,18 @@ def granular(matched: int, minimum: int, step: int) -> int:
 
 
 def read_grid(units: Iterable[tuple[str, int, int]], model: str, minimum: int, step: int) -> tuple[int, int]:
-    """The smallest read and the step between reads of `model` (for `granular`): those of the
-    `units` row whose model prefix is the longest that `model` starts with, its first grid point
-    at or above `minimum`; `minimum` and `step` when no row lists it."""
-    rows = [u for u in units if model.startswith(u[0])]
-    if not rows:
-        return minimum, step
-    _, unit, residue = max(rows, key=lambda u: len(u[0]))
-    return residue + -(-max(0, minimum - residue) // unit) * unit, unit
+    """The smallest read and the step between reads of `model` (for `granular`): those of its
+    `units` row (by model id), the first grid point at or above `minimum`; `minimum` and `step`
+    when no row names it."""
+    for name, unit, residue in units:
+        if name == model:
+            return grid_start(minimum, unit, residue), unit
+    return minimum, step
+
+
+def grid_start(minimum: int, step: int, residue: int) -> int:
+    """The first point of the grid `residue + k·step` at or above `minimum`."""
+    return residue + -(-max(0, minimum - residue) // step) * step
 
 
 def lists_model(models: Iterable[str], model: str) -> bool:

@@ -1,39 +1,54 @@
-"""Models whose billed reads fall on a grid of their own (bench/fidelity/auto.py `grid_of`, the
-profiles' `read_units`), and the naive reading on that grid (`grid`)."""
+"""The grid a model's billed reads fall on (bench/fidelity/grids.py, the profiles' `read_units`),
+and the naive reading on that grid (bench/fidelity/auto.py `grid`)."""
 
 from __future__ import annotations
 
 from collections import Counter
 
-from ctxbench.bench.fidelity.auto import grid, grid_of, naive_read
+from ctxbench.bench.fidelity.auto import grid, naive_read
+from ctxbench.bench.fidelity.grids import GridCounts, exact, listed
 from ctxbench.sim.core.profiles import profile
 
 
-def test_reads_all_on_one_residue_of_512_are_a_512_token_grid() -> None:
-    reads = Counter({384 + 512 * k: 2 for k in range(3, 15)})
-    assert grid_of(reads) == (512, 384, 1.0)
+def _counts(pairs: list[tuple[int, int]]) -> GridCounts:
+    return GridCounts(Counter(read for _, read in pairs), pairs)
 
 
-def test_reads_in_128_token_steps_are_no_grid_of_their_own() -> None:
-    assert grid_of(Counter({128 * k: 3 for k in range(10, 30)})) is None
+def _on_512(prefix: int) -> int:
+    return (prefix - 384) // 512 * 512 + 384
 
 
-def test_too_few_reads_or_one_prefix_read_again_and_again_are_no_grid() -> None:
-    assert grid_of(Counter({384 + 512 * k: 1 for k in range(3, 13)})) is None  # 10 reads
-    assert grid_of(Counter({5_504: 40})) is None  # one cached prefix, read 40 times
+def test_reads_on_384_plus_512_k_make_that_grid_the_models() -> None:
+    """The previous prompt, rounded down to 384 + 512·k, is each billed read (gpt-5.5's shape)."""
+    pairs = [(prefix, _on_512(prefix)) for prefix in range(17_000, 40_000, 997)]
+    g = _counts(pairs)
+    assert exact(g)[2] == (512, 384, len(pairs), 1.0)
+    assert listed(g) == (512, 384)
 
 
-def test_one_read_off_the_grid_in_a_hundred_keeps_it() -> None:
-    reads = Counter({384 + 512 * k: 10 for k in range(3, 13)})
-    assert grid_of(reads) == (512, 384, 1.0)
-    reads[20_000] += 1
-    assert grid_of(reads) == (512, 384, 100 / 101)
-    reads[21_000] += 1
-    assert grid_of(reads) is None
+def test_reads_in_128_token_steps_keep_the_documented_grid() -> None:
+    pairs = [(prefix, prefix // 128 * 128) for prefix in range(17_000, 40_000, 997)]
+    assert listed(_counts(pairs)) is None
 
 
-def test_the_naive_read_of_gpt_5_5_is_on_its_grid() -> None:
+def test_a_mixture_of_grids_is_not_listed_even_where_the_coarser_wins() -> None:
+    """gpt-5's shape on the development part: most reads on the coarser grid, the others on
+    128-token steps; exact more often on the coarser, yet no grid of the model's."""
+    pairs = [(p, _on_512(p) if k % 3 else p // 128 * 128) for k, p in enumerate(range(17_000, 60_000, 997))]
+    g = _counts(pairs)
+    by_step = {step: (hits, share) for step, _, hits, share in exact(g)}
+    assert by_step[512][0] > by_step[128][0] and by_step[512][1] < 0.99
+    assert listed(g) is None
+
+
+def test_a_tie_keeps_the_finer_grid() -> None:
+    """A read that every candidate grid gives (a multiple of 1,024, a prefix just above it) says
+    nothing about the grid: the documented steps stay."""
+    assert listed(_counts([(2048 + 5, 2048), (4096 + 9, 4096)])) is None
+
+
+def test_the_naive_read_is_on_the_profiles_grid_of_the_model() -> None:
     cfg = profile("openai-auto")
     first, step = grid(cfg, "gpt-5.5", 1024)
-    assert naive_read(17_545, 20_000, first, step) == 17_280
-    assert grid(cfg, "gpt-5.4", 1024) == (1024, 128)
+    assert naive_read(17_545, 20_000, first, step) == 17_280  # ADIOCLASSMATE/dotfile, development part
+    assert grid(cfg, "gpt-5", 1024) == grid(cfg, "gpt-5.4", 1024) == (1024, 128)

@@ -12,7 +12,7 @@ from ctxbench.sim.providers.auto_prefix import AutoPrefixProvider, read_grid
 from tests.sim.providers.conftest import catalog, say, transcript
 from tests.sim.providers.test_openai_auto import OPENAI
 
-UNITS = (("gpt-5.5", 512, 384), ("gpt-5.4-mini", 512, 384))
+UNITS = (("gpt-5", 1024, 768), ("gpt-5.5", 512, 384), ("gpt-5.4-mini", 512, 384))
 
 
 def _read(p: AutoPrefixProvider, tr: Transcript, index: int, model: str, t: float) -> int:
@@ -22,10 +22,10 @@ def _read(p: AutoPrefixProvider, tr: Transcript, index: int, model: str, t: floa
 def test_the_grid_of_a_listed_model_starts_at_its_first_point_above_the_minimum() -> None:
     assert read_grid(UNITS, "gpt-5.5", 1024, 128) == (1408, 512)
     assert read_grid(UNITS, "gpt-5.4-mini", 1024, 128) == (1408, 512)
-    assert read_grid(UNITS, "gpt-5.4", 1024, 128) == (1024, 128)  # not a variant of a listed id
+    assert read_grid(UNITS, "gpt-5", 1024, 128) == (1792, 1024)
+    assert read_grid(UNITS, "gpt-5-codex", 1024, 128) == (1024, 128)  # by model id, not a prefix
+    assert read_grid(UNITS, "gpt-5.4", 1024, 128) == (1024, 128)
     assert read_grid(UNITS, "gpt-4.1", 1024, 128) == (1024, 128)
-    assert read_grid((("gpt-5", 256, 0), *UNITS), "gpt-5.5", 1024, 128) == (1408, 512)  # longest prefix
-    assert read_grid((("gpt-5", 256, 0), *UNITS), "gpt-5.2-codex", 1024, 128) == (1024, 128 * 2)
 
 
 def test_a_gpt_5_5_continuation_reads_the_previous_prompt_on_its_grid() -> None:
