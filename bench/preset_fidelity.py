@@ -81,6 +81,8 @@ class Row:
     # session, e.g. Claude Code's `agent-acompact-*` sub-agent files): the conversation's starting
     # state, which no policy run on it decides, so it is not one of the compactions compared
     starts_compacted: bool = False
+    # recorded compactions triggered by context the log does not hold (`UNLOGGED_CONTEXT`)
+    unlogged_context: int = 0
 
     @property
     def turns_off(self) -> int | None:
@@ -119,7 +121,7 @@ class Row:
             "part": self.part, "log": self.log, "conversation": self.name, "model": self.model,
             "requests": self.requests, "note": self.note or None,
             "compactions_before": {"real": self.real, "preset": self.own}, "real_triggers": self.triggers,
-            "starts_compacted": self.starts_compacted,
+            "starts_compacted": self.starts_compacted, "unlogged_context_triggers": self.unlogged_context,
             "turns_off": self.turns_off, "billed": round(self.billed, 6),
             "predicted": round(self.predicted, 6), "outside_events": round(self.outside, 6),
             "unlogged_summariser": round(self.unlogged, 6), "logged_requests": round(self.logged, 6),
@@ -174,12 +176,36 @@ def rows_of(part: Part, policy: str, stream: Any = None) -> list[Row]:
     return out
 
 
+# A recorded automatic compaction whose logged prompt size (`compactMetadata.preTokens`) is more
+# than this many times the last billed prompt before it (with that request's output) was triggered
+# by context the log does not hold (the session went on in a file the log is not, or a relay left
+# requests out), which no policy run on the log can reach. Between a request and the compaction
+# after it only its output and the tool results it asked for are added: on the development part the
+# largest such growth is 1.83 times (a sub-agent's 96,149-token prompt, then an 80k-token tool
+# result), every other at most 1.35; on the test part four are 3.2 to 4.6 times the prompt before.
+UNLOGGED_CONTEXT = 2.0
+
+
+def _triggers(tr: Trace) -> tuple[list[str], int]:
+    """Each recorded compaction's trigger and logged size, and how many were triggered by context
+    the log does not hold (`UNLOGGED_CONTEXT`, named beside the size)."""
+    out, last, unlogged = [], 0, 0
+    for e in tr.events:
+        if isinstance(e, MessageEvent) and e.usage is not None:
+            last = e.usage.total_input + e.usage.output_tokens
+        if not isinstance(e, CompactionEvent):
+            continue
+        text = f"{e.trigger} {e.pre_tokens:,}" if e.pre_tokens else e.trigger
+        if e.trigger == "auto" and e.pre_tokens and last and e.pre_tokens > UNLOGGED_CONTEXT * last:
+            unlogged += 1
+            text += f" (the log's prompt before it: {last:,}; what triggered it is not in the log)"
+        out.append(text)
+    return out, unlogged
+
+
 def _row(part: str, rel: str, name: str, tr: Trace, policy: str) -> Row:
     row = Row(part, rel, name, str(tr.header.meta.get("model_recorded", tr.header.model)))
-    row.triggers = [
-        f"{e.trigger} {e.pre_tokens:,}" if e.pre_tokens else e.trigger
-        for e in tr.events if isinstance(e, CompactionEvent)
-    ]  # fmt: skip
+    row.triggers, row.unlogged_context = _triggers(tr)
     zero = zero_block_share(tr)
     if zero > ZERO_BLOCKS_SHARE:  # bench/fidelity/unsure.py: the recorded replay falls back to naive here
         row.note = (
@@ -263,7 +289,9 @@ def render(part: str, rows: list[Row], policy: str) -> list[str]:
             f"({(logged - billed) / billed:+.1%}), like for like ${like:.4f} "
             f"({(like - billed) / billed:+.1%}), naive ${naive:.4f} ({(naive - billed) / billed:+.1%}).",
             "",
-            f"- same number of compactions, each within ±{TURNS} request: {turns} of {n}",
+            f"- same number of compactions, each within ±{TURNS} request: {turns} of {n}; of the "
+            f"{n - turns} others, {sum(not r.turns_ok and r.unlogged_context > 0 for r in done)} record a "
+            "compaction triggered by context the log does not hold (named in the triggers column)",
             f"- preset's cost within {COST:.0%} of the bill: {cost} of {n}; on the requests the log bills "
             f"(the prediction, nothing taken from the bill): {cost_logged} of {n}; like for like: "
             f"{cost_like} of {n}",
@@ -290,7 +318,9 @@ lookup misses, outside warming: read by the recorded replay, bench/fidelity/outs
 for like Δ": preset + outside events - unlogged summariser, against the bill. "naive Δ": the
 recorded replay's naive figure. A compaction recorded before the first billed request (a log that
 continues a compacted session, as Claude Code's `agent-acompact-*` files do) is the
-conversation's starting state: named in the triggers column, not compared.
+conversation's starting state: named in the triggers column, not compared. So is an automatic
+compaction whose logged size is more than twice the log's last prompt before it: the context that
+triggered it is not in the log (bench/preset_fidelity.py `UNLOGGED_CONTEXT`).
 
 What a log cannot tell, so the preset cannot predict it: the server-side lookup misses and outside
 warming (hence the like-for-like column); how the post-compaction prompt splits into summary,

@@ -12,10 +12,11 @@ files; of the lines one request is logged on (one per content block, or 1.0.x's 
 snapshots), the one with the largest token total, on a tie the one that gives its `speed`; its
 cache writes are the 5m + 1h of its `cache_creation` split where the line has one, else
 `cache_creation_input_tokens` (priced as 5m writes). A line repeating an earlier line's uuid,
-`<synthetic>` replies and bookkeeping lines are not requests. Where that reading and the
-importer's differ (lines of one message whose input or cache counts disagree: Claude Code on
-another backend; a write total its split does not sum to: a relay), `reading_notes` says how
-many requests, both figures and why (`billed` prints them, `--json` `readingNotes`).
+`<synthetic>` replies and bookkeeping lines are not requests. The importer keeps the line of the
+largest total too (a backend other than Anthropic's API may log its estimate on a message's first
+lines and the request's own counts on the last). Where the two readings differ (a write total its
+split does not sum to: a relay), `reading_notes` says how many requests, both figures and why
+(`billed` prints them, `--json` `readingNotes`).
 Only the lines holding `"usage"` (or an inline sidechain's marker) are split out and decoded.
 A line the typed decoder cannot read sends the file back to the importer (`None`), which names
 the line and field.
@@ -95,23 +96,16 @@ class _Request:
     cost: float | None
     speed: bool = False  # the kept line says its speed (ccusage prefers it on a tie)
     lines: int = 1
-    first: tuple[int, int, int] = (0, 0, 0)  # input, cache read, cache write total of the first line with any
     total_write: int = 0  # `cache_creation_input_tokens` of the kept line
-    differs: bool = False  # its lines disagree on the input or cache fields (not only the output)
 
     @property
     def total(self) -> int:
         return self.input + self.read + self.write_5m + self.write_1h + self.output
 
-    @property
-    def prompt(self) -> tuple[int, int, int]:
-        """This line's input, cache read and cache write total."""
-        return self.input, self.read, self.total_write
-
 
 Read = tuple[dict[str, _Request], int] | None  # `read_requests`' answer
 # a _Request's fields as a plain tuple, which `marshal` carries between processes
-_Row = tuple[str, int, int, int, int, int, float | None, bool, int, tuple[int, int, int], int, bool]
+_Row = tuple[str, int, int, int, int, int, float | None, bool, int, int]
 Wire = tuple[list[tuple[str, _Row]], int] | None  # `Read` so carried
 
 
@@ -122,8 +116,8 @@ def to_wire(got: Read) -> Wire:
         return None
     reqs, convs = got
     rows = [
-        (rid, (q.model, q.input, q.read, q.write_5m, q.write_1h, q.output, q.cost, q.speed, q.lines, q.first,
-               q.total_write, q.differs))
+        (rid, (q.model, q.input, q.read, q.write_5m, q.write_1h, q.output, q.cost, q.speed, q.lines,
+               q.total_write))
         for rid, q in reqs.items()
     ]  # fmt: skip
     return rows, convs
@@ -184,9 +178,7 @@ def _request(o: _Line, u: _Usage, model: str) -> _Request:
     if c is not None and not (math.isfinite(c) and 0 <= c <= MAX_COST):
         raise ValueError("costUSD out of range")
     inp, read = _n(u.input_tokens), _n(u.cache_read_input_tokens)
-    return _Request(
-        model, inp, read, w5, w1, _n(u.output_tokens), c, u.speed is not None, 1, (inp, read, total), total
-    )  # fmt: skip
+    return _Request(model, inp, read, w5, w1, _n(u.output_tokens), c, u.speed is not None, 1, total)
 
 
 def read_requests(path: Path) -> Read:
@@ -228,14 +220,12 @@ def read_requests(path: Path) -> Read:
                 if prev is None:
                     reqs[rid] = q
                     continue
-                # the importer's reading: the first line with prompt counts (traces/importers/claude_code.py)
-                q.lines, q.first = prev.lines + 1, prev.first if any(prev.first) else q.prompt
-                q.differs = prev.differs or q.prompt != q.first
+                q.lines = prev.lines + 1
                 # ccusage keeps the line of the largest total, on a tie the one that gives its speed
                 if q.total > prev.total or (q.total == prev.total and q.speed and not prev.speed):
                     reqs[rid] = q
                 else:
-                    prev.lines, prev.differs = q.lines, q.differs
+                    prev.lines = q.lines
     except (msgspec.DecodeError, msgspec.ValidationError, ValueError, UnicodeDecodeError):
         return None
     return reqs, max(1, len(convs))
@@ -307,26 +297,10 @@ def fast_totals(
 
 def reading_notes(reqs: list[_Request]) -> tuple[ReadingNote, ...]:
     """Where the figures read as ccusage reads them (module docstring) differ from the importer's
-    reading (`ctxbench import`, `fidelity`: a request's first line with prompt counts for its input
-    and cache fields,
-    the cache-write total with the split only pricing it), and why."""
+    reading (`ctxbench import`, `fidelity`: the cache-write total, with the split only pricing it),
+    and why."""
     notes: list[ReadingNote] = []
-    mixed = [q for q in reqs if q.differs]
-    if mixed:
-        figures = {
-            name: (sum(getattr(q, attr) for q in mixed), sum(q.first[k] for q in mixed))
-            for name, attr, k in (("inputTokens", "input", 0), ("cacheReadTokens", "read", 1))
-        }
-        writes = sum(q.write_5m + q.write_1h for q in mixed)
-        figures["cacheCreationTokens"] = (writes, sum(q.first[2] for q in mixed))
-        notes.append(ReadingNote(
-            "usage-differs-between-lines", len(mixed),
-            {k: v for k, v in figures.items() if v[0] != v[1]},
-            "the lines of one message (one per content block) carry different input or cache counts, as "
-            "a backend other than Anthropic's API behind Claude Code writes them; counted as ccusage does, "
-            "the line of the largest total; `import` and `fidelity` replay the first line with prompt counts",
-        ))  # fmt: skip
-    unsplit = [q for q in reqs if q.write_5m + q.write_1h != q.total_write and not q.differs]
+    unsplit = [q for q in reqs if q.write_5m + q.write_1h != q.total_write]
     if unsplit:
         notes.append(ReadingNote(
             "cache-write-without-split", len(unsplit),

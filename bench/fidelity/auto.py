@@ -3,9 +3,9 @@ recorded read, from the billed usage around the request (the prompt of an OpenAI
 its whole `input_tokens`, FORMATS.md §3).
 
 The replay predicts that a request reads the previous prompt (rounded down to the provider's
-128-token steps, providers.md §2.1, or to a model's own coarser grid: `grid`, bench/fidelity/grids.py)
-on the one machine the conversation is routed to. Two billed
-behaviours no deterministic model of the documented rules predicts, named here with their evidence:
+128-token steps, providers.md §2.1, or to a model's own coarser grid: `grid`,
+bench/fidelity/grids.py) on the one machine the conversation is routed to. Two billed behaviours no
+deterministic model of the documented rules predicts, named here with their evidence:
 - best-effort routing: "Requests are routed to a machine based on a hash of the initial prefix …
   some may overflow and get routed to additional machines" (providers.md §2.1 [DOC O-PC-old]); a
   request that lands on another machine reads what that machine holds: an older entry of the same

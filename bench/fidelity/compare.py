@@ -302,8 +302,8 @@ def _naive(
     on the models the profile lists in `output_cached`, auto.py `left_cached`), rounded to the
     profile's steps or the model's own grid (bench/fidelity/auto.py `naive_read`, `grid`); on
     DeepSeek the previous prompt and its output (`prev_prompt`, auto.py `left_cached`) in whole
-    storage units. Behind a gateway that
-    reports no writes (`hidden`) a request cached its whole prompt, as far as its usage shows."""
+    storage units. Behind a gateway that reports no writes (`hidden`) a request cached its whole
+    prompt, as far as its usage shows."""
     if not i:
         return 0
     if cfg.get("provider") == "deepseek":

@@ -259,3 +259,21 @@ def test_a_compaction_that_opens_the_log_keeps_what_follows_it() -> None:
     opening = (*tr.events[:1], *tr.events[30:])  # the system prompt, then the compaction
     prep = prepare_for(replace(tr, events=opening), "claude-sonnet-4-6")
     assert all(s.message.tag != REATTACHED for s in prep.steps if s.message is not None)
+
+
+def test_a_compaction_logged_far_above_the_prompt_before_it_is_named_as_unlogged_context() -> None:
+    """CaptainRandom00/Claude-Code d32a8ce8 (test part, Claude Code 2.0.8) logs an automatic
+    compaction at 158,881 tokens 19 hours after its last billed request, whose prompt and output
+    were 50,045 tokens: what triggered it is not in the log. One at 52,000 is ordinary growth."""
+    billed = MessageEvent("assistant", (), usage=Usage(3, 49_407, 302, 0, 333))
+    far = CompactionEvent(trigger="auto", pre_tokens=158_881)
+    near = CompactionEvent(trigger="auto", pre_tokens=52_000)
+    header = Header("log.jsonl", model="claude-sonnet-4-5")
+    texts, unlogged = preset_fidelity._triggers(Trace(header, (billed, far, billed, near), "log.jsonl"))
+    assert unlogged == 1
+    assert texts == [
+        "auto 158,881 (the log's prompt before it: 50,045; what triggered it is not in the log)",
+        "auto 52,000",
+    ]
+    # before the first billed request there is nothing to compare with (a log that starts compacted)
+    assert preset_fidelity._triggers(Trace(header, (far, billed), "log.jsonl")) == (["auto 158,881"], 0)

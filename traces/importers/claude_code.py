@@ -92,7 +92,7 @@ from ctxbench.traces.importers.claude_code_wire import (
 )
 from ctxbench.traces.importers.summariser_file import close_compaction, merge_compaction_request
 from ctxbench.traces.importers.tokens import Item, build_traces
-from ctxbench.traces.model import Content, ToolDef
+from ctxbench.traces.model import Content, ToolDef, Usage
 
 BOOKKEEPING = (
     "summary",
@@ -317,14 +317,18 @@ class _Reader:
                 for term in other_price_terms(msg.get("usage")):
                     rep.counts[f"requests billed on {term} (priced at list prices: no rates for it)"] += 1
                 item.usage = replace(usage, cost=cost(o, "costUSD", where))
-            elif usage.total_input and not item.usage.total_input:  # the earlier lines held no prompt
-                # counts (a gateway logs 0 input and no cache fields on every line but the last;
-                # Anthropic direct repeats message_start's counts on every line): take this line's
-                rep.counts["messages whose first usage lines had no prompt counts (a later one taken)"] += 1
+            elif _total(usage) > _total(item.usage):  # of a message's lines, the largest, as ccusage
+                # reads them (bench/billed/fast.py): Anthropic direct repeats message_start's prompt
+                # counts on every line and the last holds the whole output; a backend other than its
+                # API may log 0, or its estimate, on every line but the last (the request's own counts)
+                if usage.total_input != item.usage.total_input:
+                    rep.counts["messages whose lines log different prompt counts (the largest taken)"] += 1
                 item.usage = replace(usage, cost=item.usage.cost)
-            else:  # input/cache fields from message_start (all lines); output from the LAST line
-                item.usage = replace(item.usage, output_tokens=usage.output_tokens)
         item.t_end = t if t is not None else item.t_end
+
+
+def _total(u: Usage) -> int:
+    return u.total_input + u.output_tokens
 
 
 @register("importer", "claude-code")

@@ -1,6 +1,6 @@
 """`billed` reads usage as ccusage 20.x does (bench/billed/fast.py): of the lines of one message the
-one with the largest total, cache writes from the 5m/1h split where a line has one; and says where the
-importer's reading differs (synthetic lines)."""
+one with the largest total, as the importer does, cache writes from the 5m/1h split where a line has
+one; and says where the importer's reading differs (synthetic lines)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ import pytest
 
 from ctxbench.bench.billed.fast import fast_totals
 from ctxbench.bench.cli import main
+from ctxbench.traces.importers import import_paths
+from ctxbench.traces.model import MessageEvent
 from tests.bench.billed.usage_lines import usage_line
 
 ZERO = {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0}
@@ -23,6 +25,9 @@ def _log(tmp: Path, *lines: str) -> Path:
 
 
 def test_lines_of_one_message_with_different_usage_keep_the_largest(tmp_path: Path) -> None:
+    """A backend other than Anthropic's API logs its estimate on a message's first line and the
+    request's own counts on the last (13562964800/claude-skills, test part: input 1,304 then
+    128,822): `billed` and the importer both keep the largest line, so no note."""
     a = {
         "input_tokens": 10,
         "cache_read_input_tokens": 0,
@@ -35,18 +40,20 @@ def test_lines_of_one_message_with_different_usage_keep_the_largest(tmp_path: Pa
         "cache_creation_input_tokens": 0,
         "output_tokens": 7,
     }
-    fast = fast_totals(_log(tmp_path, usage_line(1, a), usage_line(2, b)))
+    log = _log(tmp_path, usage_line(1, a), usage_line(2, b))
+    fast = fast_totals(log)
     assert fast is not None
     t = fast.totals
     assert (t.requests, t.input, t.cache_read, t.output) == (1, 4, 900, 7)  # line b: total 911 > 15
-    (note,) = t.notes
-    assert note.what == "usage-differs-between-lines" and note.requests == 1
-    assert note.figures == {"inputTokens": (4, 10), "cacheReadTokens": (900, 0)}
+    assert t.notes == ()
+    (tr,) = import_paths([log], "claude-code").traces
+    (usage,) = [e.usage for e in tr.events if isinstance(e, MessageEvent) and e.usage is not None]
+    assert (usage.input_tokens, usage.cache_read, usage.output_tokens) == (4, 900, 7)
 
 
 def test_a_first_line_without_prompt_counts_is_read_as_the_importer_reads_it(tmp_path: Path) -> None:
     """A gateway writes 0 input and no cache fields on every line but the last: ccusage keeps the
-    last (largest), and the importer takes the first line with prompt counts, the same one: no note."""
+    last (largest), and so does the importer: no note."""
     real = {
         "input_tokens": 30,
         "cache_read_input_tokens": 40239,

@@ -93,7 +93,7 @@ def test_groups_lines_by_request_and_takes_output_from_last_line(tmp_path: Path)
 
 def test_prompt_counts_come_from_the_line_that_has_them(tmp_path: Path) -> None:
     """A gateway logs every line of a message but the last with 0 input and no cache fields; the
-    prompt counts are the later line's (Anthropic direct repeats them on every line)."""
+    prompt counts are the later line's, the largest (Anthropic direct repeats them on every line)."""
     text = _session(tmp_path).read_text().replace(
         '"usage": {"input_tokens": 3, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 5000, '
         '"output_tokens": 1}',
@@ -105,7 +105,7 @@ def test_prompt_counts_come_from_the_line_that_has_them(tmp_path: Path) -> None:
     first = next(e for e in res.main.events if isinstance(e, MessageEvent) and e.role == "assistant")
     assert first.usage is not None
     assert (first.usage.input_tokens, first.usage.cache_write_5m, first.usage.output_tokens) == (3, 5000, 40)
-    assert any("no prompt counts" in k for k in res.report.counts)
+    assert any("different prompt counts (the largest taken)" in k for k in res.report.counts)
 
 
 def test_sizes_reproduce_billed_cached_part(tmp_path: Path) -> None:
