@@ -181,8 +181,9 @@ def rows_of(part: Part, policy: str, stream: Any = None) -> list[Row]:
 # by context the log does not hold (the session went on in a file the log is not, or a relay left
 # requests out), which no policy run on the log can reach. Between a request and the compaction
 # after it only its output and the tool results it asked for are added: on the development part the
-# largest such growth is 1.83 times (a sub-agent's 96,149-token prompt, then an 80k-token tool
-# result), every other at most 1.35; on the test part four are 3.2 to 4.6 times the prompt before.
+# largest such growth is 1.83 times (a sub-agent's, 96,149 to 175,945 tokens), every other at most
+# 1.35; on the test part two are 3.2 and 4.6 times the prompt before (measured on the importer's
+# reading of a message's largest usage line: on its first line, a relay's two more were ~4 times).
 UNLOGGED_CONTEXT = 2.0
 
 
@@ -318,9 +319,9 @@ lookup misses, outside warming: read by the recorded replay, bench/fidelity/outs
 for like Δ": preset + outside events - unlogged summariser, against the bill. "naive Δ": the
 recorded replay's naive figure. A compaction recorded before the first billed request (a log that
 continues a compacted session, as Claude Code's `agent-acompact-*` files do) is the
-conversation's starting state: named in the triggers column, not compared. So is an automatic
-compaction whose logged size is more than twice the log's last prompt before it: the context that
-triggered it is not in the log (bench/preset_fidelity.py `UNLOGGED_CONTEXT`).
+conversation's starting state: named in the triggers column, not compared. An automatic
+compaction whose logged size is more than twice the log's last prompt before it is named there too:
+the context that triggered it is not in the log (bench/preset_fidelity.py `UNLOGGED_CONTEXT`).
 
 What a log cannot tell, so the preset cannot predict it: the server-side lookup misses and outside
 warming (hence the like-for-like column); how the post-compaction prompt splits into summary,
