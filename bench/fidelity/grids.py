@@ -13,11 +13,11 @@ the previous prompt (or this one, when shorter) rounded down to each candidate g
 read exactly: the documented 128-token steps, and 256, 512 and 1,024 tokens from the residue most of
 the model's reads have; beside each, the share of the model's reads on that grid. A profile lists a
 model in `read_units` with a coarser grid when it is exact most often and holds at least `SHARE` of
-the model's reads (`listed`): a grid of the model's, not a mixture. gpt-5's reads are one (on the
-development part, 768 + 1,024·k is exact most often, 245 of 482 requests against 140, but holds 60 %
-of its reads, all of one repository's October 2025 logs; the shared August 2025 log reads
-33 + 128·k): rounding them all to it made that log's requests within tolerance fall from 9 of 20
-to 2.
+the model's reads (`listed`): a grid of the model's, not a mixture. gpt-5's reads are a mixture: on
+the development part 768 + 1,024·k is exact most often (245 of 482 requests, against 140) but holds
+60 % of its reads, all in one repository's October 2025 logs, while the shared August 2025 log reads
+33 + 128·k; rounding every gpt-5 read to that grid dropped that log's requests within tolerance
+from 9 of 20 to 2.
 """
 
 from __future__ import annotations
@@ -79,6 +79,7 @@ def listed(g: GridCounts) -> tuple[int, int] | None:
 
 
 def grids_json(acc: dict[str, GridCounts]) -> dict[str, object]:
+    """`measure --json`'s `read_grids`: per model, the counts of `exact` and the grid `listed`."""
     return {
         m: {
             "requests": len(g.prefixes),
