@@ -84,8 +84,8 @@ _DECODER = msgspec.json.Decoder(_Line)
 
 @dataclass
 class _Request:
-    """One request as ccusage counts it: the tokens of the line it keeps, and what the importer's
-    reading of its lines would take instead (`reading_notes`)."""
+    """One request as ccusage counts it: the tokens of the line it keeps (the importer keeps the same
+    line), and the cache-write total the importer reads beside its split (`reading_notes`)."""
 
     model: str
     input: int
@@ -95,7 +95,6 @@ class _Request:
     output: int
     cost: float | None
     speed: bool = False  # the kept line says its speed (ccusage prefers it on a tie)
-    lines: int = 1
     total_write: int = 0  # `cache_creation_input_tokens` of the kept line
 
     @property
@@ -105,7 +104,7 @@ class _Request:
 
 Read = tuple[dict[str, _Request], int] | None  # `read_requests`' answer
 # a _Request's fields as a plain tuple, which `marshal` carries between processes
-_Row = tuple[str, int, int, int, int, int, float | None, bool, int, int]
+_Row = tuple[str, int, int, int, int, int, float | None, bool, int]
 Wire = tuple[list[tuple[str, _Row]], int] | None  # `Read` so carried
 
 
@@ -116,8 +115,7 @@ def to_wire(got: Read) -> Wire:
         return None
     reqs, convs = got
     rows = [
-        (rid, (q.model, q.input, q.read, q.write_5m, q.write_1h, q.output, q.cost, q.speed, q.lines,
-               q.total_write))
+        (rid, (q.model, q.input, q.read, q.write_5m, q.write_1h, q.output, q.cost, q.speed, q.total_write))
         for rid, q in reqs.items()
     ]  # fmt: skip
     return rows, convs
@@ -178,7 +176,7 @@ def _request(o: _Line, u: _Usage, model: str) -> _Request:
     if c is not None and not (math.isfinite(c) and 0 <= c <= MAX_COST):
         raise ValueError("costUSD out of range")
     inp, read = _n(u.input_tokens), _n(u.cache_read_input_tokens)
-    return _Request(model, inp, read, w5, w1, _n(u.output_tokens), c, u.speed is not None, 1, total)
+    return _Request(model, inp, read, w5, w1, _n(u.output_tokens), c, u.speed is not None, total)
 
 
 def read_requests(path: Path) -> Read:
@@ -220,12 +218,9 @@ def read_requests(path: Path) -> Read:
                 if prev is None:
                     reqs[rid] = q
                     continue
-                q.lines = prev.lines + 1
                 # ccusage keeps the line of the largest total, on a tie the one that gives its speed
                 if q.total > prev.total or (q.total == prev.total and q.speed and not prev.speed):
                     reqs[rid] = q
-                else:
-                    prev.lines = q.lines
     except (msgspec.DecodeError, msgspec.ValidationError, ValueError, UnicodeDecodeError):
         return None
     return reqs, max(1, len(convs))
