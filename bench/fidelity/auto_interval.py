@@ -128,11 +128,25 @@ def read_saving(r: RequestCompare, model: str, tokens: int) -> float:
     return p.cost(prompt, 0, 0, 0, 0) - p.cost(prompt - tokens, tokens, 0, 0, 0)
 
 
+def prompt_sent(sf: SessionFidelity, r: RequestCompare) -> int:
+    """The prompt request `r` sent in the prediction the interval is drawn around. A replay of what
+    was recorded takes every prompt's size from the bill (its blocks are sized so: the report's
+    "taken from the bill"), so it is the billed prompt. A policy (`sf.track`: its own prediction,
+    bench/fidelity/policy.py) sends its own context, which a preset that compacts elsewhere, or
+    replays a log whose first rounds are sized 0, makes smaller or larger than the bill's: its
+    predicted read, writes and uncached input, as its deterministic cost (`cost_predicted`) prices it."""
+    if sf.track is None:
+        return r.billed.input_tokens + r.billed.cache_read
+    p = r.predicted
+    return r.input_predicted + p.cache_read + p.cache_write_5m + p.cache_write_1h
+
+
 def _cost(sf: SessionFidelity, share: float) -> float:
-    """The session's cost when every request after the first reads `1 - share` of its central read."""
+    """The session's cost when every request after the first reads `1 - share` of its central read
+    (its prompt, `prompt_sent`, less that read sent uncached)."""
     cost = 0.0
     for k, r in enumerate(sf.requests):
-        prompt = r.billed.input_tokens + r.billed.cache_read
+        prompt = prompt_sent(sf, r)
         read = r.predicted.cache_read if not k else min(prompt, int(r.predicted.cache_read * (1 - share)))
         cost += prices(r.model or sf.model).cost(prompt - read, read, 0, 0, r.billed.output_tokens)
     return cost
