@@ -22,7 +22,8 @@ deterministic model of the documented rules predicts, named here with their evid
   (1,332 / 1,171 of 1,760) and gpt-5.1 (2,966 / 2,815 of 4,678); on gpt-5 it makes no difference
   (2,048 / 2,040 of 3,023) and on gpt-5.2 it is worse (3,017 / 3,156 of 4,203). So the profiles
   list gpt-5.1, gpt-5.3 and gpt-5.4 in `output_cached` (a model is listed when that read is
-  within tolerance on at least 2 points more of its development continuations), the replay reads
+  within tolerance on at least 2 points more of its development continuations; by the same rule
+  the zai profile lists glm-4.7, 387 against 369 of 402, sim/data/profiles/zai.yaml), the replay reads
   through the output there (sim/providers/auto_prefix.py) and so does the naive reading
   (`left_cached`, as on DeepSeek); elsewhere a read into the output stays a named cause, inside
   the interval. Reading the mean share of every output on every model, tried before, raised the

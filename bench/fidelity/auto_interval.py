@@ -54,8 +54,8 @@ from ctxbench.sim.core.catalog import prices
 # older entry of the conversation, 2,220 neither).
 # Z.ai (Claude Code on zai's Anthropic-compatible endpoint, glm-4.x/5.x, the `dev` rows): 94
 # conversations (8 more ran on the free glm-4.7-flash, whose reads save nothing: no weight); over
-# all 291, 5,956 requests read what the central prediction says and 183 read less (48 only the
-# static prefix, 40 an older entry, 95 neither). Moonshot has none: 4 development conversations of
+# all 291, 5,951 requests read what the central prediction says and 188 read less (48 only the
+# static prefix, 40 an older entry, 100 neither). Moonshot has none: 4 development conversations of
 # 10 requests or more, too few for a 90 % interval (a share is kept for a cache measured on at
 # least 19).
 # Gemini (implicit caching, Gemini CLI chats of the `dev` rows): 43 conversations; over all 110,

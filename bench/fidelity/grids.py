@@ -2,7 +2,8 @@
 `read_units` (sim/providers/auto_prefix.py `read_grid`).
 
 OpenAI documents cache hits "in increments of 128 tokens" (providers.md §2.1), but some models'
-bills read on a coarser grid: every read of gpt-5.4-mini and gpt-5.5 is 384 + 512·k tokens. A grid
+bills read on a coarser grid: every read of gpt-5.4-mini and gpt-5.5 is 384 + 512·k tokens (and on
+Z.ai, which documents no grid, every read of glm-4.7 is 128·k, sim/data/profiles/zai.yaml). A grid
 coarser than the 128-token tolerance matters: a read rounded to the wrong one is off by up to a
 step of uncached input.
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ctxbench.sim.core.catalog import model_info, prices
-from ctxbench.sim.core.content import Message
+from ctxbench.sim.core.content import TOOL_RESULT, TOOL_USE, Message
 from ctxbench.sim.core.provider import Latency, Request
 from ctxbench.sim.core.tokens import BlockFactory
 from ctxbench.sim.core.transcript import Transcript
@@ -22,6 +22,14 @@ def transcript(tools: int = 500, system: int = 2000, key: str = "s") -> Transcri
 
 def say(tr: Transcript, role: str, key: str, tokens: int) -> None:
     tr.append(Message.of(role, (F.text(role, None, 0, key=key, tokens=tokens),)))
+
+
+def tool_round(tr: Transcript, k: int, output: int, result: int) -> None:
+    """A response that is a tool call (`output` tokens) and the tool's result after it."""
+    tr.append(
+        Message.of("assistant", (F.text("assistant", None, 0, key=f"call{k}", kind=TOOL_USE, tokens=output),))
+    )
+    tr.append(Message.of("user", (F.text("user", None, 0, key=f"res{k}", kind=TOOL_RESULT, tokens=result),)))
 
 
 def request(

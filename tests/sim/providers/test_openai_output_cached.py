@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ctxbench.sim.core.content import TOOL_RESULT, TOOL_USE, Message
 from ctxbench.sim.core.provider import Request
 from ctxbench.sim.core.transcript import Transcript
 from ctxbench.sim.providers.auto_prefix import AutoPrefixProvider, granular
-from tests.sim.providers.conftest import F, catalog, say, transcript
+from tests.sim.providers.conftest import catalog, say, tool_round, transcript
 from tests.sim.providers.test_openai_auto import OPENAI
 
 OUTPUT_CACHED = replace(OPENAI, output_cached=("gpt-5.4",))
@@ -26,21 +25,13 @@ def _call(p: AutoPrefixProvider, tr: Transcript, index: int, model: str, output:
     return p.call(req, t).usage.cache_read
 
 
-def _tool_round(tr: Transcript, k: int, output: int, result: int) -> None:
-    """The response (its call, `output` tokens) and the tool's result after it."""
-    tr.append(
-        Message.of("assistant", (F.text("assistant", None, 0, key=f"call{k}", kind=TOOL_USE, tokens=output),))
-    )
-    tr.append(Message.of("user", (F.text("user", None, 0, key=f"res{k}", kind=TOOL_RESULT, tokens=result),)))
-
-
 def test_a_tool_continuation_reads_through_the_previous_output() -> None:
     """Development part, BearTDK6/ba-pro (gpt-5.4): a 19,449-token prompt whose response
     generated 2,130 tokens; the next request reads 19,449 + 2,130 - 128 rounded down to 128s."""
     p, tr = _provider(), transcript(tools=500, system=2000)
     say(tr, "user", "u0", 19_449 - 2_500)
     assert _call(p, tr, 0, "gpt-5.4", 2_130, 0.0) == 0
-    _tool_round(tr, 0, 2_130, 60)
+    tool_round(tr, 0, 2_130, 60)
     assert _call(p, tr, 1, "gpt-5.4", 114, 5.0) == granular(19_449 + 2_130 - 128, 1024, 128) == 21_376
 
 
@@ -57,7 +48,7 @@ def test_a_model_not_listed_reads_the_previous_prompt_only() -> None:
     p, tr = _provider(), transcript(tools=500, system=2000)
     say(tr, "user", "u0", 17_000)
     _call(p, tr, 0, "gpt-5.2-codex", 2_130, 0.0)
-    _tool_round(tr, 0, 2_130, 60)
+    tool_round(tr, 0, 2_130, 60)
     assert _call(p, tr, 1, "gpt-5.2-codex", 100, 5.0) == granular(19_500, 1024, 128)
 
 
@@ -68,5 +59,5 @@ def test_a_changed_prefix_reads_no_output() -> None:
     _call(p, tr, 0, "gpt-5.4", 2_130, 0.0)
     other = transcript(tools=500, system=2000)
     say(other, "user", "u0-edited", 17_000)
-    _tool_round(other, 0, 2_130, 60)
+    tool_round(other, 0, 2_130, 60)
     assert _call(p, other, 1, "gpt-5.4", 100, 5.0) == granular(2_500, 1024, 128)
