@@ -59,15 +59,15 @@ from ctxbench.sim.core.catalog import prices
 # 10 requests or more, too few for a 90 % interval (a share is kept for a cache measured on at
 # least 19).
 # Gemini (implicit caching, Gemini CLI chats of the `dev` rows): 43 conversations; over all 110,
-# 491 requests read what the central prediction says and 1,731 read less (14 only the static
-# prefix, 360 an older entry, 1,357 neither): implicit caching finds far less than a prefix cache
+# 457 requests read what the central prediction says and 1,765 read less (14 only the static
+# prefix, 368 an older entry, 1,383 neither): implicit caching finds far less than a prefix cache
 # that keeps every prompt would ("no cost saving guarantee",
 # https://ai.google.dev/gemini-api/docs/caching). Measured with the central prediction's 240 s
 # lifetime (auto.py); with a 24-hour one it was 299 and 1,923.
 LOST_SHARE: dict[str, tuple[float, ...]] = {
     "gemini": (
-        -0.5816, -0.0004, -0.0004, -0.0004, -0.0004, -0.0004, -0.0004, 0.0903, 0.0996, 0.108, 0.1098,
-        0.1098, 0.22, 0.2416, 0.2416, 0.2416, 0.2416, 0.254, 0.3094, 0.4347, 0.9144,
+        -0.5816, 0.0004, 0.0004, 0.0004, 0.0004, 0.0004, 0.0004, 0.0934, 0.0996, 0.1094, 0.1098,
+        0.1098, 0.2202, 0.2431, 0.2431, 0.2431, 0.2431, 0.2551, 0.3137, 0.4366, 0.9144,
     ),
     "openai": (
         -0.0684, 0.0094, 0.011, 0.0159, 0.0176, 0.0182, 0.0194, 0.0213, 0.0245, 0.0292, 0.0338,
@@ -80,7 +80,7 @@ LOST_SHARE: dict[str, tuple[float, ...]] = {
 }  # fmt: skip
 # The saving-weighted mean of the same shares (the development part's pooled share: what its
 # central reads save that the bill did not, net, over what they save), same conversations and command.
-MEAN_SHARE: dict[str, float] = {"gemini": 0.1497, "openai": 0.0436, "zai": 0.0112}
+MEAN_SHARE: dict[str, float] = {"gemini": 0.151, "openai": 0.0436, "zai": 0.0112}
 LEVEL = 0.90
 # providers a log's endpoint must name for its share to apply (the Codex logs' model_provider):
 # a log recorded against another endpoint (e.g. `ctxbench serve`, model_provider "mock") is not

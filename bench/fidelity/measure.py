@@ -22,7 +22,8 @@ measured on, and the measurement can be rerun):
 - where the rebuilt prompt is unsure (bench/fidelity/unsure.py `PROMPT_NOT_LOGGED`): requests the
   replay, before any fallback, predicted short of the naive read with no timing cause, and which
   of the two the bill sided with; and the same for every read the replay predicted apart from the
-  naive one on a request served by another backend (`OTHER_BACKEND`); and every break the replay
+  naive one on a request served by another backend (`OTHER_BACKEND`) or sized down by a later
+  shrink (`SIZED_DOWN`); and every break the replay
   predicts short of the naive read, by its miss cause, with the side the bill took; and on
   DeepSeek (`READS_INSIDE_MESSAGES`), every read with no timing cause a unit or more apart from the
   naive one, and which of the two the bill read exactly;
@@ -239,8 +240,7 @@ class Measured:
     auto: dict[str, AutoCounts] = field(default_factory=dict)
     misses: dict[str, MissCounts] = field(default_factory=dict)  # by interval.py `miss_kind`
     warming: WarmCounts = field(default_factory=WarmCounts)  # warming.py, beside the misses
-    sided: Counter[str] = field(default_factory=Counter)  # unsure breaks: whom the bill sided with
-    other_backend: Counter[str] = field(default_factory=Counter)  # reads on another backend: the same
+    sided: dict[str, Counter[str]] = field(default_factory=dict)  # where unsure: whom the bill sided with
     units: Counter[str] = field(default_factory=Counter)  # reads in units inside messages: the same
     breaks: dict[str, Counter[str]] = field(default_factory=dict)  # every predicted break, by cause
     deepseek: UnitCounts = field(default_factory=UnitCounts)
@@ -259,8 +259,7 @@ class Measured:
             "model_error": {f"{f} {k}": e.json() for (f, k), e in sorted(self.error.items())},
             "explicit_breakpoints": {k: m.json() for k, m in sorted(self.misses.items())},
             "warming": self.warming.json(),
-            "prompt_not_logged_breaks": dict(sorted(self.sided.items())),
-            "other_backend_reads": dict(sorted(self.other_backend.items())),
+            "unsure_sided": _sorted_counts(self.sided),
             "reads_in_units": dict(sorted(self.units.items())),
             "breaks_by_cause": _sorted_counts(self.breaks),
             "deepseek_reads": vars(self.deepseek),
@@ -297,10 +296,10 @@ class Measured:
                 f"{m['lost_share_deciles_at']}"
             )
         out.append(self.warming.line())
-        out.append(f"breaks in a rebuilt prompt not the one sent, the bill sided with: {dict(self.sided)}")
-        out.append(
-            f"reads on another backend than the replay's, the bill sided with: {dict(self.other_backend)}"
-        )
+        out += [
+            f"{what}, the bill sided with: {dict(sorted(c.items()))}"
+            for what, c in sorted(self.sided.items())
+        ]
         out.append(
             "reads in units that end inside messages, a unit or more apart from the naive read, the "
             f"bill read exactly: {dict(sorted(self.units.items()))}"
@@ -373,7 +372,7 @@ def measure(part: Part) -> Measured:
             if kind in (EXPLICIT, RELAY):
                 count_edge(sf, entry_lives(sf.meta), out.edge)
         count_error(sf, out.error)
-        count_sided(sf, out.sided, out.other_backend, out.breaks, out.units)
+        count_sided(sf, out.sided, out.breaks, out.units)
     return out
 
 

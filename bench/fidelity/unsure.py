@@ -17,6 +17,11 @@ Reasons, per request (`Unsure.at`):
   169,061 -> 35,522 tokens);
 - `blocks sized 0`: more than `ZERO_BLOCKS_SHARE` of the conversation's message blocks were sized
   0 tokens by the importer (content the bill never showed: the same 1.0.8x logs, 70-76 %);
+- `sized down by a later shrink`: a request before a billed prompt that shrank with no compaction line
+  (by any share): the importer took the missing tokens back from the blocks sized last, so that
+  the requests after it stay exact (traces/importers/sizing_shares.py `RESIZED`), and this request's
+  rebuilt prompt lost them too: shorter than the one it was billed for, so a read it predicts is
+  not the client's (measured below, `SIZED_DOWN`);
 - `unknown line type`: the log holds line types the importer does not know (`ai-title`, `mode`);
 - `version not checked`: the recorded Claude Code version is not one the replay was checked on
   (`CHECKED_VERSIONS`);
@@ -47,6 +52,7 @@ from dataclasses import dataclass, field
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity, near, tolerance
 from ctxbench.sim.core.catalog import CatalogError, model_info
 from ctxbench.sim.core.names import TTL_SECONDS
+from ctxbench.traces.importers.sizing_shares import RESIZED
 from ctxbench.traces.model import CompactionEvent, MessageEvent, Trace
 
 # Claude Code versions of the development sessions (the shared traces-real folder: sniffly
@@ -102,6 +108,15 @@ OTHER_BACKEND = "served by another backend"
 # interval moved a session's median by a whole lost read (development part: Claude Code cost
 # within 2 % 85 -> 84 %, billed inside 1,424 -> 1,423 of 1,523; test part unchanged).
 TTL_EDGE = 20.0
+# Requests sized down by a later shrink. On the development part (`python -m
+# ctxbench.bench.fidelity.measure --corpus DIR --shared DIR`, "reads of a request sized down by a
+# later shrink"), where the replay's own read differed from the naive one with no timing cause, the
+# bill sided with the naive read on 2,493, the replay's on 79, neither on 945 (Codex rollouts, Claude
+# Code on several backends and on Z.ai, Gemini CLI: ahmedarafa994/eq-prediction, pjw7536/template2,
+# BearTDK6/ba-pro, hoon9732/devenv_vault first). Most of them fell back already for another reason;
+# the Gemini CLI requests that did not (166) read the naive read on 20, the replay's on 11, neither
+# on 135, and the fallback bills them their whole prompt, which the rebuilt one was short of.
+SIZED_DOWN = "sized down by a later shrink"
 AT_TTL_EDGE = "at the TTL's edge"
 # Miss causes the provider model predicts from the recorded timing and events alone: kept where
 # the rebuilt prompt is unsure (sim/core/names.py MissCause). A tool list the log records changing
@@ -130,6 +145,7 @@ class Unsure:
 
     whole: list[str] = field(default_factory=list)
     shrink_from: int = -1  # index of the first request after an unlogged shrink (-1: none)
+    sized_down: tuple[tuple[int, int], ...] = ()  # [first, end) request spans `RESIZED` names
     ttls: tuple[float, ...] = ()  # entries' lifetimes (s) on Anthropic's cache, `entry_lives` (): elsewhere
 
     def at(self, index: int, model: str = "", first: str = "", miss: str = "", gap: float = 0.0) -> str:
@@ -139,6 +155,8 @@ class Unsure:
         why = list(self.whole)
         if 0 <= self.shrink_from <= index:
             why.insert(0, "unlogged shrink")
+        if any(a <= index < b for a, b in self.sized_down):
+            why.insert(0, SIZED_DOWN)
         if miss == "ttl_expiry" and 0 <= past_ttl(gap, self.ttls) < TTL_EDGE:
             why.append(AT_TTL_EDGE)
         backend = other_backend(model, first) if model and first else ""
@@ -182,6 +200,10 @@ def unsure(trace: Trace, provider: str = "") -> Unsure:
         out.ttls = entry_lives(meta)
     if provider in READS_INSIDE_MESSAGES:
         out.whole.append("units end inside messages")
+    spans = meta.get(RESIZED)
+    if isinstance(spans, list):  # as the importer wrote it; anything else in a hand-made trace is ignored
+        pairs = [s for s in spans if isinstance(s, list) and len(s) == 2]
+        out.sized_down = tuple((a, b) for a, b in pairs if type(a) is int and type(b) is int)
     if zero_block_share(trace) > ZERO_BLOCKS_SHARE:
         out.whole.append("blocks sized 0")
     if meta.get("unknown_line_types"):
@@ -248,32 +270,42 @@ def rules_line(sessions: list[SessionFidelity]) -> str:
     )
 
 
+# What `count_sided` counts where the replay is unsure, each with whom the bill sided (the evidence
+# of the reasons that fall back).
+NOT_SENT_BREAKS = "breaks in a rebuilt prompt not the one sent"
+OTHER_BACKEND_READS = "reads on another backend than the replay's"
+SIZED_DOWN_READS = "reads of a request sized down by a later shrink, apart from the naive read"
+
+
 def count_sided(
     sf: SessionFidelity,
-    sided: Counter[str],
-    other: Counter[str],
+    sided: dict[str, Counter[str]],
     by_cause: dict[str, Counter[str]],
     units: Counter[str] | None = None,
 ) -> None:
     """Whom the bill sided with where the replay is unsure (module docstring; counted by `python -m
-    ctxbench.bench.fidelity.measure`): a break it predicts in a rebuilt prompt that is not the one
-    sent (`PROMPT_NOT_LOGGED`), any read it predicts apart from the naive one on a request
-    served by another backend (`OTHER_BACKEND`), and (`units`) any read with no timing cause a
-    storage unit or more apart from the naive one on a cache whose reads end inside messages
-    (`READS_INSIDE_MESSAGES`: exactly the billed read, the naive one, or neither); and, fallback or
-    not, every break it predicts short of the naive read, by its miss cause (the evidence each rule
-    that breaks stands on)."""
+    ctxbench.bench.fidelity.measure`), in `sided` by what is counted: a break it predicts in a
+    rebuilt prompt that is not the one sent (`PROMPT_NOT_LOGGED`), any read it predicts apart from
+    the naive one on a request served by another backend (`OTHER_BACKEND`) or, with no timing
+    cause, on a request sized down by a later shrink (`SIZED_DOWN`); and (`units`) any read with no
+    timing cause a storage unit or more apart from the naive one on a cache whose reads end inside
+    messages (`READS_INSIDE_MESSAGES`: exactly the billed read, the naive one, or neither); and,
+    fallback or not, every break it predicts short of the naive read, by its miss cause (the
+    evidence each rule that breaks stands on)."""
     for q in sf.baseline.requests:
         side = side_of(q)
         short = breaks_short(q)
+        untimed = q.miss_cause not in TIMING_CAUSES
         if short and q.index:
             by_cause.setdefault(q.miss_cause or "none named", Counter())[side] += 1
         if short and "prompt as sent" in q.unsure and not q.miss_cause:
-            sided[side] += 1
+            sided.setdefault(NOT_SENT_BREAKS, Counter())[side] += 1
         if OTHER_BACKEND in q.unsure and not near(q.replay_read, q.naive_read):
-            other[side] += 1
+            sided.setdefault(OTHER_BACKEND_READS, Counter())[side] += 1
+        if SIZED_DOWN in q.unsure and untimed and q.replay_read != q.naive_read:
+            sided.setdefault(SIZED_DOWN_READS, Counter())[side] += 1
         inside = "units end inside messages" in q.unsure and OTHER_BACKEND not in q.unsure
-        apart = q.index and q.miss_cause not in TIMING_CAUSES and q.replay_read != q.naive_read
+        apart = q.index and untimed and q.replay_read != q.naive_read
         if units is not None and inside and apart:
             b = q.billed.cache_read
             units["naive" if b == q.naive_read else "replay" if b == q.replay_read else "neither"] += 1

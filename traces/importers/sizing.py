@@ -232,6 +232,7 @@ def size_events(
                 pending, last_role = [], "assistant"
                 continue
             live_turn += _share_request(shares, pending, total, counter)
+            shares.close_request(i)
             if strip:
                 kept += [slot for slot in pending if blocks_of(events[slot[0]])[slot[1]].kind == "thinking"]
             strip_next = False
@@ -255,7 +256,7 @@ def size_events(
     out = _sized(events, tokens, ttl_at, tail_at, (name, w, head, first_head, first_end, sys_ttl), unmarked)
     if unmarked:
         report.note(f"{name}: {NO_MARKS}")
-    meta = _meta(first_end, how, w, sys_ttl, whole, marked_messages, head, tails)
+    meta = _meta(first_end, how, w, sys_ttl, whole, marked_messages, head, tails) | shares.resized_requests()
     return out, meta | {"message_mark": "none"} if unmarked else meta  # bench/fidelity/replay.py
 
 

@@ -1,7 +1,8 @@
 """How the tokens a request's bill added are shared among the blocks new in it (the C_k deltas of
 the `ctxbench.traces.importers.tokens` docstring), for `sizing.size_events`: images by the model's
 image rule, a long text sent again at the size it got the first time, the rest in proportion to
-their bytes; a prompt that shrank takes the missing tokens back from the latest blocks sized."""
+their bytes; a prompt that shrank takes the missing tokens back from the latest blocks sized, and
+the requests that sent those blocks before the shrink are named (`RESIZED`)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,11 @@ SAME_TEXT_BYTES = 256
 # ahmedarafa994/eq-prediction, 2.1.88, 152,963 tokens after a request of 165,827): its bill does not
 # size them, and its own new blocks are sized as a round no bill covers.
 PRECOMPUTED = "summary requests precomputed from an earlier point (billed less than the request before)"
+# The header's meta key naming the requests whose prompt lost tokens to a later shrink
+# (`Shares.take_back`): [first, end) ranges of request numbers (every reply counts, as the replay
+# counts them). Their blocks now hold fewer tokens than their bills say, so the replay's prompt
+# there is short of the one sent: bench/fidelity/unsure.py falls back to the naive read on them.
+RESIZED = "resized_by_later_shrink"
 
 
 def _long(text: str) -> bool:
@@ -45,6 +51,8 @@ class Shares:
         self.sized_text: dict[tuple[str, str], int] = {}  # (kind, text) -> its first size (SAME_TEXT_BYTES)
         self.shrunk = 0
         self.precomputes = 0
+        self.taken_from: int | None = None  # earliest event whose block lost tokens to this request
+        self.resized: list[tuple[int, int]] = []  # (that event, the shrinking request's event)
 
     def take_back(self, deficit: int) -> int:
         """The prompt shrank (the harness rewrote earlier content outside the transcript): take
@@ -56,7 +64,29 @@ class Shares:
             d = min(tokens.get(slot, 0), deficit)
             tokens[slot] -= d
             deficit -= d
+            if d:
+                self.taken_from = slot[0] if self.taken_from is None else min(self.taken_from, slot[0])
         return deficit
+
+    def close_request(self, at: int) -> None:
+        """The request at event `at` is sized: if its prompt shrank, remember which blocks' requests
+        lost tokens (`RESIZED`)."""
+        if self.taken_from is not None:
+            self.resized.append((self.taken_from, at))
+            self.taken_from = None
+
+    def resized_requests(self) -> dict[str, list[list[int]]]:
+        """`RESIZED` for the header's meta (nothing when no prompt shrank): the requests after a block
+        that lost tokens and before the request whose shrink took them, numbered over every reply."""
+        if not self.resized:
+            return {}
+        ordinal, n = [], 0
+        for ev in self.events:
+            ordinal.append(n)
+            n += isinstance(ev, MessageEvent) and ev.role != "user"
+        ordinal.append(n)
+        spans = [[ordinal[e + 1], ordinal[at]] for e, at in self.resized if ordinal[e + 1] < ordinal[at]]
+        return {RESIZED: spans} if spans else {}
 
     def share(self, total: int, slots: list[tuple[int, int]]) -> None:
         events, tokens, sized_text = self.events, self.tokens, self.sized_text

@@ -14,7 +14,7 @@ from ctxbench.bench.fidelity.measure import AutoCounts, count_auto, dev_part, ma
 from ctxbench.bench.fidelity.misses import TURN_GAPS, MissCounts, count_misses, deciles, turn_class
 from ctxbench.bench.fidelity.parts import Part
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity
-from ctxbench.bench.fidelity.unsure import count_sided, naive_only, rules_line
+from ctxbench.bench.fidelity.unsure import NOT_SENT_BREAKS, count_sided, naive_only, rules_line
 from ctxbench.sim.core.provider import Usage as SimUsage
 from ctxbench.traces.model import Usage
 from tests.real import REAL, needs_real
@@ -120,7 +120,8 @@ def test_shared_sessions_give_counts_that_add_up() -> None:
     explicit = out.misses["explicit"]
     assert 0 < len(explicit.lost) < explicit.reads  # a few of the predicted reads read less
     assert "claude-relay" not in out.misses  # no relay log among the shared sessions
-    assert out.sided["replay"] <= out.sided["naive"]  # PROMPT_NOT_LOGGED: breaks the bill did not show
+    sided = out.sided.get(NOT_SENT_BREAKS, Counter())
+    assert sided["replay"] <= sided["naive"]  # PROMPT_NOT_LOGGED: breaks the bill did not show
 
 
 def test_breaks_short_of_naive_are_counted_by_cause_with_the_bills_side() -> None:
@@ -141,10 +142,9 @@ def test_breaks_short_of_naive_are_counted_by_cause_with_the_bills_side() -> Non
         req(6, 9_000, 0, ""),  # naive, no cause named
     ]
     sf = SessionFidelity("s", "claude-sonnet-4-6", "recorded", reqs)
-    sided: Counter[str] = Counter()
-    other: Counter[str] = Counter()
+    sided: dict[str, Counter[str]] = {}
     by_cause: dict[str, Counter[str]] = {}
-    count_sided(sf, sided, other, by_cause)
+    count_sided(sf, sided, by_cause)
     assert by_cause == {
         "ttl_expiry": Counter(naive=1, replay=2),
         "prefix_change": Counter(neither=1),
@@ -176,5 +176,5 @@ def test_reads_in_units_a_unit_apart_are_counted_with_the_read_the_bill_matched_
         req(5, 0, 0, "ttl_expiry"),  # a timing break: not counted
     ]
     units: Counter[str] = Counter()
-    count_sided(SessionFidelity("s", "deepseek-v4-pro", "recorded", reqs), Counter(), Counter(), {}, units)
+    count_sided(SessionFidelity("s", "deepseek-v4-pro", "recorded", reqs), {}, {}, units)
     assert units == Counter(naive=1, replay=1, neither=1)
