@@ -6,7 +6,9 @@ Taken from the trace (unless `--policy-set` sets the key):
 - `marks.ttl`: the TTL of the cache marks the trace records (an imported request log keeps each
   block's `cache_control` ttl: FORMAT.md `cache`); 1h when any recorded mark is 1h, since a harness
   that writes 1h entries keeps them an hour (Anthropic prompt caching: "1-hour cache duration",
-  https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching);
+  https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching); where it records marks of
+  both TTLs (a session whose harness switched between them), `marks.recorded_ttl`: a mark on a
+  block the log marked keeps that mark's TTL, `marks.ttl` is for the rest (a summary of its own);
 - `compaction.summary_bytes`: the mean size of the summaries the trace records (an imported log
   with compactions), instead of the preset's assumed size;
 - `compaction.summary_tokens_each`: the billed size of what followed each recorded compaction
@@ -295,6 +297,10 @@ def apply(policy: Policy, prep: PreparedTrace, spec: str, set_keys: tuple[str, .
             counts = ", ".join(f"{n} {t}" for t, n in sorted(ttls.items()))
             known.append(f"marks.ttl={ttl} (the trace records cache marks: {counts})")
             taken.add("marks.ttl")
+            if len(ttls) > 1 and _has(policy, "marks", "recorded_ttl") and "marks.recorded_ttl" not in taken:
+                policy = _set(policy, "marks", "recorded_ttl", True)
+                known.append("marks.recorded_ttl=True (marks of both ttls: each marked block keeps its own)")
+                taken.add("marks.recorded_ttl")
     if _has(policy, "compaction", "summary_bytes") and "compaction.summary_bytes" not in taken:
         sizes = recorded_summaries(prep)
         if sizes:

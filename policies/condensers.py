@@ -372,6 +372,9 @@ class ClaudeCodeMarks:
 
     ttl: Ttl = "5m"
     skip_cache_write: bool = False
+    # A mark on a block the imported log marked keeps the ttl recorded there (`Block.cache`), `ttl`
+    # elsewhere: a session can switch between 1h and 5m entries (bench/trace_knows.py).
+    recorded_ttl: bool = False
 
     def place(self, view: View) -> Breakpoints:
         tr = view.tr
@@ -384,4 +387,9 @@ class ClaudeCodeMarks:
                 i -= 1
             last = tr.message_end(i) - 1 if i >= 0 else -1
         pos = sorted({p for p in (tr.system_end - 2, tr.system_end - 1, last) if 0 <= p < n})
-        return tuple((p, self.ttl) for p in pos)
+        return tuple((p, self._ttl(tr.blocks[p].cache)) for p in pos)
+
+    def _ttl(self, recorded: str) -> Ttl:
+        if self.recorded_ttl and recorded in ("5m", "1h"):
+            return "1h" if recorded == "1h" else "5m"
+        return self.ttl

@@ -15,6 +15,8 @@ from ctxbench.bench.trace_knows import apply, value
 from ctxbench.policies.budget import budget_for
 from ctxbench.policies.view import View
 from ctxbench.sim.core.catalog import model_info
+from ctxbench.sim.core.content import Message
+from ctxbench.sim.core.tokens import BlockFactory
 from ctxbench.sim.core.transcript import Transcript
 from ctxbench.sim.prepared import PreparedTrace, Step
 from ctxbench.traces.generators.samples import SAMPLES_DIR
@@ -174,3 +176,25 @@ def test_the_summary_reserve_is_the_recorded_claude_code_versions(
     if recorded_by.endswith("2.0.8") and "sonnet" in model:
         trig = replace(_compacted(model, 200_000, ("auto", 155_489)), recorded_by=recorded_by)
         assert apply(load_policy("claude-code"), trig, "claude-code").policy.budget == 0
+
+
+def _marked(system_ttl: str, *message_ttls: str) -> PreparedTrace:
+    """A prepared trace whose system block and messages carry these recorded marks."""
+    f = BlockFactory()
+    system = (replace(f.text("system", "system"), cache=system_ttl),)
+    steps = tuple(
+        Step("message", Message.of("user", (replace(f.text("user", f"turn {i}"), cache=ttl),)), float(i))
+        for i, ttl in enumerate(message_ttls)
+    )
+    return PreparedTrace("s", "claude-opus-4-6", 200_000, (), system, steps)
+
+
+def test_marks_of_both_ttls_keep_each_its_own() -> None:
+    """A harness that switched between 1h and 5m entries: each block the log marked keeps its own
+    TTL, `marks.ttl` (1h, as any 1h mark makes it) is for the rest."""
+    preset = load_policy("claude-code")
+    mixed = apply(preset, _marked("1h", "1h", "5m", "5m"), "claude-code")
+    assert value(mixed.policy, "marks.ttl") == "1h" and value(mixed.policy, "marks.recorded_ttl") is True
+    assert any(k.startswith("marks.recorded_ttl=True") for k in mixed.from_trace)
+    one = apply(preset, _marked("1h", "1h", "1h"), "claude-code")  # one TTL: `marks.ttl` says it all
+    assert value(one.policy, "marks.recorded_ttl") is False
