@@ -37,7 +37,7 @@ from ctxbench.bench.fidelity.causes import likely_cause
 from ctxbench.bench.fidelity.forks import forked_requests
 from ctxbench.bench.fidelity.gateway import as_charged, write_shape
 from ctxbench.bench.fidelity.outside import recognise
-from ctxbench.bench.fidelity.policy import PolicyTrack, replays_recorded, unlogged_cost
+from ctxbench.bench.fidelity.policy import PolicyTrack, kept_at_edge, replays_recorded, unlogged_cost
 from ctxbench.bench.fidelity.replay import is_anthropic, replay, serving
 from ctxbench.bench.fidelity.results import OutsideEvents, RequestCompare, SessionFidelity, near
 from ctxbench.bench.fidelity.unsure import READS_INSIDE_MESSAGES, TIMING_CAUSES, keeps_timing, unsure
@@ -148,6 +148,7 @@ def _score(
     label = name or str(meta.get("conversation", ""))
     sf = SessionFidelity(label, model, pol.name, meta=meta, outside=outside)
     prev_t: float | None = None
+    prev_rec: RequestRecord | None = None  # P's request before (bench/fidelity/policy.py `kept_at_edge`)
     prev_cached = prev_prompt = prev_turn = 0  # prev_prompt, prev_turn: auto.py `left_after`
     turn_start = 0  # billed cached part of the last request sent right after real user content
     real = False
@@ -198,6 +199,9 @@ def _score(
         # sized the blocks on the whole prompt (traces/importers/sizing.py `sized_on`)
         tail = 0 if meta.get("sized_on") == "prompt" or rec is None else b.input_tokens
         p_billed, fallback = _predicted(rec, why, b, naive, tail, _in_steps(cfg), writes_free(cfg))
+        kept = kept_at_edge(rec, prev_rec, gap, doubt.ttls) if own and rec is not None else None
+        p_billed, fallback = kept or (p_billed, fallback)  # P's entry at the TTL's edge (policy.py)
+        prev_rec = rec if rec is not None else prev_rec
         p = reported_usage(p_billed, reported)
         charged = as_charged(b, str(meta.get("ttl", "5m"))) if charges else b
         prev_cached = _cached(b) if reported else b.total_input  # a gateway's writes are in its input

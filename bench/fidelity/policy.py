@@ -9,6 +9,10 @@ the real harness (issue 29). Its cause is named "policy: ..." from where each co
   evictions (the replay's miss cause named);
 - the compaction points differ earlier: P's context differs since the first such request.
 
+P's entry that expired less than `TTL_EDGE` past its TTL is taken as kept, as the recorded replay
+falls back to the naive read there (bench/fidelity/unsure.py `AT_TTL_EDGE`): whether the provider
+still held it the log's clock cannot say (`kept_at_edge`).
+
 Outside events (lookup failures, outside warming, unlogged turn content) and the Claude Code
 <= 2.0.x causes (IDE diagnostics, turn-scoped attachments) describe the recorded harness's own
 requests: they are inferred only when replaying what was recorded (policy `recorded`,
@@ -22,12 +26,32 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxbench.bench.fidelity.results import SessionFidelity
+from ctxbench.bench.fidelity.unsure import AT_TTL_EDGE, TTL_EDGE, past_ttl
 from ctxbench.policies.preset import Policy
 from ctxbench.sim.core.catalog import prices
+from ctxbench.sim.core.provider import Usage as SimUsage
 from ctxbench.sim.core.records import RequestRecord
 from ctxbench.traces.model import CompactionEvent, MessageEvent, Trace
 
 TURNS = 1  # issue 29: a compaction of P's within +-1 request of the real harness's is the same one
+
+
+def kept_at_edge(
+    rec: RequestRecord, prev: RequestRecord | None, gap: float, ttls: tuple[float, ...]
+) -> tuple[SimUsage, str] | None:
+    """P's usage at `rec` with its entry kept, and the fallback's name, where its `ttl_expiry` break
+    came less than `TTL_EDGE` past a lifetime of `ttls` (`gap` seconds after the request before):
+    it reads what P's previous request `prev` cached, its prompt starting with it, and writes the
+    rest; None elsewhere (module docstring)."""
+    if prev is None or rec.miss_cause != "ttl_expiry" or not 0 <= past_ttl(gap, ttls) < TTL_EDGE:
+        return None
+    before = prev.cache_read + prev.cache_write_5m + prev.cache_write_1h
+    cached = rec.cache_read + rec.cache_write_5m + rec.cache_write_1h
+    if not rec.cache_read < before <= cached:
+        return None
+    write = cached - before
+    w5, w1 = (write, 0) if rec.cache_write_5m or not rec.cache_write_1h else (0, write)
+    return SimUsage(rec.uncached, before, w5, w1, rec.output), f"the policy's previous prefix ({AT_TTL_EDGE})"
 
 
 def replays_recorded(policy: Policy) -> bool:

@@ -9,6 +9,7 @@ from collections import Counter
 
 from ctxbench.bench.fidelity.compare import _predicted
 from ctxbench.bench.fidelity.gaps import count_edge
+from ctxbench.bench.fidelity.policy import kept_at_edge
 from ctxbench.bench.fidelity.results import RequestCompare, SessionFidelity
 from ctxbench.bench.fidelity.unsure import AT_TTL_EDGE, TTL_EDGE, Unsure, keeps_timing, unsure
 from ctxbench.sim.core.provider import Usage as SimUsage
@@ -73,3 +74,19 @@ def test_expiry_breaks_are_counted_by_how_far_past_the_ttl() -> None:
     count_edge(SessionFidelity("s", "claude-sonnet-4-6", "recorded", reqs), (300.0,), acc)
     assert acc == Counter({"0-20 s past": 1, "0-20 s past, kept": 1, "20-40 s past": 1})
     assert acc["20-40 s past, kept"] == 0
+
+
+def test_a_policys_own_expiry_at_the_edge_reads_its_previous_prefix() -> None:
+    """`fidelity --policy P`: P's expiry break at the TTL's edge is taken as kept, as the recorded
+    replay's is (bench/fidelity/policy.py `kept_at_edge`): P reads what its request before cached."""
+    prev = _record(40_000, 2_000, "")
+    broke = _record(0, 45_000, "ttl_expiry")
+    kept = kept_at_edge(broke, prev, 305.0, (300.0,))
+    assert kept is not None
+    usage, name = kept
+    assert (usage.cache_read, usage.cache_write_5m, usage.uncached) == (42_000, 3_000, 100)
+    assert AT_TTL_EDGE in name
+    assert kept_at_edge(broke, prev, 300.0 + TTL_EDGE, (300.0,)) is None  # past the edge: expired
+    assert kept_at_edge(_record(0, 45_000, "compaction"), prev, 305.0, (300.0,)) is None
+    assert kept_at_edge(broke, None, 305.0, (300.0,)) is None  # no request of P's before
+    assert kept_at_edge(_record(0, 30_000, "ttl_expiry"), prev, 305.0, (300.0,)) is None  # not P's prefix
