@@ -37,7 +37,7 @@ from ctxbench.bench.fidelity.causes import likely_cause
 from ctxbench.bench.fidelity.forks import forked_requests
 from ctxbench.bench.fidelity.gateway import as_charged, write_shape
 from ctxbench.bench.fidelity.outside import recognise
-from ctxbench.bench.fidelity.policy import PolicyTrack, kept_at_edge, replays_recorded, unlogged_cost
+from ctxbench.bench.fidelity.policy import PolicyTrack, replays_recorded, unlogged_cost
 from ctxbench.bench.fidelity.replay import is_anthropic, replay, serving
 from ctxbench.bench.fidelity.results import OutsideEvents, RequestCompare, SessionFidelity, near
 from ctxbench.bench.fidelity.unsure import READS_INSIDE_MESSAGES, TIMING_CAUSES, keeps_timing, unsure
@@ -148,7 +148,6 @@ def _score(
     label = name or str(meta.get("conversation", ""))
     sf = SessionFidelity(label, model, pol.name, meta=meta, outside=outside)
     prev_t: float | None = None
-    prev_rec: RequestRecord | None = None  # P's request before (bench/fidelity/policy.py `kept_at_edge`)
     prev_cached = prev_prompt = prev_turn = 0  # prev_prompt, prev_turn: auto.py `left_after`
     turn_start = 0  # billed cached part of the last request sent right after real user content
     real = False
@@ -158,6 +157,8 @@ def _score(
     own = not replays_recorded(pol)  # P's own prediction: policy causes (bench/fidelity/policy.py)
     sf.track = track = PolicyTrack(pol.name) if own else None
     doubt, forked = unsure(trace, str(cfg.get("provider", ""))), set(forked_requests(meta))  # forks.py
+    free = writes_free(cfg) or not (reported or charges)  # a write is billed as input
+    charge_ttl = str(meta.get("ttl", "5m")) if charges else ""
     i, k, stopped = -1, 0, False  # k: the next record
     for ev in trace.events:
         if isinstance(ev, CompactionEvent):
@@ -198,17 +199,14 @@ def _score(
         # after the last mark, in no block of the trace (providers.md §1.9), unless the importer
         # sized the blocks on the whole prompt (traces/importers/sizing.py `sized_on`)
         tail = 0 if meta.get("sized_on") == "prompt" or rec is None else b.input_tokens
-        p_billed, fallback = _predicted(rec, why, b, naive, tail, _in_steps(cfg), writes_free(cfg))
-        kept = kept_at_edge(rec, prev_rec, gap, doubt.ttls) if own and rec is not None else None
-        p_billed, fallback = kept or (p_billed, fallback)  # P's entry at the TTL's edge (policy.py)
-        prev_rec = rec if rec is not None else prev_rec
+        edge = track.at_edge(rec, gap, doubt.ttls) if track is not None else None  # policy.py
+        p_billed, fallback = edge or _predicted(rec, why, b, naive, tail, _in_steps(cfg), writes_free(cfg))
         p = reported_usage(p_billed, reported)
         charged = as_charged(b, str(meta.get("ttl", "5m"))) if charges else b
         prev_cached = _cached(b) if reported else b.total_input  # a gateway's writes are in its input
         prev_prompt, prev_turn = left_after(cfg, b.input_tokens + b.cache_read, b.output_tokens, rec_model)
         rc = RequestCompare(i, t, gap, b, p, naive, miss, turn_start=turn_start, real_user=real)
-        rc.request_id = ev.request_id
-        rc.unsure, rc.fallback, rc.model = why, fallback, rec_model
+        rc.request_id, rc.unsure, rc.fallback, rc.model = ev.request_id, why, fallback, rec_model
         rc.replay_read = rec.cache_read if rec is not None else 0
         rc.fallback_of = written.get(b.cache_read, -1)
         rc.outside = outside.kind_of(i)
@@ -225,8 +223,6 @@ def _score(
         if not rc.within:
             rc.cause = _cause(rc, sf, track, auto, summariser, own_summary)
         priced = p_billed if reported or charges else p
-        free = writes_free(cfg) or not (reported or charges)  # a write is billed as input
-        charge_ttl = str(meta.get("ttl", "5m")) if charges else ""
         _costs(sf, rc, charged, priced if rec is not None else None, tail, out_tokens, free, charge_ttl)
     if sf.not_scored:
         sf.not_scored_why = _why_stopped(records, sf.not_scored[0] - 1, billed_prompt_max(trace))

@@ -68,6 +68,15 @@ class PolicyTrack:
     own: list[int] = field(default_factory=list)  # requests P compacted before
     real_pending: bool = False  # a recorded compaction since the last ordinary request
     own_pending: int = 0  # P's summary requests since the last ordinary request
+    prev: RequestRecord | None = None  # P's request before the one scored (`kept_at_edge`)
+
+    def at_edge(
+        self, rec: RequestRecord | None, gap: float, ttls: tuple[float, ...]
+    ) -> tuple[SimUsage, str] | None:
+        """`kept_at_edge` at P's request `rec` (None: P sent none) after the one before it."""
+        prev = self.prev
+        self.prev = rec if rec is not None else prev
+        return kept_at_edge(rec, prev, gap, ttls) if rec is not None else None
 
     def own_before(
         self, records: list[RequestRecord], k: int, summariser: bool, before: int, sf: Any

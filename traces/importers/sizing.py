@@ -231,8 +231,7 @@ def size_events(
                 shares.precomputed(pending + blocks, counter)
                 pending, last_role = [], "assistant"
                 continue
-            live_turn += _share_request(shares, pending, total, counter)
-            shares.close_request(i)
+            live_turn += _share_request(shares, pending, total, counter, i)
             if strip:
                 kept += [slot for slot in pending if blocks_of(events[slot[0]])[slot[1]].kind == "thinking"]
             strip_next = False
@@ -322,19 +321,21 @@ def _message_marks(
 
 
 def _share_request(
-    shares: Shares, pending: list[tuple[int, int]], total: int, counter: RateCounter
+    shares: Shares, pending: list[tuple[int, int]], total: int, counter: RateCounter, at: int
 ) -> list[tuple[int, int]]:
-    """Share what a request's bill added (`total`) among its new blocks; its `turn` blocks first,
-    from the bill (`_size_turn_blocks`). Returns those turn blocks (in the prompt until the turn ends)."""
+    """Share what the bill of the request at event `at` added (`total`) among its new blocks, its
+    `turn` blocks first (`_size_turn_blocks`); returns those (in the prompt until the turn ends)."""
     events = shares.events
     scoped = [slot for slot in pending if blocks_of(events[slot[0]])[slot[1]].turn]
     if not scoped:
         shares.share(total, pending)
+        shares.close_request(at)
         return []
     turn_slots = set(scoped)  # made once: the test below runs for every pending block
     others = [slot for slot in pending if slot not in turn_slots]
     att = _size_turn_blocks(events, scoped, others, total, shares.tokens, counter, shares.rule)
     shares.share(total - att, others)
+    shares.close_request(at)
     return scoped
 
 
