@@ -95,8 +95,8 @@ def session_text(path: str, sf: SessionFidelity, every: bool = False) -> list[st
             f"{sf.share_within:.1%}, cost predicted ${sf.cost_predicted:.4f}"
         )
     if base.fallbacks:
-        reasons = sorted({r.fallback for r in base.requests if r.fallback})
-        out.append(f"  fallback to the naive read on {base.fallbacks} request(s): {'; '.join(reasons)}")
+        reasons = "; ".join(sorted({r.fallback for r in base.requests if r.fallback}))
+        out.append(f"  fallback where the prediction is unsure, {base.fallbacks} request(s): {reasons}")
     if sf.not_scored:
         first, last = sf.not_scored[0], sf.not_scored[-1]
         n = len(sf.not_scored)
