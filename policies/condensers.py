@@ -36,7 +36,7 @@ from ctxbench.policies.tiers import (
 )
 from ctxbench.policies.view import Edit, View
 from ctxbench.sim.core.content import TOOL_RESULT, TOOL_USE, Block, Message, digest64
-from ctxbench.sim.core.names import Breakpoints, Ttl
+from ctxbench.sim.core.names import Breakpoints, Ttl, ttl_of
 from ctxbench.sim.core.registry import register
 from ctxbench.sim.core.values import Fraction, Tokens
 
@@ -387,9 +387,6 @@ class ClaudeCodeMarks:
                 i -= 1
             last = tr.message_end(i) - 1 if i >= 0 else -1
         pos = sorted({p for p in (tr.system_end - 2, tr.system_end - 1, last) if 0 <= p < n})
-        return tuple((p, self._ttl(tr.blocks[p].cache)) for p in pos)
-
-    def _ttl(self, recorded: str) -> Ttl:
-        if self.recorded_ttl and recorded in ("5m", "1h"):
-            return "1h" if recorded == "1h" else "5m"
-        return self.ttl
+        if not self.recorded_ttl:
+            return tuple((p, self.ttl) for p in pos)
+        return tuple((p, ttl_of(tr.blocks[p].cache, self.ttl)) for p in pos)
